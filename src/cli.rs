@@ -1,0 +1,148 @@
+//! The command line: every command, flag and help text, declared with clap's derive API.
+
+use std::path::PathBuf;
+
+use clap::{ArgAction, Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "operator-rs",
+    version,
+    about = "Scaffold Kubernetes operators written in Rust on kube-rs, and keep them correct as they grow.",
+    after_help = "Example:\n  operator-rs init --domain example.com --repo github.com/acme/memcached-operator\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached\n  operator-rs generate manifests --check"
+)]
+pub struct Cli {
+    /// Act on this folder instead of the current one (like cargo's -C).
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Lay out a new operator project in the current folder.
+    #[command(after_help = "Example:\n  mkdir memcached-operator && cd memcached-operator\n  operator-rs init --domain example.com --repo github.com/acme/memcached-operator")]
+    Init(InitArgs),
+    /// Add to the project (`create api`).
+    #[command(subcommand)]
+    Create(CreateCommand),
+    /// Regenerate manifests from the source: CRDs from the types, RBAC from the controllers' markers.
+    #[command(subcommand)]
+    Generate(GenerateCommand),
+    /// Print the version of operator-rs and of what it scaffolds.
+    #[command(after_help = "Example:\n  operator-rs version")]
+    Version,
+    /// Print a shell completion script.
+    #[command(after_help = "Example:\n  operator-rs completion bash > ~/.local/share/bash-completion/completions/operator-rs\n  operator-rs completion zsh > \"${fpath[1]}/_operator-rs\"")]
+    Completion {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The domain of the project's API groups (groups become <group>.<domain>).
+    #[arg(long, default_value = "my.domain")]
+    pub domain: String,
+    /// The repository the project lives in (recorded in PROJECT and Cargo.toml).
+    #[arg(long, default_value = "")]
+    pub repo: String,
+    /// The project's name (a DNS-1123 label); defaults to the folder's name.
+    #[arg(long)]
+    pub project_name: Option<String>,
+    /// The copyright owner written in the license header.
+    #[arg(long, default_value = "")]
+    pub owner: String,
+    /// The license of the generated project.
+    #[arg(long, value_enum, default_value_t = License::Apache2)]
+    pub license: License,
+    /// Overwrite files that already exist.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum License {
+    Apache2,
+    None,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CreateCommand {
+    /// Add a kind: its Spec/Status types, its controller, RBAC, a sample, and the wiring.
+    #[command(after_help = "Examples:\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211\n  operator-rs create api --group webapp --version v1 --kind Admiral --namespaced=false\n  operator-rs create api --group webapp --version v2 --kind Guestbook --controller=false\n  operator-rs create api --group apps --version v1 --kind Deployment --resource=false --controller")]
+    Api(CreateApiArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CreateApiArgs {
+    /// The API group (without the domain), e.g. `cache`.
+    #[arg(long, default_value = "")]
+    pub group: String,
+    /// The API version, e.g. `v1alpha1`.
+    #[arg(long)]
+    pub version: String,
+    /// The kind, in UpperCamelCase, e.g. `Memcached`.
+    #[arg(long)]
+    pub kind: String,
+    /// The resource's plural name (default: as kube-derive computes it from the kind).
+    #[arg(long)]
+    pub plural: Option<String>,
+    /// Whether the kind is namespaced (false: cluster-scoped).
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_value = "true", default_missing_value = "true", value_name = "BOOL")]
+    pub namespaced: bool,
+    /// Whether to create the kind's types and CRD.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_value = "true", default_missing_value = "true", value_name = "BOOL")]
+    pub resource: bool,
+    /// Whether to create a controller for the kind.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_value = "true", default_missing_value = "true", value_name = "BOOL")]
+    pub controller: bool,
+    /// Deploy-image flavour: the controller runs this image in a Deployment it owns.
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// Deploy-image flavour: the container port (adds probes and a port to the spec).
+    #[arg(long, value_name = "PORT", requires = "image")]
+    pub image_container_port: Option<u16>,
+    /// Deploy-image flavour: the container command, comma-separated (e.g. "memcached,--memory-limit=64").
+    #[arg(long, value_name = "CMD", requires = "image")]
+    pub image_container_command: Option<String>,
+    /// Deploy-image flavour: the user id the container runs as.
+    #[arg(long, value_name = "UID", requires = "image")]
+    pub run_as_user: Option<i64>,
+    /// Overwrite the kind's files if they exist.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GenerateCommand {
+    /// CRD YAML in config/crd/bases from the Spec/Status structs, without compiling.
+    #[command(after_help = "Examples:\n  operator-rs generate crds\n  operator-rs generate crds --check   # in CI: exit 1 with a diff when stale\n  operator-rs generate crds --exact   # through the compiler, for constructs the static reader cannot evaluate")]
+    Crds(GenerateCrdsArgs),
+    /// config/rbac/role.yaml from the `+kubebuilder:rbac` markers of the controllers.
+    #[command(after_help = "Example:\n  operator-rs generate rbac --check")]
+    Rbac(CheckArgs),
+    /// CRDs and RBAC together.
+    #[command(after_help = "Example:\n  operator-rs generate manifests")]
+    Manifests(GenerateCrdsArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// Write nothing; exit 1 and print a unified diff when a file is stale or missing.
+    #[arg(long)]
+    pub check: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GenerateCrdsArgs {
+    /// Write nothing; exit 1 and print a unified diff when a file is stale or missing.
+    #[arg(long)]
+    pub check: bool,
+    /// Build a small harness crate and take the CRDs from kube-derive itself (slower; for
+    /// constructs the static reader cannot evaluate).
+    #[arg(long)]
+    pub exact: bool,
+}

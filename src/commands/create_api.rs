@@ -1,0 +1,302 @@
+//! `operator-rs create api`: add a kind — its Spec/Status types and CRD, its controller, RBAC, a
+//! sample — and wire it in. Also a controller for a built-in kind (`--resource=false`), or a second
+//! version of an existing kind. Everything is validated and computed before anything is written.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+use crate::builtin;
+use crate::cli::CreateApiArgs;
+use crate::names;
+use crate::project::{self, Api, DeployImage, Project, Resource};
+use crate::workspace::{DiskTree, Overlay, write_all};
+
+pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
+    let mut project = Project::load(root)?;
+    let (resource, ctx_extra) = plan_resource(&project, args)?;
+
+    // Record the resource: replace the same GVK (with --force), else append.
+    match project.resources.iter_mut().find(|r| r.same_gvk(&resource.group, &resource.version, &resource.kind)) {
+        Some(existing) => merge_into(existing, &resource),
+        None => project.resources.push(resource.clone()),
+    }
+
+    let mut ctx = super::base_context(&project, "", "");
+    ctx.extend(ctx_extra);
+    let disk = DiskTree::new(root);
+    let mut overlay = Overlay::new(&disk);
+    let report = crate::scaffold::plan("api", &ctx, args.force, &mut overlay)?;
+    overlay.put(project::FILE, project.render()?);
+    super::generate::regenerate_into(&mut overlay, &project, resource.has_api())?;
+    let pending = overlay.into_pending();
+    super::check_generated_rust(&pending, Some(&resource.kind))?;
+    write_all(root, &pending)?;
+
+    super::print_report(&report);
+    eprintln!(
+        "\n{} {} is ready. Next: implement it, then regenerate the manifests with\n  operator-rs generate manifests",
+        resource.api_version(),
+        resource.kind
+    );
+    Ok(())
+}
+
+/// A second run for the same GVK (e.g. `--controller` after `--controller=false`) adds to it.
+fn merge_into(existing: &mut Resource, new: &Resource) {
+    existing.controller |= new.controller;
+    if new.api.is_some() {
+        existing.api = new.api.clone();
+        existing.plural = new.plural.clone();
+    }
+    if new.deploy_image.is_some() {
+        existing.deploy_image = new.deploy_image.clone();
+    }
+}
+
+/// Validate the flags against the names' rules and the project, and work out the resource and
+/// the template context for it.
+fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<(Resource, tera::Context)> {
+    let group = args.group.trim();
+    let version = args.version.trim();
+    let kind = args.kind.trim();
+    for (flag, value) in [("group", group), ("version", version), ("kind", kind)] {
+        if value.starts_with('-') {
+            bail!("--{flag} has no value: it took {value:?}, which looks like the next flag\n  e.g. --{flag} {}", example(flag));
+        }
+    }
+    names::validate_version(version)?;
+    names::validate_kind(kind)?;
+    if !args.resource && !args.controller {
+        bail!("nothing to create: both --resource=false and --controller=false\n  e.g. drop --controller=false to get a controller for an existing kind");
+    }
+    let kind_snake = names::kind_snake(kind);
+    let own = project.find(group, version, kind).cloned();
+
+    let mut resource = if args.resource {
+        names::validate_group(group, &project.domain)?;
+        let plural = args.plural.clone().unwrap_or_else(|| names::default_plural(kind));
+        names::validate_plural(&plural)?;
+        if let Some(existing) = own.as_ref().filter(|r| r.has_api())
+            && !args.force
+        {
+            bail!(
+                "API {} {} already exists in this project (see PROJECT). Nothing was written.\n  \
+                 Pass --force to re-scaffold its files (your changes to them are lost), or choose another --version or --kind.",
+                existing.api_version(),
+                kind
+            );
+        }
+        let candidate = Resource {
+            group: group.to_string(),
+            domain: project.domain.clone(),
+            version: version.to_string(),
+            kind: kind.to_string(),
+            plural,
+            api: Some(Api { crd_version: "v1".into(), namespaced: args.namespaced, storage: false }),
+            controller: args.controller,
+            core: false,
+            path: format!("crate::api::{version}::{kind}"),
+            deploy_image: None,
+        };
+        check_other_versions(project, &candidate)?;
+        check_rust_names(project, &candidate)?;
+        let storage = !project
+            .versions_of(&candidate)
+            .any(|r| r.version != version && r.api.as_ref().is_some_and(|a| a.storage));
+        Resource { api: Some(Api { storage, ..candidate.api.clone().unwrap() }), ..candidate }
+    } else if let Some(existing) = own.clone().filter(|r| r.has_api()) {
+        // A controller for a kind this project already owns.
+        Resource { controller: true, ..existing }
+    } else if let Some(b) = builtin::lookup(group, version, kind) {
+        Resource {
+            group: if b.group.is_empty() { "core".into() } else { b.group.to_string() },
+            domain: String::new(),
+            version: version.to_string(),
+            kind: kind.to_string(),
+            plural: b.plural.to_string(),
+            api: None,
+            controller: true,
+            core: true,
+            path: b.rust_path.clone(),
+            deploy_image: None,
+        }
+    } else {
+        let hint = if builtin::is_builtin_group(group) {
+            format!("k8s-openapi has no kind {kind} in {group}/{version}; check the spelling and version (e.g. --group apps --version v1 --kind Deployment)")
+        } else {
+            format!("{group}/{version} {kind} is not a kind of this project (see PROJECT) nor a built-in Kubernetes kind\n  e.g. --group apps --version v1 --kind Deployment --resource=false, or drop --resource=false to create the kind")
+        };
+        bail!("--resource=false needs an existing kind: {hint}");
+    };
+
+    if args.controller {
+        check_controller_slot(project, &resource, args.force)?;
+    }
+    resource.deploy_image = deploy_image(args, &resource)?;
+    let ctx = context(&resource, project, &kind_snake);
+    Ok((resource, ctx))
+}
+
+fn example(flag: &str) -> &'static str {
+    match flag {
+        "group" => "cache",
+        "version" => "v1alpha1",
+        _ => "Memcached",
+    }
+}
+
+/// Every version of one kind shares its plural and scope (one CRD).
+fn check_other_versions(project: &Project, new: &Resource) -> Result<()> {
+    for other in project.versions_of(new).filter(|r| r.version != new.version) {
+        let (Some(a), Some(b)) = (&other.api, &new.api) else { continue };
+        if a.namespaced != b.namespaced {
+            bail!(
+                "{} {} is {}, so every version of it must be: pass --namespaced={} (one CRD has one scope)",
+                other.api_version(),
+                other.kind,
+                if a.namespaced { "namespaced" } else { "cluster-scoped" },
+                a.namespaced
+            );
+        }
+        if other.plural != new.plural {
+            bail!(
+                "{} {} has the plural {:?}, so every version of it must: pass --plural {} (one CRD has one plural)",
+                other.api_version(),
+                other.kind,
+                other.plural,
+                other.plural
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Kinds of one version share a Rust module (`src/api/<version>/`): their files and their
+/// `<Kind>`, `<Kind>Spec`, `<Kind>Status` names must not collide.
+fn check_rust_names(project: &Project, new: &Resource) -> Result<()> {
+    let names_of = |k: &str| [k.to_string(), format!("{k}Spec"), format!("{k}Status")];
+    let new_names = names_of(&new.kind);
+    let snake = names::kind_snake(&new.kind);
+    for other in project.resources.iter().filter(|r| r.has_api() && r.version == new.version && !r.same_gk(new)) {
+        if names::kind_snake(&other.kind) == snake {
+            bail!(
+                "src/api/{}/{snake}.rs already holds {} {}; kinds of one version share a module, so {} {} would collide with it\n  \
+                 e.g. choose another --kind, or another --version",
+                new.version,
+                other.api_version(),
+                other.kind,
+                new.api_version(),
+                new.kind
+            );
+        }
+        if let Some(clash) = names_of(&other.kind).iter().find(|n| new_names.contains(n)) {
+            bail!(
+                "kind {} would declare `{clash}`, which {} {} already declares in src/api/{}/\n  e.g. --kind {}Resource",
+                new.kind,
+                other.api_version(),
+                other.kind,
+                new.version,
+                new.kind
+            );
+        }
+    }
+    Ok(())
+}
+
+/// One controller per kind: `src/controllers/<kind_snake>.rs`.
+fn check_controller_slot(project: &Project, new: &Resource, force: bool) -> Result<()> {
+    let snake = names::kind_snake(&new.kind);
+    for other in project.resources.iter().filter(|r| r.controller) {
+        if other.same_gvk(&new.group, &new.version, &new.kind) {
+            if force {
+                continue;
+            }
+            bail!(
+                "{} {} already has a controller (src/controllers/{snake}.rs). Nothing was written.\n  \
+                 Pass --force to re-scaffold it, or --controller=false.",
+                other.api_version(),
+                other.kind
+            );
+        }
+        if names::kind_snake(&other.kind) == snake {
+            let why = if other.same_gk(new) {
+                format!("{} {} already has one (src/controllers/{snake}.rs); one controller serves every version", other.api_version(), other.kind)
+            } else {
+                format!("src/controllers/{snake}.rs already belongs to {} {}", other.api_version(), other.kind)
+            };
+            bail!("cannot create a controller for {} {}: {why}\n  e.g. pass --controller=false", new.api_version(), new.kind);
+        }
+    }
+    Ok(())
+}
+
+fn deploy_image(args: &CreateApiArgs, resource: &Resource) -> Result<Option<DeployImage>> {
+    let Some(image) = args.image.as_deref().map(str::trim) else { return Ok(None) };
+    if !resource.has_api() || !args.controller || resource.core {
+        bail!("--image needs a kind of this project with a controller (it scaffolds a controller that runs the image)\n  e.g. --group cache --version v1alpha1 --kind Memcached --image memcached:1.6");
+    }
+    if image.is_empty() || image.chars().any(|c| c.is_whitespace() || c == '"' || c == '\\') {
+        bail!("invalid --image {image:?}: must be a container image reference without spaces or quotes\n  e.g. --image memcached:1.6");
+    }
+    if args.image_container_port == Some(0) {
+        bail!("invalid --image-container-port 0: must be a port from 1 to 65535\n  e.g. --image-container-port 11211");
+    }
+    let command: Vec<String> = args
+        .image_container_command
+        .as_deref()
+        .map(|c| c.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+        .unwrap_or_default();
+    if command.iter().any(|c| c.contains('"') || c.contains('\\')) {
+        bail!("invalid --image-container-command: no quotes or backslashes\n  e.g. --image-container-command \"memcached,--memory-limit=64\"");
+    }
+    if let Some(uid) = args.run_as_user
+        && uid < 1
+    {
+        bail!("invalid --run-as-user {uid}: the container must run as a non-root user id (1 or more)\n  e.g. --run-as-user 1001");
+    }
+    Ok(Some(DeployImage {
+        image: image.to_string(),
+        container_port: args.image_container_port,
+        container_command: command,
+        run_as_user: args.run_as_user,
+    }))
+}
+
+/// The `create api` keys of the template context (see templates/README.md).
+fn context(r: &Resource, project: &Project, kind_snake: &str) -> tera::Context {
+    let mut ctx = tera::Context::new();
+    let full_group = if r.core && r.group == "core" { String::new() } else { r.qualified_group() };
+    ctx.insert("group", &r.group);
+    ctx.insert("version", &r.version);
+    ctx.insert("kind", &r.kind);
+    ctx.insert("kind_snake", kind_snake);
+    ctx.insert("kind_lower", &r.kind.to_ascii_lowercase());
+    ctx.insert("plural", &r.plural);
+    ctx.insert("plural_is_default", &(r.plural == names::default_plural(&r.kind)));
+    ctx.insert("full_group", &full_group);
+    ctx.insert("api_version", &if full_group.is_empty() { r.version.clone() } else { format!("{full_group}/{}", r.version) });
+    let namespaced = match &r.api {
+        Some(a) => a.namespaced,
+        None => builtin::lookup(&r.group, &r.version, &r.kind).is_none_or(|b| b.namespaced),
+    };
+    ctx.insert("namespaced", &namespaced);
+    ctx.insert("resource", &r.has_api());
+    ctx.insert("controller", &r.controller);
+    ctx.insert("builtin", &r.core);
+    ctx.insert("rust_type", &r.path);
+    let finalizer_group = if full_group.is_empty() { project.domain.clone() } else { full_group.clone() };
+    ctx.insert("finalizer", &format!("{finalizer_group}/finalizer"));
+    ctx.insert("first_in_version", &!project.resources.iter().any(|o| o.has_api() && o.version == r.version && o.kind != r.kind));
+    let di = r.deploy_image.as_ref();
+    ctx.insert("deploy_image", &di.is_some());
+    ctx.insert("container_image", &di.map(|d| d.image.clone()).unwrap_or_default());
+    if let Some(port) = di.and_then(|d| d.container_port) {
+        ctx.insert("container_port", &port);
+    }
+    ctx.insert("container_command", &di.map(|d| d.container_command.clone()).unwrap_or_default());
+    if let Some(uid) = di.and_then(|d| d.run_as_user) {
+        ctx.insert("run_as_user", &uid);
+    }
+    ctx
+}

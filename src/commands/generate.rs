@@ -1,0 +1,135 @@
+//! `operator-rs generate`: run a generator and either write what it produced or, with `--check`,
+//! compare it with what is on disk and print a unified diff of every stale or missing file.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::project::Project;
+use crate::workspace::{DiskTree, GeneratorOutput, Overlay, unified_diff, write_atomic};
+
+/// What applying a generator's output did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Applied {
+    /// Files whose contents differed from the disk (written, or reported by `--check`).
+    pub changed: Vec<std::path::PathBuf>,
+    /// Files already up to date.
+    pub unchanged: usize,
+}
+
+/// Write `output` under `root`, or with `check` compare only: print a unified diff to stdout for
+/// every file that is stale or missing. Warnings go to stderr either way. Returns what differed;
+/// with `check`, a non-empty `changed` means the caller exits 1.
+pub fn apply(root: &Path, output: &GeneratorOutput, check: bool) -> Result<Applied> {
+    for w in &output.warnings {
+        eprintln!("warning: {w}");
+    }
+    let mut applied = Applied::default();
+    for file in &output.files {
+        let full = root.join(&file.path);
+        let current = match std::fs::read_to_string(&full) {
+            Ok(s) => Some(s),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(anyhow::Error::new(e).context(format!("reading {}", full.display()))),
+        };
+        if current.as_deref() == Some(file.contents.as_str()) {
+            applied.unchanged += 1;
+            continue;
+        }
+        if check {
+            print!("{}", unified_diff(&file.path, current.as_deref(), &file.contents));
+        } else {
+            write_atomic(&full, &file.contents)?;
+        }
+        applied.changed.push(file.path.clone());
+    }
+    Ok(applied)
+}
+
+/// `generate crds`: the static reader by default, the compiler with `--exact`.
+pub fn run_crds(root: &Path, args: &crate::cli::GenerateCrdsArgs) -> Result<i32> {
+    let project = Project::load(root)?;
+    let output = crds(root, &project, args.exact)?;
+    finish(root, "CRDs", &output, args.check)
+}
+
+/// `generate rbac`: config/rbac/role.yaml from the controllers' markers.
+pub fn run_rbac(root: &Path, check: bool) -> Result<i32> {
+    let project = Project::load(root)?;
+    let output = crate::rbac::generate(&DiskTree::new(root), &project)?;
+    finish(root, "RBAC", &output, check)
+}
+
+/// `generate manifests`: CRDs and RBAC together; both are checked before either is written.
+pub fn run_manifests(root: &Path, args: &crate::cli::GenerateCrdsArgs) -> Result<i32> {
+    let project = Project::load(root)?;
+    let mut output = crds(root, &project, args.exact)?;
+    let rbac = crate::rbac::generate(&DiskTree::new(root), &project)?;
+    output.files.extend(rbac.files);
+    output.warnings.extend(rbac.warnings);
+    finish(root, "manifests", &output, args.check)
+}
+
+fn crds(root: &Path, project: &Project, exact: bool) -> Result<GeneratorOutput> {
+    if exact {
+        crate::crdgen::generate_exact(root, project)
+    } else {
+        Ok(crate::crdgen::generate(&DiskTree::new(root), project)?)
+    }
+}
+
+fn finish(root: &Path, what: &str, output: &GeneratorOutput, check: bool) -> Result<i32> {
+    let applied = apply(root, output, check)?;
+    if check {
+        if applied.changed.is_empty() {
+            eprintln!("{what} are up to date ({} files).", applied.unchanged);
+            Ok(0)
+        } else {
+            eprintln!(
+                "error: {} file{} stale or missing: {}\n  Run `operator-rs generate {}` and commit the result.",
+                applied.changed.len(),
+                if applied.changed.len() == 1 { " is" } else { "s are" },
+                applied.changed.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+                what_command(what)
+            );
+            Ok(1)
+        }
+    } else {
+        for p in &applied.changed {
+            eprintln!("{:>10} {}", "write", p.display());
+        }
+        Ok(0)
+    }
+}
+
+fn what_command(what: &str) -> &'static str {
+    match what {
+        "CRDs" => "crds",
+        "RBAC" => "rbac",
+        _ => "manifests",
+    }
+}
+
+/// Run the generators on what a command is about to write and add their files to it, so that
+/// `init` and `create api` leave role.yaml and the CRDs in step with the code. A CRD that cannot
+/// be derived statically does not stop scaffolding: it is reported, with the way to fix it.
+pub fn regenerate_into(overlay: &mut Overlay<'_>, project: &Project, crds: bool) -> Result<()> {
+    let mut outputs = vec![crate::rbac::generate(&*overlay, project)?];
+    if crds {
+        match crate::crdgen::generate(&*overlay, project) {
+            Ok(out) => outputs.push(out),
+            Err(e) => eprintln!(
+                "warning: the CRDs were not regenerated: {e}\n  Fix that, then run `operator-rs generate crds` (or `operator-rs generate crds --exact`)."
+            ),
+        }
+    }
+    for out in outputs {
+        for w in &out.warnings {
+            eprintln!("warning: {w}");
+        }
+        for f in out.files {
+            overlay.put(f.path, f.contents);
+        }
+    }
+    Ok(())
+}

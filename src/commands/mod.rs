@@ -1,0 +1,170 @@
+//! The commands: each module carries out one command of the CLI on a project folder.
+
+pub mod completion;
+pub mod create_api;
+pub mod generate;
+pub mod init;
+pub mod version;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::cli::{Cli, Command, CreateCommand, GenerateCommand};
+use crate::project::Project;
+use crate::scaffold::Report;
+
+/// The k8s-openapi version feature generated projects compile with; it is also the one this
+/// binary's k8s-openapi uses, so the static CRD reader sees the same built-in schemas.
+pub const K8S_OPENAPI_FEATURE: &str = "v1_37";
+
+/// Run a parsed command line; the returned code is the process exit code.
+pub fn run(cli: Cli) -> Result<i32> {
+    let root = match &cli.dir {
+        Some(d) => d.clone(),
+        None => PathBuf::from("."),
+    };
+    match cli.command {
+        Command::Init(args) => init::run(&root, &args).map(|_| 0),
+        Command::Create(CreateCommand::Api(args)) => create_api::run(&root, &args).map(|_| 0),
+        Command::Generate(GenerateCommand::Crds(args)) => generate::run_crds(&root, &args),
+        Command::Generate(GenerateCommand::Rbac(args)) => generate::run_rbac(&root, args.check),
+        Command::Generate(GenerateCommand::Manifests(args)) => generate::run_manifests(&root, &args),
+        Command::Version => {
+            print!("{}", version::text());
+            Ok(0)
+        }
+        Command::Completion { shell } => {
+            completion::print(shell);
+            Ok(0)
+        }
+    }
+}
+
+/// The template context every command shares: the project's identity.
+pub fn base_context(project: &Project, owner: &str, license: &str) -> tera::Context {
+    let mut ctx = tera::Context::new();
+    ctx.insert("project_name", &project.project_name);
+    ctx.insert("crate_name", &project.crate_name);
+    ctx.insert("domain", &project.domain);
+    ctx.insert("repo", &project.repo);
+    ctx.insert("owner", owner);
+    ctx.insert("license", license);
+    ctx.insert("year", &current_year().to_string());
+    ctx.insert("cli_version", env!("CARGO_PKG_VERSION"));
+    ctx.insert("k8s_feature", &project.k8s_openapi_feature);
+    ctx.insert("image", "controller:latest");
+    ctx
+}
+
+/// Print what a scaffolding run did, one line a file, as `cargo new` does.
+pub fn print_report(report: &Report) {
+    for (path, action) in &report.actions {
+        if *action != crate::scaffold::Action::Keep {
+            eprintln!("{:>10} {}", action.verb(), path.display());
+        }
+    }
+}
+
+/// Make sure every Rust file we are about to write parses, and that no file declares or imports
+/// one name twice (a kind clashing with a generated name): refuse with the clash rather than
+/// leave a project that does not compile.
+pub fn check_generated_rust(pending: &std::collections::BTreeMap<PathBuf, String>, kind: Option<&str>) -> Result<()> {
+    for (path, text) in pending.iter().filter(|(p, _)| p.extension().is_some_and(|e| e == "rs")) {
+        let file = syn::parse_file(text).map_err(|e| {
+            let at = e.span().start();
+            anyhow::anyhow!(
+                "{}:{}:{}: the generated file does not parse ({e}); this is a bug in operator-rs, or a user edit left the file unparseable",
+                path.display(),
+                at.line,
+                at.column + 1
+            )
+        })?;
+        if let Some(dup) = duplicate_type_name(&file) {
+            let hint = kind
+                .map(|k| format!("pick another --kind, e.g. `{k}Resource`, or rename `{dup}` in that file"))
+                .unwrap_or_else(|| format!("rename one `{dup}`"));
+            anyhow::bail!("{}: the name `{dup}` would be defined twice, which Rust refuses; {hint}. Nothing was written.", path.display());
+        }
+    }
+    Ok(())
+}
+
+/// The first name declared twice in a file's type namespace (items and `use` imports).
+fn duplicate_type_name(file: &syn::File) -> Option<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut names = Vec::new();
+    for item in &file.items {
+        match item {
+            syn::Item::Struct(i) => names.push(i.ident.to_string()),
+            syn::Item::Enum(i) => names.push(i.ident.to_string()),
+            syn::Item::Type(i) => names.push(i.ident.to_string()),
+            syn::Item::Trait(i) => names.push(i.ident.to_string()),
+            syn::Item::Mod(i) => names.push(i.ident.to_string()),
+            syn::Item::Use(u) => use_leaves(&u.tree, &mut names),
+            _ => {}
+        }
+    }
+    names.into_iter().find(|n| n != "_" && !seen.insert(n.clone()))
+}
+
+fn use_leaves(tree: &syn::UseTree, out: &mut Vec<String>) {
+    match tree {
+        syn::UseTree::Path(p) => use_leaves(&p.tree, out),
+        syn::UseTree::Name(n) if n.ident != "self" => out.push(n.ident.to_string()),
+        syn::UseTree::Rename(r) => out.push(r.rename.to_string()),
+        syn::UseTree::Group(g) => g.items.iter().for_each(|t| use_leaves(t, out)),
+        _ => {}
+    }
+}
+
+/// The calendar year now (UTC), for license headers.
+pub fn current_year() -> i64 {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    civil_year(secs.div_euclid(86_400))
+}
+
+/// The proleptic Gregorian year of a day count since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_year(days: i64) -> i64 {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    yoe + era * 400 + i64::from(month <= 2)
+}
+
+/// The folder name of `root` (resolving `.`), for the default project name.
+pub fn folder_name(root: &Path) -> Result<String> {
+    let abs = std::fs::canonicalize(root).with_context(|| format!("resolving {}", root.display()))?;
+    Ok(abs.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_years() {
+        assert_eq!(civil_year(0), 1970);
+        assert_eq!(civil_year(364), 1970);
+        assert_eq!(civil_year(365), 1971);
+        // 2026-11-22 is day 20779 since the epoch; 2024-12-31 (leap year) is day 20088.
+        assert_eq!(civil_year(20_779), 2026);
+        assert_eq!(civil_year(20_088), 2024);
+        assert_eq!(civil_year(20_089), 2025);
+    }
+
+    #[test]
+    fn finds_duplicate_names() {
+        let f: syn::File = syn::parse_str("use a::{B, C};\nstruct B;").unwrap();
+        assert_eq!(duplicate_type_name(&f).as_deref(), Some("B"));
+        let f: syn::File = syn::parse_str("use a::{B as D, C};\nstruct B;\nuse x::*;").unwrap();
+        assert_eq!(duplicate_type_name(&f), None);
+    }
+}

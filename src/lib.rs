@@ -1,0 +1,21 @@
+//! operator-rs: scaffold Kubernetes operators written in Rust on kube-rs, and keep them correct as they grow.
+//!
+//! The binary (`src/main.rs`) is a thin shell over this library:
+//! - [`cli`] parses the command line;
+//! - [`commands`] carries out each command;
+//! - [`scaffold`] renders the embedded templates and inserts fragments at markers;
+//! - [`project`] reads and writes the `PROJECT` file, the record of what was scaffolded;
+//! - [`names`] validates and derives names (groups, versions, kinds, plurals, Rust identifiers);
+//! - [`workspace`] is the project's files as a command sees them: the disk overlaid with pending writes;
+//! - [`crdgen`] derives CRD YAML from the user's Spec/Status structs without compiling;
+//! - [`rbac`] collects `+kubebuilder:rbac` markers into `config/rbac/role.yaml`.
+
+pub mod builtin;
+pub mod cli;
+pub mod commands;
+pub mod crdgen;
+pub mod names;
+pub mod project;
+pub mod rbac;
+pub mod scaffold;
+pub mod workspace;

@@ -1,0 +1,345 @@
+//! Names: validating what users type (domains, groups, versions, kinds, plurals, project names)
+//! with kubebuilder's rules plus Rust's own, and deriving the names operator-rs generates from them.
+//! Every refusal names the bad value, the rule, and a valid example.
+
+use heck::{ToKebabCase, ToSnakeCase};
+
+/// A refusal: what was wrong, the rule, and an example that works.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {what} {value:?}: {rule}\n  e.g. {example}")]
+pub struct NameError {
+    pub what: &'static str,
+    pub value: String,
+    pub rule: String,
+    pub example: String,
+}
+
+fn refuse(what: &'static str, value: &str, rule: impl Into<String>, example: impl Into<String>) -> NameError {
+    NameError { what, value: value.to_string(), rule: rule.into(), example: example.into() }
+}
+
+const DNS1123_LABEL_RULE: &str = "must be a DNS-1123 label: at most 63 characters, lowercase letters, digits and '-', starting and ending with a letter or digit";
+const DNS1035_LABEL_RULE: &str = "must be a DNS-1035 label: at most 63 characters, lowercase letters, digits and '-', starting with a letter and ending with a letter or digit";
+
+fn label_chars_ok(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most 63 characters.
+pub fn is_dns1123_label(s: &str) -> bool {
+    label_chars_ok(s)
+}
+
+/// `[a-z]([-a-z0-9]*[a-z0-9])?`, at most 63 characters.
+pub fn is_dns1035_label(s: &str) -> bool {
+    label_chars_ok(s) && s.as_bytes()[0].is_ascii_lowercase()
+}
+
+/// DNS-1123 labels joined by dots, at most 253 characters.
+pub fn is_dns1123_subdomain(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns1123_label)
+}
+
+/// The domain of `init --domain`: a DNS-1123 subdomain.
+pub fn validate_domain(domain: &str) -> Result<(), NameError> {
+    if is_dns1123_subdomain(domain) {
+        Ok(())
+    } else {
+        Err(refuse(
+            "domain",
+            domain,
+            "must be a DNS-1123 subdomain: lowercase letters, digits, '-' and '.', each dot-separated part starting and ending with a letter or digit, at most 253 characters",
+            "--domain example.com",
+        ))
+    }
+}
+
+/// `--project-name`: a DNS-1123 label (it prefixes every object kustomize renders), and a name
+/// cargo accepts for a package.
+pub fn validate_project_name(name: &str) -> Result<(), NameError> {
+    if !is_dns1123_label(name) {
+        return Err(refuse("project name", name, DNS1123_LABEL_RULE, "--project-name memcached-operator"));
+    }
+    if !name.as_bytes()[0].is_ascii_lowercase() {
+        return Err(refuse(
+            "project name",
+            name,
+            "must start with a letter: it is also the Rust crate name",
+            "--project-name memcached-operator",
+        ));
+    }
+    let krate = crate_name(name);
+    if is_rust_keyword(&krate) || RESERVED_CRATE_NAMES.contains(&krate.as_str()) {
+        return Err(refuse(
+            "project name",
+            name,
+            format!("its crate name `{krate}` is a Rust keyword or clashes with a crate the project depends on"),
+            format!("--project-name {name}-operator"),
+        ));
+    }
+    Ok(())
+}
+
+/// Crates a generated project depends on: a project named like one would shadow it.
+const RESERVED_CRATE_NAMES: &[&str] = &[
+    "std", "core", "alloc", "test", "proc_macro", "kube", "k8s_openapi", "schemars", "serde", "serde_json", "tokio",
+    "futures", "tracing", "tracing_subscriber", "thiserror", "anyhow", "clap", "axum", "prometheus_client",
+    "kube_lease_manager", "http", "tower_test",
+];
+
+/// The default project name: the folder's name, made a DNS-1123 label if it simply can be.
+pub fn default_project_name(dir_name: &str) -> String {
+    dir_name.to_kebab_case()
+}
+
+/// The Rust crate name of a project: `memcached-operator` → `memcached_operator`.
+pub fn crate_name(project_name: &str) -> String {
+    project_name.replace('-', "_")
+}
+
+/// `--group`: with the domain it must form a DNS-1123 subdomain.
+pub fn validate_group(group: &str, domain: &str) -> Result<(), NameError> {
+    if group.is_empty() && domain.is_empty() {
+        return Err(refuse("group", group, "cannot be empty when the domain is empty", "--group cache"));
+    }
+    let full = qualified_group(group, domain);
+    if !is_dns1123_subdomain(&full) || (!group.is_empty() && !group.split('.').all(is_dns1123_label)) {
+        return Err(refuse(
+            "group",
+            group,
+            format!("with the domain it must form a DNS-1123 subdomain, and {full:?} does not (lowercase letters, digits, '-' and '.')"),
+            "--group cache (giving cache.example.com)",
+        ));
+    }
+    Ok(())
+}
+
+/// `cache` + `example.com` → `cache.example.com`.
+pub fn qualified_group(group: &str, domain: &str) -> String {
+    match (group.is_empty(), domain.is_empty()) {
+        (_, true) => group.to_string(),
+        (true, false) => domain.to_string(),
+        (false, false) => format!("{group}.{domain}"),
+    }
+}
+
+/// `--version`: a DNS-1123 label in Kubernetes' version style (v1, v1alpha1, v2beta3), which is also
+/// a valid Rust module name.
+pub fn validate_version(version: &str) -> Result<(), NameError> {
+    let rule = "must be a Kubernetes API version: 'v' and a number, optionally followed by 'alpha' or 'beta' and a number (a DNS-1123 label)";
+    if !is_dns1123_label(version) || !is_kube_version(version) {
+        return Err(refuse("version", version, rule, "--version v1alpha1 (or v1, v2beta3)"));
+    }
+    Ok(())
+}
+
+fn is_kube_version(v: &str) -> bool {
+    let Some(rest) = v.strip_prefix('v') else { return false };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || rest.starts_with('0') {
+        return false;
+    }
+    let tail = &rest[digits..];
+    if tail.is_empty() {
+        return true;
+    }
+    let Some(n) = tail.strip_prefix("alpha").or_else(|| tail.strip_prefix("beta")) else { return false };
+    !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && !n.starts_with('0')
+}
+
+/// Names the generated Rust code declares or imports next to a kind: a kind with one of these
+/// names would clash with them.
+const RESERVED_KINDS: &[&str] = &[
+    // std prelude and common std types
+    "Self", "Option", "Some", "None", "Result", "Ok", "Err", "Vec", "String", "Box", "Default", "Clone", "Copy",
+    "Debug", "Send", "Sync", "Sized", "Drop", "Fn", "FnMut", "FnOnce", "Iterator", "IntoIterator", "Extend",
+    "ToString", "ToOwned", "From", "Into", "PartialEq", "Eq", "PartialOrd", "Ord", "Hash", "Arc", "Duration",
+    "BTreeMap", "HashMap",
+    // what the generated type and controller files derive or import
+    "Spec", "Status", "CustomResource", "CustomResourceExt", "JsonSchema", "Serialize", "Deserialize", "Condition",
+    "Time", "ObjectMeta", "Resource", "ResourceExt", "Api", "Client", "Controller", "Action", "Event", "Recorder",
+    "Reporter", "Patch", "PatchParams", "Error", "Context", "ControllerContext", "Registration", "Manager",
+];
+
+/// `--kind`: UpperCamelCase, a DNS-1035 label when lowercased, and a name Rust code can declare
+/// (with its `<Kind>Spec`, `<Kind>Status` and module `<kind_snake>`) without clashing.
+pub fn validate_kind(kind: &str) -> Result<(), NameError> {
+    let example = "--kind Memcached (or CronJob, HTTPRoute)";
+    let Some(first) = kind.chars().next() else {
+        return Err(refuse("kind", kind, "cannot be empty", example));
+    };
+    if !first.is_ascii_uppercase() {
+        return Err(refuse("kind", kind, "must be UpperCamelCase: start with an uppercase ASCII letter", example));
+    }
+    if !kind.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err(refuse("kind", kind, "must be UpperCamelCase: ASCII letters and digits only", example));
+    }
+    if !is_dns1035_label(&kind.to_ascii_lowercase()) {
+        return Err(refuse("kind", kind, format!("lowercased it {DNS1035_LABEL_RULE}"), example));
+    }
+    let snake = kind_snake(kind);
+    if is_rust_keyword(&snake) || is_rust_keyword(kind) {
+        return Err(refuse(
+            "kind",
+            kind,
+            format!("its Rust module name `{snake}` is a Rust keyword"),
+            format!("--kind {kind}Resource"),
+        ));
+    }
+    if RESERVED_KINDS.contains(&kind) {
+        return Err(refuse(
+            "kind",
+            kind,
+            "it clashes with a name the generated Rust code declares or imports beside the kind",
+            format!("--kind {kind}Resource"),
+        ));
+    }
+    Ok(())
+}
+
+/// `--plural`: a DNS-1035 label (it is the resource's URL segment).
+pub fn validate_plural(plural: &str) -> Result<(), NameError> {
+    if is_dns1035_label(plural) {
+        Ok(())
+    } else {
+        Err(refuse("plural", plural, DNS1035_LABEL_RULE, "--plural memcacheds"))
+    }
+}
+
+/// The plural kube-derive computes for a kind when none is given (kube-derive 5's `to_plural` on
+/// the lowercased kind), so the PROJECT file, the CRD and the Rust type agree.
+pub fn default_plural(kind: &str) -> String {
+    let word = kind.to_ascii_lowercase();
+    if ["s", "x", "z", "ch", "sh"].iter().any(|end| word.ends_with(end)) {
+        return format!("{word}es");
+    }
+    let bytes = word.as_bytes();
+    if word.len() >= 2 && word.ends_with('y') && !matches!(bytes[bytes.len() - 2], b'a' | b'e' | b'i' | b'o' | b'u') {
+        return format!("{}ies", &word[..word.len() - 1]);
+    }
+    format!("{word}s")
+}
+
+/// The module and file name of a kind: `CronJob` → `cron_job`, `HTTPRoute` → `http_route`.
+pub fn kind_snake(kind: &str) -> String {
+    kind.to_snake_case()
+}
+
+/// Strict and reserved keywords of Rust 2024 (an identifier that cannot name a module).
+pub fn is_rust_keyword(s: &str) -> bool {
+    const KEYWORDS: &[&str] = &[
+        "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for", "if", "impl", "in",
+        "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "Self", "static", "struct",
+        "super", "trait", "true", "type", "unsafe", "use", "where", "while", "async", "await", "dyn", "abstract",
+        "become", "box", "do", "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield", "try",
+        "gen",
+    ];
+    KEYWORDS.contains(&s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dns_rules() {
+        assert!(is_dns1123_label("a"));
+        assert!(is_dns1123_label("0abc-9"));
+        assert!(!is_dns1123_label("-a"));
+        assert!(!is_dns1123_label("a-"));
+        assert!(!is_dns1123_label("A"));
+        assert!(!is_dns1123_label(&"a".repeat(64)));
+        assert!(is_dns1123_label(&"a".repeat(63)));
+        assert!(!is_dns1035_label("0abc"));
+        assert!(is_dns1035_label("abc0"));
+        assert!(is_dns1123_subdomain("cache.example.com"));
+        assert!(!is_dns1123_subdomain("cache..example.com"));
+        assert!(!is_dns1123_subdomain("Example.com"));
+        assert!(!is_dns1123_subdomain(""));
+    }
+
+    #[test]
+    fn versions() {
+        for ok in ["v1", "v1alpha1", "v2beta3", "v10", "v1beta10"] {
+            assert!(validate_version(ok).is_ok(), "{ok}");
+        }
+        for bad in ["1", "v", "v0", "V1", "v1alpha", "v1gamma1", "v01", "v1alpha01", "v1-alpha1", ""] {
+            let err = validate_version(bad).unwrap_err();
+            assert_eq!(err.value, bad);
+            assert!(err.to_string().contains("v1alpha1"), "{err}");
+        }
+    }
+
+    #[test]
+    fn kinds() {
+        for ok in ["Memcached", "CronJob", "HTTPRoute", "A", "Db2Cluster"] {
+            assert!(validate_kind(ok).is_ok(), "{ok}");
+        }
+        let cases = [
+            ("memcached", "uppercase"),
+            ("Mem-cached", "ASCII letters and digits"),
+            ("Mem_cached", "ASCII letters and digits"),
+            ("", "empty"),
+            ("Type", "keyword"),
+            ("Self", "keyword"),
+            ("Spec", "clashes"),
+            ("Condition", "clashes"),
+            (&"A".repeat(64), "DNS-1035"),
+        ];
+        for (bad, why) in cases {
+            let err = validate_kind(bad).unwrap_err().to_string();
+            assert!(err.contains(why), "{bad}: {err}");
+            assert!(err.contains("e.g. --kind"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn plurals_match_kube_derive() {
+        assert_eq!(default_plural("Memcached"), "memcacheds");
+        assert_eq!(default_plural("Ingress"), "ingresses");
+        assert_eq!(default_plural("Box"), "boxes");
+        assert_eq!(default_plural("Match"), "matches");
+        assert_eq!(default_plural("Mesh"), "meshes");
+        assert_eq!(default_plural("Policy"), "policies");
+        assert_eq!(default_plural("Gateway"), "gateways");
+        assert_eq!(default_plural("Y"), "ys");
+        assert!(validate_plural("memcacheds").is_ok());
+        assert!(validate_plural("Memcacheds").is_err());
+        assert!(validate_plural("9lives").is_err());
+    }
+
+    #[test]
+    fn groups_and_domains() {
+        assert!(validate_group("cache", "example.com").is_ok());
+        assert!(validate_group("", "example.com").is_ok());
+        assert!(validate_group("", "").is_err());
+        let err = validate_group("Cache", "example.com").unwrap_err().to_string();
+        assert!(err.contains("\"Cache\"") && err.contains("DNS-1123"), "{err}");
+        assert!(validate_group("ca_che", "example.com").is_err());
+        assert!(validate_domain("example.com").is_ok());
+        assert!(validate_domain("example_com").is_err());
+        assert_eq!(qualified_group("cache", "example.com"), "cache.example.com");
+    }
+
+    #[test]
+    fn project_names() {
+        assert!(validate_project_name("memcached-operator").is_ok());
+        assert!(validate_project_name("Memcached").is_err());
+        assert!(validate_project_name("1abc").is_err());
+        assert!(validate_project_name("kube").is_err());
+        assert!(validate_project_name("self").is_err());
+        assert_eq!(default_project_name("My_Operator"), "my-operator");
+        assert_eq!(crate_name("memcached-operator"), "memcached_operator");
+    }
+
+    #[test]
+    fn kind_modules() {
+        assert_eq!(kind_snake("CronJob"), "cron_job");
+        assert_eq!(kind_snake("HTTPRoute"), "http_route");
+        assert_eq!(kind_snake("Memcached"), "memcached");
+    }
+}

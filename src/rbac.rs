@@ -1,0 +1,6 @@
+//! placeholder (the config helper replaces this file)
+use crate::project::Project;
+use crate::workspace::{GeneratorOutput, SourceTree};
+pub fn generate(_tree: &dyn SourceTree, _project: &Project) -> anyhow::Result<GeneratorOutput> {
+    Ok(GeneratorOutput::default())
+}

@@ -1,0 +1,194 @@
+//! The scaffold engine: renders a command's embedded templates with a context, applies each
+//! template's if-exists policy, inserts fragments at markers, and leaves the result in an
+//! [`Overlay`] — nothing touches the disk until every file is computed and every check passed.
+//! Re-running is always safe: existing user files are refused (or kept) and insertions are idempotent.
+
+pub mod markers;
+pub mod template;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+
+use crate::workspace::{Overlay, SourceTree};
+use markers::Inserted;
+use template::{IfExists, Template, templates_for};
+
+/// What scaffolding did to one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Action {
+    Create,
+    Overwrite,
+    /// Fragments were inserted.
+    Update,
+    /// The file exists and its policy keeps it.
+    Keep,
+}
+
+impl Action {
+    pub fn verb(self) -> &'static str {
+        match self {
+            Action::Create => "create",
+            Action::Overwrite => "overwrite",
+            Action::Update => "update",
+            Action::Keep => "keep",
+        }
+    }
+}
+
+/// The files a scaffolding run touches, with what it does to each.
+#[derive(Debug, Default, Clone)]
+pub struct Report {
+    pub actions: Vec<(PathBuf, Action)>,
+}
+
+impl Report {
+    fn record(&mut self, path: &Path, action: Action) {
+        match self.actions.iter_mut().find(|(p, _)| p == path) {
+            // A file created or overwritten and then updated by a fragment stays "create"/"overwrite".
+            Some((_, a)) if *a == Action::Keep => *a = action,
+            Some(_) => {}
+            None => self.actions.push((path.to_path_buf(), action)),
+        }
+    }
+}
+
+/// Render every template of `command` (`init`, `api`) with `ctx` into `overlay`.
+/// Files whose policy is `error` and that exist already are refused unless `force`; the refusal
+/// lists every such file, and nothing is planned.
+pub fn plan(command: &str, ctx: &tera::Context, force: bool, overlay: &mut Overlay<'_>) -> Result<Report> {
+    let templates = templates_for(command)?;
+    let mut tera = tera::Tera::default();
+    tera.add_raw_templates(templates.iter().map(|t| (t.name.as_str(), t.body)))
+        .map_err(|e| anyhow!("{}", error_chain(&e)))
+        .context("parsing the embedded templates (a bug in operator-rs)")?;
+
+    let mut report = Report::default();
+    let mut conflicts = BTreeSet::new();
+    let active: Vec<&Template> = templates
+        .iter()
+        .filter(|t| condition_holds(t.front.when.as_deref(), ctx))
+        .collect::<Vec<_>>();
+
+    for t in active.iter().filter(|t| !t.is_fragment()) {
+        let path = render_path(t, ctx)?;
+        let body = render(&tera, t, ctx)?;
+        match overlay.read(&path)? {
+            None => {
+                overlay.put(path.clone(), body);
+                report.record(&path, Action::Create);
+            }
+            Some(existing) => match t.front.if_exists {
+                IfExists::Skip => report.record(&path, Action::Keep),
+                IfExists::Error if !force => {
+                    if existing != body {
+                        conflicts.insert(path);
+                    } else {
+                        report.record(&path, Action::Keep);
+                    }
+                }
+                IfExists::Error | IfExists::Overwrite => {
+                    if existing != body {
+                        overlay.put(path.clone(), body);
+                        report.record(&path, Action::Overwrite);
+                    } else {
+                        report.record(&path, Action::Keep);
+                    }
+                }
+            },
+        }
+    }
+    if !conflicts.is_empty() {
+        let list: Vec<String> = conflicts.iter().map(|p| format!("  {}", p.display())).collect();
+        bail!(
+            "refusing to overwrite {} existing file{} that operator-rs would scaffold:\n{}\n  \
+             Nothing was written. Pass --force to overwrite them (your changes to them are lost), or move them aside.",
+            conflicts.len(),
+            if conflicts.len() == 1 { "" } else { "s" },
+            list.join("\n")
+        );
+    }
+
+    for t in active.iter().filter(|t| t.is_fragment()) {
+        let marker = t.front.marker.as_deref().unwrap_or_default();
+        let path = render_path(t, ctx)?;
+        let fragment = render(&tera, t, ctx)?;
+        let Some(current) = overlay.read(&path)? else {
+            bail!(
+                "cannot add to {}: the file is missing. operator-rs inserts this at its `{}{marker}` marker:\n{}\n  \
+                 Restore the file (e.g. from version control), or create it with that marker line.",
+                path.display(),
+                markers::PREFIX,
+                indent(&fragment)
+            );
+        };
+        match markers::insert(&current, &path, marker, &fragment) {
+            Inserted::Added(new) => {
+                overlay.put(path.clone(), new);
+                report.record(&path, Action::Update);
+            }
+            Inserted::AlreadyPresent => {}
+            Inserted::NoMarker => bail!(
+                "{} has no `{} {}{marker}` line: operator-rs inserts code before it. Nothing was written.\n  \
+                 Put that line back where new entries belong, or add this by hand and re-run:\n{}",
+                path.display(),
+                markers::comment_token(&path),
+                markers::PREFIX,
+                indent(&fragment)
+            ),
+        }
+    }
+    Ok(report)
+}
+
+/// Evaluate a front matter `when:` (`key` or `not key`) against the context.
+fn condition_holds(when: Option<&str>, ctx: &tera::Context) -> bool {
+    let Some(when) = when.map(str::trim) else { return true };
+    let (negate, key) = match when.strip_prefix("not ") {
+        Some(k) => (true, k.trim()),
+        None => (false, when),
+    };
+    let value = ctx.get(key).map(truthy).unwrap_or(false);
+    value != negate
+}
+
+fn truthy(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::Null => false,
+        serde_json::Value::Bool(b) => *b,
+        serde_json::Value::String(s) => !s.is_empty(),
+        serde_json::Value::Array(a) => !a.is_empty(),
+        _ => true,
+    }
+}
+
+fn render_path(t: &Template, ctx: &tera::Context) -> Result<PathBuf> {
+    let rendered = tera::Tera::one_off(&t.front.path, ctx, false)
+        .map_err(|e| anyhow!("rendering the output path of template {}: {}", t.name, error_chain(&e)))?;
+    let path = PathBuf::from(rendered.trim());
+    if path.is_absolute() || path.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+        bail!("template {} renders to {}, outside the project (a bug in operator-rs)", t.name, path.display());
+    }
+    Ok(path)
+}
+
+fn render(tera: &tera::Tera, t: &Template, ctx: &tera::Context) -> Result<String> {
+    tera.render(&t.name, ctx)
+        .map_err(|e| anyhow!("rendering template {}: {}", t.name, error_chain(&e)))
+}
+
+/// Tera hides the useful part of an error in its sources.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut src = e.source();
+    while let Some(s) = src {
+        parts.push(s.to_string());
+        src = s.source();
+    }
+    parts.join(": ")
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+}
