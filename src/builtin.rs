@@ -48,7 +48,8 @@ pub static ALL: LazyLock<Vec<BuiltinKind>> = LazyLock::new(all_kinds);
 /// `core` or an empty group is core/v1; `networking` also finds `networking.k8s.io`, `rbac` finds
 /// `rbac.authorization.k8s.io`, as kubebuilder's core groups do.
 pub fn lookup(group: &str, version: &str, kind: &str) -> Option<&'static BuiltinKind> {
-    ALL.iter().find(|b| b.version == version && b.kind == kind && group_matches(b.group, group))
+    ALL.iter()
+        .find(|b| b.version == version && b.kind == kind && group_matches(b.group, group))
 }
 
 fn group_matches(actual: &str, given: &str) -> bool {
@@ -78,8 +79,14 @@ mod tests {
         assert_eq!(lookup("", "v1", "Pod"), Some(p));
         let n = lookup("core", "v1", "Namespace").unwrap();
         assert!(!n.namespaced);
-        assert_eq!(lookup("networking", "v1", "Ingress").unwrap().group, "networking.k8s.io");
-        assert_eq!(lookup("rbac", "v1", "ClusterRole").unwrap().group, "rbac.authorization.k8s.io");
+        assert_eq!(
+            lookup("networking", "v1", "Ingress").unwrap().group,
+            "networking.k8s.io"
+        );
+        assert_eq!(
+            lookup("rbac", "v1", "ClusterRole").unwrap().group,
+            "rbac.authorization.k8s.io"
+        );
         assert!(lookup("apps", "v1", "Deploymnt").is_none());
         assert!(lookup("apps", "v2", "Deployment").is_none());
         assert!(is_builtin_group("batch") && !is_builtin_group("cache"));
@@ -89,7 +96,10 @@ mod tests {
     fn lists_no_subresources() {
         assert!(ALL.len() > 90, "{}", ALL.len());
         // Scale and policy/v1 Eviction are subresources (SubResourceScope), not kinds to watch.
-        assert!(ALL.iter().all(|b| b.kind != "Scale" && !(b.group == "policy" && b.kind == "Eviction")));
+        assert!(
+            ALL.iter()
+                .all(|b| b.kind != "Scale" && !(b.group == "policy" && b.kind == "Eviction"))
+        );
         assert!(lookup("policy", "v1", "Eviction").is_none());
     }
 }

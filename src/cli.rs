@@ -22,7 +22,9 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Lay out a new operator project in the current folder.
-    #[command(after_help = "Example:\n  mkdir memcached-operator && cd memcached-operator\n  operator-rs init --domain example.com --repo github.com/acme/memcached-operator")]
+    #[command(
+        after_help = "Example:\n  mkdir memcached-operator && cd memcached-operator\n  operator-rs init --domain example.com --repo github.com/acme/memcached-operator"
+    )]
     Init(InitArgs),
     /// Add to the project (`create api`).
     #[command(subcommand)]
@@ -34,7 +36,9 @@ pub enum Command {
     #[command(after_help = "Example:\n  operator-rs version")]
     Version,
     /// Print a shell completion script.
-    #[command(after_help = "Example:\n  operator-rs completion bash > ~/.local/share/bash-completion/completions/operator-rs\n  operator-rs completion zsh > \"${fpath[1]}/_operator-rs\"")]
+    #[command(
+        after_help = "Example:\n  operator-rs completion bash > ~/.local/share/bash-completion/completions/operator-rs\n  operator-rs completion zsh > \"${fpath[1]}/_operator-rs\""
+    )]
     Completion {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
@@ -72,7 +76,9 @@ pub enum License {
 #[derive(Debug, Subcommand)]
 pub enum CreateCommand {
     /// Add a kind: its Spec/Status types, its controller, RBAC, a sample, and the wiring.
-    #[command(after_help = "Examples:\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211\n  operator-rs create api --group webapp --version v1 --kind Admiral --namespaced=false\n  operator-rs create api --group webapp --version v2 --kind Guestbook --controller=false\n  operator-rs create api --group apps --version v1 --kind Deployment --resource=false --controller")]
+    #[command(
+        after_help = "Examples:\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211\n  operator-rs create api --group webapp --version v1 --kind Admiral --namespaced=false\n  operator-rs create api --group webapp --version v2 --kind Guestbook --controller=false\n  operator-rs create api --group apps --version v1 --kind Deployment --resource=false --controller"
+    )]
     Api(CreateApiArgs),
 }
 
@@ -119,7 +125,9 @@ pub struct CreateApiArgs {
 #[derive(Debug, Subcommand)]
 pub enum GenerateCommand {
     /// CRD YAML in config/crd/bases from the Spec/Status structs, without compiling.
-    #[command(after_help = "Examples:\n  operator-rs generate crds\n  operator-rs generate crds --check   # in CI: exit 1 with a diff when stale\n  operator-rs generate crds --exact   # through the compiler, for constructs the static reader cannot evaluate")]
+    #[command(
+        after_help = "Examples:\n  operator-rs generate crds\n  operator-rs generate crds --check   # in CI: exit 1 with a diff when stale\n  operator-rs generate crds --exact   # through the compiler, for constructs the static reader cannot evaluate"
+    )]
     Crds(GenerateCrdsArgs),
     /// config/rbac/role.yaml from the `+kubebuilder:rbac` markers of the controllers.
     #[command(after_help = "Example:\n  operator-rs generate rbac --check")]

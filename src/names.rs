@@ -14,8 +14,18 @@ pub struct NameError {
     pub example: String,
 }
 
-fn refuse(what: &'static str, value: &str, rule: impl Into<String>, example: impl Into<String>) -> NameError {
-    NameError { what, value: value.to_string(), rule: rule.into(), example: example.into() }
+fn refuse(
+    what: &'static str,
+    value: &str,
+    rule: impl Into<String>,
+    example: impl Into<String>,
+) -> NameError {
+    NameError {
+        what,
+        value: value.to_string(),
+        rule: rule.into(),
+        example: example.into(),
+    }
 }
 
 const DNS1123_LABEL_RULE: &str = "must be a DNS-1123 label: at most 63 characters, lowercase letters, digits and '-', starting and ending with a letter or digit";
@@ -24,7 +34,8 @@ const DNS1035_LABEL_RULE: &str = "must be a DNS-1035 label: at most 63 character
 fn label_chars_ok(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 63
-        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !s.starts_with('-')
         && !s.ends_with('-')
 }
@@ -62,7 +73,12 @@ pub fn validate_domain(domain: &str) -> Result<(), NameError> {
 /// cargo accepts for a package.
 pub fn validate_project_name(name: &str) -> Result<(), NameError> {
     if !is_dns1123_label(name) {
-        return Err(refuse("project name", name, DNS1123_LABEL_RULE, "--project-name memcached-operator"));
+        return Err(refuse(
+            "project name",
+            name,
+            DNS1123_LABEL_RULE,
+            "--project-name memcached-operator",
+        ));
     }
     if !name.as_bytes()[0].is_ascii_lowercase() {
         return Err(refuse(
@@ -77,7 +93,9 @@ pub fn validate_project_name(name: &str) -> Result<(), NameError> {
         return Err(refuse(
             "project name",
             name,
-            format!("its crate name `{krate}` is a Rust keyword or clashes with a crate the project depends on"),
+            format!(
+                "its crate name `{krate}` is a Rust keyword or clashes with a crate the project depends on"
+            ),
             format!("--project-name {name}-operator"),
         ));
     }
@@ -86,9 +104,28 @@ pub fn validate_project_name(name: &str) -> Result<(), NameError> {
 
 /// Crates a generated project depends on: a project named like one would shadow it.
 const RESERVED_CRATE_NAMES: &[&str] = &[
-    "std", "core", "alloc", "test", "proc_macro", "kube", "k8s_openapi", "schemars", "serde", "serde_json", "tokio",
-    "futures", "tracing", "tracing_subscriber", "thiserror", "anyhow", "clap", "axum", "prometheus_client",
-    "kube_lease_manager", "http", "tower_test",
+    "std",
+    "core",
+    "alloc",
+    "test",
+    "proc_macro",
+    "kube",
+    "k8s_openapi",
+    "schemars",
+    "serde",
+    "serde_json",
+    "tokio",
+    "futures",
+    "tracing",
+    "tracing_subscriber",
+    "thiserror",
+    "anyhow",
+    "clap",
+    "axum",
+    "prometheus_client",
+    "kube_lease_manager",
+    "http",
+    "tower_test",
 ];
 
 /// The default project name: the folder's name, made a DNS-1123 label if it simply can be.
@@ -104,14 +141,23 @@ pub fn crate_name(project_name: &str) -> String {
 /// `--group`: with the domain it must form a DNS-1123 subdomain.
 pub fn validate_group(group: &str, domain: &str) -> Result<(), NameError> {
     if group.is_empty() && domain.is_empty() {
-        return Err(refuse("group", group, "cannot be empty when the domain is empty", "--group cache"));
-    }
-    let full = qualified_group(group, domain);
-    if !is_dns1123_subdomain(&full) || (!group.is_empty() && !group.split('.').all(is_dns1123_label)) {
         return Err(refuse(
             "group",
             group,
-            format!("with the domain it must form a DNS-1123 subdomain, and {full:?} does not (lowercase letters, digits, '-' and '.')"),
+            "cannot be empty when the domain is empty",
+            "--group cache",
+        ));
+    }
+    let full = qualified_group(group, domain);
+    if !is_dns1123_subdomain(&full)
+        || (!group.is_empty() && !group.split('.').all(is_dns1123_label))
+    {
+        return Err(refuse(
+            "group",
+            group,
+            format!(
+                "with the domain it must form a DNS-1123 subdomain, and {full:?} does not (lowercase letters, digits, '-' and '.')"
+            ),
             "--group cache (giving cache.example.com)",
         ));
     }
@@ -132,13 +178,20 @@ pub fn qualified_group(group: &str, domain: &str) -> String {
 pub fn validate_version(version: &str) -> Result<(), NameError> {
     let rule = "must be a Kubernetes API version: 'v' and a number, optionally followed by 'alpha' or 'beta' and a number (a DNS-1123 label)";
     if !is_dns1123_label(version) || !is_kube_version(version) {
-        return Err(refuse("version", version, rule, "--version v1alpha1 (or v1, v2beta3)"));
+        return Err(refuse(
+            "version",
+            version,
+            rule,
+            "--version v1alpha1 (or v1, v2beta3)",
+        ));
     }
     Ok(())
 }
 
 fn is_kube_version(v: &str) -> bool {
-    let Some(rest) = v.strip_prefix('v') else { return false };
+    let Some(rest) = v.strip_prefix('v') else {
+        return false;
+    };
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     if digits == 0 || rest.starts_with('0') {
         return false;
@@ -147,7 +200,12 @@ fn is_kube_version(v: &str) -> bool {
     if tail.is_empty() {
         return true;
     }
-    let Some(n) = tail.strip_prefix("alpha").or_else(|| tail.strip_prefix("beta")) else { return false };
+    let Some(n) = tail
+        .strip_prefix("alpha")
+        .or_else(|| tail.strip_prefix("beta"))
+    else {
+        return false;
+    };
     !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && !n.starts_with('0')
 }
 
@@ -155,14 +213,70 @@ fn is_kube_version(v: &str) -> bool {
 /// names would clash with them.
 const RESERVED_KINDS: &[&str] = &[
     // std prelude and common std types
-    "Self", "Option", "Some", "None", "Result", "Ok", "Err", "Vec", "String", "Box", "Default", "Clone", "Copy",
-    "Debug", "Send", "Sync", "Sized", "Drop", "Fn", "FnMut", "FnOnce", "Iterator", "IntoIterator", "Extend",
-    "ToString", "ToOwned", "From", "Into", "PartialEq", "Eq", "PartialOrd", "Ord", "Hash", "Arc", "Duration",
-    "BTreeMap", "HashMap",
+    "Self",
+    "Option",
+    "Some",
+    "None",
+    "Result",
+    "Ok",
+    "Err",
+    "Vec",
+    "String",
+    "Box",
+    "Default",
+    "Clone",
+    "Copy",
+    "Debug",
+    "Send",
+    "Sync",
+    "Sized",
+    "Drop",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "Iterator",
+    "IntoIterator",
+    "Extend",
+    "ToString",
+    "ToOwned",
+    "From",
+    "Into",
+    "PartialEq",
+    "Eq",
+    "PartialOrd",
+    "Ord",
+    "Hash",
+    "Arc",
+    "Duration",
+    "BTreeMap",
+    "HashMap",
     // what the generated type and controller files derive or import
-    "Spec", "Status", "CustomResource", "CustomResourceExt", "JsonSchema", "Serialize", "Deserialize", "Condition",
-    "Time", "ObjectMeta", "Resource", "ResourceExt", "Api", "Client", "Controller", "Action", "Event", "Recorder",
-    "Reporter", "Patch", "PatchParams", "Error", "Context", "ControllerContext", "Registration", "Manager",
+    "Spec",
+    "Status",
+    "CustomResource",
+    "CustomResourceExt",
+    "JsonSchema",
+    "Serialize",
+    "Deserialize",
+    "Condition",
+    "Time",
+    "ObjectMeta",
+    "Resource",
+    "ResourceExt",
+    "Api",
+    "Client",
+    "Controller",
+    "Action",
+    "Event",
+    "Recorder",
+    "Reporter",
+    "Patch",
+    "PatchParams",
+    "Error",
+    "Context",
+    "ControllerContext",
+    "Registration",
+    "Manager",
 ];
 
 /// `--kind`: UpperCamelCase, a DNS-1035 label when lowercased, and a name Rust code can declare
@@ -173,13 +287,28 @@ pub fn validate_kind(kind: &str) -> Result<(), NameError> {
         return Err(refuse("kind", kind, "cannot be empty", example));
     };
     if !first.is_ascii_uppercase() {
-        return Err(refuse("kind", kind, "must be UpperCamelCase: start with an uppercase ASCII letter", example));
+        return Err(refuse(
+            "kind",
+            kind,
+            "must be UpperCamelCase: start with an uppercase ASCII letter",
+            example,
+        ));
     }
     if !kind.chars().all(|c| c.is_ascii_alphanumeric()) {
-        return Err(refuse("kind", kind, "must be UpperCamelCase: ASCII letters and digits only", example));
+        return Err(refuse(
+            "kind",
+            kind,
+            "must be UpperCamelCase: ASCII letters and digits only",
+            example,
+        ));
     }
     if !is_dns1035_label(&kind.to_ascii_lowercase()) {
-        return Err(refuse("kind", kind, format!("lowercased it {DNS1035_LABEL_RULE}"), example));
+        return Err(refuse(
+            "kind",
+            kind,
+            format!("lowercased it {DNS1035_LABEL_RULE}"),
+            example,
+        ));
     }
     let snake = kind_snake(kind);
     if is_rust_keyword(&snake) || is_rust_keyword(kind) {
@@ -206,7 +335,12 @@ pub fn validate_plural(plural: &str) -> Result<(), NameError> {
     if is_dns1035_label(plural) {
         Ok(())
     } else {
-        Err(refuse("plural", plural, DNS1035_LABEL_RULE, "--plural memcacheds"))
+        Err(refuse(
+            "plural",
+            plural,
+            DNS1035_LABEL_RULE,
+            "--plural memcacheds",
+        ))
     }
 }
 
@@ -214,11 +348,17 @@ pub fn validate_plural(plural: &str) -> Result<(), NameError> {
 /// the lowercased kind), so the PROJECT file, the CRD and the Rust type agree.
 pub fn default_plural(kind: &str) -> String {
     let word = kind.to_ascii_lowercase();
-    if ["s", "x", "z", "ch", "sh"].iter().any(|end| word.ends_with(end)) {
+    if ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|end| word.ends_with(end))
+    {
         return format!("{word}es");
     }
     let bytes = word.as_bytes();
-    if word.len() >= 2 && word.ends_with('y') && !matches!(bytes[bytes.len() - 2], b'a' | b'e' | b'i' | b'o' | b'u') {
+    if word.len() >= 2
+        && word.ends_with('y')
+        && !matches!(bytes[bytes.len() - 2], b'a' | b'e' | b'i' | b'o' | b'u')
+    {
         return format!("{}ies", &word[..word.len() - 1]);
     }
     format!("{word}s")
@@ -232,10 +372,11 @@ pub fn kind_snake(kind: &str) -> String {
 /// Strict and reserved keywords of Rust 2024 (an identifier that cannot name a module).
 pub fn is_rust_keyword(s: &str) -> bool {
     const KEYWORDS: &[&str] = &[
-        "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for", "if", "impl", "in",
-        "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "Self", "static", "struct",
-        "super", "trait", "true", "type", "unsafe", "use", "where", "while", "async", "await", "dyn", "abstract",
-        "become", "box", "do", "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield", "try",
+        "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn",
+        "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref",
+        "return", "self", "Self", "static", "struct", "super", "trait", "true", "type", "unsafe",
+        "use", "where", "while", "async", "await", "dyn", "abstract", "become", "box", "do",
+        "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield", "try",
         "gen",
     ];
     KEYWORDS.contains(&s)
@@ -267,7 +408,18 @@ mod tests {
         for ok in ["v1", "v1alpha1", "v2beta3", "v10", "v1beta10"] {
             assert!(validate_version(ok).is_ok(), "{ok}");
         }
-        for bad in ["1", "v", "v0", "V1", "v1alpha", "v1gamma1", "v01", "v1alpha01", "v1-alpha1", ""] {
+        for bad in [
+            "1",
+            "v",
+            "v0",
+            "V1",
+            "v1alpha",
+            "v1gamma1",
+            "v01",
+            "v1alpha01",
+            "v1-alpha1",
+            "",
+        ] {
             let err = validate_version(bad).unwrap_err();
             assert_eq!(err.value, bad);
             assert!(err.to_string().contains("v1alpha1"), "{err}");
@@ -317,8 +469,13 @@ mod tests {
         assert!(validate_group("cache", "example.com").is_ok());
         assert!(validate_group("", "example.com").is_ok());
         assert!(validate_group("", "").is_err());
-        let err = validate_group("Cache", "example.com").unwrap_err().to_string();
-        assert!(err.contains("\"Cache\"") && err.contains("DNS-1123"), "{err}");
+        let err = validate_group("Cache", "example.com")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("\"Cache\"") && err.contains("DNS-1123"),
+            "{err}"
+        );
         assert!(validate_group("ca_che", "example.com").is_err());
         assert!(validate_domain("example.com").is_ok());
         assert!(validate_domain("example_com").is_err());

@@ -93,7 +93,11 @@ impl Resource {
     /// `cache.example.com/v1alpha1`, or `v1` for the core group.
     pub fn api_version(&self) -> String {
         let g = self.qualified_group();
-        if g.is_empty() { self.version.clone() } else { format!("{g}/{}", self.version) }
+        if g.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{g}/{}", self.version)
+        }
     }
 
     /// Whether the project owns a CRD for this resource.
@@ -124,7 +128,8 @@ impl Project {
             ),
             Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
         };
-        Self::parse(&text).with_context(|| format!("{} is not a valid PROJECT file", path.display()))
+        Self::parse(&text)
+            .with_context(|| format!("{} is not a valid PROJECT file", path.display()))
     }
 
     pub fn parse(text: &str) -> Result<Project> {
@@ -150,7 +155,9 @@ impl Project {
     }
 
     pub fn find(&self, group: &str, version: &str, kind: &str) -> Option<&Resource> {
-        self.resources.iter().find(|r| r.same_gvk(group, version, kind))
+        self.resources
+            .iter()
+            .find(|r| r.same_gvk(group, version, kind))
     }
 }
 
@@ -182,7 +189,11 @@ mod tests {
                 version: "v1alpha1".into(),
                 kind: "Memcached".into(),
                 plural: "memcacheds".into(),
-                api: Some(Api { crd_version: "v1".into(), namespaced: true, storage: true }),
+                api: Some(Api {
+                    crd_version: "v1".into(),
+                    namespaced: true,
+                    storage: true,
+                }),
                 controller: true,
                 core: false,
                 path: "crate::api::v1alpha1::Memcached".into(),
@@ -214,7 +225,10 @@ mod tests {
 
     #[test]
     fn rejects_foreign_layout() {
-        let text = sample().render().unwrap().replace(LAYOUT, "go.kubebuilder.io/v4");
+        let text = sample()
+            .render()
+            .unwrap()
+            .replace(LAYOUT, "go.kubebuilder.io/v4");
         let err = Project::parse(&text).unwrap_err().to_string();
         assert!(err.contains("go.kubebuilder.io/v4"), "{err}");
     }

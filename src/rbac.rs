@@ -1,6 +1,1561 @@
-//! placeholder (the config helper replaces this file)
+//! `operator-rs generate rbac`: the manager's roles, `config/rbac/role.yaml`, from the
+//! `// +kubebuilder:rbac:...` markers in the project's Rust sources, as controller-gen's `rbac`
+//! generator makes them from Go comments.
+//!
+//! A marker is a whole-line comment (`//`, `///` or `//!`, with or without a space before the `+`)
+//! in any `.rs` file under `src/`:
+//!
+//! ```text
+//! // +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds;memcacheds/status,verbs=get;list;watch
+//! // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list,namespace=default
+//! // +kubebuilder:rbac:urls=/metrics,verbs=get
+//! ```
+//!
+//! Keys: `groups`, `resources`, `resourceNames`, `verbs` (required), `urls`, `namespace` and
+//! `roleName`. A list is `a;b;c` or `{a,b,c}`; an item may be quoted (`groups=""` is the core
+//! group, as is `groups=core`). Unlike controller-gen, operator-rs never skips a marker it cannot
+//! read: an unknown or misspelt key, a missing or empty value, a `*` wildcard, a rule Kubernetes
+//! would reject, or a misspelt marker name (`+kubebuilder:rabc:`, `+Kubebuilder:rbac:`) is an
+//! error naming the file and line and how to fix it. `+operator-rs:rbac:` is refused too, with a
+//! pointer to the one spelling: a single name keeps markers greppable and portable to and from
+//! kubebuilder projects.
+//!
+//! The roles are built exactly as controller-tools' `pkg/rbac/parser.go` builds them: markers are
+//! grouped by (namespace, roleName); each marker is split into one rule per resource; `core`
+//! becomes `""`; rules with the same groups, resources, resourceNames and URLs get the union of
+//! their verbs; then rules equal but for their resources are merged, then those equal but for
+//! their groups, then those equal but for their URLs; every list is sorted and deduplicated, and
+//! rules are sorted by `groups + resources + resourceNames + urls`. Cluster-wide rules make the
+//! ClusterRole `manager-role`, rules with a namespace make a Role of that name in it; documents are
+//! ordered by namespace then name, each preceded by `---`.
+//!
+//! One difference: the ClusterRole `manager-role` is always written, with `rules: []` when no
+//! marker grants anything cluster-wide (controller-gen then writes no file, or no ClusterRole),
+//! because `config/rbac/role_binding.yaml` binds it and kustomize must find `role.yaml`.
+//!
+//! The YAML is written with serde-saphyr, which prints these documents as controller-gen
+//! (sigs.k8s.io/yaml) does: keys in alphabetical order, block sequences at the indentation of their
+//! key, `""` for the empty string; the tests pin that against controller-gen's own fixture.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+
+use crate::names;
 use crate::project::Project;
-use crate::workspace::{GeneratorOutput, SourceTree};
-pub fn generate(_tree: &dyn SourceTree, _project: &Project) -> anyhow::Result<GeneratorOutput> {
-    Ok(GeneratorOutput::default())
+use crate::workspace::{GeneratedFile, GeneratorOutput, SourceTree};
+
+/// The generated file, relative to the project root.
+pub const ROLE_FILE: &str = "config/rbac/role.yaml";
+/// The name of the generated ClusterRole (and of the Roles), as kubebuilder's `rbac:roleName=manager-role`.
+pub const DEFAULT_ROLE_NAME: &str = "manager-role";
+
+const MARKER: &str = "+kubebuilder:rbac:";
+const KEYS: [&str; 7] = [
+    "groups",
+    "resources",
+    "resourceNames",
+    "verbs",
+    "urls",
+    "namespace",
+    "roleName",
+];
+/// The verbs Kubernetes itself checks. Others are legal in RBAC (for extension API servers) but
+/// most likely a typo, so they draw a warning.
+const KNOWN_VERBS: [&str; 14] = [
+    "get",
+    "list",
+    "watch",
+    "create",
+    "update",
+    "patch",
+    "delete",
+    "deletecollection",
+    "use",
+    "bind",
+    "escalate",
+    "impersonate",
+    "approve",
+    "sign",
+];
+
+/// Scan every `.rs` file under `src/` for RBAC markers and render `config/rbac/role.yaml`.
+/// Every malformed marker is reported (all of them, each with file:line) and nothing is produced.
+pub fn generate(tree: &dyn SourceTree, project: &Project) -> Result<GeneratorOutput> {
+    let mut markers = Vec::new();
+    let mut problems = Vec::new();
+    let files = tree
+        .files_under(Path::new("src"))
+        .context("listing the Rust sources under src/")?;
+    for path in files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+    {
+        let Some(text) = tree
+            .read(path)
+            .with_context(|| format!("reading {}", path.display()))?
+        else {
+            continue;
+        };
+        scan(path, &text, &mut markers, &mut problems);
+    }
+    if !problems.is_empty() {
+        let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        bail!(
+            "{} RBAC marker{} cannot be read; nothing was generated:\n{}",
+            problems.len(),
+            if problems.len() == 1 { "" } else { "s" },
+            list.join("\n")
+        );
+    }
+
+    let mut warnings = Vec::new();
+    for m in &markers {
+        warnings.extend(m.warnings());
+    }
+    let roles = build_roles(&markers);
+    warnings.extend(uncovered_controllers(project, &roles));
+    let contents = render(&roles)?;
+    Ok(GeneratorOutput {
+        files: vec![GeneratedFile {
+            path: PathBuf::from(ROLE_FILE),
+            contents,
+        }],
+        warnings,
+    })
+}
+
+/// One `+kubebuilder:rbac` marker, read and checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Marker {
+    file: PathBuf,
+    line: usize,
+    groups: Vec<String>,
+    resources: Vec<String>,
+    resource_names: Vec<String>,
+    verbs: Vec<String>,
+    urls: Vec<String>,
+    namespace: String,
+    role_name: String,
+}
+
+impl Marker {
+    fn at(&self) -> String {
+        format!("{}:{}", self.file.display(), self.line)
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for v in self
+            .verbs
+            .iter()
+            .filter(|v| !KNOWN_VERBS.contains(&v.as_str()))
+        {
+            let hint = suggest(v, &KNOWN_VERBS)
+                .map(|s| format!(" Did you mean `{s}`?"))
+                .unwrap_or_default();
+            out.push(format!(
+                "{}: `{v}` is not a verb Kubernetes checks ({}).{hint}",
+                self.at(),
+                KNOWN_VERBS.join(", ")
+            ));
+        }
+        if !self.resource_names.is_empty() {
+            for v in self
+                .verbs
+                .iter()
+                .filter(|v| matches!(v.as_str(), "create" | "deletecollection"))
+            {
+                out.push(format!(
+                    "{}: resourceNames cannot restrict `{v}` (the API server does not know the name at authorization time), \
+                     so this rule never allows it; grant `{v}` in a marker without resourceNames",
+                    self.at()
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// A marker that cannot be read, with where it is and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Problem {
+    file: PathBuf,
+    line: usize,
+    text: String,
+    message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}: {}\n    {}",
+            self.file.display(),
+            self.line,
+            self.message,
+            self.text
+        )
+    }
+}
+
+/// Collect the markers of one file, and the problems with the malformed ones.
+fn scan(path: &Path, text: &str, markers: &mut Vec<Marker>, problems: &mut Vec<Problem>) {
+    for (idx, raw) in text.lines().enumerate() {
+        let Some(body) = comment_body(raw) else {
+            continue;
+        };
+        let problem = |message: String| Problem {
+            file: path.to_path_buf(),
+            line: idx + 1,
+            text: raw.trim().to_string(),
+            message,
+        };
+        match classify(body) {
+            Found::None => {}
+            Found::Marker(args) => match parse_args(args) {
+                Ok(m) => markers.push(Marker {
+                    file: path.to_path_buf(),
+                    line: idx + 1,
+                    ..m
+                }),
+                Err(message) => problems.push(problem(message)),
+            },
+            Found::Misspelt(message) => problems.push(problem(message)),
+        }
+    }
+}
+
+/// The text of a whole-line `//` comment (also `///` and `//!`), after the slashes; else `None`.
+/// A commented-out marker (`// // +kubebuilder:rbac:...`) is text, not a marker.
+fn comment_body(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix("//")?;
+    let rest = rest.strip_prefix(['/', '!']).unwrap_or(rest);
+    Some(rest.trim())
+}
+
+enum Found<'a> {
+    None,
+    /// The text after `+kubebuilder:rbac:`.
+    Marker(&'a str),
+    Misspelt(String),
+}
+
+/// Whether a comment is an RBAC marker, a misspelt one, or something else.
+fn classify(body: &str) -> Found<'_> {
+    if let Some(args) = body.strip_prefix(MARKER) {
+        return Found::Marker(args);
+    }
+    let Some(after_plus) = body.strip_prefix('+') else {
+        return Found::None;
+    };
+    let lower = after_plus.to_ascii_lowercase();
+    let mut segments = lower.split(':');
+    let (domain, name) = (segments.next().unwrap_or(""), segments.next().unwrap_or(""));
+    let name = name
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap_or("");
+    let rbac_like = name == "rbac" || osa_distance(name, "rbac") == 1;
+    if domain == "operator-rs" && rbac_like {
+        return Found::Misspelt(
+            "operator-rs reads RBAC markers in kubebuilder's spelling only; write `// +kubebuilder:rbac:groups=...,resources=...,verbs=...`"
+                .to_string(),
+        );
+    }
+    if !(rbac_like && osa_distance(domain, "kubebuilder") <= 1) {
+        return Found::None;
+    }
+    if lower.starts_with("kubebuilder:rbac:") {
+        return Found::Misspelt(format!(
+            "marker names are case-sensitive: write `{MARKER}` (found `+{}`)",
+            &after_plus[.."kubebuilder:rbac:".len()]
+        ));
+    }
+    if lower.starts_with("kubebuilder:rbac") && name == "rbac" {
+        return Found::Misspelt(format!(
+            "`+kubebuilder:rbac` must be followed by `:` and then key=value pairs, e.g. `{MARKER}groups=apps,resources=deployments,verbs=get;list;watch`"
+        ));
+    }
+    Found::Misspelt(format!(
+        "unknown marker `+{domain}:{name}`; did you mean `{MARKER}`?"
+    ))
+}
+
+/// Parse and check `key=value,key=value` (the text after `+kubebuilder:rbac:`).
+fn parse_args(args: &str) -> std::result::Result<Marker, String> {
+    let mut values: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
+    let mut chars = Cursor {
+        s: args.trim(),
+        pos: 0,
+    };
+    if chars.s.is_empty() {
+        return Err(format!(
+            "the marker grants nothing: add key=value pairs, e.g. `{MARKER}groups=apps,resources=deployments,verbs=get;list;watch`"
+        ));
+    }
+    loop {
+        let key_text = chars.take_until(&['=', ',']).trim().to_string();
+        if chars.peek() != Some('=') {
+            return Err(if key_text.is_empty() {
+                "empty argument (two commas in a row, or a trailing comma); remove it".to_string()
+            } else {
+                format!("`{key_text}` has no value; write `{key_text}=...`")
+            });
+        }
+        chars.bump();
+        let Some(key) = KEYS.iter().copied().find(|k| *k == key_text) else {
+            let hint = suggest(&key_text, &KEYS)
+                .map(|s| format!("did you mean `{s}`? "))
+                .unwrap_or_default();
+            return Err(format!(
+                "unknown key `{key_text}`; {hint}(keys: {})",
+                KEYS.join(", ")
+            ));
+        };
+        let items = chars.value().map_err(|e| format!("{key}: {e}"))?;
+        if values.insert(key, items).is_some() {
+            return Err(format!(
+                "`{key}` is given twice; list every value in one `{key}=a;b`"
+            ));
+        }
+        match chars.peek() {
+            None => break,
+            Some(',') => {
+                chars.bump();
+            }
+            Some(c) => {
+                return Err(format!(
+                    "unexpected `{c}` after the value of `{key}`; separate arguments with `,`"
+                ));
+            }
+        }
+    }
+    check(values)
+}
+
+/// A tiny reader over the marker's arguments.
+struct Cursor<'a> {
+    s: &'a str,
+    pos: usize,
+}
+
+/// One item of a value: quoted (`""` is the core group) or bare.
+struct Item {
+    text: String,
+    quoted: bool,
+}
+
+impl Cursor<'_> {
+    fn peek(&self) -> Option<char> {
+        self.s[self.pos..].chars().next()
+    }
+
+    fn bump(&mut self) {
+        if let Some(c) = self.peek() {
+            self.pos += c.len_utf8();
+        }
+    }
+
+    fn skip_spaces(&mut self) {
+        while self.peek().is_some_and(char::is_whitespace) {
+            self.bump();
+        }
+    }
+
+    fn take_until(&mut self, stops: &[char]) -> &str {
+        let start = self.pos;
+        while let Some(c) = self.peek() {
+            if stops.contains(&c) {
+                break;
+            }
+            self.bump();
+        }
+        &self.s[start..self.pos]
+    }
+
+    /// A value: `a;b;c`, or `{a,b,c}`; stops before the `,` that ends the argument.
+    fn value(&mut self) -> std::result::Result<Vec<String>, String> {
+        self.skip_spaces();
+        let mut items = Vec::new();
+        if self.peek() == Some('{') {
+            self.bump();
+            loop {
+                items.push(self.item(&[',', ';', '}'])?);
+                match self.peek() {
+                    Some('}') => {
+                        self.bump();
+                        break;
+                    }
+                    Some(',' | ';') => self.bump(),
+                    _ => return Err("`{` is not closed with `}`".to_string()),
+                }
+            }
+            self.skip_spaces();
+        } else {
+            loop {
+                items.push(self.item(&[';', ','])?);
+                if self.peek() == Some(';') {
+                    self.bump();
+                } else {
+                    break;
+                }
+            }
+        }
+        items
+            .into_iter()
+            .map(|i| {
+                if i.text.is_empty() && !i.quoted {
+                    Err(
+                        "empty value; give one, or for the core API group write `core` or `\"\"`"
+                            .to_string(),
+                    )
+                } else {
+                    Ok(i.text)
+                }
+            })
+            .collect()
+    }
+
+    fn item(&mut self, stops: &[char]) -> std::result::Result<Item, String> {
+        self.skip_spaces();
+        let item = match self.peek() {
+            Some(q @ ('"' | '`')) => {
+                self.bump();
+                let mut text = String::new();
+                loop {
+                    match self.peek() {
+                        None => return Err(format!("the quote {q} is not closed")),
+                        Some(c) if c == q => {
+                            self.bump();
+                            break;
+                        }
+                        Some('\\') if q == '"' => {
+                            self.bump();
+                            if let Some(c) = self.peek() {
+                                text.push(c);
+                                self.bump();
+                            }
+                        }
+                        Some(c) => {
+                            text.push(c);
+                            self.bump();
+                        }
+                    }
+                }
+                Item { text, quoted: true }
+            }
+            _ => Item {
+                text: self.take_until(stops).trim().to_string(),
+                quoted: false,
+            },
+        };
+        self.skip_spaces();
+        Ok(item)
+    }
+}
+
+/// Check the values against what Kubernetes accepts in a PolicyRule, and build the marker.
+fn check(mut values: BTreeMap<&'static str, Vec<String>>) -> std::result::Result<Marker, String> {
+    let mut take = |k: &str| values.remove(k).unwrap_or_default();
+    let groups = take("groups");
+    let resources = take("resources");
+    let resource_names = take("resourceNames");
+    let verbs = take("verbs");
+    let urls = take("urls");
+    let namespace = take("namespace");
+    let role_name = take("roleName");
+
+    for (key, list) in [
+        ("groups", &groups),
+        ("resources", &resources),
+        ("resourceNames", &resource_names),
+        ("verbs", &verbs),
+        ("urls", &urls),
+        ("namespace", &namespace),
+        ("roleName", &role_name),
+    ] {
+        if list.iter().any(|v| v.contains('*')) {
+            let example = match key {
+                "verbs" => "verbs=get;list;watch",
+                "resources" => "resources=deployments;deployments/status",
+                "groups" => "groups=apps;batch",
+                "urls" => "urls=/metrics",
+                _ => "explicit names",
+            };
+            return Err(format!(
+                "`*` in {key} grants everything, now and in future versions; list exactly what the controller needs, e.g. `{example}`"
+            ));
+        }
+    }
+    if verbs.is_empty() {
+        return Err("no verbs: add e.g. `verbs=get;list;watch` (verbs is required)".to_string());
+    }
+    if let Some(v) = verbs
+        .iter()
+        .find(|v| !v.chars().all(|c| c.is_ascii_lowercase()))
+    {
+        return Err(format!(
+            "verb `{v}` is not a lowercase word; RBAC verbs are case-sensitive, e.g. `verbs=get;list;watch`"
+        ));
+    }
+    for (key, list) in [("namespace", &namespace), ("roleName", &role_name)] {
+        if list.len() > 1 {
+            return Err(format!(
+                "{key} takes one value, not a list; write one marker per {key}"
+            ));
+        }
+    }
+    let namespace = namespace.into_iter().next().unwrap_or_default();
+    let role_name = role_name
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| DEFAULT_ROLE_NAME.to_string());
+    if !namespace.is_empty() && !names::is_dns1123_label(&namespace) {
+        return Err(format!(
+            "namespace `{namespace}` is not a valid namespace name (lowercase letters, digits and `-`)"
+        ));
+    }
+    if role_name.is_empty()
+        || !role_name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '.' | ':'))
+    {
+        return Err(format!(
+            "roleName `{role_name}` is not a valid role name (lowercase letters, digits, `-`, `.`, `:`)"
+        ));
+    }
+
+    if !urls.is_empty() {
+        if !groups.is_empty() || !resources.is_empty() || !resource_names.is_empty() {
+            return Err(
+                "a rule grants either resources (groups, resources, resourceNames) or non-resource urls, not both; split it into two markers"
+                    .to_string(),
+            );
+        }
+        if !namespace.is_empty() {
+            return Err("urls are cluster-wide and a Role cannot grant them; drop `namespace=` from this marker".to_string());
+        }
+        if let Some(u) = urls
+            .iter()
+            .find(|u| !u.starts_with('/') || u.chars().any(char::is_whitespace))
+        {
+            return Err(format!(
+                "url `{u}` is not a path; write e.g. `urls=/metrics`"
+            ));
+        }
+    } else {
+        if resources.is_empty() {
+            return Err(if groups.is_empty() {
+                "the marker grants nothing: add `groups=...,resources=...` (or `urls=...`)"
+                    .to_string()
+            } else {
+                "no resources: add e.g. `resources=deployments` (the lowercase plural)".to_string()
+            });
+        }
+        if groups.is_empty() {
+            return Err("resources need their API group: add `groups=core` for pods, services, configmaps... \
+                 or e.g. `groups=apps` for deployments"
+                .to_string());
+        }
+    }
+    for g in groups.iter().filter(|g| !g.is_empty() && *g != "core") {
+        if !names::is_dns1123_subdomain(g) {
+            return Err(format!(
+                "group `{g}` is not an API group name (lowercase, e.g. `apps` or `cache.example.com`; `core` for the core group)"
+            ));
+        }
+    }
+    for r in &resources {
+        let (name, sub) = r
+            .split_once('/')
+            .map_or((r.as_str(), None), |(n, s)| (n, Some(s)));
+        let ok = |s: &str| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '.'))
+        };
+        if !ok(name) || !sub.is_none_or(ok) {
+            return Err(format!(
+                "resource `{r}` is not a resource name: use the lowercase plural, with an optional subresource, e.g. `memcacheds` or `memcacheds/status`"
+            ));
+        }
+    }
+    if !resource_names.is_empty() && resources.is_empty() {
+        return Err("resourceNames needs resources: add e.g. `resources=configmaps`".to_string());
+    }
+
+    Ok(Marker {
+        file: PathBuf::new(),
+        line: 0,
+        groups,
+        resources,
+        resource_names,
+        verbs,
+        urls,
+        namespace,
+        role_name,
+    })
+}
+
+/// A rule being normalized, as controller-gen's `Rule`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Rule {
+    groups: Vec<String>,
+    resources: Vec<String>,
+    resource_names: Vec<String>,
+    urls: Vec<String>,
+    verbs: Vec<String>,
+}
+
+fn dedup_sort(v: &mut Vec<String>) {
+    v.sort();
+    v.dedup();
+}
+
+impl Rule {
+    fn normalize(&mut self) {
+        dedup_sort(&mut self.groups);
+        dedup_sort(&mut self.resources);
+        dedup_sort(&mut self.resource_names);
+        dedup_sort(&mut self.urls);
+        dedup_sort(&mut self.verbs);
+    }
+
+    /// controller-gen's `ruleKey`: groups, resources, resourceNames, urls (each joined with `&`).
+    fn key(&mut self) -> [String; 4] {
+        self.normalize();
+        [
+            self.groups.join("&"),
+            self.resources.join("&"),
+            self.resource_names.join("&"),
+            self.urls.join("&"),
+        ]
+    }
+
+    /// The sort key of the rules in a role: `groups + resources + resourceNames + urls`.
+    fn sort_key(&mut self) -> String {
+        self.key().join(" + ")
+    }
+}
+
+/// One ClusterRole (empty namespace) or Role of the output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Role {
+    namespace: String,
+    name: String,
+    rules: Vec<Rule>,
+}
+
+/// Group the markers by (namespace, roleName) and normalize each group's rules. The ClusterRole
+/// `manager-role` is always there, first.
+fn build_roles(markers: &[Marker]) -> Vec<Role> {
+    let mut by_role: BTreeMap<(String, String), Vec<Rule>> = BTreeMap::new();
+    by_role
+        .entry((String::new(), DEFAULT_ROLE_NAME.to_string()))
+        .or_default();
+    for m in markers {
+        let rules = by_role
+            .entry((m.namespace.clone(), m.role_name.clone()))
+            .or_default();
+        let base = Rule {
+            groups: m.groups.clone(),
+            resources: Vec::new(),
+            resource_names: m.resource_names.clone(),
+            urls: m.urls.clone(),
+            verbs: m.verbs.clone(),
+        };
+        if m.resources.is_empty() {
+            rules.push(base);
+        } else {
+            for r in &m.resources {
+                rules.push(Rule {
+                    resources: vec![r.clone()],
+                    ..base.clone()
+                });
+            }
+        }
+    }
+    by_role
+        .into_iter()
+        .filter_map(|((namespace, name), rules)| {
+            let rules = normalize_rules(rules);
+            let keep = !rules.is_empty() || (namespace.is_empty() && name == DEFAULT_ROLE_NAME);
+            keep.then_some(Role {
+                namespace,
+                name,
+                rules,
+            })
+        })
+        .collect()
+}
+
+/// controller-gen's `NormalizeRules`: merge, deduplicate and sort.
+fn normalize_rules(rules: Vec<Rule>) -> Vec<Rule> {
+    // Same groups, resources, resourceNames and URLs: union of the verbs.
+    let mut by_key: BTreeMap<[String; 4], Rule> = BTreeMap::new();
+    for mut rule in rules {
+        for g in &mut rule.groups {
+            if g == "core" {
+                g.clear();
+            }
+        }
+        let key = rule.key();
+        match by_key.get_mut(&key) {
+            Some(existing) => {
+                existing.verbs.extend(rule.verbs);
+                dedup_sort(&mut existing.verbs);
+            }
+            None => {
+                by_key.insert(key, rule);
+            }
+        }
+    }
+    // Then merge rules equal but for one field: resources, then groups, then URLs.
+    let merged = merge_on(
+        by_key.into_values(),
+        |r| &mut r.resources,
+        |r| {
+            [
+                r.groups.join("&"),
+                r.resource_names.join("&"),
+                r.urls.join("&"),
+                r.verbs.join("&"),
+            ]
+        },
+    );
+    let merged = merge_on(
+        merged,
+        |r| &mut r.groups,
+        |r| {
+            [
+                r.resources.join("&"),
+                r.resource_names.join("&"),
+                r.urls.join("&"),
+                r.verbs.join("&"),
+            ]
+        },
+    );
+    let merged = merge_on(
+        merged,
+        |r| &mut r.urls,
+        |r| {
+            [
+                r.groups.join("&"),
+                r.resources.join("&"),
+                r.resource_names.join("&"),
+                r.verbs.join("&"),
+            ]
+        },
+    );
+    let mut keyed: Vec<(String, Rule)> =
+        merged.into_iter().map(|mut r| (r.sort_key(), r)).collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    keyed.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Merge the rules whose `others` key is equal by concatenating their `field`, then normalize.
+fn merge_on(
+    rules: impl IntoIterator<Item = Rule>,
+    field: impl Fn(&mut Rule) -> &mut Vec<String>,
+    others: impl Fn(&Rule) -> [String; 4],
+) -> Vec<Rule> {
+    let mut groups: BTreeMap<[String; 4], Rule> = BTreeMap::new();
+    for mut rule in rules {
+        rule.normalize();
+        match groups.get_mut(&others(&rule)) {
+            Some(existing) => {
+                let extra = std::mem::take(field(&mut rule));
+                field(existing).extend(extra);
+                existing.normalize();
+            }
+            None => {
+                groups.insert(others(&rule), rule);
+            }
+        }
+    }
+    groups.into_values().collect()
+}
+
+/// Warn about each kind with a controller that no rule lets the manager watch: it would get
+/// 403 Forbidden from the API server as soon as it starts.
+fn uncovered_controllers(project: &Project, roles: &[Role]) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for r in project.resources.iter().filter(|r| r.controller) {
+        let group = r.qualified_group();
+        if !seen.insert((group.clone(), r.plural.clone())) {
+            continue;
+        }
+        let covered = roles.iter().flat_map(|role| &role.rules).any(|rule| {
+            rule.groups.contains(&group)
+                && rule.resources.contains(&r.plural)
+                && rule.verbs.iter().any(|v| v == "watch")
+        });
+        if !covered {
+            let marker_group = if group.is_empty() {
+                "core"
+            } else {
+                group.as_str()
+            };
+            out.push(format!(
+                "no RBAC marker lets the {} controller watch {} ({}), so the manager will get 403 Forbidden; add to src/controllers/{}.rs:\n  \
+                 // {MARKER}groups={marker_group},resources={},verbs=get;list;watch",
+                r.kind,
+                r.plural,
+                if group.is_empty() { "core group" } else { group.as_str() },
+                names::kind_snake(&r.kind),
+                r.plural,
+            ));
+        }
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct RoleDoc<'a> {
+    #[serde(rename = "apiVersion")]
+    api_version: &'static str,
+    kind: &'static str,
+    metadata: Metadata<'a>,
+    rules: Vec<PolicyRule<'a>>,
+}
+
+#[derive(Serialize)]
+struct Metadata<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    namespace: &'a str,
+}
+
+/// A PolicyRule with its fields in the order sigs.k8s.io/yaml prints them (alphabetical).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PolicyRule<'a> {
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    api_groups: &'a [String],
+    #[serde(
+        rename = "nonResourceURLs",
+        skip_serializing_if = "<[String]>::is_empty"
+    )]
+    non_resource_urls: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    resource_names: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    resources: &'a [String],
+    verbs: &'a [String],
+}
+
+fn render(roles: &[Role]) -> Result<String> {
+    let mut out = String::new();
+    for role in roles {
+        let doc = RoleDoc {
+            api_version: "rbac.authorization.k8s.io/v1",
+            kind: if role.namespace.is_empty() {
+                "ClusterRole"
+            } else {
+                "Role"
+            },
+            metadata: Metadata {
+                name: &role.name,
+                namespace: &role.namespace,
+            },
+            rules: role
+                .rules
+                .iter()
+                .map(|r| PolicyRule {
+                    api_groups: &r.groups,
+                    non_resource_urls: &r.urls,
+                    resource_names: &r.resource_names,
+                    resources: &r.resources,
+                    verbs: &r.verbs,
+                })
+                .collect(),
+        };
+        let yaml = serde_saphyr::to_string(&doc).context("serializing role.yaml")?;
+        let _ = write!(out, "---\n{yaml}");
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+/// The candidate closest to `word` (case-insensitive equal, or at most 2 edits away).
+fn suggest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let lower = word.to_ascii_lowercase();
+    if let Some(c) = candidates.iter().find(|c| c.to_ascii_lowercase() == lower) {
+        return Some(c);
+    }
+    candidates
+        .iter()
+        .map(|c| (osa_distance(&lower, &c.to_ascii_lowercase()), *c))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Optimal string alignment distance: edits, counting a swap of neighbours as one.
+fn osa_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::project::{Api, LAYOUT, Resource};
+    use std::io;
+
+    /// An in-memory project tree.
+    struct Mem {
+        root: PathBuf,
+        files: BTreeMap<PathBuf, String>,
+    }
+
+    impl Mem {
+        fn new(files: &[(&str, &str)]) -> Self {
+            Self {
+                root: PathBuf::from("/project"),
+                files: files
+                    .iter()
+                    .map(|(p, t)| (PathBuf::from(p), t.to_string()))
+                    .collect(),
+            }
+        }
+    }
+
+    impl SourceTree for Mem {
+        fn read(&self, rel: &Path) -> io::Result<Option<String>> {
+            Ok(self.files.get(rel).cloned())
+        }
+        fn files_under(&self, rel_dir: &Path) -> io::Result<Vec<PathBuf>> {
+            Ok(self
+                .files
+                .keys()
+                .filter(|p| p.starts_with(rel_dir))
+                .cloned()
+                .collect())
+        }
+        fn root(&self) -> &Path {
+            &self.root
+        }
+    }
+
+    fn project(resources: Vec<Resource>) -> Project {
+        Project {
+            version: "3".into(),
+            domain: "example.com".into(),
+            repo: String::new(),
+            project_name: "memcached-operator".into(),
+            crate_name: "memcached_operator".into(),
+            layout: vec![LAYOUT.into()],
+            cli_version: "0.1.0".into(),
+            k8s_openapi_feature: "v1_37".into(),
+            resources,
+        }
+    }
+
+    fn resource(group: &str, domain: &str, kind: &str, plural: &str, controller: bool) -> Resource {
+        Resource {
+            group: group.into(),
+            domain: domain.into(),
+            version: "v1".into(),
+            kind: kind.into(),
+            plural: plural.into(),
+            api: (!domain.is_empty()).then(|| Api {
+                crd_version: "v1".into(),
+                namespaced: true,
+                storage: true,
+            }),
+            controller,
+            core: domain.is_empty(),
+            path: String::new(),
+            deploy_image: None,
+        }
+    }
+
+    /// The role.yaml of one source file (no PROJECT resources).
+    fn role_yaml(src: &str) -> String {
+        let out = generate(
+            &Mem::new(&[("src/controllers/x.rs", src)]),
+            &project(vec![]),
+        )
+        .unwrap();
+        assert_eq!(out.files.len(), 1);
+        assert_eq!(out.files[0].path, Path::new(ROLE_FILE));
+        out.files[0].contents.clone()
+    }
+
+    fn error_of(src: &str) -> String {
+        let err = generate(
+            &Mem::new(&[("src/controllers/x.rs", src)]),
+            &project(vec![]),
+        )
+        .unwrap_err();
+        format!("{err:#}")
+    }
+
+    /// controller-tools' pkg/rbac/testdata/controller.go and the role.yaml controller-gen makes
+    /// of it (the version before wildcard verbs were added: operator-rs refuses `*`).
+    const CONTROLLER_GEN_MARKERS: &str = r#"
+// +kubebuilder:rbac:groups=batch.io,resources=cronjobs,verbs=get;watch;create
+// +kubebuilder:rbac:groups=batch.io,resources=cronjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=art,resources=jobs,verbs=get
+// +kubebuilder:rbac:groups=wave,resources=jobs,verbs=get,namespace=zoo
+// +kubebuilder:rbac:groups=batch;batch;batch,resources=jobs/status,verbs=watch
+// +kubebuilder:rbac:groups=batch;cron,resources=jobs/status,verbs=create;get
+// +kubebuilder:rbac:groups=art,resources=jobs,verbs=get,namespace=zoo
+// +kubebuilder:rbac:groups=cron;batch,resources=jobs/status,verbs=get;create
+// +kubebuilder:rbac:groups=batch,resources=jobs/status,verbs=watch;watch
+// +kubebuilder:rbac:groups=art,resources=jobs,verbs=get,namespace=park
+// +kubebuilder:rbac:groups=batch.io,resources=cronjobs,resourceNames=foo;bar;baz,verbs=get;watch
+// +kubebuilder:rbac:groups=deduplicate-verbs,resources=some,verbs=get;list
+// +kubebuilder:rbac:groups=deduplicate-verbs,resources=some,verbs=get
+// +kubebuilder:rbac:groups=deduplicate-verbs,resources=some,verbs=list
+// +kubebuilder:rbac:groups=deduplicate-resources,resources=one,verbs=create
+// +kubebuilder:rbac:groups=deduplicate-resources,resources=two,verbs=create
+// +kubebuilder:rbac:groups=deduplicate-resources,resources=three,verbs=create
+// +kubebuilder:rbac:groups=deduplicate-groups1,resources=foo,verbs=patch
+// +kubebuilder:rbac:groups=deduplicate-groups2,resources=foo,verbs=patch
+// +kubebuilder:rbac:groups=deduplicate-groups3,resources=foo,verbs=patch
+// +kubebuilder:rbac:groups=deduplicate-all,resources=foo;bar,verbs=get;list
+// +kubebuilder:rbac:groups=deduplicate-all,resources=foo,verbs=get
+// +kubebuilder:rbac:groups=deduplicate-all,resources=bar,verbs=list
+// +kubebuilder:rbac:groups=deduplicate-all-group,resources=foo;bar,verbs=get;list
+// +kubebuilder:rbac:groups=not-deduplicate-resources,resources=some,verbs=get
+// +kubebuilder:rbac:groups=not-deduplicate-resources,resources=another,verbs=list
+// +kubebuilder:rbac:groups=not-deduplicate-groups1,resources=some,verbs=get
+// +kubebuilder:rbac:groups=not-deduplicate-groups2,resources=some,verbs=list
+// +kubebuilder:rbac:urls=/url-to-duplicate,verbs=get
+// +kubebuilder:rbac:urls=/another/url-to-duplicate,verbs=get
+// +kubebuilder:rbac:groups=core,resources=deduplicate,verbs=list
+// +kubebuilder:rbac:groups="",resources=me,verbs=list
+// +kubebuilder:rbac:groups=core;"";some-other-to-deduplicate-with-core,resources=me,verbs=list;get
+"#;
+
+    const CONTROLLER_GEN_ROLE: &str = r#"---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: manager-role
+rules:
+- nonResourceURLs:
+  - /another/url-to-duplicate
+  - /url-to-duplicate
+  verbs:
+  - get
+- apiGroups:
+  - ""
+  resources:
+  - deduplicate
+  - me
+  verbs:
+  - list
+- apiGroups:
+  - ""
+  - some-other-to-deduplicate-with-core
+  resources:
+  - me
+  verbs:
+  - get
+  - list
+- apiGroups:
+  - art
+  resources:
+  - jobs
+  verbs:
+  - get
+- apiGroups:
+  - batch
+  resources:
+  - jobs/status
+  verbs:
+  - watch
+- apiGroups:
+  - batch
+  - cron
+  resources:
+  - jobs/status
+  verbs:
+  - create
+  - get
+- apiGroups:
+  - batch.io
+  resources:
+  - cronjobs
+  verbs:
+  - create
+  - get
+  - watch
+- apiGroups:
+  - batch.io
+  resourceNames:
+  - bar
+  - baz
+  - foo
+  resources:
+  - cronjobs
+  verbs:
+  - get
+  - watch
+- apiGroups:
+  - batch.io
+  resources:
+  - cronjobs/status
+  verbs:
+  - get
+  - patch
+  - update
+- apiGroups:
+  - deduplicate-all
+  - deduplicate-all-group
+  resources:
+  - bar
+  - foo
+  verbs:
+  - get
+  - list
+- apiGroups:
+  - deduplicate-groups1
+  - deduplicate-groups2
+  - deduplicate-groups3
+  resources:
+  - foo
+  verbs:
+  - patch
+- apiGroups:
+  - deduplicate-resources
+  resources:
+  - one
+  - three
+  - two
+  verbs:
+  - create
+- apiGroups:
+  - deduplicate-verbs
+  resources:
+  - some
+  verbs:
+  - get
+  - list
+- apiGroups:
+  - not-deduplicate-groups1
+  - not-deduplicate-resources
+  resources:
+  - some
+  verbs:
+  - get
+- apiGroups:
+  - not-deduplicate-groups2
+  resources:
+  - some
+  verbs:
+  - list
+- apiGroups:
+  - not-deduplicate-resources
+  resources:
+  - another
+  verbs:
+  - list
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: manager-role
+  namespace: park
+rules:
+- apiGroups:
+  - art
+  resources:
+  - jobs
+  verbs:
+  - get
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: manager-role
+  namespace: zoo
+rules:
+- apiGroups:
+  - art
+  - wave
+  resources:
+  - jobs
+  verbs:
+  - get
+"#;
+
+    #[test]
+    fn matches_controller_gen_on_its_own_fixture() {
+        assert_eq!(role_yaml(CONTROLLER_GEN_MARKERS), CONTROLLER_GEN_ROLE);
+    }
+
+    #[test]
+    fn marker_order_and_file_split_do_not_matter() {
+        let mut lines: Vec<&str> = CONTROLLER_GEN_MARKERS
+            .lines()
+            .filter(|l| !l.is_empty())
+            .collect();
+        lines.reverse();
+        let (a, b) = lines.split_at(lines.len() / 2);
+        let tree = Mem::new(&[
+            ("src/a.rs", &a.join("\n")),
+            ("src/controllers/deep/b.rs", &b.join("\n")),
+        ]);
+        let out = generate(&tree, &project(vec![])).unwrap();
+        assert_eq!(out.files[0].contents, CONTROLLER_GEN_ROLE);
+    }
+
+    #[test]
+    fn no_markers_still_writes_the_bound_cluster_role() {
+        let yaml = role_yaml("fn main() {}\n");
+        assert_eq!(
+            yaml,
+            "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: manager-role\nrules: []\n"
+        );
+    }
+
+    #[test]
+    fn init_template_is_the_output_for_no_markers() {
+        let template = include_str!("../templates/init/config/rbac/role.yaml.tera");
+        let body = &template[template.find("-#}\n").unwrap() + 4..];
+        assert_eq!(role_yaml(""), body);
+    }
+
+    #[test]
+    fn verbs_union_then_resources_merge() {
+        let yaml = role_yaml(
+            "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list\n\
+             // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=watch;get\n\
+             // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=list;watch;get\n\
+             // +kubebuilder:rbac:groups=apps,resources=deployments/status,verbs=get\n",
+        );
+        assert_eq!(
+            yaml,
+            "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: manager-role\nrules:\n\
+             - apiGroups:\n  - apps\n  resources:\n  - deployments\n  - statefulsets\n  verbs:\n  - get\n  - list\n  - watch\n\
+             - apiGroups:\n  - apps\n  resources:\n  - deployments/status\n  verbs:\n  - get\n"
+        );
+    }
+
+    #[test]
+    fn core_and_empty_group_are_one_group() {
+        let yaml = role_yaml(
+            "// +kubebuilder:rbac:groups=core,resources=pods,verbs=get\n\
+             // +kubebuilder:rbac:groups=\"\",resources=pods,verbs=list\n",
+        );
+        assert!(
+            yaml.contains(
+                "- apiGroups:\n  - \"\"\n  resources:\n  - pods\n  verbs:\n  - get\n  - list\n"
+            ),
+            "{yaml}"
+        );
+        assert_eq!(yaml.matches("apiGroups").count(), 1, "{yaml}");
+    }
+
+    #[test]
+    fn roles_by_namespace_and_role_name() {
+        let yaml = role_yaml(
+            "// +kubebuilder:rbac:groups=core,resources=secrets,verbs=get,namespace=zeta\n\
+             // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get\n\
+             // +kubebuilder:rbac:groups=core,resources=configmaps,verbs=get,namespace=alpha,roleName=config-reader\n\
+             // +kubebuilder:rbac:groups=core,resources=secrets,verbs=list,namespace=alpha\n",
+        );
+        let heads: Vec<&str> = yaml
+            .split("---\n")
+            .filter(|d| !d.is_empty())
+            .map(|d| d.split("rules:").next().unwrap())
+            .collect();
+        assert_eq!(
+            heads,
+            [
+                "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: manager-role\n",
+                "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: config-reader\n  namespace: alpha\n",
+                "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: manager-role\n  namespace: alpha\n",
+                "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: manager-role\n  namespace: zeta\n",
+            ]
+        );
+    }
+
+    #[test]
+    fn only_namespaced_markers_keep_an_empty_cluster_role_first() {
+        let yaml = role_yaml(
+            "// +kubebuilder:rbac:groups=core,resources=secrets,verbs=get,namespace=ns\n",
+        );
+        assert!(yaml.starts_with("---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: manager-role\nrules: []\n---\n"), "{yaml}");
+        assert!(
+            yaml.contains("kind: Role\nmetadata:\n  name: manager-role\n  namespace: ns\n"),
+            "{yaml}"
+        );
+    }
+
+    #[test]
+    fn marker_spellings_accepted_and_ignored() {
+        let accepted = [
+            "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get",
+            "//+kubebuilder:rbac:groups=apps,resources=deployments,verbs=get",
+            "    /// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get",
+            "//! +kubebuilder:rbac:groups={apps},resources={deployments},verbs={get, list}",
+            "// +kubebuilder:rbac:groups=\"apps\",resources=`deployments`,verbs=get ; list",
+        ];
+        for line in accepted {
+            let yaml = role_yaml(line);
+            assert!(
+                yaml.contains("  - apps\n  resources:\n  - deployments\n"),
+                "{line}\n{yaml}"
+            );
+        }
+        // Commented-out markers, markers in code, and other kubebuilder markers are not RBAC rules.
+        for line in [
+            "// // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get",
+            "let s = \"+kubebuilder:rbac:groups=apps,resources=deployments,verbs=get\";",
+            "// +kubebuilder:validation:Minimum=1",
+            "// +operator-rs:scaffold:controllers",
+            "// see +kubebuilder:rbac:groups=x in the docs",
+        ] {
+            assert_eq!(role_yaml(line), role_yaml(""), "{line}");
+        }
+    }
+
+    #[test]
+    fn errors_name_file_line_and_fix() {
+        let src =
+            "//! controller\n\n// +kubebuilder:rbac:groups=apps,resources=deployments,verb=get\n";
+        let err = error_of(src);
+        assert!(
+            err.contains("src/controllers/x.rs:3: unknown key `verb`; did you mean `verbs`?"),
+            "{err}"
+        );
+        assert!(
+            err.contains("+kubebuilder:rbac:groups=apps,resources=deployments,verb=get"),
+            "{err}"
+        );
+        assert!(err.contains("nothing was generated"), "{err}");
+    }
+
+    #[test]
+    fn every_malformed_marker_is_reported() {
+        let tree = Mem::new(&[
+            (
+                "src/a.rs",
+                "// +kubebuilder:rbac:groups=apps,resources=deployments\n",
+            ),
+            (
+                "src/b.rs",
+                "ok\n// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=*\n",
+            ),
+        ]);
+        let err = format!("{:#}", generate(&tree, &project(vec![])).unwrap_err());
+        assert!(err.starts_with("2 RBAC markers cannot be read"), "{err}");
+        assert!(err.contains("src/a.rs:1: no verbs"), "{err}");
+        assert!(
+            err.contains("src/b.rs:2: `*` in verbs grants everything"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn malformed_markers_are_errors() {
+        let cases = [
+            ("groups=apps,resources=deployments", "no verbs"),
+            (
+                "groups=apps,resources=deployments,verbs=",
+                "verbs: empty value",
+            ),
+            ("groups=,resources=pods,verbs=get", "groups: empty value"),
+            (
+                "groups=apps,resources=deployments,verbs=get;;list",
+                "verbs: empty value",
+            ),
+            ("groups=apps,resources=*,verbs=get", "`*` in resources"),
+            ("groups=*,resources=pods,verbs=get", "`*` in groups"),
+            ("urls=/metrics/*,verbs=get", "`*` in urls"),
+            (
+                "groups=apps,resources=deployments,verbs=Get",
+                "verb `Get` is not a lowercase word",
+            ),
+            (
+                "groups=apps,Resources=deployments,verbs=get",
+                "did you mean `resources`?",
+            ),
+            (
+                "groups=apps,resources=deployments,resourcenames=x,verbs=get",
+                "did you mean `resourceNames`?",
+            ),
+            (
+                "groups=apps,resources=deployments,verbs=get,colour=blue",
+                "unknown key `colour`; (keys:",
+            ),
+            (
+                "groups=apps,resources=deployments,verbs=get,verbs=list",
+                "`verbs` is given twice",
+            ),
+            (
+                "groups=apps,resources=deployments,verbs=get,",
+                "empty argument",
+            ),
+            (
+                "groups=apps,resources=deployments,verbs",
+                "`verbs` has no value",
+            ),
+            ("resources=pods,verbs=get", "add `groups=core`"),
+            ("groups=apps,verbs=get", "no resources"),
+            ("verbs=get", "grants nothing"),
+            ("", "grants nothing"),
+            ("urls=/metrics,groups=core,verbs=get", "not both"),
+            ("urls=/metrics,verbs=get,namespace=ns", "drop `namespace=`"),
+            ("urls=metrics,verbs=get", "is not a path"),
+            (
+                "groups=apps,resources=Deployments,verbs=get",
+                "lowercase plural",
+            ),
+            (
+                "groups=Apps,resources=deployments,verbs=get",
+                "not an API group name",
+            ),
+            (
+                "groups=apps,resources=deployments,verbs=get,namespace=Kube_System",
+                "not a valid namespace",
+            ),
+            (
+                "groups=apps,resources=deployments,verbs=get,namespace=a;b",
+                "one value",
+            ),
+            ("groups=apps,resourceNames=x,verbs=get", "no resources"),
+            (
+                "groups=\"apps,resources=deployments,verbs=get",
+                "not closed",
+            ),
+            ("groups={apps,resources=deployments,verbs=get", "not closed"),
+        ];
+        for (args, want) in cases {
+            let err = error_of(&format!("// +kubebuilder:rbac:{args}\n"));
+            assert!(err.contains("src/controllers/x.rs:1: "), "{args}: {err}");
+            assert!(err.contains(want), "{args}: expected {want:?} in\n{err}");
+        }
+    }
+
+    #[test]
+    fn misspelt_marker_names_are_errors() {
+        let cases = [
+            (
+                "// +kubebuilder:rabc:groups=apps,resources=deployments,verbs=get",
+                "did you mean `+kubebuilder:rbac:`?",
+            ),
+            (
+                "// +kubebuilder:RBAC:groups=apps,resources=deployments,verbs=get",
+                "case-sensitive",
+            ),
+            (
+                "// +Kubebuilder:rbac:groups=apps,resources=deployments,verbs=get",
+                "case-sensitive",
+            ),
+            (
+                "// +kubebuilder:rbac groups=apps,resources=deployments,verbs=get",
+                "must be followed by `:`",
+            ),
+            (
+                "// +kubebuilder:rbac=groups=apps",
+                "must be followed by `:`",
+            ),
+            (
+                "// +kubebuiler:rbac:groups=apps,resources=deployments,verbs=get",
+                "did you mean `+kubebuilder:rbac:`?",
+            ),
+            (
+                "// +operator-rs:rbac:groups=apps,resources=deployments,verbs=get",
+                "kubebuilder's spelling",
+            ),
+        ];
+        for (line, want) in cases {
+            let err = error_of(line);
+            assert!(
+                err.contains("src/controllers/x.rs:1: ") && err.contains(want),
+                "{line}: expected {want:?} in\n{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn warnings_for_unknown_verbs_and_unwatchable_controllers() {
+        let src = "// +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds,verbs=get;lsit;watch\n\
+                   // +kubebuilder:rbac:groups=core,resources=configmaps,resourceNames=cfg,verbs=get;create\n";
+        let resources = vec![
+            resource("cache", "example.com", "Memcached", "memcacheds", true),
+            resource("apps", "", "Deployment", "deployments", true),
+            resource("webapp", "example.com", "Guestbook", "guestbooks", false),
+        ];
+        let out = generate(
+            &Mem::new(&[("src/controllers/memcached.rs", src)]),
+            &project(resources),
+        )
+        .unwrap();
+        let w = out.warnings.join("\n");
+        assert!(
+            w.contains("src/controllers/memcached.rs:1: `lsit` is not a verb Kubernetes checks")
+                && w.contains("Did you mean `list`?"),
+            "{w}"
+        );
+        assert!(
+            w.contains("src/controllers/memcached.rs:2: resourceNames cannot restrict `create`"),
+            "{w}"
+        );
+        assert!(
+            w.contains("Deployment controller watch deployments (apps)"),
+            "{w}"
+        );
+        assert!(
+            w.contains(
+                "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch"
+            ),
+            "{w}"
+        );
+        assert!(!w.contains("Memcached controller"), "{w}");
+        assert!(!w.contains("Guestbook"), "{w}");
+        assert_eq!(out.warnings.len(), 3, "{w}");
+    }
+
+    #[test]
+    fn only_rust_files_under_src_are_read() {
+        let m = "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get\n";
+        let tree = Mem::new(&[("src/notes.md", m), ("tests/e2e.rs", m), ("src/lib.rs", "")]);
+        let out = generate(&tree, &project(vec![])).unwrap();
+        assert_eq!(out.files[0].contents, role_yaml(""));
+    }
+
+    #[test]
+    fn output_is_stable() {
+        assert_eq!(
+            role_yaml(CONTROLLER_GEN_MARKERS),
+            role_yaml(CONTROLLER_GEN_MARKERS)
+        );
+        assert_eq!(suggest("verb", &KEYS), Some("verbs"));
+        assert_eq!(suggest("xyz", &KEYS), None);
+        assert_eq!(osa_distance("rabc", "rbac"), 1);
+    }
 }

@@ -77,7 +77,10 @@ pub struct Overlay<'a> {
 
 impl<'a> Overlay<'a> {
     pub fn new(base: &'a DiskTree) -> Self {
-        Self { base, pending: BTreeMap::new() }
+        Self {
+            base,
+            pending: BTreeMap::new(),
+        }
     }
 
     /// Record that `rel` will hold `contents`.
@@ -105,7 +108,12 @@ impl SourceTree for Overlay<'_> {
 
     fn files_under(&self, rel_dir: &Path) -> io::Result<Vec<PathBuf>> {
         let mut files = self.base.files_under(rel_dir)?;
-        files.extend(self.pending.keys().filter(|p| p.starts_with(rel_dir)).cloned());
+        files.extend(
+            self.pending
+                .keys()
+                .filter(|p| p.starts_with(rel_dir))
+                .cloned(),
+        );
         files.sort();
         files.dedup();
         Ok(files)
@@ -169,18 +177,26 @@ impl Staged {
 }
 
 fn stage(path: &Path, contents: &str) -> Result<Staged> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("creating directory {}", dir.display()))?;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating directory {}", dir.display()))?;
     let mut tmp = tempfile::Builder::new()
         .prefix(".operator-rs-")
         .tempfile_in(dir)
         .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-    io::Write::write_all(&mut tmp, contents.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
+    io::Write::write_all(&mut tmp, contents.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
     // Keep the permissions of a file we replace (e.g. an executable script).
     if let Ok(meta) = std::fs::metadata(path) {
         let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
     }
-    Ok(Staged { tmp, dest: path.to_path_buf() })
+    Ok(Staged {
+        tmp,
+        dest: path.to_path_buf(),
+    })
 }
 
 /// A unified diff from `old` (None: the file is missing) to `new`, labelled with `rel`.
@@ -188,7 +204,11 @@ pub fn unified_diff(rel: &Path, old: Option<&str>, new: &str) -> String {
     let label = rel.display().to_string();
     let old_text = old.unwrap_or("");
     let diff = similar::TextDiff::from_lines(old_text, new);
-    let old_label = if old.is_some() { format!("a/{label}") } else { "/dev/null".to_string() };
+    let old_label = if old.is_some() {
+        format!("a/{label}")
+    } else {
+        "/dev/null".to_string()
+    };
     diff.unified_diff()
         .context_radius(3)
         .header(&old_label, &format!("b/{label}"))

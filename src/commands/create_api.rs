@@ -17,7 +17,11 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let (resource, ctx_extra) = plan_resource(&project, args)?;
 
     // Record the resource: replace the same GVK (with --force), else append.
-    match project.resources.iter_mut().find(|r| r.same_gvk(&resource.group, &resource.version, &resource.kind)) {
+    match project
+        .resources
+        .iter_mut()
+        .find(|r| r.same_gvk(&resource.group, &resource.version, &resource.kind))
+    {
         Some(existing) => merge_into(existing, &resource),
         None => project.resources.push(resource.clone()),
     }
@@ -62,20 +66,28 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<(Resource, t
     let kind = args.kind.trim();
     for (flag, value) in [("group", group), ("version", version), ("kind", kind)] {
         if value.starts_with('-') {
-            bail!("--{flag} has no value: it took {value:?}, which looks like the next flag\n  e.g. --{flag} {}", example(flag));
+            bail!(
+                "--{flag} has no value: it took {value:?}, which looks like the next flag\n  e.g. --{flag} {}",
+                example(flag)
+            );
         }
     }
     names::validate_version(version)?;
     names::validate_kind(kind)?;
     if !args.resource && !args.controller {
-        bail!("nothing to create: both --resource=false and --controller=false\n  e.g. drop --controller=false to get a controller for an existing kind");
+        bail!(
+            "nothing to create: both --resource=false and --controller=false\n  e.g. drop --controller=false to get a controller for an existing kind"
+        );
     }
     let kind_snake = names::kind_snake(kind);
     let own = project.find(group, version, kind).cloned();
 
     let mut resource = if args.resource {
         names::validate_group(group, &project.domain)?;
-        let plural = args.plural.clone().unwrap_or_else(|| names::default_plural(kind));
+        let plural = args
+            .plural
+            .clone()
+            .unwrap_or_else(|| names::default_plural(kind));
         names::validate_plural(&plural)?;
         if let Some(existing) = own.as_ref().filter(|r| r.has_api())
             && !args.force
@@ -93,7 +105,11 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<(Resource, t
             version: version.to_string(),
             kind: kind.to_string(),
             plural,
-            api: Some(Api { crd_version: "v1".into(), namespaced: args.namespaced, storage: false }),
+            api: Some(Api {
+                crd_version: "v1".into(),
+                namespaced: args.namespaced,
+                storage: false,
+            }),
             controller: args.controller,
             core: false,
             path: format!("crate::api::{version}::{kind}"),
@@ -104,13 +120,26 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<(Resource, t
         let storage = !project
             .versions_of(&candidate)
             .any(|r| r.version != version && r.api.as_ref().is_some_and(|a| a.storage));
-        Resource { api: Some(Api { storage, ..candidate.api.clone().unwrap() }), ..candidate }
+        Resource {
+            api: Some(Api {
+                storage,
+                ..candidate.api.clone().unwrap()
+            }),
+            ..candidate
+        }
     } else if let Some(existing) = own.clone().filter(|r| r.has_api()) {
         // A controller for a kind this project already owns.
-        Resource { controller: true, ..existing }
+        Resource {
+            controller: true,
+            ..existing
+        }
     } else if let Some(b) = builtin::lookup(group, version, kind) {
         Resource {
-            group: if b.group.is_empty() { "core".into() } else { b.group.to_string() },
+            group: if b.group.is_empty() {
+                "core".into()
+            } else {
+                b.group.to_string()
+            },
             domain: String::new(),
             version: version.to_string(),
             kind: kind.to_string(),
@@ -123,9 +152,13 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<(Resource, t
         }
     } else {
         let hint = if builtin::is_builtin_group(group) {
-            format!("k8s-openapi has no kind {kind} in {group}/{version}; check the spelling and version (e.g. --group apps --version v1 --kind Deployment)")
+            format!(
+                "k8s-openapi has no kind {kind} in {group}/{version}; check the spelling and version (e.g. --group apps --version v1 --kind Deployment)"
+            )
         } else {
-            format!("{group}/{version} {kind} is not a kind of this project (see PROJECT) nor a built-in Kubernetes kind\n  e.g. --group apps --version v1 --kind Deployment --resource=false, or drop --resource=false to create the kind")
+            format!(
+                "{group}/{version} {kind} is not a kind of this project (see PROJECT) nor a built-in Kubernetes kind\n  e.g. --group apps --version v1 --kind Deployment --resource=false, or drop --resource=false to create the kind"
+            )
         };
         bail!("--resource=false needs an existing kind: {hint}");
     };
@@ -148,14 +181,23 @@ fn example(flag: &str) -> &'static str {
 
 /// Every version of one kind shares its plural and scope (one CRD).
 fn check_other_versions(project: &Project, new: &Resource) -> Result<()> {
-    for other in project.versions_of(new).filter(|r| r.version != new.version) {
-        let (Some(a), Some(b)) = (&other.api, &new.api) else { continue };
+    for other in project
+        .versions_of(new)
+        .filter(|r| r.version != new.version)
+    {
+        let (Some(a), Some(b)) = (&other.api, &new.api) else {
+            continue;
+        };
         if a.namespaced != b.namespaced {
             bail!(
                 "{} {} is {}, so every version of it must be: pass --namespaced={} (one CRD has one scope)",
                 other.api_version(),
                 other.kind,
-                if a.namespaced { "namespaced" } else { "cluster-scoped" },
+                if a.namespaced {
+                    "namespaced"
+                } else {
+                    "cluster-scoped"
+                },
                 a.namespaced
             );
         }
@@ -178,7 +220,11 @@ fn check_rust_names(project: &Project, new: &Resource) -> Result<()> {
     let names_of = |k: &str| [k.to_string(), format!("{k}Spec"), format!("{k}Status")];
     let new_names = names_of(&new.kind);
     let snake = names::kind_snake(&new.kind);
-    for other in project.resources.iter().filter(|r| r.has_api() && r.version == new.version && !r.same_gk(new)) {
+    for other in project
+        .resources
+        .iter()
+        .filter(|r| r.has_api() && r.version == new.version && !r.same_gk(new))
+    {
         if names::kind_snake(&other.kind) == snake {
             bail!(
                 "src/api/{}/{snake}.rs already holds {} {}; kinds of one version share a module, so {} {} would collide with it\n  \
@@ -221,39 +267,72 @@ fn check_controller_slot(project: &Project, new: &Resource, force: bool) -> Resu
         }
         if names::kind_snake(&other.kind) == snake {
             let why = if other.same_gk(new) {
-                format!("{} {} already has one (src/controllers/{snake}.rs); one controller serves every version", other.api_version(), other.kind)
+                format!(
+                    "{} {} already has one (src/controllers/{snake}.rs); one controller serves every version",
+                    other.api_version(),
+                    other.kind
+                )
             } else {
-                format!("src/controllers/{snake}.rs already belongs to {} {}", other.api_version(), other.kind)
+                format!(
+                    "src/controllers/{snake}.rs already belongs to {} {}",
+                    other.api_version(),
+                    other.kind
+                )
             };
-            bail!("cannot create a controller for {} {}: {why}\n  e.g. pass --controller=false", new.api_version(), new.kind);
+            bail!(
+                "cannot create a controller for {} {}: {why}\n  e.g. pass --controller=false",
+                new.api_version(),
+                new.kind
+            );
         }
     }
     Ok(())
 }
 
 fn deploy_image(args: &CreateApiArgs, resource: &Resource) -> Result<Option<DeployImage>> {
-    let Some(image) = args.image.as_deref().map(str::trim) else { return Ok(None) };
+    let Some(image) = args.image.as_deref().map(str::trim) else {
+        return Ok(None);
+    };
     if !resource.has_api() || !args.controller || resource.core {
-        bail!("--image needs a kind of this project with a controller (it scaffolds a controller that runs the image)\n  e.g. --group cache --version v1alpha1 --kind Memcached --image memcached:1.6");
+        bail!(
+            "--image needs a kind of this project with a controller (it scaffolds a controller that runs the image)\n  e.g. --group cache --version v1alpha1 --kind Memcached --image memcached:1.6"
+        );
     }
-    if image.is_empty() || image.chars().any(|c| c.is_whitespace() || c == '"' || c == '\\') {
-        bail!("invalid --image {image:?}: must be a container image reference without spaces or quotes\n  e.g. --image memcached:1.6");
+    if image.is_empty()
+        || image
+            .chars()
+            .any(|c| c.is_whitespace() || c == '"' || c == '\\')
+    {
+        bail!(
+            "invalid --image {image:?}: must be a container image reference without spaces or quotes\n  e.g. --image memcached:1.6"
+        );
     }
     if args.image_container_port == Some(0) {
-        bail!("invalid --image-container-port 0: must be a port from 1 to 65535\n  e.g. --image-container-port 11211");
+        bail!(
+            "invalid --image-container-port 0: must be a port from 1 to 65535\n  e.g. --image-container-port 11211"
+        );
     }
     let command: Vec<String> = args
         .image_container_command
         .as_deref()
-        .map(|c| c.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+        .map(|c| {
+            c.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
         .unwrap_or_default();
     if command.iter().any(|c| c.contains('"') || c.contains('\\')) {
-        bail!("invalid --image-container-command: no quotes or backslashes\n  e.g. --image-container-command \"memcached,--memory-limit=64\"");
+        bail!(
+            "invalid --image-container-command: no quotes or backslashes\n  e.g. --image-container-command \"memcached,--memory-limit=64\""
+        );
     }
     if let Some(uid) = args.run_as_user
         && uid < 1
     {
-        bail!("invalid --run-as-user {uid}: the container must run as a non-root user id (1 or more)\n  e.g. --run-as-user 1001");
+        bail!(
+            "invalid --run-as-user {uid}: the container must run as a non-root user id (1 or more)\n  e.g. --run-as-user 1001"
+        );
     }
     Ok(Some(DeployImage {
         image: image.to_string(),
@@ -266,16 +345,30 @@ fn deploy_image(args: &CreateApiArgs, resource: &Resource) -> Result<Option<Depl
 /// The `create api` keys of the template context (see templates/README.md).
 fn context(r: &Resource, project: &Project, kind_snake: &str) -> tera::Context {
     let mut ctx = tera::Context::new();
-    let full_group = if r.core && r.group == "core" { String::new() } else { r.qualified_group() };
+    let full_group = if r.core && r.group == "core" {
+        String::new()
+    } else {
+        r.qualified_group()
+    };
     ctx.insert("group", &r.group);
     ctx.insert("version", &r.version);
     ctx.insert("kind", &r.kind);
     ctx.insert("kind_snake", kind_snake);
     ctx.insert("kind_lower", &r.kind.to_ascii_lowercase());
     ctx.insert("plural", &r.plural);
-    ctx.insert("plural_is_default", &(r.plural == names::default_plural(&r.kind)));
+    ctx.insert(
+        "plural_is_default",
+        &(r.plural == names::default_plural(&r.kind)),
+    );
     ctx.insert("full_group", &full_group);
-    ctx.insert("api_version", &if full_group.is_empty() { r.version.clone() } else { format!("{full_group}/{}", r.version) });
+    ctx.insert(
+        "api_version",
+        &if full_group.is_empty() {
+            r.version.clone()
+        } else {
+            format!("{full_group}/{}", r.version)
+        },
+    );
     let namespaced = match &r.api {
         Some(a) => a.namespaced,
         None => builtin::lookup(&r.group, &r.version, &r.kind).is_none_or(|b| b.namespaced),
@@ -285,16 +378,32 @@ fn context(r: &Resource, project: &Project, kind_snake: &str) -> tera::Context {
     ctx.insert("controller", &r.controller);
     ctx.insert("builtin", &r.core);
     ctx.insert("rust_type", &r.path);
-    let finalizer_group = if full_group.is_empty() { project.domain.clone() } else { full_group.clone() };
+    let finalizer_group = if full_group.is_empty() {
+        project.domain.clone()
+    } else {
+        full_group.clone()
+    };
     ctx.insert("finalizer", &format!("{finalizer_group}/finalizer"));
-    ctx.insert("first_in_version", &!project.resources.iter().any(|o| o.has_api() && o.version == r.version && o.kind != r.kind));
+    ctx.insert(
+        "first_in_version",
+        &!project
+            .resources
+            .iter()
+            .any(|o| o.has_api() && o.version == r.version && o.kind != r.kind),
+    );
     let di = r.deploy_image.as_ref();
     ctx.insert("deploy_image", &di.is_some());
-    ctx.insert("container_image", &di.map(|d| d.image.clone()).unwrap_or_default());
+    ctx.insert(
+        "container_image",
+        &di.map(|d| d.image.clone()).unwrap_or_default(),
+    );
     if let Some(port) = di.and_then(|d| d.container_port) {
         ctx.insert("container_port", &port);
     }
-    ctx.insert("container_command", &di.map(|d| d.container_command.clone()).unwrap_or_default());
+    ctx.insert(
+        "container_command",
+        &di.map(|d| d.container_command.clone()).unwrap_or_default(),
+    );
     if let Some(uid) = di.and_then(|d| d.run_as_user) {
         ctx.insert("run_as_user", &uid);
     }

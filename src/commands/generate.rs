@@ -30,14 +30,19 @@ pub fn apply(root: &Path, output: &GeneratorOutput, check: bool) -> Result<Appli
         let current = match std::fs::read_to_string(&full) {
             Ok(s) => Some(s),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(anyhow::Error::new(e).context(format!("reading {}", full.display()))),
+            Err(e) => {
+                return Err(anyhow::Error::new(e).context(format!("reading {}", full.display())));
+            }
         };
         if current.as_deref() == Some(file.contents.as_str()) {
             applied.unchanged += 1;
             continue;
         }
         if check {
-            print!("{}", unified_diff(&file.path, current.as_deref(), &file.contents));
+            print!(
+                "{}",
+                unified_diff(&file.path, current.as_deref(), &file.contents)
+            );
         } else {
             write_atomic(&full, &file.contents)?;
         }
@@ -88,8 +93,17 @@ fn finish(root: &Path, what: &str, output: &GeneratorOutput, check: bool) -> Res
             eprintln!(
                 "error: {} file{} stale or missing: {}\n  Run `operator-rs generate {}` and commit the result.",
                 applied.changed.len(),
-                if applied.changed.len() == 1 { " is" } else { "s are" },
-                applied.changed.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+                if applied.changed.len() == 1 {
+                    " is"
+                } else {
+                    "s are"
+                },
+                applied
+                    .changed
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 what_command(what)
             );
             Ok(1)

@@ -24,7 +24,9 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
             let folder = super::folder_name(root)?;
             let derived = names::default_project_name(&folder);
             if let Err(e) = names::validate_project_name(&derived) {
-                bail!("{e}\n  (derived from the folder name {folder:?}; pass --project-name to choose one)");
+                bail!(
+                    "{e}\n  (derived from the folder name {folder:?}; pass --project-name to choose one)"
+                );
             }
             derived
         }

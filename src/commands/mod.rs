@@ -29,7 +29,9 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Create(CreateCommand::Api(args)) => create_api::run(&root, &args).map(|_| 0),
         Command::Generate(GenerateCommand::Crds(args)) => generate::run_crds(&root, &args),
         Command::Generate(GenerateCommand::Rbac(args)) => generate::run_rbac(&root, args.check),
-        Command::Generate(GenerateCommand::Manifests(args)) => generate::run_manifests(&root, &args),
+        Command::Generate(GenerateCommand::Manifests(args)) => {
+            generate::run_manifests(&root, &args)
+        }
         Command::Version => {
             print!("{}", version::text());
             Ok(0)
@@ -69,8 +71,14 @@ pub fn print_report(report: &Report) {
 /// Make sure every Rust file we are about to write parses, and that no file declares or imports
 /// one name twice (a kind clashing with a generated name): refuse with the clash rather than
 /// leave a project that does not compile.
-pub fn check_generated_rust(pending: &std::collections::BTreeMap<PathBuf, String>, kind: Option<&str>) -> Result<()> {
-    for (path, text) in pending.iter().filter(|(p, _)| p.extension().is_some_and(|e| e == "rs")) {
+pub fn check_generated_rust(
+    pending: &std::collections::BTreeMap<PathBuf, String>,
+    kind: Option<&str>,
+) -> Result<()> {
+    for (path, text) in pending
+        .iter()
+        .filter(|(p, _)| p.extension().is_some_and(|e| e == "rs"))
+    {
         let file = syn::parse_file(text).map_err(|e| {
             let at = e.span().start();
             anyhow::anyhow!(
@@ -82,9 +90,16 @@ pub fn check_generated_rust(pending: &std::collections::BTreeMap<PathBuf, String
         })?;
         if let Some(dup) = duplicate_type_name(&file) {
             let hint = kind
-                .map(|k| format!("pick another --kind, e.g. `{k}Resource`, or rename `{dup}` in that file"))
+                .map(|k| {
+                    format!(
+                        "pick another --kind, e.g. `{k}Resource`, or rename `{dup}` in that file"
+                    )
+                })
                 .unwrap_or_else(|| format!("rename one `{dup}`"));
-            anyhow::bail!("{}: the name `{dup}` would be defined twice, which Rust refuses; {hint}. Nothing was written.", path.display());
+            anyhow::bail!(
+                "{}: the name `{dup}` would be defined twice, which Rust refuses; {hint}. Nothing was written.",
+                path.display()
+            );
         }
     }
     Ok(())
@@ -105,7 +120,9 @@ fn duplicate_type_name(file: &syn::File) -> Option<String> {
             _ => {}
         }
     }
-    names.into_iter().find(|n| n != "_" && !seen.insert(n.clone()))
+    names
+        .into_iter()
+        .find(|n| n != "_" && !seen.insert(n.clone()))
 }
 
 fn use_leaves(tree: &syn::UseTree, out: &mut Vec<String>) {
@@ -141,8 +158,12 @@ fn civil_year(days: i64) -> i64 {
 
 /// The folder name of `root` (resolving `.`), for the default project name.
 pub fn folder_name(root: &Path) -> Result<String> {
-    let abs = std::fs::canonicalize(root).with_context(|| format!("resolving {}", root.display()))?;
-    Ok(abs.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
+    let abs =
+        std::fs::canonicalize(root).with_context(|| format!("resolving {}", root.display()))?;
+    Ok(abs
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default())
 }
 
 #[cfg(test)]

@@ -1,9 +1,196 @@
-//! placeholder (the crdgen helper replaces this file)
+//! `operator-rs generate crds`: the CRDs of the user's `#[derive(CustomResource)]` types, derived
+//! statically (without compiling the crate) with exactly the semantics of kube-derive 5 +
+//! schemars 1 + kube-core's transforms, or through the compiler with `--exact`.
+//!
+//! Pieces:
+//! - [`loader`]: the crate's module tree as the compiler follows it;
+//! - [`resolve`]: names and types (`use`, `super::`, aliases, std/serde_json/k8s-openapi types);
+//! - [`attrs`]: serde/schemars/kube attribute parsing and serde's rename rules;
+//! - [`schema`]: the `JsonSchema`/`KubeSchema` derive emulation over the real `SchemaGenerator`;
+//! - [`values`]: static evaluation of defaults and literal constants;
+//! - [`k8s_table`]: every k8s-openapi type's real schema, by path (generated);
+//! - [`crd`]: `#[kube(...)]` and the CRD as `crd()` builds it;
+//! - [`output`]: YAML, file layout, kustomization, warnings;
+//! - [`exact`]: the `--exact` harness.
+
+mod attrs;
+mod crd;
+mod error;
+mod exact;
+mod k8s_table;
+mod loader;
+mod output;
+mod resolve;
+mod schema;
+mod values;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+pub use error::{CrdgenError, Location};
+pub use exact::generate_exact;
+pub use output::{KUSTOMIZATION, to_yaml};
+
 use crate::project::Project;
 use crate::workspace::{GeneratorOutput, SourceTree};
-pub fn generate(_tree: &dyn SourceTree, _project: &Project) -> anyhow::Result<GeneratorOutput> {
-    Ok(GeneratorOutput::default())
+
+/// The crate roots `generate crds` reads (each one that exists), relative to the project root.
+pub const CRATE_ROOTS: &[&str] = &["src/lib.rs", "src/main.rs"];
+
+/// One kind's CRD, merged over its versions.
+#[derive(Debug, Clone)]
+pub struct KindCrd {
+    pub group: String,
+    pub kind: String,
+    pub plural: String,
+    pub crd: CustomResourceDefinition,
 }
-pub fn generate_exact(_root: &std::path::Path, _project: &Project) -> anyhow::Result<GeneratorOutput> {
-    Ok(GeneratorOutput::default())
+
+/// Read the crate under `tree` and return every CRD, without writing anything.
+pub fn crds(tree: &dyn SourceTree, project: &Project) -> Result<Vec<KindCrd>, CrdgenError> {
+    let kinds = static_kinds(tree, true)?;
+    merge_kinds(kinds, project)
+}
+
+/// `operator-rs generate crds`: every CRD file plus `config/crd/kustomization.yaml`.
+pub fn generate(tree: &dyn SourceTree, project: &Project) -> Result<GeneratorOutput, CrdgenError> {
+    let crds = crds(tree, project)?;
+    output::files(tree, &crds)
+}
+
+/// The kinds of every crate root, with (`with_schema`) or without their schemas.
+pub(crate) fn static_kinds(
+    tree: &dyn SourceTree,
+    with_schema: bool,
+) -> Result<Vec<crd::KindDef>, CrdgenError> {
+    let mut roots = Vec::new();
+    for r in CRATE_ROOTS {
+        let rel = PathBuf::from(r);
+        if tree
+            .read(&rel)
+            .map_err(|source| CrdgenError::Io {
+                path: rel.clone(),
+                source,
+            })?
+            .is_some()
+        {
+            roots.push(rel);
+        }
+    }
+    if roots.is_empty() {
+        return Err(CrdgenError::NoCrateRoot(tree.root().to_path_buf()));
+    }
+    let mut kinds = Vec::new();
+    for root in roots {
+        let krate = Rc::new(loader::load(tree, &root)?);
+        for d in crd::custom_resources(&krate) {
+            kinds.push(crd::build_kind(&krate, d, with_schema)?);
+        }
+    }
+    Ok(kinds)
+}
+
+/// Group versions of a kind, pick the storage version, merge with `kube_core::crd::merge_crds`.
+pub(crate) fn merge_kinds(
+    kinds: Vec<crd::KindDef>,
+    project: &Project,
+) -> Result<Vec<KindCrd>, CrdgenError> {
+    let mut groups: BTreeMap<(String, String), Vec<crd::KindDef>> = BTreeMap::new();
+    for k in kinds {
+        groups
+            .entry((k.group.clone(), k.kind.clone()))
+            .or_default()
+            .push(k);
+    }
+    let mut out = Vec::new();
+    for ((group, kind), versions) in groups {
+        for (i, a) in versions.iter().enumerate() {
+            if let Some(b) = versions[i + 1..].iter().find(|b| b.version == a.version) {
+                return Err(CrdgenError::Versions(format!(
+                    "{group}/{} {kind} is defined twice: at {} and at {}",
+                    a.version, a.loc, b.loc
+                )));
+            }
+        }
+        let plural = versions[0].plural.clone();
+        if versions.len() == 1 {
+            let k = versions.into_iter().next().expect("one version");
+            out.push(KindCrd {
+                group,
+                kind,
+                plural,
+                crd: k.crd,
+            });
+            continue;
+        }
+        let from_project: Vec<&str> = project
+            .resources
+            .iter()
+            .filter(|r| {
+                r.kind == kind
+                    && r.qualified_group() == group
+                    && r.api.as_ref().is_some_and(|a| a.storage)
+            })
+            .map(|r| r.version.as_str())
+            .filter(|v| versions.iter().any(|k| k.version == *v))
+            .collect();
+        let stored = match from_project.as_slice() {
+            [one] => one.to_string(),
+            [] => {
+                let storing: Vec<&crd::KindDef> = versions.iter().filter(|k| k.storage).collect();
+                match storing.as_slice() {
+                    [one] => one.version.clone(),
+                    [] => {
+                        return Err(CrdgenError::Versions(format!(
+                            "{kind}.{group} has no storage version: every version has `#[kube(storage = false)]` ({}); mark exactly one with `storage` in PROJECT or drop `storage = false` from one",
+                            versions
+                                .iter()
+                                .map(|k| format!("{} at {}", k.version, k.loc))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )));
+                    }
+                    several => {
+                        return Err(CrdgenError::Versions(format!(
+                            "{kind}.{group} has {} storage versions: {} (a version is a storage version unless it says `#[kube(storage = false)]`); keep exactly one, e.g. add `#[kube(storage = false)]` to the others or set `storage: true` for one of them in PROJECT",
+                            several.len(),
+                            several
+                                .iter()
+                                .map(|k| format!("{} at {}", k.version, k.loc))
+                                .collect::<Vec<_>>()
+                                .join(" and ")
+                        )));
+                    }
+                }
+            }
+            several => {
+                return Err(CrdgenError::Versions(format!(
+                    "{kind}.{group}: PROJECT marks several storage versions ({}); keep exactly one `storage: true`",
+                    several.join(" and ")
+                )));
+            }
+        };
+        let merged =
+            kube_core::crd::merge_crds(versions.into_iter().map(|k| k.crd).collect(), &stored)
+                .map_err(|e| {
+                    CrdgenError::Versions(format!(
+                        "{kind}.{group}: the versions cannot be merged: {e}"
+                    ))
+                })?;
+        out.push(KindCrd {
+            group,
+            kind,
+            plural,
+            crd: merged,
+        });
+    }
+    Ok(out)
+}
+
+/// Where the CRD of `group`/`plural` is written.
+pub fn crd_path(group: &str, plural: &str) -> PathBuf {
+    Path::new("config/crd/bases").join(format!("{group}_{plural}.yaml"))
 }

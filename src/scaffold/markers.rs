@@ -41,7 +41,11 @@ pub enum Inserted {
 pub fn insert(file: &str, path: &Path, name: &str, fragment: &str) -> Inserted {
     let token = comment_token(path);
     let frag_lines: Vec<&str> = fragment.lines().map(str::trim_end).collect();
-    let wanted: Vec<&str> = frag_lines.iter().map(|l| l.trim()).filter(|l| !l.is_empty()).collect();
+    let wanted: Vec<&str> = frag_lines
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .collect();
     if wanted.is_empty() || contains_run(file, &wanted) {
         return Inserted::AlreadyPresent;
     }
@@ -64,11 +68,19 @@ pub fn insert(file: &str, path: &Path, name: &str, fragment: &str) -> Inserted {
         }
         out.push_str(line);
     }
-    if found { Inserted::Added(out) } else { Inserted::NoMarker }
+    if found {
+        Inserted::Added(out)
+    } else {
+        Inserted::NoMarker
+    }
 }
 
 fn contains_run(file: &str, wanted: &[&str]) -> bool {
-    let lines: Vec<&str> = file.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let lines: Vec<&str> = file
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
     lines.windows(wanted.len()).any(|w| w == wanted)
 }
 
@@ -80,8 +92,12 @@ mod tests {
 
     #[test]
     fn inserts_before_marker_with_its_indent() {
-        let Inserted::Added(out) = insert(MOD_RS, Path::new("src/controllers/mod.rs"), "controllers", "a::run(),\n")
-        else {
+        let Inserted::Added(out) = insert(
+            MOD_RS,
+            Path::new("src/controllers/mod.rs"),
+            "controllers",
+            "a::run(),\n",
+        ) else {
             panic!("not added")
         };
         assert_eq!(
@@ -93,10 +109,17 @@ mod tests {
     #[test]
     fn insertion_is_idempotent() {
         let p = Path::new("x.rs");
-        let Inserted::Added(once) = insert(MOD_RS, p, "controllers", "a::run(),\n") else { panic!() };
-        assert_eq!(insert(&once, p, "controllers", "a::run(),\n"), Inserted::AlreadyPresent);
+        let Inserted::Added(once) = insert(MOD_RS, p, "controllers", "a::run(),\n") else {
+            panic!()
+        };
+        assert_eq!(
+            insert(&once, p, "controllers", "a::run(),\n"),
+            Inserted::AlreadyPresent
+        );
         // A second, different fragment goes after the first, before the marker.
-        let Inserted::Added(twice) = insert(&once, p, "controllers", "b::run(),\n") else { panic!() };
+        let Inserted::Added(twice) = insert(&once, p, "controllers", "b::run(),\n") else {
+            panic!()
+        };
         let a = twice.find("a::run").unwrap();
         let b = twice.find("b::run").unwrap();
         let m = twice.find("+operator-rs").unwrap();
@@ -107,17 +130,31 @@ mod tests {
     fn yaml_markers_use_hash_comments() {
         let file = "resources:\n- a.yaml\n# +operator-rs:scaffold:crdkustomizeresource\n";
         let p = Path::new("config/crd/kustomization.yaml");
-        let Inserted::Added(out) = insert(file, p, "crdkustomizeresource", "- b.yaml") else { panic!() };
-        assert_eq!(out, "resources:\n- a.yaml\n- b.yaml\n# +operator-rs:scaffold:crdkustomizeresource\n");
+        let Inserted::Added(out) = insert(file, p, "crdkustomizeresource", "- b.yaml") else {
+            panic!()
+        };
+        assert_eq!(
+            out,
+            "resources:\n- a.yaml\n- b.yaml\n# +operator-rs:scaffold:crdkustomizeresource\n"
+        );
         // The Rust comment token is not a marker in YAML, and another marker name is not this one.
-        assert_eq!(insert("// +operator-rs:scaffold:x\n", p, "x", "- c"), Inserted::NoMarker);
+        assert_eq!(
+            insert("// +operator-rs:scaffold:x\n", p, "x", "- c"),
+            Inserted::NoMarker
+        );
         assert_eq!(insert(file, p, "other", "- c"), Inserted::NoMarker);
     }
 
     #[test]
     fn multi_line_fragment_keeps_relative_indent() {
         let file = "fn f() {\n    // +operator-rs:scaffold:body\n}\n";
-        let Inserted::Added(out) = insert(file, Path::new("a.rs"), "body", "if x {\n    y();\n}\n") else { panic!() };
-        assert_eq!(out, "fn f() {\n    if x {\n        y();\n    }\n    // +operator-rs:scaffold:body\n}\n");
+        let Inserted::Added(out) = insert(file, Path::new("a.rs"), "body", "if x {\n    y();\n}\n")
+        else {
+            panic!()
+        };
+        assert_eq!(
+            out,
+            "fn f() {\n    if x {\n        y();\n    }\n    // +operator-rs:scaffold:body\n}\n"
+        );
     }
 }

@@ -57,7 +57,12 @@ impl Report {
 /// Render every template of `command` (`init`, `api`) with `ctx` into `overlay`.
 /// Files whose policy is `error` and that exist already are refused unless `force`; the refusal
 /// lists every such file, and nothing is planned.
-pub fn plan(command: &str, ctx: &tera::Context, force: bool, overlay: &mut Overlay<'_>) -> Result<Report> {
+pub fn plan(
+    command: &str,
+    ctx: &tera::Context,
+    force: bool,
+    overlay: &mut Overlay<'_>,
+) -> Result<Report> {
     let templates = templates_for(command)?;
     let mut tera = tera::Tera::default();
     tera.add_raw_templates(templates.iter().map(|t| (t.name.as_str(), t.body)))
@@ -100,7 +105,10 @@ pub fn plan(command: &str, ctx: &tera::Context, force: bool, overlay: &mut Overl
         }
     }
     if !conflicts.is_empty() {
-        let list: Vec<String> = conflicts.iter().map(|p| format!("  {}", p.display())).collect();
+        let list: Vec<String> = conflicts
+            .iter()
+            .map(|p| format!("  {}", p.display()))
+            .collect();
         bail!(
             "refusing to overwrite {} existing file{} that operator-rs would scaffold:\n{}\n  \
              Nothing was written. Pass --force to overwrite them (your changes to them are lost), or move them aside.",
@@ -144,7 +152,9 @@ pub fn plan(command: &str, ctx: &tera::Context, force: bool, overlay: &mut Overl
 
 /// Evaluate a front matter `when:` (`key` or `not key`) against the context.
 fn condition_holds(when: Option<&str>, ctx: &tera::Context) -> bool {
-    let Some(when) = when.map(str::trim) else { return true };
+    let Some(when) = when.map(str::trim) else {
+        return true;
+    };
     let (negate, key) = match when.strip_prefix("not ") {
         Some(k) => (true, k.trim()),
         None => (false, when),
@@ -164,11 +174,24 @@ fn truthy(v: &serde_json::Value) -> bool {
 }
 
 fn render_path(t: &Template, ctx: &tera::Context) -> Result<PathBuf> {
-    let rendered = tera::Tera::one_off(&t.front.path, ctx, false)
-        .map_err(|e| anyhow!("rendering the output path of template {}: {}", t.name, error_chain(&e)))?;
+    let rendered = tera::Tera::one_off(&t.front.path, ctx, false).map_err(|e| {
+        anyhow!(
+            "rendering the output path of template {}: {}",
+            t.name,
+            error_chain(&e)
+        )
+    })?;
     let path = PathBuf::from(rendered.trim());
-    if path.is_absolute() || path.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
-        bail!("template {} renders to {}, outside the project (a bug in operator-rs)", t.name, path.display());
+    if path.is_absolute()
+        || path
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        bail!(
+            "template {} renders to {}, outside the project (a bug in operator-rs)",
+            t.name,
+            path.display()
+        );
     }
     Ok(path)
 }
@@ -190,5 +213,8 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+    text.lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -137,7 +137,10 @@ mod tests {
     fn rejects_missing_or_unknown_front_matter() {
         assert!(parse_front_matter("t", "no front matter").is_err());
         assert!(parse_front_matter("t", "{#- operator-rs\npath: a\n").is_err());
-        let err = format!("{:#}", parse_front_matter("t", "{#- operator-rs\npath: a\nifexists: skip\n-#}").unwrap_err());
+        let err = format!(
+            "{:#}",
+            parse_front_matter("t", "{#- operator-rs\npath: a\nifexists: skip\n-#}").unwrap_err()
+        );
         assert!(err.contains("ifexists"), "{err}");
     }
 

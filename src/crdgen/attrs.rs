@@ -1,0 +1,332 @@
+//! Attribute parsing: `#[serde(...)]` and `#[schemars(...)]` merged the way schemars_derive does
+//! (a schemars keyword overrides the serde one of the same name), `#[validate(...)]`, doc comments,
+//! `#[kube(...)]` and `#[x_kube(...)]`, and serde's rename rules.
+
+use proc_macro2::{Span, TokenStream};
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
+use syn::spanned::Spanned;
+use syn::{Expr, Token};
+
+/// One item inside `#[serde(...)]` / `#[schemars(...)]`.
+#[derive(Debug, Clone)]
+pub(crate) struct MetaItem {
+    pub name: String,
+    pub span: Span,
+    pub kind: MetaKind,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum MetaKind {
+    Flag,
+    Value(Box<Expr>),
+    List(TokenStream),
+    Not,
+}
+
+impl MetaItem {
+    pub fn str_value(&self) -> Option<String> {
+        match &self.kind {
+            MetaKind::Value(e) => lit_str(e),
+            _ => None,
+        }
+    }
+}
+
+pub(crate) fn lit_str(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => Some(s.value()),
+        Expr::Group(g) => lit_str(&g.expr),
+        _ => None,
+    }
+}
+
+fn parse_meta_item(input: ParseStream) -> syn::Result<MetaItem> {
+    if input.peek(Token![!]) {
+        let bang: Token![!] = input.parse()?;
+        let ident = input.call(syn::Ident::parse_any)?;
+        return Ok(MetaItem {
+            name: ident.to_string(),
+            span: bang.span,
+            kind: MetaKind::Not,
+        });
+    }
+    let ident = input.call(syn::Ident::parse_any)?;
+    let span = ident.span();
+    let name = ident.to_string();
+    let kind = if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        MetaKind::Value(Box::new(input.parse()?))
+    } else if input.peek(syn::token::Paren) {
+        let content;
+        syn::parenthesized!(content in input);
+        MetaKind::List(content.parse()?)
+    } else {
+        MetaKind::Flag
+    };
+    Ok(MetaItem { name, span, kind })
+}
+
+/// Parse a comma-separated list of meta items.
+pub(crate) fn parse_meta_list(tokens: TokenStream) -> syn::Result<Vec<MetaItem>> {
+    let parser = |input: ParseStream| {
+        let mut out = Vec::new();
+        while !input.is_empty() {
+            out.push(parse_meta_item(input)?);
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+        }
+        Ok(out)
+    };
+    parser.parse2(tokens)
+}
+
+/// Every item of every `#[<name>(...)]` attribute, in order.
+pub(crate) fn meta_items(attrs: &[syn::Attribute], name: &str) -> syn::Result<Vec<MetaItem>> {
+    let mut out = Vec::new();
+    for a in attrs.iter().filter(|a| a.path().is_ident(name)) {
+        match &a.meta {
+            syn::Meta::List(l) => out.extend(parse_meta_list(l.tokens.clone())?),
+            syn::Meta::Path(_) => {}
+            syn::Meta::NameValue(nv) => {
+                return Err(syn::Error::new(
+                    nv.span(),
+                    format!("expected #[{name}(...)]"),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The keywords schemars lets serde_derive_internals parse (a schemars one overrides serde's).
+const SERDE_KEYWORDS: &[&str] = &[
+    "rename",
+    "rename_all",
+    "rename_all_fields",
+    "deny_unknown_fields",
+    "tag",
+    "content",
+    "untagged",
+    "default",
+    "skip",
+    "skip_serializing",
+    "skip_serializing_if",
+    "skip_deserializing",
+    "flatten",
+    "remote",
+    "transparent",
+    "into",
+    "from",
+    "try_from",
+];
+
+/// The effective serde items after schemars' override rules, plus the schemars-only items.
+pub(crate) struct Merged {
+    pub serde: Vec<MetaItem>,
+    pub schemars: Vec<MetaItem>,
+    /// `#[serde(with/serialize_with = ...)]` items (kept as serde has them).
+    pub serde_with: Vec<MetaItem>,
+    pub validate: Vec<MetaItem>,
+}
+
+pub(crate) fn merged(attrs: &[syn::Attribute]) -> syn::Result<Merged> {
+    let schemars = meta_items(attrs, "schemars")?;
+    let serde_all = meta_items(attrs, "serde")?;
+    let validate = meta_items(attrs, "validate")?;
+    let mut schemars_names: Vec<String> = Vec::new();
+    let mut unset: Vec<String> = Vec::new();
+    let mut serde = Vec::new();
+    for m in &schemars {
+        if matches!(m.kind, MetaKind::Not) {
+            unset.push(m.name.clone());
+        } else if SERDE_KEYWORDS.contains(&m.name.as_str()) {
+            schemars_names.push(m.name.clone());
+            serde.push(m.clone());
+        }
+    }
+    if schemars_names.iter().any(|n| n == "skip") {
+        schemars_names.push("skip_serializing".into());
+        schemars_names.push("skip_deserializing".into());
+    }
+    let mut serde_with = Vec::new();
+    for m in serde_all {
+        if m.name == "with" || m.name == "serialize_with" {
+            serde_with.push(m);
+            continue;
+        }
+        if !schemars_names.contains(&m.name)
+            && !unset.contains(&m.name)
+            && SERDE_KEYWORDS.contains(&m.name.as_str())
+        {
+            serde.push(m);
+        }
+    }
+    Ok(Merged {
+        serde,
+        schemars,
+        serde_with,
+        validate,
+    })
+}
+
+/// serde's `RenameRule`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum RenameRule {
+    #[default]
+    None,
+    LowerCase,
+    UpperCase,
+    PascalCase,
+    CamelCase,
+    SnakeCase,
+    ScreamingSnakeCase,
+    KebabCase,
+    ScreamingKebabCase,
+}
+
+impl RenameRule {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "lowercase" => Self::LowerCase,
+            "UPPERCASE" => Self::UpperCase,
+            "PascalCase" => Self::PascalCase,
+            "camelCase" => Self::CamelCase,
+            "snake_case" => Self::SnakeCase,
+            "SCREAMING_SNAKE_CASE" => Self::ScreamingSnakeCase,
+            "kebab-case" => Self::KebabCase,
+            "SCREAMING-KEBAB-CASE" => Self::ScreamingKebabCase,
+            _ => return None,
+        })
+    }
+
+    pub fn or(self, other: Self) -> Self {
+        if self == Self::None { other } else { self }
+    }
+
+    pub fn apply_to_variant(self, variant: &str) -> String {
+        use RenameRule::*;
+        match self {
+            None | PascalCase => variant.to_owned(),
+            LowerCase => variant.to_ascii_lowercase(),
+            UpperCase => variant.to_ascii_uppercase(),
+            CamelCase => variant[..1].to_ascii_lowercase() + &variant[1..],
+            SnakeCase => {
+                let mut snake = String::new();
+                for (i, ch) in variant.char_indices() {
+                    if i > 0 && ch.is_uppercase() {
+                        snake.push('_');
+                    }
+                    snake.push(ch.to_ascii_lowercase());
+                }
+                snake
+            }
+            ScreamingSnakeCase => SnakeCase.apply_to_variant(variant).to_ascii_uppercase(),
+            KebabCase => SnakeCase.apply_to_variant(variant).replace('_', "-"),
+            ScreamingKebabCase => ScreamingSnakeCase
+                .apply_to_variant(variant)
+                .replace('_', "-"),
+        }
+    }
+
+    pub fn apply_to_field(self, field: &str) -> String {
+        use RenameRule::*;
+        match self {
+            None | LowerCase | SnakeCase => field.to_owned(),
+            UpperCase => field.to_ascii_uppercase(),
+            PascalCase => {
+                let mut pascal = String::new();
+                let mut capitalize = true;
+                for ch in field.chars() {
+                    if ch == '_' {
+                        capitalize = true;
+                    } else if capitalize {
+                        pascal.push(ch.to_ascii_uppercase());
+                        capitalize = false;
+                    } else {
+                        pascal.push(ch);
+                    }
+                }
+                pascal
+            }
+            CamelCase => {
+                let pascal = PascalCase.apply_to_field(field);
+                pascal[..1].to_ascii_lowercase() + &pascal[1..]
+            }
+            ScreamingSnakeCase => field.to_ascii_uppercase(),
+            KebabCase => field.replace('_', "-"),
+            ScreamingKebabCase => ScreamingSnakeCase.apply_to_field(field).replace('_', "-"),
+        }
+    }
+}
+
+/// `rename = "x"` or `rename(serialize = "a", deserialize = "b")`: the deserialize side (schemars'
+/// default contract is Deserialize), and the serialize side (for default values).
+pub(crate) fn ser_de_str(m: &MetaItem) -> syn::Result<(Option<String>, Option<String>)> {
+    match &m.kind {
+        MetaKind::Value(e) => {
+            let s = lit_str(e)
+                .ok_or_else(|| syn::Error::new(m.span, format!("`{}` expects a string", m.name)))?;
+            Ok((Some(s.clone()), Some(s)))
+        }
+        MetaKind::List(ts) => {
+            let items = parse_meta_list(ts.clone())?;
+            let mut ser = None;
+            let mut de = None;
+            for i in items {
+                match i.name.as_str() {
+                    "serialize" => ser = i.str_value(),
+                    "deserialize" => de = i.str_value(),
+                    _ => {}
+                }
+            }
+            Ok((ser, de))
+        }
+        _ => Err(syn::Error::new(
+            m.span,
+            format!("`{}` expects a value", m.name),
+        )),
+    }
+}
+
+/// The doc comment as schemars_derive joins it: lines joined with `\n`, one leading space removed.
+/// `Err` when a doc attribute is not a plain string (e.g. `include_str!`).
+pub(crate) fn doc(attrs: &[syn::Attribute]) -> Result<Option<String>, Span> {
+    let mut out: Option<String> = None;
+    for a in attrs.iter().filter(|a| a.path().is_ident("doc")) {
+        let syn::Meta::NameValue(nv) = &a.meta else {
+            continue;
+        };
+        let Some(s) = lit_str(&nv.value) else {
+            return Err(nv.value.span());
+        };
+        let line = s.strip_prefix(' ').unwrap_or(&s).to_string();
+        match &mut out {
+            None => out = Some(line),
+            Some(o) => {
+                o.push('\n');
+                o.push_str(&line);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The names in `#[derive(...)]`, last path segment only.
+pub(crate) fn derives(attrs: &[syn::Attribute]) -> Vec<(String, Span)> {
+    let mut out = Vec::new();
+    for a in attrs.iter().filter(|a| a.path().is_ident("derive")) {
+        let _ = a.parse_nested_meta(|m| {
+            if let Some(last) = m.path.segments.last() {
+                out.push((last.ident.to_string(), m.path.span()));
+            }
+            Ok(())
+        });
+    }
+    out
+}

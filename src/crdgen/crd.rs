@@ -1,0 +1,531 @@
+//! `#[derive(CustomResource)]`: finds the deriving structs, reads every `#[kube(...)]` attribute,
+//! and builds the `CustomResourceDefinition` exactly as kube-derive 5's `crd()` does (same
+//! `SchemaGenerator` settings and transforms), then merges versions with `kube_core::crd::merge_crds`.
+
+use std::collections::BTreeMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use proc_macro2::Span;
+use serde_json::Value;
+use syn::spanned::Spanned;
+
+use super::attrs::{self, MetaItem, MetaKind};
+use super::error::{CrdgenError, FIX_EXACT, Location};
+use super::loader::{Crate, DefId, DefItem};
+use super::resolve::Ty;
+use super::schema::{self, RootSpec, Rule};
+
+/// One `#[derive(CustomResource)]` struct, its attributes read.
+#[derive(Debug, Clone)]
+pub(crate) struct KindDef {
+    pub def: DefId,
+    pub loc: Location,
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub plural: String,
+    pub storage: bool,
+    pub crd: apiext::CustomResourceDefinition,
+}
+
+fn bad_attr(krate: &Crate, d: DefId, span: Span, what: String) -> CrdgenError {
+    CrdgenError::Source {
+        loc: krate.def_loc(d, span),
+        what,
+    }
+}
+
+fn str_of(krate: &Crate, d: DefId, it: &MetaItem) -> Result<String, CrdgenError> {
+    match &it.kind {
+        MetaKind::Value(e) => match attrs::lit_str(e) {
+            Some(s) => Ok(s),
+            None => Err(bad_attr(
+                krate,
+                d,
+                it.span,
+                format!("`#[kube({} = ...)]` expects a string literal", it.name),
+            )),
+        },
+        _ => Err(bad_attr(
+            krate,
+            d,
+            it.span,
+            format!("`#[kube({} = ...)]` expects a value", it.name),
+        )),
+    }
+}
+
+fn bool_of(krate: &Crate, d: DefId, it: &MetaItem) -> Result<bool, CrdgenError> {
+    match &it.kind {
+        MetaKind::Flag => Ok(true),
+        MetaKind::Value(e)
+            if matches!(
+                &**e,
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Bool(_),
+                    ..
+                })
+            ) =>
+        {
+            Ok(
+                matches!(&**e, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. }) if b.value),
+            )
+        }
+        _ => Err(bad_attr(
+            krate,
+            d,
+            it.span,
+            format!("`#[kube({})]` expects a bool", it.name),
+        )),
+    }
+}
+
+fn kv(krate: &Crate, d: DefId, it: &MetaItem) -> Result<(String, String), CrdgenError> {
+    if let MetaKind::List(ts) = &it.kind {
+        let p = syn::parse::Parser::parse2(
+            syn::punctuated::Punctuated::<syn::LitStr, syn::Token![,]>::parse_terminated,
+            ts.clone(),
+        );
+        if let Ok(p) = p
+            && p.len() == 2
+        {
+            return Ok((p[0].value(), p[1].value()));
+        }
+    }
+    Err(bad_attr(
+        krate,
+        d,
+        it.span,
+        format!("`#[kube({}(\"key\", \"value\"))]` expected", it.name),
+    ))
+}
+
+/// kube-derive's `to_plural`.
+pub(crate) fn to_plural(word: &str) -> String {
+    if word.ends_with('s')
+        || word.ends_with('x')
+        || word.ends_with('z')
+        || word.ends_with("ch")
+        || word.ends_with("sh")
+    {
+        return format!("{word}es");
+    }
+    if word.ends_with('y')
+        && let Some(c) = word.chars().nth(word.len() - 2)
+        && !matches!(c, 'a' | 'e' | 'i' | 'o' | 'u')
+    {
+        let mut chars = word.chars();
+        chars.next_back();
+        return format!("{}ies", chars.as_str());
+    }
+    format!("{word}s")
+}
+
+/// Every struct deriving `CustomResource`, in module order.
+pub(crate) fn custom_resources(krate: &Crate) -> Vec<DefId> {
+    (0..krate.defs.len())
+        .filter(|d| {
+            matches!(krate.defs[*d].item, DefItem::Struct(_) | DefItem::Enum(_))
+                && attrs::derives(krate.defs[*d].attrs())
+                    .iter()
+                    .any(|(n, _)| n == "CustomResource")
+        })
+        .collect()
+}
+
+/// Read a `#[derive(CustomResource)]` struct and build its one-version CRD.
+pub(crate) fn build_kind(
+    krate: &Rc<Crate>,
+    d: DefId,
+    with_schema: bool,
+) -> Result<KindDef, CrdgenError> {
+    let def = &krate.defs[d];
+    let m = def.module;
+    let items = attrs::meta_items(def.attrs(), "kube").map_err(|e| {
+        bad_attr(
+            krate,
+            d,
+            e.span(),
+            format!("invalid #[kube] attribute: {e}"),
+        )
+    })?;
+    let (mut group, mut version, mut kind) = (None, None, None);
+    let mut doc = None;
+    let mut root = None;
+    let mut plural = None;
+    let mut singular = None;
+    let mut namespaced = false;
+    let mut no_spec = false;
+    let mut status: Option<(String, Span)> = None;
+    let mut categories = Vec::new();
+    let mut shortnames = Vec::new();
+    let mut printcolumns = Vec::new();
+    let mut selectable = Vec::new();
+    let mut scale = None;
+    let mut annotations = Vec::new();
+    let mut labels = Vec::new();
+    let mut rules: Vec<Rule> = Vec::new();
+    let mut storage = true;
+    let mut served = true;
+    let mut deprecated: Option<Option<String>> = None;
+    let mut schema_mode = "derived".to_string();
+    for it in &items {
+        match it.name.as_str() {
+            "group" => group = Some(str_of(krate, d, it)?),
+            "version" => version = Some(str_of(krate, d, it)?),
+            "kind" => kind = Some(str_of(krate, d, it)?),
+            "doc" => doc = Some(str_of(krate, d, it)?),
+            "root" => root = Some(str_of(krate, d, it)?),
+            "plural" => plural = Some(str_of(krate, d, it)?),
+            "singular" => singular = Some(str_of(krate, d, it)?),
+            "namespaced" => namespaced = bool_of(krate, d, it)?,
+            "no_spec" => no_spec = bool_of(krate, d, it)?,
+            "status" => status = Some((str_of(krate, d, it)?, it.span)),
+            "category" => categories.push(str_of(krate, d, it)?),
+            "shortname" => shortnames.push(str_of(krate, d, it)?),
+            "selectable" => selectable.push(str_of(krate, d, it)?),
+            "annotation" => annotations.push(kv(krate, d, it)?),
+            "label" => labels.push(kv(krate, d, it)?),
+            "storage" => {
+                storage = bool_of(krate, d, it)?;
+            }
+            "served" => served = bool_of(krate, d, it)?,
+            "deprecated" => {
+                deprecated = Some(match &it.kind {
+                    MetaKind::Flag => None,
+                    _ => Some(str_of(krate, d, it)?),
+                })
+            }
+            "schema" => schema_mode = str_of(krate, d, it)?,
+            "validation" => {
+                let MetaKind::Value(e) = &it.kind else {
+                    return Err(bad_attr(
+                        krate,
+                        d,
+                        it.span,
+                        "`#[kube(validation = ...)]` expects a value".into(),
+                    ));
+                };
+                rules.push(schema::eval_rule(krate, m, e)?);
+            }
+            "printcolumn" => printcolumns.push(printcolumn(krate, d, it)?),
+            "scale" => scale = Some(scale_of(krate, d, it)?),
+            _ => {}
+        }
+    }
+    let ident_span = def.ident().span();
+    let missing = |n: &str| {
+        bad_attr(
+            krate,
+            d,
+            ident_span,
+            format!("#[derive(CustomResource)] needs `#[kube({n} = \"...\")]`"),
+        )
+    };
+    let group = group.ok_or_else(|| missing("group"))?;
+    let version = version.ok_or_else(|| missing("version"))?;
+    let kind = kind.ok_or_else(|| missing("kind"))?;
+    let ident = def.ident().to_string();
+    let struct_name = root.unwrap_or_else(|| kind.clone());
+    let name = singular.unwrap_or_else(|| kind.to_ascii_lowercase());
+    let plural = plural.unwrap_or_else(|| to_plural(&name));
+
+    let schema = match schema_mode.as_str() {
+        _ if !with_schema => None,
+        "disabled" => None,
+        "manual" => {
+            return Err(CrdgenError::Unsupported {
+                loc: krate.def_loc(d, ident_span),
+                what: format!(
+                    "`#[kube(schema = \"manual\")]` on `{ident}` (a hand-written `impl JsonSchema` for the root)"
+                ),
+                fix: FIX_EXACT.into(),
+            });
+        }
+        _ => {
+            let status_ty = match &status {
+                Some((p, span)) => {
+                    let path: syn::Type = syn::parse_str(p).map_err(|e| {
+                        bad_attr(krate, d, *span, format!("invalid status type: {e}"))
+                    })?;
+                    Some(krate.resolve_type(m, &path, Some(d)).map_err(|e| match e {
+                        CrdgenError::Unsupported { what, fix, .. } => CrdgenError::Unsupported {
+                            loc: krate.def_loc(d, *span),
+                            what,
+                            fix,
+                        },
+                        o => o,
+                    })?)
+                }
+                None => None,
+            };
+            let docstr = doc.unwrap_or_else(|| {
+                format!(" Auto-generated derived type for {ident} via `CustomResource`")
+            });
+            let spec = RootSpec {
+                spec: Ty::User(d),
+                status: status_ty,
+                no_spec,
+                doc: &docstr,
+                root_name: &struct_name,
+                rules: &rules,
+            };
+            let value = schema::with_crate(krate.clone(), || {
+                catch_unwind(AssertUnwindSafe(|| {
+                    let mut g = schemars::generate::SchemaSettings::openapi3()
+                        .with(|s| {
+                            s.inline_subschemas = true;
+                            s.meta_schema = None;
+                        })
+                        .with_transform(schemars::transform::AddNullable::default())
+                        .with_transform(kube_core::schema::StructuralSchemaRewriter)
+                        .with_transform(kube_core::schema::OptionalEnum)
+                        .with_transform(kube_core::schema::OptionalIntOrString)
+                        .into_generator();
+                    schema::root_schema(&mut g, &spec).to_value()
+                }))
+            })?;
+            let value = value.map_err(|p| {
+                let msg = p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                CrdgenError::KubeCannotRender {
+                    loc: krate.def_loc(d, ident_span),
+                    what: format!("kube-core's schema transforms panic on `{ident}`'s schema: {msg}"),
+                    fix: "change the enum or field that the message names (kube-derive's `crd()` would panic the same way)".into(),
+                }
+            })?;
+            let props: apiext::JSONSchemaProps = serde_json::from_value(value).map_err(|e| CrdgenError::KubeCannotRender {
+                loc: krate.def_loc(d, ident_span),
+                what: format!("the schema of `{ident}` is not a valid JSONSchemaProps ({e}); kube-derive's `crd()` would panic"),
+                fix: FIX_EXACT.into(),
+            })?;
+            Some(props)
+        }
+    };
+
+    let opt = |v: Vec<String>| if v.is_empty() { None } else { Some(v) };
+    let map = |v: &Vec<(String, String)>| {
+        if v.is_empty() {
+            None
+        } else {
+            Some(v.iter().cloned().collect::<BTreeMap<String, String>>())
+        }
+    };
+    let (deprecated_flag, deprecation_warning) = match deprecated {
+        None => (None, None),
+        Some(None) => (Some(true), None),
+        Some(Some(w)) => (Some(true), Some(w)),
+    };
+    let crd = apiext::CustomResourceDefinition {
+        metadata: ObjectMeta {
+            annotations: map(&annotations),
+            labels: map(&labels),
+            name: Some(format!("{plural}.{group}")),
+            ..Default::default()
+        },
+        spec: apiext::CustomResourceDefinitionSpec {
+            group: group.clone(),
+            names: apiext::CustomResourceDefinitionNames {
+                categories: opt(categories),
+                kind: kind.clone(),
+                plural: plural.clone(),
+                short_names: opt(shortnames),
+                singular: Some(name),
+                ..Default::default()
+            },
+            scope: if namespaced { "Namespaced" } else { "Cluster" }.into(),
+            versions: vec![apiext::CustomResourceDefinitionVersion {
+                additional_printer_columns: if printcolumns.is_empty() {
+                    None
+                } else {
+                    Some(printcolumns)
+                },
+                deprecated: deprecated_flag,
+                deprecation_warning,
+                name: version.clone(),
+                schema: Some(apiext::CustomResourceValidation {
+                    open_api_v3_schema: schema,
+                }),
+                selectable_fields: if selectable.is_empty() {
+                    None
+                } else {
+                    Some(
+                        selectable
+                            .into_iter()
+                            .map(|json_path| apiext::SelectableField { json_path })
+                            .collect(),
+                    )
+                },
+                served,
+                storage,
+                subresources: status.as_ref().map(|_| apiext::CustomResourceSubresources {
+                    scale,
+                    status: Some(apiext::CustomResourceSubresourceStatus(serde_json::json!(
+                        {}
+                    ))),
+                }),
+            }],
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    Ok(KindDef {
+        def: d,
+        loc: krate.def_loc(d, ident_span),
+        group,
+        version,
+        kind,
+        plural,
+        storage,
+        crd,
+    })
+}
+
+fn printcolumn(
+    krate: &Crate,
+    d: DefId,
+    it: &MetaItem,
+) -> Result<apiext::CustomResourceColumnDefinition, CrdgenError> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Pc {
+        description: Option<String>,
+        format: Option<String>,
+        json_path: String,
+        name: String,
+        priority: Option<i32>,
+        type_: String,
+    }
+    let pc: Pc = match &it.kind {
+        MetaKind::Value(_) => {
+            let s = str_of(krate, d, it)?;
+            serde_json::from_str(&s).map_err(|e| {
+                bad_attr(krate, d, it.span, format!("invalid printcolumn JSON: {e}"))
+            })?
+        }
+        MetaKind::List(ts) => {
+            let nested = attrs::parse_meta_list(ts.clone())
+                .map_err(|e| bad_attr(krate, d, e.span(), e.to_string()))?;
+            let mut obj = serde_json::Map::new();
+            for n in nested {
+                let key = match n.name.as_str() {
+                    "json_path" => "jsonPath",
+                    "type_" => "type",
+                    other => other,
+                }
+                .to_string();
+                let v = match &n.kind {
+                    MetaKind::Value(e) => match (&**e, attrs::lit_str(e)) {
+                        (
+                            syn::Expr::Lit(syn::ExprLit {
+                                lit: syn::Lit::Int(i),
+                                ..
+                            }),
+                            _,
+                        ) => Value::from(
+                            i.base10_parse::<i32>()
+                                .map_err(|e| bad_attr(krate, d, n.span, e.to_string()))?,
+                        ),
+                        (_, Some(s)) => Value::String(s),
+                        (_, None) => {
+                            return Err(bad_attr(
+                                krate,
+                                d,
+                                n.span,
+                                format!("printcolumn `{}` expects a literal", n.name),
+                            ));
+                        }
+                    },
+                    _ => {
+                        return Err(bad_attr(
+                            krate,
+                            d,
+                            n.span,
+                            format!("printcolumn `{}` expects a value", n.name),
+                        ));
+                    }
+                };
+                obj.insert(key, v);
+            }
+            serde_json::from_value(Value::Object(obj))
+                .map_err(|e| bad_attr(krate, d, it.span, format!("invalid printcolumn: {e}")))?
+        }
+        _ => {
+            return Err(bad_attr(
+                krate,
+                d,
+                it.span,
+                "printcolumn expects a JSON string or a list".into(),
+            ));
+        }
+    };
+    Ok(apiext::CustomResourceColumnDefinition {
+        description: pc.description,
+        format: pc.format,
+        json_path: pc.json_path,
+        name: pc.name,
+        priority: pc.priority,
+        type_: pc.type_,
+    })
+}
+
+fn scale_of(
+    krate: &Crate,
+    d: DefId,
+    it: &MetaItem,
+) -> Result<apiext::CustomResourceSubresourceScale, CrdgenError> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Sc {
+        label_selector_path: Option<String>,
+        spec_replicas_path: String,
+        status_replicas_path: String,
+    }
+    let sc: Sc = match &it.kind {
+        MetaKind::Value(_) => {
+            let s = str_of(krate, d, it)?;
+            serde_json::from_str(&s)
+                .map_err(|e| bad_attr(krate, d, it.span, format!("invalid scale JSON: {e}")))?
+        }
+        MetaKind::List(ts) => {
+            let nested = attrs::parse_meta_list(ts.clone())
+                .map_err(|e| bad_attr(krate, d, e.span(), e.to_string()))?;
+            let mut obj = serde_json::Map::new();
+            for n in nested {
+                let key = match n.name.as_str() {
+                    "spec_replicas_path" => "specReplicasPath",
+                    "status_replicas_path" => "statusReplicasPath",
+                    "label_selector_path" => "labelSelectorPath",
+                    other => other,
+                };
+                obj.insert(key.to_string(), Value::String(str_of(krate, d, &n)?));
+            }
+            serde_json::from_value(Value::Object(obj))
+                .map_err(|e| bad_attr(krate, d, it.span, format!("invalid scale: {e}")))?
+        }
+        _ => {
+            return Err(bad_attr(
+                krate,
+                d,
+                it.span,
+                "scale expects a JSON string or a list".into(),
+            ));
+        }
+    };
+    Ok(apiext::CustomResourceSubresourceScale {
+        label_selector_path: sc.label_selector_path,
+        spec_replicas_path: sc.spec_replicas_path,
+        status_replicas_path: sc.status_replicas_path,
+    })
+}
+
+#[allow(dead_code)]
+fn _span(e: &syn::Expr) -> Span {
+    e.span()
+}

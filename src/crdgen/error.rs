@@ -1,0 +1,68 @@
+//! The errors of the static CRD generator. A source error carries `path:line:col`, the construct
+//! that could not be evaluated (or that kube-derive itself cannot render) and the fix.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// A place in the user's sources: a path relative to the project root, 1-based line and column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file.display(), self.line, self.column)
+    }
+}
+
+/// Why `generate crds` stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum CrdgenError {
+    /// A construct the static reader cannot evaluate: use `--exact` or change the source.
+    #[error("{loc}: {what} — {fix}")]
+    Unsupported {
+        loc: Location,
+        what: String,
+        fix: String,
+    },
+    /// A construct kube-derive itself cannot render (its `crd()` would panic or fail to compile).
+    #[error("{loc}: {what} — {fix}")]
+    KubeCannotRender {
+        loc: Location,
+        what: String,
+        fix: String,
+    },
+    /// The source does not parse, or a module file is missing.
+    #[error("{loc}: {what}")]
+    Source { loc: Location, what: String },
+    /// Several versions of one kind, with zero or several storage versions, or otherwise unmergeable.
+    #[error("{0}")]
+    Versions(String),
+    /// No crate root (`src/lib.rs` or `src/main.rs`) under the project.
+    #[error("no crate root: neither src/lib.rs nor src/main.rs exists under {0}")]
+    NoCrateRoot(PathBuf),
+    #[error("reading {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl CrdgenError {
+    /// The location of a source error, if it has one.
+    pub fn location(&self) -> Option<&Location> {
+        match self {
+            CrdgenError::Unsupported { loc, .. }
+            | CrdgenError::KubeCannotRender { loc, .. }
+            | CrdgenError::Source { loc, .. } => Some(loc),
+            _ => None,
+        }
+    }
+}
+
+/// The fix offered for constructs the static reader cannot evaluate.
+pub(crate) const FIX_EXACT: &str =
+    "run `operator-rs generate crds --exact` (derives through the compiler)";

@@ -1,0 +1,159 @@
+//! `generate crds --exact`: the same files through the compiler. Writes a small harness crate under
+//! `target/operator-rs-crdgen/` that depends on the user's crate and prints `crd()` for each kind
+//! the static reader found (as JSON), runs it, and merges versions exactly like the static path.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+use super::crd::KindDef;
+use super::loader;
+use crate::project::Project;
+use crate::workspace::{DiskTree, GeneratorOutput};
+
+/// Generate the CRDs through the compiler (see the module doc).
+pub fn generate_exact(root: &Path, project: &Project) -> Result<GeneratorOutput> {
+    let tree = DiskTree::new(root);
+    let mut kinds = super::static_kinds(&tree, false).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if kinds.is_empty() {
+        return super::output::files(&tree, &[]).map_err(|e| anyhow::anyhow!("{e}"));
+    }
+    // The Rust path of each generated root struct, as seen from a dependent crate.
+    let krate = loader::load(&tree, Path::new("src/lib.rs"))
+        .map_err(|e| anyhow::anyhow!("--exact needs a library crate (src/lib.rs): {e}"))?;
+    let lib = lib_name(root, project)?;
+    let mut paths = Vec::new();
+    for k in &kinds {
+        paths.push(root_path(&krate, k, &lib)?);
+    }
+    let harness = root.join("target/operator-rs-crdgen");
+    std::fs::create_dir_all(harness.join("src"))?;
+    let package = package_name(root)?;
+    let cargo = format!(
+        "[package]\nname = \"operator-rs-crdgen-harness\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n[workspace]\n\n[dependencies]\nuser = {{ path = {:?}, package = {:?} }}\nkube = {{ version = \"5\", default-features = false, features = [\"derive\"] }}\nserde_json = \"1\"\n",
+        root.canonicalize()
+            .unwrap_or_else(|_| root.to_path_buf())
+            .display()
+            .to_string(),
+        package
+    );
+    let mut main = String::from("use kube::CustomResourceExt;\n\nfn main() {\n");
+    for p in &paths {
+        main.push_str(&format!(
+            "    println!(\"{{}}\", serde_json::to_string(&{p}::crd()).unwrap());\n"
+        ));
+    }
+    main.push_str("}\n");
+    write_if_changed(&harness.join("Cargo.toml"), &cargo)?;
+    write_if_changed(&harness.join("src/main.rs"), &main)?;
+    // Reuse the user's lockfile so the harness builds the same dependency versions.
+    if let Ok(lock) = std::fs::read_to_string(root.join("Cargo.lock")) {
+        let _ = write_if_changed(&harness.join("Cargo.lock"), &lock);
+    }
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join("target/crdgen-exact"));
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .arg("run")
+        .arg("--quiet")
+        .arg("--manifest-path")
+        .arg(harness.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .output()
+        .context("running cargo for the --exact harness")?;
+    if !output.status.success() {
+        bail!(
+            "the --exact harness failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let stdout = String::from_utf8(output.stdout).context("harness output is not UTF-8")?;
+    let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.len() != kinds.len() {
+        bail!(
+            "the --exact harness printed {} CRDs for {} kinds",
+            lines.len(),
+            kinds.len()
+        );
+    }
+    for (k, line) in kinds.iter_mut().zip(lines) {
+        k.crd = serde_json::from_str(line).context("parsing a CRD printed by the harness")?;
+    }
+    let crds = super::merge_kinds(kinds, project).map_err(|e| anyhow::anyhow!("{e}"))?;
+    super::output::files(&tree, &crds).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+fn write_if_changed(path: &Path, text: &str) -> Result<()> {
+    if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn manifest(root: &Path) -> Result<toml_lite::Doc> {
+    let text = std::fs::read_to_string(root.join("Cargo.toml")).context("reading Cargo.toml")?;
+    Ok(toml_lite::Doc(text))
+}
+
+fn package_name(root: &Path) -> Result<String> {
+    manifest(root)?
+        .get("package", "name")
+        .context("Cargo.toml has no [package] name")
+}
+
+fn lib_name(root: &Path, project: &Project) -> Result<String> {
+    let doc = manifest(root)?;
+    if let Some(n) = doc.get("lib", "name") {
+        return Ok(n);
+    }
+    if !project.crate_name.is_empty() {
+        return Ok(project.crate_name.clone());
+    }
+    Ok(package_name(root)?.replace('-', "_"))
+}
+
+fn root_path(krate: &loader::Crate, k: &KindDef, _lib: &str) -> Result<String> {
+    let def = &krate
+        .defs
+        .get(k.def)
+        .context("kind not found in the library crate")?;
+    let module = &krate.modules[def.module];
+    let root_name = root_struct_name(def.attrs()).unwrap_or_else(|| k.kind.clone());
+    let mut p = vec!["user".to_string()];
+    p.extend(module.path.iter().cloned());
+    p.push(root_name);
+    Ok(p.join("::"))
+}
+
+fn root_struct_name(attrs: &[syn::Attribute]) -> Option<String> {
+    let items = super::attrs::meta_items(attrs, "kube").ok()?;
+    items
+        .iter()
+        .find(|i| i.name == "root")
+        .and_then(|i| i.str_value())
+}
+
+/// Just enough TOML reading for `[package] name` and `[lib] name`.
+mod toml_lite {
+    pub struct Doc(pub String);
+    impl Doc {
+        pub fn get(&self, table: &str, key: &str) -> Option<String> {
+            let mut in_table = false;
+            for line in self.0.lines() {
+                let t = line.trim();
+                if t.starts_with('[') {
+                    in_table = t == format!("[{table}]");
+                    continue;
+                }
+                if in_table
+                    && let Some((k, v)) = t.split_once('=')
+                    && k.trim() == key
+                {
+                    return Some(v.trim().trim_matches('"').to_string());
+                }
+            }
+            None
+        }
+    }
+}

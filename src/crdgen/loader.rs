@@ -1,0 +1,410 @@
+//! Loads the user's crate as the compiler sees it: starts at `src/lib.rs` / `src/main.rs`, follows
+//! `mod` declarations (files `name.rs` / `name/mod.rs`, `#[path]`, inline modules), skips
+//! `#[cfg(test)]` modules, and indexes every module's types, functions, consts, `use`s and impls.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
+use super::error::{CrdgenError, Location};
+use crate::workspace::SourceTree;
+
+pub(crate) type ModId = usize;
+pub(crate) type DefId = usize;
+
+/// One module of the crate.
+#[derive(Debug)]
+pub(crate) struct Module {
+    /// `crate::api::v1` as segments after `crate`.
+    pub path: Vec<String>,
+    pub file: usize,
+    pub parent: Option<ModId>,
+    pub children: BTreeMap<String, ModId>,
+    pub defs: BTreeMap<String, DefId>,
+    pub fns: BTreeMap<String, syn::ItemFn>,
+    pub consts: BTreeMap<String, (syn::Type, syn::Expr)>,
+    pub uses: Vec<UseEntry>,
+    /// Item-level macro invocations (they may define types the reader cannot see).
+    pub item_macros: Vec<(Span, String)>,
+}
+
+/// One name a `use` brings into scope (`glob`: every public name of `path`).
+#[derive(Debug, Clone)]
+pub(crate) struct UseEntry {
+    pub name: String,
+    pub path: Vec<String>,
+    pub leading_colon: bool,
+    pub glob: bool,
+}
+
+/// A struct, enum or type alias of the crate.
+#[derive(Debug)]
+pub(crate) struct Def {
+    pub module: ModId,
+    pub item: DefItem,
+}
+
+#[derive(Debug)]
+pub(crate) enum DefItem {
+    Struct(syn::ItemStruct),
+    Enum(syn::ItemEnum),
+    Alias(syn::ItemType),
+}
+
+impl Def {
+    pub fn ident(&self) -> &syn::Ident {
+        match &self.item {
+            DefItem::Struct(s) => &s.ident,
+            DefItem::Enum(e) => &e.ident,
+            DefItem::Alias(a) => &a.ident,
+        }
+    }
+    pub fn attrs(&self) -> &[syn::Attribute] {
+        match &self.item {
+            DefItem::Struct(s) => &s.attrs,
+            DefItem::Enum(e) => &e.attrs,
+            DefItem::Alias(a) => &a.attrs,
+        }
+    }
+    pub fn generics(&self) -> &syn::Generics {
+        match &self.item {
+            DefItem::Struct(s) => &s.generics,
+            DefItem::Enum(e) => &e.generics,
+            DefItem::Alias(a) => &a.generics,
+        }
+    }
+}
+
+/// The crate: its files, modules, definitions and impl blocks.
+#[derive(Debug, Default)]
+pub(crate) struct Crate {
+    pub files: Vec<PathBuf>,
+    pub modules: Vec<Module>,
+    pub defs: Vec<Def>,
+    pub impls: Vec<(ModId, syn::ItemImpl)>,
+}
+
+impl Crate {
+    pub fn loc(&self, file: usize, span: Span) -> Location {
+        let start = span.start();
+        Location {
+            file: self.files[file].clone(),
+            line: start.line,
+            column: start.column + 1,
+        }
+    }
+
+    pub fn def_loc(&self, def: DefId, span: Span) -> Location {
+        self.loc(self.modules[self.defs[def].module].file, span)
+    }
+
+    pub fn mod_loc(&self, m: ModId, span: Span) -> Location {
+        self.loc(self.modules[m].file, span)
+    }
+}
+
+/// Load the crate whose root file is `root_rel` (relative to the tree's root).
+pub(crate) fn load(tree: &dyn SourceTree, root_rel: &Path) -> Result<Crate, CrdgenError> {
+    let mut krate = Crate::default();
+    let text =
+        read(tree, root_rel)?.ok_or_else(|| CrdgenError::NoCrateRoot(tree.root().to_path_buf()))?;
+    let file = parse(&mut krate, root_rel, &text)?;
+    // A crate root's `mod x;` files live beside it.
+    let dir = root_rel.parent().unwrap_or(Path::new("")).to_path_buf();
+    add_module(
+        &mut krate,
+        tree,
+        Vec::new(),
+        None,
+        file,
+        file_items(&text, root_rel)?,
+        &dir,
+        &dir,
+    )?;
+    Ok(krate)
+}
+
+fn read(tree: &dyn SourceTree, rel: &Path) -> Result<Option<String>, CrdgenError> {
+    tree.read(rel).map_err(|source| CrdgenError::Io {
+        path: rel.to_path_buf(),
+        source,
+    })
+}
+
+fn parse(krate: &mut Crate, rel: &Path, _text: &str) -> Result<usize, CrdgenError> {
+    krate.files.push(rel.to_path_buf());
+    Ok(krate.files.len() - 1)
+}
+
+fn file_items(text: &str, rel: &Path) -> Result<Vec<syn::Item>, CrdgenError> {
+    syn::parse_file(text).map(|f| f.items).map_err(|e| {
+        let start = e.span().start();
+        CrdgenError::Source {
+            loc: Location {
+                file: rel.to_path_buf(),
+                line: start.line,
+                column: start.column + 1,
+            },
+            what: format!("does not parse as Rust: {e}"),
+        }
+    })
+}
+
+fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.parse_args::<syn::Meta>()
+                .map(|m| m.path().is_ident("test"))
+                .unwrap_or(false)
+    })
+}
+
+fn path_attr(attrs: &[syn::Attribute]) -> Option<String> {
+    attrs
+        .iter()
+        .find(|a| a.path().is_ident("path"))
+        .and_then(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+}
+
+/// Add a module and, recursively, its children. `dir` is where its `mod x;` children live;
+/// `path_dir` is the directory `#[path]` attributes of its children are relative to.
+#[allow(clippy::too_many_arguments)]
+fn add_module(
+    krate: &mut Crate,
+    tree: &dyn SourceTree,
+    path: Vec<String>,
+    parent: Option<ModId>,
+    file: usize,
+    items: Vec<syn::Item>,
+    dir: &Path,
+    path_dir: &Path,
+) -> Result<ModId, CrdgenError> {
+    let id = krate.modules.len();
+    krate.modules.push(Module {
+        path: path.clone(),
+        file,
+        parent,
+        children: BTreeMap::new(),
+        defs: BTreeMap::new(),
+        fns: BTreeMap::new(),
+        consts: BTreeMap::new(),
+        uses: Vec::new(),
+        item_macros: Vec::new(),
+    });
+    for item in items {
+        match item {
+            syn::Item::Mod(m) => {
+                if is_cfg_test(&m.attrs) {
+                    continue;
+                }
+                let name = m.ident.to_string();
+                let name_unraw = name.trim_start_matches("r#").to_string();
+                let mut child_path = path.clone();
+                child_path.push(name_unraw.clone());
+                let child = if let Some((_, content)) = m.content {
+                    // Inline module: its `mod x;` children live in `dir/name/`, `#[path]` too.
+                    let sub = match path_attr(&m.attrs) {
+                        Some(p) => path_dir.join(p),
+                        None => dir.join(&name_unraw),
+                    };
+                    add_module(krate, tree, child_path, Some(id), file, content, &sub, &sub)?
+                } else {
+                    let (rel, child_dir, child_path_dir) = match path_attr(&m.attrs) {
+                        Some(p) => {
+                            let rel = normalize(&path_dir.join(p));
+                            let parent_dir = rel.parent().unwrap_or(Path::new("")).to_path_buf();
+                            // A `#[path]` file's children resolve like a mod.rs's: beside it.
+                            (rel, parent_dir.clone(), parent_dir)
+                        }
+                        None => {
+                            let flat = dir.join(format!("{name_unraw}.rs"));
+                            if read(tree, &flat)?.is_some() {
+                                (flat, dir.join(&name_unraw), dir.to_path_buf())
+                            } else {
+                                let nested = dir.join(&name_unraw).join("mod.rs");
+                                (nested, dir.join(&name_unraw), dir.join(&name_unraw))
+                            }
+                        }
+                    };
+                    let Some(text) = read(tree, &rel)? else {
+                        return Err(CrdgenError::Source {
+                            loc: krate.loc(file, m.ident.span()),
+                            what: format!(
+                                "module `{name_unraw}` has no file ({} not found)",
+                                rel.display()
+                            ),
+                        });
+                    };
+                    let child_file = parse(krate, &rel, &text)?;
+                    let child_items = file_items(&text, &rel)?;
+                    add_module(
+                        krate,
+                        tree,
+                        child_path,
+                        Some(id),
+                        child_file,
+                        child_items,
+                        &child_dir,
+                        &child_path_dir,
+                    )?
+                };
+                krate.modules[id].children.insert(name_unraw, child);
+            }
+            syn::Item::Struct(s) => {
+                let name = s.ident.to_string();
+                add_def(krate, id, name, DefItem::Struct(s));
+            }
+            syn::Item::Enum(e) => {
+                let name = e.ident.to_string();
+                add_def(krate, id, name, DefItem::Enum(e));
+            }
+            syn::Item::Type(t) => {
+                let name = t.ident.to_string();
+                add_def(krate, id, name, DefItem::Alias(t));
+            }
+            syn::Item::Fn(f) => {
+                krate.modules[id].fns.insert(f.sig.ident.to_string(), f);
+            }
+            syn::Item::Const(c) => {
+                krate.modules[id]
+                    .consts
+                    .insert(c.ident.to_string(), (*c.ty, *c.expr));
+            }
+            syn::Item::Static(s) => {
+                krate.modules[id]
+                    .consts
+                    .insert(s.ident.to_string(), (*s.ty, *s.expr));
+            }
+            syn::Item::Use(u) => {
+                if is_cfg_test(&u.attrs) {
+                    continue;
+                }
+                let mut out = Vec::new();
+                flatten_use(&u.tree, Vec::new(), u.leading_colon.is_some(), &mut out);
+                krate.modules[id].uses.extend(out);
+            }
+            syn::Item::Impl(i) if !is_cfg_test(&i.attrs) => krate.impls.push((id, i)),
+            syn::Item::Macro(m) => {
+                let name = m
+                    .mac
+                    .path
+                    .segments
+                    .last()
+                    .map(|s| s.ident.to_string())
+                    .unwrap_or_default();
+                if m.ident.is_none() {
+                    krate.modules[id]
+                        .item_macros
+                        .push((m.mac.path.span(), name));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(id)
+}
+
+fn add_def(krate: &mut Crate, m: ModId, name: String, item: DefItem) {
+    let attrs = match &item {
+        DefItem::Struct(s) => &s.attrs,
+        DefItem::Enum(e) => &e.attrs,
+        DefItem::Alias(a) => &a.attrs,
+    };
+    if is_cfg_test(attrs) {
+        return;
+    }
+    krate.defs.push(Def { module: m, item });
+    let id = krate.defs.len() - 1;
+    krate.modules[m].defs.insert(name, id);
+}
+
+fn flatten_use(
+    tree: &syn::UseTree,
+    prefix: Vec<String>,
+    leading_colon: bool,
+    out: &mut Vec<UseEntry>,
+) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            let mut prefix = prefix;
+            prefix.push(p.ident.to_string());
+            flatten_use(&p.tree, prefix, leading_colon, out);
+        }
+        syn::UseTree::Name(n) => {
+            let name = n.ident.to_string();
+            if name == "self" {
+                if let Some(last) = prefix.last().cloned() {
+                    out.push(UseEntry {
+                        name: last,
+                        path: prefix,
+                        leading_colon,
+                        glob: false,
+                    });
+                }
+            } else {
+                let mut path = prefix;
+                path.push(name.clone());
+                out.push(UseEntry {
+                    name,
+                    path,
+                    leading_colon,
+                    glob: false,
+                });
+            }
+        }
+        syn::UseTree::Rename(r) => {
+            let mut path = prefix;
+            let ident = r.ident.to_string();
+            if ident != "self" {
+                path.push(ident);
+            }
+            let name = r.rename.to_string();
+            if name != "_" {
+                out.push(UseEntry {
+                    name,
+                    path,
+                    leading_colon,
+                    glob: false,
+                });
+            }
+        }
+        syn::UseTree::Glob(_) => {
+            out.push(UseEntry {
+                name: String::new(),
+                path: prefix,
+                leading_colon,
+                glob: true,
+            });
+        }
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                flatten_use(t, prefix.clone(), leading_colon, out);
+            }
+        }
+    }
+}
+
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}

@@ -1,0 +1,495 @@
+//! Name and type resolution: a path written in a module (through `use`, globs, `self::`, `super::`,
+//! `crate::`, aliases, nested modules) to a definition of the crate or an external path; a
+//! `syn::Type` to a [`Ty`], the closed set of types whose schema the generator knows.
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
+use super::error::{CrdgenError, FIX_EXACT};
+use super::k8s_table;
+use super::loader::{Crate, DefId, DefItem, ModId};
+
+/// What a path names.
+#[derive(Debug, Clone)]
+pub(crate) enum Res {
+    Def(DefId),
+    Module(ModId),
+    Fn(ModId, String),
+    Const(ModId, String),
+    /// A path outside the crate, canonical (`std::collections::BTreeMap`, `k8s_openapi::...`).
+    External(Vec<String>),
+}
+
+const EXTERN_CRATES: &[&str] = &[
+    "std",
+    "core",
+    "alloc",
+    "k8s_openapi",
+    "serde_json",
+    "kube",
+    "kube_core",
+    "schemars",
+    "serde",
+];
+
+fn prelude(name: &str) -> Option<Vec<String>> {
+    let p: &[&str] = match name {
+        "Option" => &["std", "option", "Option"],
+        "Vec" => &["std", "vec", "Vec"],
+        "String" => &["std", "string", "String"],
+        "Box" => &["std", "boxed", "Box"],
+        "bool" | "i8" | "i16" | "i32" | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64"
+        | "u128" | "usize" | "f32" | "f64" | "char" | "str" => return Some(vec![name.to_string()]),
+        _ => return None,
+    };
+    Some(p.iter().map(|s| s.to_string()).collect())
+}
+
+fn canonical(mut segs: Vec<String>) -> Vec<String> {
+    if matches!(segs.first().map(String::as_str), Some("core" | "alloc")) {
+        segs[0] = "std".into();
+    }
+    segs
+}
+
+impl Crate {
+    /// Look `name` up in the scope of module `m`.
+    fn lookup(&self, m: ModId, name: &str, depth: usize) -> Option<Res> {
+        if depth > 32 {
+            return None;
+        }
+        let module = &self.modules[m];
+        if let Some(d) = module.defs.get(name) {
+            return Some(Res::Def(*d));
+        }
+        if let Some(c) = module.children.get(name) {
+            return Some(Res::Module(*c));
+        }
+        if module.fns.contains_key(name) {
+            return Some(Res::Fn(m, name.to_string()));
+        }
+        if module.consts.contains_key(name) {
+            return Some(Res::Const(m, name.to_string()));
+        }
+        for u in module.uses.iter().filter(|u| !u.glob && u.name == name) {
+            if let Some(r) = self.resolve_segs(m, &u.path, u.leading_colon, depth + 1) {
+                return Some(r);
+            }
+        }
+        for u in module.uses.iter().filter(|u| u.glob) {
+            match self.resolve_segs(m, &u.path, u.leading_colon, depth + 1) {
+                Some(Res::Module(g)) if g != m => {
+                    if let Some(r) = self.lookup(g, name, depth + 1) {
+                        return Some(r);
+                    }
+                }
+                Some(Res::Def(d)) => {
+                    // `use Enum::*` brings variants, not types.
+                    let _ = d;
+                }
+                Some(Res::External(mut p)) => {
+                    p.push(name.to_string());
+                    if k8s_table::lookup(&p.join("::")).is_some() {
+                        return Some(Res::External(p));
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Resolve a path written in module `m`.
+    pub fn resolve_segs(
+        &self,
+        m: ModId,
+        segs: &[String],
+        leading_colon: bool,
+        depth: usize,
+    ) -> Option<Res> {
+        if depth > 32 || segs.is_empty() {
+            return None;
+        }
+        if leading_colon {
+            return Some(Res::External(canonical(segs.to_vec())));
+        }
+        let (mut cur, rest): (Res, &[String]) = match segs[0].as_str() {
+            "crate" => (Res::Module(0), &segs[1..]),
+            "self" => (Res::Module(m), &segs[1..]),
+            "super" => {
+                let mut at = m;
+                let mut i = 0;
+                while i < segs.len() && segs[i] == "super" {
+                    at = self.modules[at].parent?;
+                    i += 1;
+                }
+                (Res::Module(at), &segs[i..])
+            }
+            first => match self.lookup(m, first, depth) {
+                Some(r) => (r, &segs[1..]),
+                None => {
+                    if segs.len() == 1
+                        && let Some(p) = prelude(first)
+                    {
+                        return Some(Res::External(p));
+                    }
+                    if EXTERN_CRATES.contains(&first) || segs.len() > 1 {
+                        return Some(Res::External(canonical(segs.to_vec())));
+                    }
+                    return None;
+                }
+            },
+        };
+        for seg in rest {
+            cur = match cur {
+                Res::Module(mm) => self.lookup_public(mm, seg, depth + 1)?,
+                Res::External(mut p) => {
+                    p.push(seg.clone());
+                    Res::External(p)
+                }
+                _ => return None,
+            };
+        }
+        Some(cur)
+    }
+
+    fn lookup_public(&self, m: ModId, name: &str, depth: usize) -> Option<Res> {
+        // Visibility is not checked: code that compiles only reaches what it may.
+        self.lookup(m, name, depth)
+    }
+
+    pub fn resolve_path(&self, m: ModId, path: &syn::Path, depth: usize) -> Option<Res> {
+        let segs: Vec<String> = path
+            .segments
+            .iter()
+            .map(|s| s.ident.unraw_string())
+            .collect();
+        self.resolve_segs(m, &segs, path.leading_colon.is_some(), depth)
+    }
+}
+
+trait Unraw {
+    fn unraw_string(&self) -> String;
+}
+impl Unraw for syn::Ident {
+    fn unraw_string(&self) -> String {
+        let s = self.to_string();
+        s.strip_prefix("r#").map(str::to_string).unwrap_or(s)
+    }
+}
+
+/// A std type whose schema (and default) comes from the real type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Leaf {
+    Bool,
+    I8,
+    I16,
+    I32,
+    I64,
+    I128,
+    Isize,
+    U8,
+    U16,
+    U32,
+    U64,
+    U128,
+    Usize,
+    F32,
+    F64,
+    Char,
+    String,
+    Unit,
+    JsonValue,
+    JsonMap,
+    PathBuf,
+    NonZeroU32,
+    NonZeroU64,
+    NonZeroI32,
+    NonZeroI64,
+    IpAddr,
+    Ipv4Addr,
+    Ipv6Addr,
+    SocketAddr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SeqKind {
+    Vec,
+    VecDeque,
+    LinkedList,
+    BTreeSet,
+    HashSet,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MapKind {
+    BTreeMap,
+    HashMap,
+}
+
+/// A resolved type.
+#[derive(Debug, Clone)]
+pub(crate) enum Ty {
+    Leaf(Leaf),
+    Option(Box<Ty>),
+    Seq(SeqKind, Box<Ty>),
+    /// A map; the key is always a string (other keys are rejected when resolving).
+    Map(MapKind, #[allow(dead_code)] Box<Ty>, Box<Ty>),
+    /// `Box`, `Rc`, `Arc`: the same schema as the inner type.
+    Boxed(Box<Ty>),
+    Tuple(Vec<Ty>),
+    Array(Box<Ty>, usize),
+    K8s(String),
+    User(DefId),
+}
+
+fn generic_args(seg: &syn::PathSegment) -> Vec<&syn::Type> {
+    match &seg.arguments {
+        syn::PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .filter_map(|g| match g {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+impl Crate {
+    fn unsupported(&self, m: ModId, span: Span, what: String, fix: &str) -> CrdgenError {
+        CrdgenError::Unsupported {
+            loc: self.mod_loc(m, span),
+            what,
+            fix: fix.to_string(),
+        }
+    }
+
+    /// Resolve a type written in module `m` (`self_def`: the type `Self` names there).
+    pub fn resolve_type(
+        &self,
+        m: ModId,
+        ty: &syn::Type,
+        self_def: Option<DefId>,
+    ) -> Result<Ty, CrdgenError> {
+        match ty {
+            syn::Type::Paren(p) => self.resolve_type(m, &p.elem, self_def),
+            syn::Type::Group(g) => self.resolve_type(m, &g.elem, self_def),
+            syn::Type::Reference(r) => self.resolve_type(m, &r.elem, self_def),
+            syn::Type::Tuple(t) if t.elems.is_empty() => Ok(Ty::Leaf(Leaf::Unit)),
+            syn::Type::Tuple(t) => Ok(Ty::Tuple(
+                t.elems
+                    .iter()
+                    .map(|e| self.resolve_type(m, e, self_def))
+                    .collect::<Result<_, _>>()?,
+            )),
+            syn::Type::Array(a) => {
+                let len = match &a.len {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(i),
+                        ..
+                    }) => i.base10_parse::<usize>().ok(),
+                    _ => None,
+                };
+                let Some(len) = len else {
+                    return Err(self.unsupported(
+                        m,
+                        a.len.span(),
+                        "an array length that is not a literal".into(),
+                        FIX_EXACT,
+                    ));
+                };
+                Ok(Ty::Array(
+                    Box::new(self.resolve_type(m, &a.elem, self_def)?),
+                    len,
+                ))
+            }
+            syn::Type::Path(p) if p.qself.is_none() => {
+                self.resolve_type_path(m, &p.path, self_def, ty.span())
+            }
+            syn::Type::Macro(mac) => Err(self.unsupported(
+                m,
+                mac.span(),
+                format!(
+                    "a type made by a macro (`{}!`)",
+                    quote::quote!(#mac)
+                        .to_string()
+                        .split('!')
+                        .next()
+                        .unwrap_or("")
+                        .trim()
+                ),
+                FIX_EXACT,
+            )),
+            other => Err(self.unsupported(
+                m,
+                other.span(),
+                format!("the type `{}`", quote::quote!(#other)),
+                FIX_EXACT,
+            )),
+        }
+    }
+
+    fn resolve_type_path(
+        &self,
+        m: ModId,
+        path: &syn::Path,
+        self_def: Option<DefId>,
+        span: Span,
+    ) -> Result<Ty, CrdgenError> {
+        let last = path.segments.last().expect("a path has a segment");
+        let args = generic_args(last);
+        let shown = quote::quote!(#path).to_string().replace(' ', "");
+        if path.segments.len() == 1
+            && last.ident == "Self"
+            && let Some(d) = self_def
+        {
+            return Ok(Ty::User(d));
+        }
+        let res = self.resolve_path(m, path, 0);
+        let arg = |i: usize| -> Result<Ty, CrdgenError> {
+            match args.get(i) {
+                Some(t) => self.resolve_type(m, t, self_def),
+                None => Err(self.unsupported(
+                    m,
+                    span,
+                    format!("`{shown}` without its type arguments"),
+                    FIX_EXACT,
+                )),
+            }
+        };
+        match res {
+            Some(Res::Def(d)) => {
+                let def = &self.defs[d];
+                if !def.generics().params.is_empty() {
+                    return Err(self.unsupported(
+                        m,
+                        span,
+                        format!(
+                            "the generic type `{shown}` (generics are not evaluated statically)"
+                        ),
+                        FIX_EXACT,
+                    ));
+                }
+                if let DefItem::Alias(a) = &def.item {
+                    return self.resolve_type(def.module, &a.ty, None);
+                }
+                Ok(Ty::User(d))
+            }
+            Some(Res::External(segs)) => {
+                let joined = segs.join("::");
+                if segs[0] == "k8s_openapi" {
+                    if k8s_table::lookup(&joined).is_some() {
+                        return Ok(Ty::K8s(joined));
+                    }
+                    return Err(self.unsupported(
+                        m,
+                        span,
+                        format!("`{joined}` is not a k8s-openapi type with a JSON schema"),
+                        "check the path (k8s-openapi's `schemars` feature provides a schema for every API type)",
+                    ));
+                }
+                let name = segs.last().map(String::as_str).unwrap_or("");
+                let std_like = segs.len() == 1 || segs[0] == "std";
+                if std_like {
+                    let leaf = match name {
+                        "bool" => Some(Leaf::Bool),
+                        "i8" => Some(Leaf::I8),
+                        "i16" => Some(Leaf::I16),
+                        "i32" => Some(Leaf::I32),
+                        "i64" => Some(Leaf::I64),
+                        "i128" => Some(Leaf::I128),
+                        "isize" => Some(Leaf::Isize),
+                        "u8" => Some(Leaf::U8),
+                        "u16" => Some(Leaf::U16),
+                        "u32" => Some(Leaf::U32),
+                        "u64" => Some(Leaf::U64),
+                        "u128" => Some(Leaf::U128),
+                        "usize" => Some(Leaf::Usize),
+                        "f32" => Some(Leaf::F32),
+                        "f64" => Some(Leaf::F64),
+                        "char" => Some(Leaf::Char),
+                        "String" | "str" => Some(Leaf::String),
+                        "PathBuf" => Some(Leaf::PathBuf),
+                        "NonZeroU32" => Some(Leaf::NonZeroU32),
+                        "NonZeroU64" => Some(Leaf::NonZeroU64),
+                        "NonZeroI32" => Some(Leaf::NonZeroI32),
+                        "NonZeroI64" => Some(Leaf::NonZeroI64),
+                        "IpAddr" => Some(Leaf::IpAddr),
+                        "Ipv4Addr" => Some(Leaf::Ipv4Addr),
+                        "Ipv6Addr" => Some(Leaf::Ipv6Addr),
+                        "SocketAddr" => Some(Leaf::SocketAddr),
+                        _ => None,
+                    };
+                    if let Some(l) = leaf {
+                        return Ok(Ty::Leaf(l));
+                    }
+                    match name {
+                        "Option" => return Ok(Ty::Option(Box::new(arg(0)?))),
+                        "Vec" => return Ok(Ty::Seq(SeqKind::Vec, Box::new(arg(0)?))),
+                        "VecDeque" => return Ok(Ty::Seq(SeqKind::VecDeque, Box::new(arg(0)?))),
+                        "LinkedList" => return Ok(Ty::Seq(SeqKind::LinkedList, Box::new(arg(0)?))),
+                        "BTreeSet" => return Ok(Ty::Seq(SeqKind::BTreeSet, Box::new(arg(0)?))),
+                        "HashSet" => return Ok(Ty::Seq(SeqKind::HashSet, Box::new(arg(0)?))),
+                        "BTreeMap" | "HashMap" => {
+                            let k = arg(0)?;
+                            if !matches!(k, Ty::Leaf(Leaf::String)) {
+                                return Err(self.unsupported(
+                                    m,
+                                    span,
+                                    format!("the map `{shown}` with a key that is not a string"),
+                                    FIX_EXACT,
+                                ));
+                            }
+                            let kind = if name == "BTreeMap" {
+                                MapKind::BTreeMap
+                            } else {
+                                MapKind::HashMap
+                            };
+                            return Ok(Ty::Map(kind, Box::new(k), Box::new(arg(1)?)));
+                        }
+                        "Box" | "Rc" | "Arc" => return Ok(Ty::Boxed(Box::new(arg(0)?))),
+                        "Cow" => return arg(args.len().saturating_sub(1)),
+                        _ => {}
+                    }
+                }
+                if segs[0] == "serde_json" && name == "Value" {
+                    return Ok(Ty::Leaf(Leaf::JsonValue));
+                }
+                if segs[0] == "serde_json" && name == "Map" {
+                    return Ok(Ty::Leaf(Leaf::JsonMap));
+                }
+                Err(self.unknown_type(m, span, &shown, Some(&joined)))
+            }
+            _ => Err(self.unknown_type(m, span, &shown, None)),
+        }
+    }
+
+    fn unknown_type(
+        &self,
+        m: ModId,
+        span: Span,
+        shown: &str,
+        external: Option<&str>,
+    ) -> CrdgenError {
+        let macros = &self.modules[m].item_macros;
+        if let Some((_, name)) = macros.first() {
+            return self.unsupported(
+                m,
+                span,
+                format!("the type `{shown}`, which the macro `{name}!` in this module may define"),
+                FIX_EXACT,
+            );
+        }
+        let what = match external {
+            Some(p) if !p.starts_with("std::") => {
+                format!("the type `{shown}` from an unknown crate (`{p}`)")
+            }
+            _ => format!(
+                "the type `{shown}`, which is not defined in the crate nor a known std, serde_json or k8s-openapi type"
+            ),
+        };
+        self.unsupported(m, span, what, FIX_EXACT)
+    }
+}

@@ -1,0 +1,1779 @@
+//! Schema emulation: what `#[derive(JsonSchema)]` (schemars_derive 1.2) and `#[derive(KubeSchema)]`
+//! (kube-derive 5) would emit for the crate's types, built with the same `SchemaGenerator` and the
+//! same schemars helper functions. Only the derive macros' logic is emulated: std, serde_json and
+//! k8s-openapi schemas come from the real types (`generator.subschema_for::<T>()`), generic std
+//! containers (`Option<T>`, `Vec<T>`, maps, `Box<T>`) run their real impls over [`Dyn`], a
+//! placeholder type whose schema is the next pending [`Ty`].
+
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, LinkedList, VecDeque};
+use std::rc::Rc;
+
+use proc_macro2::Span;
+use schemars::{_private as sp, JsonSchema, Schema, SchemaGenerator};
+use serde_json::{Value, json};
+use syn::spanned::Spanned;
+
+use super::attrs::{self, MetaItem, MetaKind, RenameRule};
+use super::error::{CrdgenError, FIX_EXACT};
+use super::k8s_table;
+use super::loader::{Crate, DefId, DefItem, ModId};
+use super::resolve::{Leaf, MapKind, SeqKind, Ty};
+use super::values::{self, Eval};
+
+// ---------------------------------------------------------------------------------------------
+// Parsed attributes of a type of the crate.
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Tag {
+    External,
+    Internal(String),
+    Adjacent(String, String),
+    Untagged,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum SerdeDefault {
+    None,
+    Default,
+    Path(String),
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Common {
+    pub doc: Option<String>,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub deprecated: bool,
+    pub examples: Vec<Value>,
+    pub extensions: Vec<(String, Value)>,
+}
+
+impl Common {
+    fn is_default(&self) -> bool {
+        self.doc.is_none()
+            && self.title.is_none()
+            && self.description.is_none()
+            && !self.deprecated
+            && self.examples.is_empty()
+            && self.extensions.is_empty()
+    }
+
+    fn apply(&self, s: &mut Schema) {
+        let (doc_title, doc_desc) = match &self.doc {
+            Some(d) => {
+                let (t, d) = sp::get_title_and_description(d);
+                (Some(t.to_string()), Some(d.to_string()))
+            }
+            None => (None, None),
+        };
+        if let Some(t) = self.title.clone().or(doc_title) {
+            sp::insert_metadata_property_if_nonempty(s, "title", t);
+        }
+        if let Some(d) = self.description.clone().or(doc_desc) {
+            sp::insert_metadata_property_if_nonempty(s, "description", d);
+        }
+        if self.deprecated {
+            s.insert("deprecated".into(), true.into());
+        }
+        if !self.examples.is_empty() {
+            s.insert("examples".into(), Value::Array(self.examples.clone()));
+        }
+    }
+
+    fn apply_post(&self, s: &mut Schema) {
+        for (k, v) in &self.extensions {
+            s.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum With {
+    Type(Ty),
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Validation {
+    pub length: Option<(Option<Value>, Option<Value>)>,
+    pub range: Option<(Option<Value>, Option<Value>)>,
+    pub pattern: Option<String>,
+    pub contains: Option<String>,
+    pub required: bool,
+    pub format: Option<&'static str>,
+    pub inner: Option<Box<Validation>>,
+}
+
+impl Validation {
+    fn is_default(&self) -> bool {
+        self.length.is_none()
+            && self.range.is_none()
+            && self.pattern.is_none()
+            && self.contains.is_none()
+            && !self.required
+            && self.format.is_none()
+            && self.inner.is_none()
+    }
+
+    fn apply(&self, s: &mut Schema) {
+        if let Some((min, max)) = &self.length {
+            if let Some(v) = min {
+                sp::insert_validation_property(s, "string", "minLength", v.clone());
+                sp::insert_validation_property(s, "array", "minItems", v.clone());
+            }
+            if let Some(v) = max {
+                sp::insert_validation_property(s, "string", "maxLength", v.clone());
+                sp::insert_validation_property(s, "array", "maxItems", v.clone());
+            }
+        }
+        if let Some((min, max)) = &self.range {
+            if let Some(v) = min {
+                sp::insert_validation_property(s, "number", "minimum", v.clone());
+            }
+            if let Some(v) = max {
+                sp::insert_validation_property(s, "number", "maximum", v.clone());
+            }
+        }
+        if let Some(p) = &self.pattern {
+            sp::insert_validation_property(s, "string", "pattern", p.clone());
+        }
+        if let Some(c) = &self.contains {
+            sp::must_contain(s, c);
+        }
+        if let Some(f) = self.format {
+            s.insert("format".into(), f.into());
+        }
+        if let Some(inner) = &self.inner
+            && !inner.is_default()
+            && let Some(items) = s
+                .get_mut("items")
+                .and_then(|i| <&mut Schema>::try_from(i).ok())
+        {
+            inner.apply(items);
+        }
+    }
+}
+
+/// A rule of `#[x_kube(validation = ...)]` / `#[kube(validation = ...)]`, evaluated.
+pub(crate) type Rule = kube_core::Rule;
+
+#[derive(Debug, Clone)]
+pub(crate) struct FieldInfo {
+    pub ident: String,
+    pub span: Span,
+    pub ty: Ty,
+    pub de_name: String,
+    pub ser_name: String,
+    pub skip_ser: bool,
+    pub skip_de: bool,
+    pub skip_ser_if: Option<String>,
+    pub default: SerdeDefault,
+    pub flatten: bool,
+    pub with: Option<With>,
+    pub common: Common,
+    pub validation: Validation,
+    pub transparent_marker: bool,
+    pub rules: Vec<Rule>,
+    pub merge_strategy: Option<kube_core::cel::MergeStrategy>,
+}
+
+impl FieldInfo {
+    fn attrs_default(&self) -> bool {
+        self.common.is_default() && self.validation.is_default() && self.with.is_none()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Style {
+    Unit,
+    Newtype,
+    Tuple,
+    Struct,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct VariantInfo {
+    pub ident: String,
+    pub de_name: String,
+    pub ser_name: String,
+    pub style: Style,
+    pub fields: Vec<FieldInfo>,
+    pub skip_de: bool,
+    pub untagged: bool,
+    pub with: Option<With>,
+    pub common: Common,
+}
+
+impl VariantInfo {
+    fn attrs_default(&self) -> bool {
+        self.common.is_default() && self.with.is_none()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DeriveKind {
+    JsonSchema,
+    KubeSchema,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct TypeInfo {
+    pub def: DefId,
+    pub module: ModId,
+    pub ident: String,
+    pub span: Span,
+    pub is_enum: bool,
+    pub style: Style,
+    pub is_tuple: bool,
+    pub fields: Vec<FieldInfo>,
+    pub variants: Vec<VariantInfo>,
+    pub tag: Tag,
+    pub tag_span: Span,
+    pub deny_unknown_fields: bool,
+    pub transparent: bool,
+    pub default: SerdeDefault,
+    pub from: Option<Ty>,
+    pub with: Option<With>,
+    pub common: Common,
+    pub derive: Option<DeriveKind>,
+    pub rules: Vec<Rule>,
+}
+
+fn unsupported(
+    krate: &Crate,
+    m: ModId,
+    span: Span,
+    what: impl Into<String>,
+    fix: impl Into<String>,
+) -> CrdgenError {
+    CrdgenError::Unsupported {
+        loc: krate.mod_loc(m, span),
+        what: what.into(),
+        fix: fix.into(),
+    }
+}
+
+fn syn_err(krate: &Crate, m: ModId, e: syn::Error) -> CrdgenError {
+    CrdgenError::Source {
+        loc: krate.mod_loc(m, e.span()),
+        what: format!("invalid attribute: {e}"),
+    }
+}
+
+fn unraw(id: &syn::Ident) -> String {
+    let s = id.to_string();
+    s.strip_prefix("r#").map(str::to_string).unwrap_or(s)
+}
+
+/// Parse `#[schemars]` common attributes (title, description, example, extend, transform) + doc.
+fn common_attrs(
+    krate: &Crate,
+    m: ModId,
+    attrs_: &[syn::Attribute],
+    items: &[MetaItem],
+) -> Result<Common, CrdgenError> {
+    let mut c = Common {
+        doc: attrs::doc(attrs_).map_err(|span| {
+            unsupported(
+                krate,
+                m,
+                span,
+                "a doc comment that is not a string literal (e.g. `include_str!`)",
+                FIX_EXACT,
+            )
+        })?,
+        deprecated: attrs_.iter().any(|a| a.path().is_ident("deprecated")),
+        ..Default::default()
+    };
+    for it in items {
+        match (it.name.as_str(), &it.kind) {
+            ("title", MetaKind::Value(e)) => c.title = Some(values::string_value(krate, e, m)?),
+            ("description", MetaKind::Value(e)) => {
+                c.description = Some(values::string_value(krate, e, m)?)
+            }
+            ("example", MetaKind::Value(e)) => {
+                return Err(unsupported(
+                    krate,
+                    m,
+                    e.span(),
+                    "`#[schemars(example = ...)]` (an expression evaluated at run time)",
+                    FIX_EXACT,
+                ));
+            }
+            ("extend", MetaKind::List(ts)) => {
+                for (k, v) in parse_extensions(krate, m, ts.clone(), it.span)? {
+                    c.extensions.push((k, v));
+                }
+            }
+            ("transform", _) => {
+                return Err(unsupported(
+                    krate,
+                    m,
+                    it.span,
+                    "`#[schemars(transform = ...)]` (a function run on the schema)",
+                    FIX_EXACT,
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(c)
+}
+
+/// `extend("x-key" = json, ...)`: the values are `json!` tokens; plain JSON is evaluated.
+fn parse_extensions(
+    krate: &Crate,
+    m: ModId,
+    ts: proc_macro2::TokenStream,
+    span: Span,
+) -> Result<Vec<(String, Value)>, CrdgenError> {
+    let mut out = Vec::new();
+    let mut cur: Vec<proc_macro2::TokenTree> = Vec::new();
+    let mut parts = Vec::new();
+    for tt in ts {
+        if let proc_macro2::TokenTree::Punct(p) = &tt
+            && p.as_char() == ','
+        {
+            parts.push(std::mem::take(&mut cur));
+            continue;
+        }
+        cur.push(tt);
+    }
+    if !cur.is_empty() {
+        parts.push(cur);
+    }
+    for part in parts {
+        let mut it = part.into_iter();
+        let key = match it.next() {
+            Some(proc_macro2::TokenTree::Literal(l)) => {
+                let e: syn::LitStr =
+                    syn::parse_str(&l.to_string()).map_err(|e| syn_err(krate, m, e))?;
+                e.value()
+            }
+            _ => {
+                return Err(unsupported(
+                    krate,
+                    m,
+                    span,
+                    "an `extend(...)` item that is not `\"key\" = value`",
+                    FIX_EXACT,
+                ));
+            }
+        };
+        match it.next() {
+            Some(proc_macro2::TokenTree::Punct(p)) if p.as_char() == '=' => {}
+            _ => {
+                return Err(unsupported(
+                    krate,
+                    m,
+                    span,
+                    "an `extend(...)` item that is not `\"key\" = value`",
+                    FIX_EXACT,
+                ));
+            }
+        }
+        let rest: proc_macro2::TokenStream = it.collect();
+        let text = rest.to_string();
+        let compact = text.replace("- ", "-");
+        let v: Value = serde_json::from_str(&compact).map_err(|_| {
+            unsupported(
+                krate,
+                m,
+                span,
+                format!("the extension value `{text}`, which is not plain JSON"),
+                format!("{FIX_EXACT}, or write the value as JSON literals"),
+            )
+        })?;
+        out.push((key, v));
+    }
+    Ok(out)
+}
+
+fn validation_attrs(
+    krate: &Crate,
+    m: ModId,
+    items: &[MetaItem],
+    validate: bool,
+) -> Result<Validation, CrdgenError> {
+    let mut v = Validation::default();
+    for it in items {
+        let fmt = match it.name.as_str() {
+            "email" => Some("email"),
+            "url" => Some("uri"),
+            "ip" => Some("ip"),
+            "ipv4" => Some("ipv4"),
+            "ipv6" => Some("ipv6"),
+            _ => None,
+        };
+        if fmt.is_some() {
+            v.format = fmt;
+            continue;
+        }
+        match (it.name.as_str(), &it.kind) {
+            ("length" | "range", MetaKind::List(ts)) => {
+                let nested =
+                    attrs::parse_meta_list(ts.clone()).map_err(|e| syn_err(krate, m, e))?;
+                let (mut min, mut max) = (None, None);
+                for n in nested {
+                    let MetaKind::Value(e) = &n.kind else {
+                        continue;
+                    };
+                    let val = values::number_value(krate, e, m)?;
+                    match n.name.as_str() {
+                        "min" => min = Some(val),
+                        "max" => max = Some(val),
+                        "equal" => {
+                            min = Some(val.clone());
+                            max = Some(val);
+                        }
+                        _ => {}
+                    }
+                }
+                if it.name == "length" {
+                    v.length = Some((min, max));
+                } else {
+                    v.range = Some((min, max));
+                }
+            }
+            ("required", MetaKind::Flag) => v.required = true,
+            ("pattern", MetaKind::List(ts)) if !validate => {
+                let e: syn::Expr = syn::parse2(ts.clone()).map_err(|e| syn_err(krate, m, e))?;
+                v.pattern = Some(values::string_value(krate, &e, m)?);
+            }
+            ("regex", MetaKind::List(ts)) => {
+                let nested =
+                    attrs::parse_meta_list(ts.clone()).map_err(|e| syn_err(krate, m, e))?;
+                for n in nested {
+                    if let ("pattern", MetaKind::Value(e)) = (n.name.as_str(), &n.kind) {
+                        v.pattern = Some(values::string_value(krate, e, m)?);
+                    } else if n.name == "path" {
+                        return Err(unsupported(
+                            krate,
+                            m,
+                            n.span,
+                            "`regex(path = ...)` (a regex built at run time)",
+                            format!("{FIX_EXACT}, or use `#[schemars(regex(pattern = \"...\"))]`"),
+                        ));
+                    }
+                }
+            }
+            ("contains", MetaKind::List(ts)) => {
+                if let Ok(nested) = attrs::parse_meta_list(ts.clone())
+                    && let Some(p) = nested.iter().find(|n| n.name == "pattern")
+                    && let MetaKind::Value(e) = &p.kind
+                {
+                    v.contains = Some(values::string_value(krate, e, m)?);
+                } else {
+                    let e: syn::Expr = syn::parse2(ts.clone()).map_err(|e| syn_err(krate, m, e))?;
+                    v.contains = Some(values::string_value(krate, &e, m)?);
+                }
+            }
+            ("inner", MetaKind::List(ts)) if !validate => {
+                let nested =
+                    attrs::parse_meta_list(ts.clone()).map_err(|e| syn_err(krate, m, e))?;
+                v.inner = Some(Box::new(validation_attrs(krate, m, &nested, false)?));
+            }
+            _ => {}
+        }
+    }
+    Ok(v)
+}
+
+fn with_attr(
+    krate: &Crate,
+    m: ModId,
+    items: &[MetaItem],
+    self_def: DefId,
+) -> Result<Option<With>, CrdgenError> {
+    for it in items {
+        match it.name.as_str() {
+            "with" => {
+                let Some(s) = it.str_value() else { continue };
+                let ty: syn::Type = syn::parse_str(&s).map_err(|e| syn_err(krate, m, e))?;
+                return Ok(Some(With::Type(
+                    krate
+                        .resolve_type(m, &ty, Some(self_def))
+                        .map_err(|e| relocate(e, krate, m, it.span))?,
+                )));
+            }
+            "schema_with" => {
+                return Err(unsupported(
+                    krate,
+                    m,
+                    it.span,
+                    format!(
+                        "`schema_with = {:?}` (a function that builds the schema at run time)",
+                        it.str_value().unwrap_or_default()
+                    ),
+                    format!("{FIX_EXACT}, or use `#[schemars(with = \"Type\")]` / `extend(...)`"),
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(None)
+}
+
+/// Errors from a type in an attribute string have no span of their own: point at the attribute.
+fn relocate(e: CrdgenError, krate: &Crate, m: ModId, span: Span) -> CrdgenError {
+    match e {
+        CrdgenError::Unsupported { what, fix, .. } => CrdgenError::Unsupported {
+            loc: krate.mod_loc(m, span),
+            what,
+            fix,
+        },
+        other => other,
+    }
+}
+
+fn serde_flag(items: &[MetaItem], name: &str) -> Option<Span> {
+    items.iter().find(|i| i.name == name).map(|i| i.span)
+}
+
+fn serde_default(items: &[MetaItem]) -> SerdeDefault {
+    match items.iter().find(|i| i.name == "default") {
+        None => SerdeDefault::None,
+        Some(i) => match i.str_value() {
+            Some(p) => SerdeDefault::Path(p),
+            None => SerdeDefault::Default,
+        },
+    }
+}
+
+fn rename(
+    items: &[MetaItem],
+    krate: &Crate,
+    m: ModId,
+) -> Result<(Option<String>, Option<String>), CrdgenError> {
+    match items.iter().find(|i| i.name == "rename") {
+        Some(i) => attrs::ser_de_str(i).map_err(|e| syn_err(krate, m, e)),
+        None => Ok((None, None)),
+    }
+}
+
+fn rename_rule(
+    items: &[MetaItem],
+    key: &str,
+    krate: &Crate,
+    m: ModId,
+) -> Result<(RenameRule, RenameRule), CrdgenError> {
+    match items.iter().find(|i| i.name == key) {
+        Some(i) => {
+            let (s, d) = attrs::ser_de_str(i).map_err(|e| syn_err(krate, m, e))?;
+            let parse = |x: Option<String>| -> Result<RenameRule, CrdgenError> {
+                match x {
+                    None => Ok(RenameRule::None),
+                    Some(x) => RenameRule::parse(&x).ok_or_else(|| CrdgenError::Source {
+                        loc: krate.mod_loc(m, i.span),
+                        what: format!("unknown rename rule `{key} = {x:?}`"),
+                    }),
+                }
+            };
+            Ok((parse(s)?, parse(d)?))
+        }
+        None => Ok((RenameRule::None, RenameRule::None)),
+    }
+}
+
+fn x_kube(
+    krate: &Crate,
+    m: ModId,
+    attrs_: &[syn::Attribute],
+) -> Result<(Vec<Rule>, Option<kube_core::cel::MergeStrategy>), CrdgenError> {
+    let items = attrs::meta_items(attrs_, "x_kube").map_err(|e| syn_err(krate, m, e))?;
+    let mut rules = Vec::new();
+    let mut strategy = None;
+    for it in items {
+        match (it.name.as_str(), &it.kind) {
+            ("validation", MetaKind::Value(e)) => rules.push(eval_rule(krate, m, e)?),
+            ("merge_strategy", MetaKind::Value(e)) => {
+                strategy = Some(eval_merge_strategy(krate, m, e)?)
+            }
+            _ => {}
+        }
+    }
+    Ok((rules, strategy))
+}
+
+/// Evaluate a CEL rule: `"expr"`, `("expr", "message")` or a `Rule::new(..)` builder chain.
+pub(crate) fn eval_rule(krate: &Crate, m: ModId, e: &syn::Expr) -> Result<Rule, CrdgenError> {
+    let bad = || {
+        unsupported(
+            krate,
+            m,
+            e.span(),
+            format!(
+                "the validation rule `{}`, which is not a literal or a `Rule::new(..)` chain of literals",
+                quote::quote!(#e)
+            ),
+            FIX_EXACT,
+        )
+    };
+    let s = |x: &syn::Expr| values::string_value(krate, x, m).map_err(|_| bad());
+    match e {
+        syn::Expr::Lit(_) | syn::Expr::Path(_) => Ok(Rule::from(s(e)?.as_str())),
+        syn::Expr::Tuple(t) if t.elems.len() == 2 => Ok(Rule::from((
+            s(&t.elems[0])?.as_str(),
+            s(&t.elems[1])?.as_str(),
+        ))),
+        syn::Expr::Paren(p) => eval_rule(krate, m, &p.expr),
+        syn::Expr::Call(c) if c.args.len() == 1 => {
+            let syn::Expr::Path(p) = &*c.func else {
+                return Err(bad());
+            };
+            let segs: Vec<String> = p
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            if segs.len() >= 2
+                && segs[segs.len() - 2] == "Rule"
+                && (segs[segs.len() - 1] == "new" || segs[segs.len() - 1] == "from")
+            {
+                Ok(Rule::new(s(&c.args[0])?))
+            } else {
+                Err(bad())
+            }
+        }
+        syn::Expr::MethodCall(mc) => {
+            let base = eval_rule(krate, m, &mc.receiver)?;
+            let arg = mc.args.first().ok_or_else(bad)?;
+            match mc.method.to_string().as_str() {
+                "message" => {
+                    let msg = match arg {
+                        syn::Expr::Call(c) if c.args.len() == 1 => {
+                            let syn::Expr::Path(p) = &*c.func else {
+                                return Err(bad());
+                            };
+                            let last = p
+                                .path
+                                .segments
+                                .last()
+                                .map(|x| x.ident.to_string())
+                                .unwrap_or_default();
+                            let v = s(&c.args[0])?;
+                            match last.as_str() {
+                                "Expression" => kube_core::Message::Expression(v),
+                                "Message" => kube_core::Message::Message(v),
+                                _ => return Err(bad()),
+                            }
+                        }
+                        syn::Expr::MethodCall(inner) if inner.method == "into" => {
+                            let syn::Expr::Call(c) = &*inner.receiver else {
+                                return Err(bad());
+                            };
+                            let syn::Expr::Path(p) = &*c.func else {
+                                return Err(bad());
+                            };
+                            let last = p
+                                .path
+                                .segments
+                                .last()
+                                .map(|x| x.ident.to_string())
+                                .unwrap_or_default();
+                            let v = s(&c.args[0])?;
+                            match last.as_str() {
+                                "Expression" => kube_core::Message::Expression(v),
+                                _ => kube_core::Message::Message(v),
+                            }
+                        }
+                        other => kube_core::Message::Message(s(other)?),
+                    };
+                    Ok(base.message(msg))
+                }
+                "reason" => {
+                    let syn::Expr::Path(p) = arg else {
+                        return Err(bad());
+                    };
+                    let last = p
+                        .path
+                        .segments
+                        .last()
+                        .map(|x| x.ident.to_string())
+                        .unwrap_or_default();
+                    let r: kube_core::Reason =
+                        serde_json::from_value(Value::String(last)).map_err(|_| bad())?;
+                    Ok(base.reason(r))
+                }
+                "field_path" => Ok(base.field_path(s(arg)?)),
+                "optional_old_self" => match arg {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Bool(b),
+                        ..
+                    }) => Ok(base.optional_old_self(b.value)),
+                    _ => Err(bad()),
+                },
+                _ => Err(bad()),
+            }
+        }
+        _ => Err(bad()),
+    }
+}
+
+fn eval_merge_strategy(
+    krate: &Crate,
+    m: ModId,
+    e: &syn::Expr,
+) -> Result<kube_core::cel::MergeStrategy, CrdgenError> {
+    use kube_core::cel::MergeStrategy;
+    use kube_core::{ListMerge, MapMerge, StructMerge};
+    let bad = || {
+        unsupported(
+            krate,
+            m,
+            e.span(),
+            format!("the merge strategy `{}`", quote::quote!(#e)),
+            FIX_EXACT,
+        )
+    };
+    let names = |p: &syn::Path| -> (String, String) {
+        let n = p.segments.len();
+        let a = if n >= 2 {
+            p.segments[n - 2].ident.to_string()
+        } else {
+            String::new()
+        };
+        (a, p.segments[n - 1].ident.to_string())
+    };
+    match e {
+        syn::Expr::Path(p) => Ok(match names(&p.path) {
+            (t, v) if t == "ListMerge" && v == "Atomic" => {
+                MergeStrategy::ListType(ListMerge::Atomic)
+            }
+            (t, v) if t == "ListMerge" && v == "Set" => MergeStrategy::ListType(ListMerge::Set),
+            (t, v) if t == "MapMerge" && v == "Atomic" => MergeStrategy::MapType(MapMerge::Atomic),
+            (t, v) if t == "MapMerge" && v == "Granular" => {
+                MergeStrategy::MapType(MapMerge::Granular)
+            }
+            (t, v) if t == "StructMerge" && v == "Atomic" => {
+                MergeStrategy::StructType(StructMerge::Atomic)
+            }
+            (t, v) if t == "StructMerge" && v == "Granular" => {
+                MergeStrategy::StructType(StructMerge::Granular)
+            }
+            _ => return Err(bad()),
+        }),
+        syn::Expr::Call(c) if c.args.len() == 1 => {
+            let syn::Expr::Path(p) = &*c.func else {
+                return Err(bad());
+            };
+            let (t, v) = names(&p.path);
+            if t != "ListMerge" || v != "Map" {
+                return Err(bad());
+            }
+            let syn::Expr::Macro(mac) = &c.args[0] else {
+                return Err(bad());
+            };
+            let items = mac
+                .mac
+                .parse_body_with(
+                    syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
+                )
+                .map_err(|_| bad())?;
+            let mut keys = Vec::new();
+            for i in items {
+                let inner = match &i {
+                    syn::Expr::MethodCall(mc) => &*mc.receiver,
+                    other => other,
+                };
+                keys.push(values::string_value(krate, inner, m).map_err(|_| bad())?);
+            }
+            Ok(MergeStrategy::ListType(ListMerge::Map(keys)))
+        }
+        _ => Err(bad()),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn field_info(
+    krate: &Crate,
+    m: ModId,
+    d: DefId,
+    f: &syn::Field,
+    index: usize,
+    rule: (RenameRule, RenameRule),
+    container_transparent: bool,
+) -> Result<FieldInfo, CrdgenError> {
+    let merged = attrs::merged(&f.attrs).map_err(|e| syn_err(krate, m, e))?;
+    let ident = f
+        .ident
+        .as_ref()
+        .map(unraw)
+        .unwrap_or_else(|| index.to_string());
+    let (ser_r, de_r) = rename(&merged.serde, krate, m)?;
+    let skip = serde_flag(&merged.serde, "skip").is_some();
+    let skip_ser = skip || serde_flag(&merged.serde, "skip_serializing").is_some();
+    let skip_de = skip || serde_flag(&merged.serde, "skip_deserializing").is_some();
+    let skip_ser_if = merged
+        .serde
+        .iter()
+        .find(|i| i.name == "skip_serializing_if")
+        .and_then(MetaItem::str_value);
+    let span = f
+        .ident
+        .as_ref()
+        .map(|i| i.span())
+        .unwrap_or_else(|| f.ty.span());
+    let needs_schema = !(skip_ser && skip_de);
+    let ty = if needs_schema || !skip_ser {
+        krate.resolve_type(m, &f.ty, Some(d))?
+    } else {
+        Ty::Leaf(Leaf::Unit)
+    };
+    let mut with = with_attr(krate, m, &merged.schemars, d)?;
+    if with.is_none()
+        && needs_schema
+        && let Some(sw) = merged.serde_with.iter().find(|i| i.name == "with")
+    {
+        // schemars reads `#[serde(with = "T")]` as the schema type too.
+        let s = sw.str_value().unwrap_or_default();
+        match syn::parse_str::<syn::Type>(&s)
+            .ok()
+            .and_then(|t| krate.resolve_type(m, &t, Some(d)).ok())
+        {
+            Some(t) => with = Some(With::Type(t)),
+            None => {
+                return Err(unsupported(
+                    krate,
+                    m,
+                    sw.span,
+                    format!("`#[serde(with = {s:?})]` without `#[schemars(with = \"Type\")]`"),
+                    "add `#[schemars(with = \"Type\")]` naming the type it serializes as, or use --exact",
+                ));
+            }
+        }
+    }
+    let mut validation = validation_attrs(krate, m, &merged.schemars, false)?;
+    let v2 = validation_attrs(krate, m, &merged.validate, true)?;
+    if validation.is_default() {
+        validation = v2;
+    }
+    let (rules, merge_strategy) = x_kube(krate, m, &f.attrs)?;
+    let has_ser_with = merged
+        .serde_with
+        .iter()
+        .any(|i| i.name == "serialize_with" || i.name == "with");
+    let default = serde_default(&merged.serde);
+    if has_ser_with && default != SerdeDefault::None && !skip_ser {
+        return Err(unsupported(
+            krate,
+            m,
+            span,
+            "a default value serialized through `serialize_with`",
+            FIX_EXACT,
+        ));
+    }
+    Ok(FieldInfo {
+        de_name: de_r.unwrap_or_else(|| rule.1.apply_to_field(&ident)),
+        ser_name: ser_r.unwrap_or_else(|| rule.0.apply_to_field(&ident)),
+        ident,
+        span,
+        ty,
+        skip_ser,
+        skip_de,
+        skip_ser_if,
+        default,
+        flatten: serde_flag(&merged.serde, "flatten").is_some(),
+        with,
+        common: common_attrs(krate, m, &f.attrs, &merged.schemars)?,
+        validation,
+        transparent_marker: container_transparent && !skip_ser,
+        rules,
+        merge_strategy,
+    })
+}
+
+fn style_of(fields: &syn::Fields) -> Style {
+    match fields {
+        syn::Fields::Unit => Style::Unit,
+        syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => Style::Newtype,
+        syn::Fields::Unnamed(_) => Style::Tuple,
+        syn::Fields::Named(_) => Style::Struct,
+    }
+}
+
+impl TypeInfo {
+    pub fn of(krate: &Crate, d: DefId) -> Result<TypeInfo, CrdgenError> {
+        let def = &krate.defs[d];
+        let m = def.module;
+        let attrs_ = def.attrs();
+        let merged = attrs::merged(attrs_).map_err(|e| syn_err(krate, m, e))?;
+        let s = &merged.serde;
+        let derive = {
+            let ds = attrs::derives(attrs_);
+            if ds.iter().any(|(n, _)| n == "KubeSchema") {
+                Some(DeriveKind::KubeSchema)
+            } else if ds.iter().any(|(n, _)| n == "JsonSchema") {
+                Some(DeriveKind::JsonSchema)
+            } else {
+                None
+            }
+        };
+        let transparent = serde_flag(s, "transparent").is_some();
+        let untagged = serde_flag(s, "untagged");
+        let tag = s.iter().find(|i| i.name == "tag");
+        let content = s
+            .iter()
+            .find(|i| i.name == "content")
+            .and_then(MetaItem::str_value);
+        let (tag, tag_span) = match (untagged, tag) {
+            (Some(sp_), _) => (Tag::Untagged, sp_),
+            (None, Some(t)) => {
+                let name = t.str_value().unwrap_or_default();
+                match content {
+                    Some(c) => (Tag::Adjacent(name, c), t.span),
+                    None => (Tag::Internal(name), t.span),
+                }
+            }
+            (None, None) => (Tag::External, def.ident().span()),
+        };
+        let rename_all = rename_rule(s, "rename_all", krate, m)?;
+        let rename_all_fields = rename_rule(s, "rename_all_fields", krate, m)?;
+        let from = match s.iter().find(|i| i.name == "from" || i.name == "try_from") {
+            Some(i) => {
+                let t: syn::Type = syn::parse_str(&i.str_value().unwrap_or_default())
+                    .map_err(|e| syn_err(krate, m, e))?;
+                Some(
+                    krate
+                        .resolve_type(m, &t, Some(d))
+                        .map_err(|e| relocate(e, krate, m, i.span))?,
+                )
+            }
+            None => None,
+        };
+        let with = with_attr(krate, m, &merged.schemars, d)?;
+        let (rules, _) = x_kube(krate, m, attrs_)?;
+        let mut info = TypeInfo {
+            def: d,
+            module: m,
+            ident: def.ident().to_string(),
+            span: def.ident().span(),
+            is_enum: false,
+            style: Style::Struct,
+            is_tuple: false,
+            fields: Vec::new(),
+            variants: Vec::new(),
+            tag,
+            tag_span,
+            deny_unknown_fields: serde_flag(s, "deny_unknown_fields").is_some(),
+            transparent,
+            default: serde_default(s),
+            from,
+            with,
+            common: common_attrs(krate, m, attrs_, &merged.schemars)?,
+            derive,
+            rules,
+        };
+        match &def.item {
+            DefItem::Struct(st) => {
+                info.style = style_of(&st.fields);
+                info.is_tuple = matches!(info.style, Style::Newtype | Style::Tuple);
+                for (i, f) in st.fields.iter().enumerate() {
+                    info.fields
+                        .push(field_info(krate, m, d, f, i, rename_all, transparent)?);
+                }
+            }
+            DefItem::Enum(en) => {
+                info.is_enum = true;
+                for v in &en.variants {
+                    let vm = attrs::merged(&v.attrs).map_err(|e| syn_err(krate, m, e))?;
+                    let (ser_r, de_r) = rename(&vm.serde, krate, m)?;
+                    let vname = unraw(&v.ident);
+                    let vrule = rename_rule(&vm.serde, "rename_all", krate, m)?;
+                    let frule = (
+                        vrule.0.or(rename_all_fields.0),
+                        vrule.1.or(rename_all_fields.1),
+                    );
+                    let mut fields = Vec::new();
+                    for (i, f) in v.fields.iter().enumerate() {
+                        fields.push(field_info(krate, m, d, f, i, frule, false)?);
+                    }
+                    let skip = serde_flag(&vm.serde, "skip").is_some();
+                    info.variants.push(VariantInfo {
+                        ident: vname.clone(),
+                        de_name: de_r.unwrap_or_else(|| rename_all.1.apply_to_variant(&vname)),
+                        ser_name: ser_r.unwrap_or_else(|| rename_all.0.apply_to_variant(&vname)),
+                        style: style_of(&v.fields),
+                        fields,
+                        skip_de: skip || serde_flag(&vm.serde, "skip_deserializing").is_some(),
+                        untagged: serde_flag(&vm.serde, "untagged").is_some(),
+                        with: with_attr(krate, m, &vm.schemars, d)?,
+                        common: common_attrs(krate, m, &v.attrs, &vm.schemars)?,
+                    });
+                }
+            }
+            DefItem::Alias(_) => unreachable!("aliases are resolved before"),
+        }
+        Ok(info)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The generator side: `Dyn` and the thread-local state it reads.
+
+thread_local! {
+    static CTX: RefCell<Option<Rc<Crate>>> = const { RefCell::new(None) };
+    static JOBS: RefCell<Vec<Ty>> = const { RefCell::new(Vec::new()) };
+    static ERR: RefCell<Option<CrdgenError>> = const { RefCell::new(None) };
+    static STACK: RefCell<Vec<DefId>> = const { RefCell::new(Vec::new()) };
+    static FLATTEN_IS_OPTION: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A placeholder type: its schema is the schema of the [`Ty`] pushed last.
+pub(crate) struct Dyn;
+
+fn pop_job() -> Ty {
+    JOBS.with(|j| j.borrow_mut().pop())
+        .unwrap_or(Ty::Leaf(Leaf::Unit))
+}
+
+fn push_job(t: &Ty) {
+    JOBS.with(|j| j.borrow_mut().push(t.clone()));
+}
+
+fn set_err(e: CrdgenError) {
+    ERR.with(|x| {
+        let mut x = x.borrow_mut();
+        if x.is_none() {
+            *x = Some(e);
+        }
+    });
+}
+
+fn krate() -> Rc<Crate> {
+    CTX.with(|c| c.borrow().clone())
+        .expect("crdgen context is set while generating")
+}
+
+impl JsonSchema for Dyn {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        "Dyn".into()
+    }
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        let t = pop_job();
+        subschema(g, &t)
+    }
+    fn _schemars_private_non_optional_json_schema(g: &mut SchemaGenerator) -> Schema {
+        let t = pop_job();
+        non_optional(g, &t)
+    }
+    fn _schemars_private_is_option() -> bool {
+        FLATTEN_IS_OPTION.with(Cell::get)
+    }
+}
+
+/// Run `f` with the crate installed for [`Dyn`]; the first error raised inside wins.
+pub(crate) fn with_crate<R>(krate: Rc<Crate>, f: impl FnOnce() -> R) -> Result<R, CrdgenError> {
+    CTX.with(|c| *c.borrow_mut() = Some(krate));
+    ERR.with(|e| *e.borrow_mut() = None);
+    JOBS.with(|j| j.borrow_mut().clear());
+    STACK.with(|s| s.borrow_mut().clear());
+    let r = f();
+    CTX.with(|c| *c.borrow_mut() = None);
+    match ERR.with(|e| e.borrow_mut().take()) {
+        Some(e) => Err(e),
+        None => Ok(r),
+    }
+}
+
+fn is_option(t: &Ty) -> bool {
+    match t {
+        Ty::Option(_) => true,
+        Ty::User(d) => {
+            let k = krate();
+            match TypeInfo::of(&k, *d) {
+                Ok(info) => transparent_type(&info)
+                    .map(|t| is_option(&t))
+                    .unwrap_or(false),
+                Err(_) => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// `get_transparent_type`: the type a container forwards everything to.
+fn transparent_type(info: &TypeInfo) -> Option<Ty> {
+    if let Some(With::Type(t)) = &info.with
+        && info.common.is_default()
+    {
+        return Some(t.clone());
+    }
+    if info.transparent
+        && let Some(f) = info.fields.iter().find(|f| f.transparent_marker)
+        && info.common.is_default()
+        && f.attrs_default()
+    {
+        return Some(f.ty.clone());
+    }
+    None
+}
+
+/// `generator.subschema_for::<T>()`.
+pub(crate) fn subschema(g: &mut SchemaGenerator, t: &Ty) -> Schema {
+    match t {
+        Ty::Leaf(l) => leaf_schema(g, *l),
+        Ty::Option(inner) => {
+            push_job(inner);
+            g.subschema_for::<Option<Dyn>>()
+        }
+        Ty::Seq(kind, inner) => {
+            push_job(inner);
+            match kind {
+                SeqKind::Vec => g.subschema_for::<Vec<Dyn>>(),
+                SeqKind::VecDeque => g.subschema_for::<VecDeque<Dyn>>(),
+                SeqKind::LinkedList => g.subschema_for::<LinkedList<Dyn>>(),
+                SeqKind::BTreeSet => g.subschema_for::<BTreeSet<Dyn>>(),
+                SeqKind::HashSet => g.subschema_for::<HashSet<Dyn>>(),
+            }
+        }
+        Ty::Map(kind, _, v) => {
+            push_job(v);
+            match kind {
+                MapKind::BTreeMap => g.subschema_for::<BTreeMap<String, Dyn>>(),
+                MapKind::HashMap => g.subschema_for::<HashMap<String, Dyn>>(),
+            }
+        }
+        Ty::Boxed(inner) => {
+            push_job(inner);
+            g.subschema_for::<Box<Dyn>>()
+        }
+        Ty::Tuple(items) => {
+            for i in items.iter().rev() {
+                push_job(i);
+            }
+            match items.len() {
+                1 => g.subschema_for::<(Dyn,)>(),
+                2 => g.subschema_for::<(Dyn, Dyn)>(),
+                3 => g.subschema_for::<(Dyn, Dyn, Dyn)>(),
+                4 => g.subschema_for::<(Dyn, Dyn, Dyn, Dyn)>(),
+                _ => {
+                    set_err(CrdgenError::Versions(
+                        "tuples of more than 4 elements are not supported statically; use --exact"
+                            .into(),
+                    ));
+                    Schema::default()
+                }
+            }
+        }
+        Ty::Array(inner, n) => {
+            push_job(inner);
+            let mut s = json!({"type": "array", "items": Value::Null});
+            let item = pop_job();
+            s["items"] = subschema(g, &item).to_value();
+            s["minItems"] = (*n).into();
+            s["maxItems"] = (*n).into();
+            Schema::try_from(s).unwrap_or_default()
+        }
+        Ty::K8s(p) => match k8s_table::lookup(p) {
+            Some(t) => (t.schema)(g),
+            None => Schema::default(),
+        },
+        Ty::User(d) => user_schema(g, *d),
+    }
+}
+
+/// `T::_schemars_private_non_optional_json_schema`.
+fn non_optional(g: &mut SchemaGenerator, t: &Ty) -> Schema {
+    match t {
+        Ty::Option(inner) => non_optional(g, inner),
+        Ty::User(d) => {
+            let k = krate();
+            if let Ok(info) = TypeInfo::of(&k, *d)
+                && let Some(inner) = transparent_type(&info)
+            {
+                return non_optional(g, &inner);
+            }
+            subschema(g, t)
+        }
+        _ => subschema(g, t),
+    }
+}
+
+fn leaf_schema(g: &mut SchemaGenerator, l: Leaf) -> Schema {
+    match l {
+        Leaf::Bool => g.subschema_for::<bool>(),
+        Leaf::I8 => g.subschema_for::<i8>(),
+        Leaf::I16 => g.subschema_for::<i16>(),
+        Leaf::I32 => g.subschema_for::<i32>(),
+        Leaf::I64 => g.subschema_for::<i64>(),
+        Leaf::I128 => g.subschema_for::<i128>(),
+        Leaf::Isize => g.subschema_for::<isize>(),
+        Leaf::U8 => g.subschema_for::<u8>(),
+        Leaf::U16 => g.subschema_for::<u16>(),
+        Leaf::U32 => g.subschema_for::<u32>(),
+        Leaf::U64 => g.subschema_for::<u64>(),
+        Leaf::U128 => g.subschema_for::<u128>(),
+        Leaf::Usize => g.subschema_for::<usize>(),
+        Leaf::F32 => g.subschema_for::<f32>(),
+        Leaf::F64 => g.subschema_for::<f64>(),
+        Leaf::Char => g.subschema_for::<char>(),
+        Leaf::String => g.subschema_for::<String>(),
+        Leaf::Unit => g.subschema_for::<()>(),
+        Leaf::JsonValue => g.subschema_for::<serde_json::Value>(),
+        Leaf::JsonMap => g.subschema_for::<serde_json::Map<String, Value>>(),
+        Leaf::PathBuf => g.subschema_for::<std::path::PathBuf>(),
+        Leaf::NonZeroU32 => g.subschema_for::<std::num::NonZeroU32>(),
+        Leaf::NonZeroU64 => g.subschema_for::<std::num::NonZeroU64>(),
+        Leaf::NonZeroI32 => g.subschema_for::<std::num::NonZeroI32>(),
+        Leaf::NonZeroI64 => g.subschema_for::<std::num::NonZeroI64>(),
+        Leaf::IpAddr => g.subschema_for::<std::net::IpAddr>(),
+        Leaf::Ipv4Addr => g.subschema_for::<std::net::Ipv4Addr>(),
+        Leaf::Ipv6Addr => g.subschema_for::<std::net::Ipv6Addr>(),
+        Leaf::SocketAddr => g.subschema_for::<std::net::SocketAddr>(),
+    }
+}
+
+fn user_schema(g: &mut SchemaGenerator, d: DefId) -> Schema {
+    let k = krate();
+    if STACK.with(|s| s.borrow().contains(&d)) {
+        let def = &k.defs[d];
+        set_err(unsupported(
+            &k,
+            def.module,
+            def.ident().span(),
+            format!(
+                "the recursive type `{}` (schemars would emit a `$ref`, which Kubernetes rejects)",
+                def.ident()
+            ),
+            FIX_EXACT,
+        ));
+        return Schema::default();
+    }
+    STACK.with(|s| s.borrow_mut().push(d));
+    let r = derive(g, &k, d);
+    STACK.with(|s| s.borrow_mut().pop());
+    match r {
+        Ok(s) => s,
+        Err(e) => {
+            set_err(e);
+            Schema::default()
+        }
+    }
+}
+
+/// The manual `impl JsonSchema for X` of the crate, if any.
+fn manual_impl(krate: &Crate, d: DefId) -> Option<(ModId, Span)> {
+    for (im, imp) in &krate.impls {
+        let Some((_, tp, _)) = &imp.trait_ else {
+            continue;
+        };
+        if tp
+            .segments
+            .last()
+            .map(|s| s.ident != "JsonSchema")
+            .unwrap_or(true)
+        {
+            continue;
+        }
+        if let syn::Type::Path(p) = &*imp.self_ty
+            && matches!(krate.resolve_path(*im, &p.path, 0), Some(super::resolve::Res::Def(x)) if x == d)
+        {
+            return Some((*im, imp.impl_token.span));
+        }
+    }
+    None
+}
+
+fn derive(g: &mut SchemaGenerator, krate: &Crate, d: DefId) -> Result<Schema, CrdgenError> {
+    let info = TypeInfo::of(krate, d)?;
+    match info.derive {
+        Some(DeriveKind::JsonSchema) => derive_json(g, krate, &info),
+        Some(DeriveKind::KubeSchema) => derive_kube(g, krate, &info),
+        None => {
+            if let Some((m, span)) = manual_impl(krate, d) {
+                return Err(unsupported(
+                    krate,
+                    m,
+                    span,
+                    format!("a hand-written `impl JsonSchema for {}`", info.ident),
+                    format!(
+                        "{FIX_EXACT}, or derive `JsonSchema` and express the schema with attributes"
+                    ),
+                ));
+            }
+            Err(unsupported(
+                krate,
+                info.module,
+                info.span,
+                format!(
+                    "the type `{}`, which does not derive `JsonSchema`",
+                    info.ident
+                ),
+                "add `#[derive(JsonSchema)]` (kube-derive needs it too)",
+            ))
+        }
+    }
+}
+
+/// `#[derive(KubeSchema)]`: the derived schema, plus struct rules and per-field x-kube properties.
+fn derive_kube(
+    g: &mut SchemaGenerator,
+    krate: &Crate,
+    info: &TypeInfo,
+) -> Result<Schema, CrdgenError> {
+    let mut s = derive_json(g, krate, info)?;
+    for r in &info.rules {
+        kube_core::validate(&mut s, r.clone()).map_err(|e| CrdgenError::Versions(e.to_string()))?;
+    }
+    for f in &info.fields {
+        if f.rules.is_empty() && f.merge_strategy.is_none() {
+            continue;
+        }
+        let mut merge = expr_for_struct(
+            g,
+            krate,
+            info,
+            std::slice::from_ref(f),
+            &info.default,
+            info.deny_unknown_fields,
+        )?;
+        for r in &f.rules {
+            kube_core::validate_property(&mut merge, 0, r.clone())
+                .map_err(|e| CrdgenError::Versions(e.to_string()))?;
+        }
+        if let Some(st) = &f.merge_strategy {
+            kube_core::merge_strategy_property(&mut merge, 0, st.clone())
+                .map_err(|e| CrdgenError::Versions(e.to_string()))?;
+        }
+        kube_core::merge_properties(&mut s, &mut merge);
+    }
+    Ok(s)
+}
+
+/// `#[derive(JsonSchema)]`: `expr_for_container`.
+pub(crate) fn derive_json(
+    g: &mut SchemaGenerator,
+    krate: &Crate,
+    info: &TypeInfo,
+) -> Result<Schema, CrdgenError> {
+    if let Some(t) = transparent_type(info) {
+        return Ok(subschema(g, &t));
+    }
+    let mut s = if let Some(With::Type(t)) = &info.with {
+        subschema(g, t)
+    } else if info.transparent {
+        let f = info
+            .fields
+            .iter()
+            .find(|f| f.transparent_marker)
+            .ok_or_else(|| {
+                unsupported(
+                    krate,
+                    info.module,
+                    info.span,
+                    "a transparent type without a serialized field",
+                    FIX_EXACT,
+                )
+            })?;
+        let mut s = field_schema(g, krate, info, f)?;
+        f.common.apply_post(&mut s);
+        s
+    } else if let Some(from) = &info.from {
+        subschema(g, from)
+    } else if info.is_enum {
+        expr_for_enum(g, krate, info)?
+    } else {
+        match info.style {
+            Style::Unit => g.subschema_for::<()>(),
+            Style::Newtype => {
+                let f = &info.fields[0];
+                let mut s = field_schema(g, krate, info, f)?;
+                f.common.apply_post(&mut s);
+                s
+            }
+            Style::Tuple => expr_for_tuple(g, krate, info, &info.fields)?,
+            Style::Struct => expr_for_struct(
+                g,
+                krate,
+                info,
+                &info.fields,
+                &info.default,
+                info.deny_unknown_fields,
+            )?,
+        }
+    };
+    info.common.apply(&mut s);
+    info.common.apply_post(&mut s);
+    Ok(s)
+}
+
+/// `expr_for_field` without its post-mutators (the caller adds the default first).
+fn field_schema(
+    g: &mut SchemaGenerator,
+    krate: &Crate,
+    info: &TypeInfo,
+    f: &FieldInfo,
+) -> Result<Schema, CrdgenError> {
+    let _ = (krate, info);
+    let ty = match &f.with {
+        Some(With::Type(t)) => t,
+        None => &f.ty,
+    };
+    let mut s = if f.validation.required {
+        non_optional(g, ty)
+    } else {
+        subschema(g, ty)
+    };
+    f.common.apply(&mut s);
+    f.validation.apply(&mut s);
+    if f.skip_de {
+        s.insert("readOnly".into(), true.into());
+    }
+    if f.skip_ser {
+        s.insert("writeOnly".into(), true.into());
+    }
+    Ok(s)
+}
+
+fn expr_for_tuple(
+    g: &mut SchemaGenerator,
+    krate: &Crate,
+    info: &TypeInfo,
+    fields: &[FieldInfo],
+) -> Result<Schema, CrdgenError> {
+    let mut prefix = Vec::new();
+    for f in fields.iter().filter(|f| !f.skip_de) {
+        let mut s = field_schema(g, krate, info, f)?;
+        f.common.apply_post(&mut s);
+        prefix.push(s.to_value());
+    }
+    let len = prefix.len();
+    let mut map = serde_json::Map::new();
+    map.insert("type".into(), "array".into());
+    if !prefix.is_empty() {
+        map.insert("prefixItems".into(), prefix.into());
+        map.insert("minItems".into(), len.into());
+    }
+    map.insert("maxItems".into(), len.into());
+    Ok(Schema::from(map))
+}
+
+fn expr_for_struct(
+    g: &mut SchemaGenerator,
+    krate: &Crate,
+    info: &TypeInfo,
+    fields: &[FieldInfo],
+    default: &SerdeDefault,
+    deny: bool,
+) -> Result<Schema, CrdgenError> {
+    let mut schema = if deny {
+        Schema::try_from(json!({"type": "object", "additionalProperties": false}))
+            .unwrap_or_default()
+    } else {
+        Schema::try_from(json!({"type": "object"})).unwrap_or_default()
+    };
+    // The container default, member by member, computed once when a field needs it.
+    let mut container_default: Option<Vec<Value>> = None;
+    for f in fields.iter().filter(|f| !f.skip_de) {
+        if f.flatten {
+            let ty = match &f.with {
+                Some(With::Type(t)) => t.clone(),
+                None => f.ty.clone(),
+            };
+            FLATTEN_IS_OPTION.with(|c| c.set(is_option(&ty)));
+            push_job(&ty);
+            let sub = sp::json_schema_for_flatten::<Dyn>(g, f.validation.required);
+            FLATTEN_IS_OPTION.with(|c| c.set(false));
+            sp::flatten(&mut schema, sub);
+            continue;
+        }
+        let mut s = field_schema(g, krate, info, f)?;
+        let container_has_default = *default != SerdeDefault::None;
+        if !(f.skip_ser || (f.default == SerdeDefault::None && !container_has_default)) {
+            let mut ev = Eval::new(krate);
+            let value = match &f.default {
+                SerdeDefault::None => {
+                    if container_default.is_none() {
+                        container_default = Some(container_default_members(krate, info, default)?);
+                    }
+                    let idx = info
+                        .fields
+                        .iter()
+                        .position(|x| x.ident == f.ident)
+                        .unwrap_or(0);
+                    container_default
+                        .as_ref()
+                        .and_then(|c| c.get(idx).cloned())
+                        .unwrap_or(Value::Null)
+                }
+                SerdeDefault::Default => ev.default_value(&f.ty, info.module, f.span)?,
+                SerdeDefault::Path(p) => {
+                    ev.call_fn(p, &f.ty, info.module, Some(info.def), f.span)?
+                }
+            };
+            let keep = match &f.skip_ser_if {
+                Some(pred) => !ev.predicate(pred, &value, info.module, f.span)?,
+                None => true,
+            };
+            if keep {
+                s.insert("default".into(), value);
+            }
+        }
+        f.common.apply_post(&mut s);
+        let has_default = container_has_default || f.default != SerdeDefault::None;
+        let has_skip_if = f.skip_ser_if.is_some();
+        let required_attr = f.validation.required;
+        let ty = match &f.with {
+            Some(With::Type(t)) => t,
+            None => &f.ty,
+        };
+        let is_optional = if has_skip_if && has_default {
+            true
+        } else {
+            has_default || (!required_attr && is_option(ty))
+        };
+        sp::insert_object_property(&mut schema, &f.de_name, is_optional, s);
+    }
+    Ok(schema)
+}
+
+/// The members of the container's default value (`Self::default()` or `path()`), serialized.
+fn container_default_members(
+    krate: &Crate,
+    info: &TypeInfo,
+    default: &SerdeDefault,
+) -> Result<Vec<Value>, CrdgenError> {
+    let mut ev = Eval::new(krate);
+    let whole = match default {
+        SerdeDefault::Default => ev.user_default(info.def, info.span)?,
+        SerdeDefault::Path(p) => ev.call_fn(
+            p,
+            &Ty::User(info.def),
+            info.module,
+            Some(info.def),
+            info.span,
+        )?,
+        SerdeDefault::None => Value::Null,
+    };
+    // Re-derive member values: serialized object keyed by serialize names (skipped members absent).
+    let mut out = Vec::new();
+    for f in &info.fields {
+        let v = whole.get(&f.ser_name).cloned();
+        match v {
+            Some(v) => out.push(v),
+            None if f.skip_ser => out.push(Value::Null),
+            None => {
+                // Omitted by skip_serializing_if: the member's value is what the predicate skipped.
+                out.push(
+                    match f
+                        .skip_ser_if
+                        .as_deref()
+                        .map(|p| p.rsplit("::").next().unwrap_or(p))
+                    {
+                        Some("is_none") => Value::Null,
+                        Some("is_empty") => ev.default_value(&f.ty, info.module, f.span)?,
+                        _ => Value::Null,
+                    },
+                );
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn expr_for_enum(
+    g: &mut SchemaGenerator,
+    krate: &Crate,
+    info: &TypeInfo,
+) -> Result<Schema, CrdgenError> {
+    if info.variants.is_empty() {
+        return Ok(Schema::from(false));
+    }
+    let deny = info.deny_unknown_fields;
+    match &info.tag {
+        Tag::Internal(t) => Err(CrdgenError::KubeCannotRender {
+            loc: krate.mod_loc(info.module, info.tag_span),
+            what: format!(
+                "the internally tagged enum `{}` (`#[serde(tag = {t:?})]`): kube-core's structural rewriter panics on it in `crd()` (kube-rs/kube#1279)",
+                info.ident
+            ),
+            fix: "use an externally tagged enum, `#[serde(untagged)]`, or a struct with a `type` field and optional members".into(),
+        }),
+        Tag::External => {
+            let live: Vec<&VariantInfo> = info.variants.iter().filter(|v| !v.skip_de).collect();
+            let has_unit = live.iter().any(|v| v.style == Style::Unit && !v.untagged);
+            let has_data = live.iter().any(|v| v.style != Style::Unit || v.untagged);
+            if has_unit && has_data {
+                return Err(CrdgenError::KubeCannotRender {
+                    loc: krate.mod_loc(info.module, info.span),
+                    what: format!(
+                        "the enum `{}` mixes unit and data variants: kube-core's structural rewriter panics on it in `crd()`",
+                        info.ident
+                    ),
+                    fix: "make every variant carry data (e.g. `Variant {}`), or split the enum".into(),
+                });
+            }
+            let (unit, complex): (Vec<&VariantInfo>, Vec<&VariantInfo>) =
+                live.iter().partition(|v| v.style == Style::Unit && v.attrs_default() && !v.untagged);
+            let mut unit_map = serde_json::Map::new();
+            unit_map.insert("type".into(), "string".into());
+            unit_map.insert("enum".into(), Value::Array(unit.iter().map(|v| Value::from(v.de_name.clone())).collect()));
+            let unit_schema = Schema::from(unit_map);
+            if complex.is_empty() {
+                return Ok(unit_schema);
+            }
+            let mut schemas: Vec<Value> = Vec::new();
+            if !unit.is_empty() {
+                schemas.push(unit_schema.to_value());
+            }
+            let mut unique = true;
+            for v in complex {
+                if v.untagged {
+                    unique = false;
+                    schemas.push(untagged_variant(g, krate, info, v, deny, true)?.to_value());
+                    continue;
+                }
+                let mut s = if v.style == Style::Unit && v.with.is_none() {
+                    sp::new_unit_enum_variant(&v.de_name)
+                } else {
+                    let sub = untagged_variant(g, krate, info, v, deny, false)?;
+                    sp::new_externally_tagged_enum_variant(&v.de_name, sub)
+                };
+                v.common.apply(&mut s);
+                v.common.apply_post(&mut s);
+                schemas.push(s.to_value());
+            }
+            Ok(one_of(unique, schemas))
+        }
+        Tag::Untagged => {
+            let mut schemas = Vec::new();
+            for v in info.variants.iter().filter(|v| !v.skip_de) {
+                schemas.push(untagged_variant(g, krate, info, v, deny, true)?.to_value());
+            }
+            Ok(one_of(false, schemas))
+        }
+        Tag::Adjacent(tag, content) => {
+            let mut schemas = Vec::new();
+            let mut unique = true;
+            for v in info.variants.iter().filter(|v| !v.skip_de) {
+                if v.untagged {
+                    unique = false;
+                    schemas.push(untagged_variant(g, krate, info, v, deny, true)?.to_value());
+                    continue;
+                }
+                let mut props = serde_json::Map::new();
+                props.insert(tag.clone(), json!({"type": "string", "const": v.de_name}));
+                let mut required = vec![Value::from(tag.clone())];
+                if !(v.style == Style::Unit && v.with.is_none()) {
+                    props.insert(content.clone(), untagged_variant(g, krate, info, v, deny, false)?.to_value());
+                    required.push(content.clone().into());
+                }
+                let mut obj = json!({"type": "object", "properties": props, "required": required});
+                if deny {
+                    obj["additionalProperties"] = false.into();
+                }
+                let mut s = Schema::try_from(obj).unwrap_or_default();
+                v.common.apply(&mut s);
+                v.common.apply_post(&mut s);
+                schemas.push(s.to_value());
+            }
+            Ok(one_of(unique, schemas))
+        }
+    }
+}
+
+fn one_of(unique: bool, schemas: Vec<Value>) -> Schema {
+    let mut map = serde_json::Map::new();
+    map.insert(
+        if unique { "oneOf" } else { "anyOf" }.into(),
+        Value::Array(schemas),
+    );
+    Schema::from(map)
+}
+
+fn untagged_variant(
+    g: &mut SchemaGenerator,
+    krate: &Crate,
+    info: &TypeInfo,
+    v: &VariantInfo,
+    deny: bool,
+    actually_untagged: bool,
+) -> Result<Schema, CrdgenError> {
+    let mut s = if let Some(With::Type(t)) = &v.with {
+        subschema(g, t)
+    } else {
+        match v.style {
+            Style::Unit => g.subschema_for::<()>(),
+            Style::Newtype => {
+                let f = &v.fields[0];
+                let mut s = field_schema(g, krate, info, f)?;
+                f.common.apply_post(&mut s);
+                s
+            }
+            Style::Tuple => expr_for_tuple(g, krate, info, &v.fields)?,
+            Style::Struct => expr_for_struct(g, krate, info, &v.fields, &SerdeDefault::None, deny)?,
+        }
+    };
+    if actually_untagged {
+        v.common.apply(&mut s);
+        v.common.apply_post(&mut s);
+    }
+    Ok(s)
+}
+
+/// The schema of the root struct kube-derive generates (`Kind { metadata, spec, status }`), as
+/// `into_root_schema_for` would return it, with the generator's transforms applied.
+pub(crate) struct RootSpec<'a> {
+    pub spec: Ty,
+    pub status: Option<Ty>,
+    pub no_spec: bool,
+    pub doc: &'a str,
+    pub root_name: &'a str,
+    pub rules: &'a [Rule],
+}
+
+pub(crate) fn root_schema(g: &mut SchemaGenerator, root: &RootSpec) -> Schema {
+    let mut s = Schema::try_from(json!({"type": "object"})).unwrap_or_default();
+    if root.no_spec {
+        FLATTEN_IS_OPTION.with(|c| c.set(false));
+        push_job(&root.spec);
+        let sub = sp::json_schema_for_flatten::<Dyn>(g, false);
+        sp::flatten(&mut s, sub);
+    } else {
+        let spec = subschema(g, &root.spec);
+        sp::insert_object_property(&mut s, "spec", is_option(&root.spec), spec);
+    }
+    if let Some(st) = &root.status {
+        let status = subschema(g, &Ty::Option(Box::new(st.clone())));
+        sp::insert_object_property(&mut s, "status", true, status);
+    }
+    let doc = root.doc.strip_prefix(' ').unwrap_or(root.doc);
+    let (title, desc) = sp::get_title_and_description(doc);
+    sp::insert_metadata_property_if_nonempty(&mut s, "title", title.to_string());
+    sp::insert_metadata_property_if_nonempty(&mut s, "description", desc.to_string());
+    for r in root.rules {
+        if let Err(e) = kube_core::validate(&mut s, r.clone()) {
+            set_err(CrdgenError::Versions(e.to_string()));
+        }
+    }
+    let obj = s.ensure_object();
+    obj.entry("title").or_insert_with(|| root.root_name.into());
+    let defs = g.take_definitions(false);
+    if !defs.is_empty() {
+        let comps = obj
+            .entry("components")
+            .or_insert_with(|| json!({}))
+            .as_object_mut();
+        if let Some(c) = comps
+            && let Value::Object(_) = c.entry("schemas").or_insert_with(|| json!({}))
+            && let Some(Value::Object(target)) = c.get_mut("schemas")
+        {
+            target.extend(defs);
+        }
+    }
+    for t in g.transforms_mut() {
+        t.transform(&mut s);
+    }
+    s
+}
+
+#[allow(dead_code)]
+fn _span_of(e: &syn::Expr) -> Span {
+    e.span()
+}

@@ -1,0 +1,614 @@
+//! Integration tests of the binary: `init` and `create api` in temporary folders, refusals of bad
+//! input (message, exit code, and a folder left byte-for-byte unchanged), and safe re-runs.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn init_lays_out_a_project() {
+    let tmp = init_project("memcached-operator");
+    let dir = project_dir(&tmp, "memcached-operator");
+    for f in [
+        "PROJECT",
+        "Cargo.toml",
+        "src/main.rs",
+        "src/lib.rs",
+        "src/api/mod.rs",
+        "src/controllers/mod.rs",
+        "Makefile",
+        "Dockerfile",
+        ".dockerignore",
+        ".gitignore",
+        "README.md",
+        "config/default/kustomization.yaml",
+        "config/manager/manager.yaml",
+        "config/rbac/role.yaml",
+        "config/crd/kustomization.yaml",
+        "config/samples/kustomization.yaml",
+        "config/prometheus/kustomization.yaml",
+        "tests/crds.rs",
+    ] {
+        assert!(dir.join(f).is_file(), "init did not write {f}");
+    }
+    let project = read(&dir, "PROJECT");
+    assert!(project.contains("domain: example.com"), "{project}");
+    assert!(
+        project.contains("projectName: memcached-operator"),
+        "{project}"
+    );
+    assert!(
+        project.contains("repo: github.com/acme/memcached-operator"),
+        "{project}"
+    );
+    let cargo = read(&dir, "Cargo.toml");
+    assert!(cargo.contains("name = \"memcached-operator\""), "{cargo}");
+    let features: Vec<&str> = [
+        "v1_33",
+        "v1_34",
+        "v1_35",
+        "v1_36",
+        "v1_37",
+        "\"latest\"",
+        "\"earliest\"",
+    ]
+    .into_iter()
+    .filter(|f| cargo.contains(f))
+    .collect();
+    assert_eq!(
+        features.len(),
+        1,
+        "exactly one k8s-openapi version feature, found {features:?}"
+    );
+}
+
+#[test]
+fn init_takes_the_folder_name_and_refuses_a_second_run() {
+    let tmp = init_project("my-op");
+    let dir = project_dir(&tmp, "my-op");
+    assert!(read(&dir, "PROJECT").contains("projectName: my-op"));
+    let before = snapshot(&dir);
+    let r = run(&dir, &["init", "--domain", "example.com"]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("already an operator-rs project"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("--force"), "{}", r.stderr);
+    assert_eq!(snapshot(&dir), before, "a refused init changed files");
+}
+
+#[test]
+fn init_refuses_to_overwrite_user_files_without_force() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("op");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("Makefile"), "all:\n\techo mine\n").unwrap();
+    let before = snapshot(&dir);
+    let r = run(&dir, &["init", "--domain", "example.com"]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("refusing to overwrite") && r.stderr.contains("Makefile"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(snapshot(&dir), before);
+    ok(&dir, &["init", "--domain", "example.com", "--force"]);
+    assert!(!read(&dir, "Makefile").contains("echo mine"));
+}
+
+#[test]
+fn init_with_dash_c_acts_on_another_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    ok(
+        tmp.path(),
+        &[
+            "-C",
+            "elsewhere",
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "other-op",
+        ],
+    );
+    assert!(tmp.path().join("elsewhere/PROJECT").is_file());
+    ok(
+        tmp.path(),
+        &[
+            "-C",
+            "elsewhere",
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+        ],
+    );
+    assert!(
+        tmp.path()
+            .join("elsewhere/src/api/v1/memcached.rs")
+            .is_file()
+    );
+}
+
+/// Each bad input: the arguments, and what the message must say.
+const BAD_CREATE_API: &[(&[&str], &[&str])] = &[
+    (
+        &["--group", "Cache", "--version", "v1", "--kind", "Memcached"],
+        &["invalid group \"Cache\"", "DNS-1123", "e.g."],
+    ),
+    (
+        &[
+            "--group",
+            "ca_che",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+        ],
+        &["invalid group", "e.g."],
+    ),
+    (
+        &["--group", "cache", "--version", "1", "--kind", "Memcached"],
+        &["invalid version \"1\"", "v1alpha1"],
+    ),
+    (
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1gamma1",
+            "--kind",
+            "Memcached",
+        ],
+        &["invalid version", "e.g."],
+    ),
+    (
+        &["--group", "cache", "--version", "V1", "--kind", "Memcached"],
+        &["invalid version \"V1\""],
+    ),
+    (
+        &["--group", "cache", "--version", "v1", "--kind", "memcached"],
+        &[
+            "invalid kind \"memcached\"",
+            "UpperCamelCase",
+            "e.g. --kind",
+        ],
+    ),
+    (
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Mem_cached",
+        ],
+        &["invalid kind", "ASCII letters and digits"],
+    ),
+    (
+        &["--group", "cache", "--version", "v1", "--kind", "Type"],
+        &["invalid kind \"Type\"", "keyword"],
+    ),
+    (
+        &["--group", "cache", "--version", "v1", "--kind", "Spec"],
+        &["invalid kind \"Spec\"", "clashes"],
+    ),
+    (
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+            "--plural",
+            "Memcacheds",
+        ],
+        &["invalid plural \"Memcacheds\"", "DNS-1035"],
+    ),
+    (
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+            "--resource=false",
+            "--controller=false",
+        ],
+        &["nothing to create"],
+    ),
+    (
+        &[
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deploymnt",
+            "--resource=false",
+        ],
+        &["Deploymnt", "k8s-openapi has no kind"],
+    ),
+    (
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Widget",
+            "--resource=false",
+        ],
+        &["not a kind of this project"],
+    ),
+    (
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+            "--image",
+            "a b",
+        ],
+        &["invalid --image"],
+    ),
+    (
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+            "--image",
+            "m:1",
+            "--run-as-user",
+            "0",
+        ],
+        &["--run-as-user 0", "non-root"],
+    ),
+    (
+        &["--group", "--version", "v1", "--kind", "Memcached"],
+        &["a value is required for '--group"],
+    ),
+];
+
+#[test]
+fn create_api_refuses_bad_input_and_changes_nothing() {
+    let tmp = init_project("bad-input");
+    let dir = project_dir(&tmp, "bad-input");
+    let before = snapshot(&dir);
+    for (args, needles) in BAD_CREATE_API {
+        let mut full = vec!["create", "api"];
+        full.extend_from_slice(args);
+        let r = run(&dir, &full);
+        assert_ne!(r.code, 0, "{args:?} was accepted");
+        for n in *needles {
+            assert!(
+                r.stderr.contains(n),
+                "{args:?}: message lacks {n:?}:\n{}",
+                r.stderr
+            );
+        }
+        assert_eq!(snapshot(&dir), before, "{args:?} changed files");
+    }
+}
+
+#[test]
+fn init_refuses_bad_input_and_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("op");
+    std::fs::create_dir(&dir).unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--domain", "Example.com"],
+            "invalid domain \"Example.com\"",
+        ),
+        (&["--domain", "example..com"], "invalid domain"),
+        (
+            &["--domain", "example.com", "--project-name", "My_Op"],
+            "invalid project name \"My_Op\"",
+        ),
+        (
+            &["--domain", "example.com", "--project-name", "kube"],
+            "clashes with a crate",
+        ),
+        (
+            &["--domain", "example.com", "--repo", "github.com/a b"],
+            "invalid repo",
+        ),
+        (
+            &["--domain", "example.com", "--license", "mit"],
+            "invalid value 'mit'",
+        ),
+    ];
+    for (args, needle) in cases {
+        let mut full = vec!["init"];
+        full.extend_from_slice(args);
+        let r = run(&dir, &full);
+        assert_ne!(r.code, 0, "{args:?} was accepted");
+        assert!(r.stderr.contains(needle), "{args:?}: {}", r.stderr);
+        assert!(snapshot(&dir).is_empty(), "{args:?} wrote files");
+    }
+}
+
+#[test]
+fn create_api_needs_an_initialised_project() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = run(
+        tmp.path(),
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+        ],
+    );
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("not an operator-rs project") && r.stderr.contains("operator-rs init"),
+        "{}",
+        r.stderr
+    );
+    assert!(snapshot(tmp.path()).is_empty());
+}
+
+#[test]
+fn create_api_twice_needs_force_and_rerunning_is_idempotent() {
+    let tmp = init_project("twice");
+    let dir = project_dir(&tmp, "twice");
+    let args = [
+        "create",
+        "api",
+        "--group",
+        "cache",
+        "--version",
+        "v1alpha1",
+        "--kind",
+        "Memcached",
+    ];
+    ok(&dir, &args);
+    let before = snapshot(&dir);
+    let r = run(&dir, &args);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("already exists") && r.stderr.contains("--force"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(snapshot(&dir), before);
+    // --force re-scaffolds the kind's files but inserts nothing twice.
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    ok(&dir, &forced);
+    assert_eq!(
+        snapshot(&dir),
+        before,
+        "re-running with --force on unchanged files must change nothing"
+    );
+}
+
+#[test]
+fn create_api_for_a_second_kind_keeps_the_users_edits() {
+    let tmp = init_project("rerun");
+    let dir = project_dir(&tmp, "rerun");
+    ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+        ],
+    );
+    let types = dir.join("src/api/v1alpha1/memcached.rs");
+    let controller = dir.join("src/controllers/memcached.rs");
+    let edited_types =
+        std::fs::read_to_string(&types).unwrap() + "\n// a user's edit to the types\n";
+    let edited_controller =
+        std::fs::read_to_string(&controller).unwrap() + "\n// a user's edit to the controller\n";
+    std::fs::write(&types, &edited_types).unwrap();
+    std::fs::write(&controller, &edited_controller).unwrap();
+
+    ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Redis",
+        ],
+    );
+    assert_eq!(std::fs::read_to_string(&types).unwrap(), edited_types);
+    assert_eq!(
+        std::fs::read_to_string(&controller).unwrap(),
+        edited_controller
+    );
+    let mods = read(&dir, "src/controllers/mod.rs");
+    assert_eq!(mods.matches("pub mod memcached;").count(), 1, "{mods}");
+    assert_eq!(mods.matches("pub mod redis;").count(), 1, "{mods}");
+    let version_mod = read(&dir, "src/api/v1alpha1/mod.rs");
+    assert!(
+        version_mod.contains("memcached") && version_mod.contains("redis"),
+        "{version_mod}"
+    );
+    let project = read(&dir, "PROJECT");
+    assert!(
+        project.contains("kind: Memcached") && project.contains("kind: Redis"),
+        "{project}"
+    );
+}
+
+#[test]
+fn create_api_records_versions_and_storage() {
+    let tmp = init_project("versions");
+    let dir = project_dir(&tmp, "versions");
+    ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--version",
+            "v1",
+            "--kind",
+            "Guestbook",
+        ],
+    );
+    // A second version of the same kind: its controller already exists, so it is refused ...
+    let r = run(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--version",
+            "v2",
+            "--kind",
+            "Guestbook",
+        ],
+    );
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("one controller serves every version"),
+        "{}",
+        r.stderr
+    );
+    // ... and accepted as resource only, with the first version kept as the storage version.
+    ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--version",
+            "v2",
+            "--kind",
+            "Guestbook",
+            "--controller=false",
+        ],
+    );
+    let project = operator_rs::project::Project::parse(&read(&dir, "PROJECT")).unwrap();
+    let storage: Vec<(&str, bool)> = project
+        .resources
+        .iter()
+        .map(|r| (r.version.as_str(), r.api.as_ref().unwrap().storage))
+        .collect();
+    assert_eq!(storage, vec![("v1", true), ("v2", false)]);
+    // A different scope for another version of one kind is refused.
+    let r = run(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--version",
+            "v3",
+            "--kind",
+            "Guestbook",
+            "--controller=false",
+            "--namespaced=false",
+        ],
+    );
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("--namespaced=true"), "{}", r.stderr);
+}
+
+#[test]
+fn create_api_for_a_builtin_kind_uses_the_k8s_openapi_type() {
+    let tmp = init_project("builtin");
+    let dir = project_dir(&tmp, "builtin");
+    ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deployment",
+            "--resource=false",
+            "--controller",
+        ],
+    );
+    let controller = read(&dir, "src/controllers/deployment.rs");
+    assert!(
+        controller.contains("k8s_openapi::api::apps::v1::Deployment"),
+        "{controller}"
+    );
+    assert!(!dir.join("src/api/v1/deployment.rs").exists());
+    let project = read(&dir, "PROJECT");
+    assert!(
+        project.contains("core: true")
+            && project.contains("path: k8s_openapi::api::apps::v1::Deployment"),
+        "{project}"
+    );
+}
+
+#[test]
+fn version_and_completion() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = ok(tmp.path(), &["version"]);
+    assert!(
+        r.stdout.contains(env!("CARGO_PKG_VERSION")) && r.stdout.contains("kube"),
+        "{}",
+        r.stdout
+    );
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let r = ok(tmp.path(), &["completion", shell]);
+        assert!(
+            r.stdout.contains("operator-rs") && r.stdout.contains("create"),
+            "{shell}"
+        );
+    }
+}
+
+#[test]
+fn every_command_shows_an_example_in_its_help() {
+    let tmp = tempfile::tempdir().unwrap();
+    for args in [
+        &["--help"][..],
+        &["init", "--help"],
+        &["create", "api", "--help"],
+        &["generate", "crds", "--help"],
+        &["generate", "rbac", "--help"],
+        &["generate", "manifests", "--help"],
+        &["version", "--help"],
+        &["completion", "--help"],
+    ] {
+        let r = ok(tmp.path(), args);
+        assert!(
+            r.stdout.contains("Example"),
+            "{args:?} help has no example:\n{}",
+            r.stdout
+        );
+    }
+}

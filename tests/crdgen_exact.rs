@@ -1,0 +1,69 @@
+//! `generate crds --exact` (through the compiler) agrees with the static reader, byte for byte.
+//! Builds a harness crate with kube-derive in `target/crdgen-exact` (a few minutes the first time).
+
+use std::path::PathBuf;
+
+use operator_rs::crdgen;
+use operator_rs::project::{LAYOUT, Project};
+use operator_rs::workspace::DiskTree;
+
+fn project() -> Project {
+    Project {
+        version: "3".into(),
+        domain: "example.com".into(),
+        repo: String::new(),
+        project_name: "fixture".into(),
+        crate_name: "fixture".into(),
+        layout: vec![LAYOUT.into()],
+        cli_version: "0.1.0".into(),
+        k8s_openapi_feature: "v1_37".into(),
+        resources: Vec::new(),
+    }
+}
+
+fn agree(names: &[&str]) {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    let mut lib = String::new();
+    for n in names {
+        lib.push_str(&format!("pub mod {n};\n"));
+        std::fs::copy(
+            repo.join(format!("fixtures/crdgen/{n}.rs")),
+            root.join(format!("src/{n}.rs")),
+        )
+        .unwrap();
+    }
+    std::fs::write(root.join("src/lib.rs"), lib).unwrap();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n\n[dependencies]\n\
+         kube = { version = \"5.0.0\", default-features = false, features = [\"derive\"] }\n\
+         k8s-openapi = { version = \"0.29.0\", default-features = false, features = [\"std\", \"schemars\", \"v1_37\"] }\n\
+         schemars = \"1.2\"\nserde = { version = \"1\", features = [\"derive\"] }\nserde_json = \"1\"\n",
+    )
+    .unwrap();
+    std::fs::copy(repo.join("Cargo.lock"), root.join("Cargo.lock")).unwrap();
+    // SAFETY of sharing: one target dir for every exact build of the repo.
+    let target = repo.join("target/crdgen-exact");
+    // The harness reads CARGO_TARGET_DIR from the environment; set it for this process only.
+    unsafe { std::env::set_var("CARGO_TARGET_DIR", &target) };
+    let exact = crdgen::generate_exact(root, &project()).unwrap();
+    let stat = crdgen::generate(&DiskTree::new(root), &project()).unwrap();
+    assert_eq!(exact.files.len(), stat.files.len());
+    for (a, b) in exact.files.iter().zip(&stat.files) {
+        assert_eq!(a.path, b.path);
+        assert_eq!(
+            a.contents,
+            b.contents,
+            "{} differs between --exact and the static reader",
+            a.path.display()
+        );
+    }
+}
+
+#[test]
+fn exact_agrees_with_static() {
+    agree(&["db_cluster", "multi_version", "validation"]);
+}
