@@ -1,6 +1,8 @@
 //! Differential tests of the static CRD generator: every fixture under `fixtures/crdgen/` is
 //! compiled here with kube-derive (as a module of this test crate) and read statically from a
 //! temp crate; the two CRDs must be equal as parsed values, and the written files must pass `--check`.
+// The fixtures are compiled only for their CRDs: their fields are never read.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 
@@ -129,8 +131,56 @@ mod validation;
 #[path = "../fixtures/crdgen/pod_template.rs"]
 mod pod_template;
 
+#[path = "../fixtures/crdgen/backup_schedule.rs"]
+mod backup_schedule;
+#[path = "../fixtures/crdgen/cel_rules.rs"]
+mod cel_rules;
+#[path = "../fixtures/crdgen/certificate.rs"]
+mod certificate;
+#[path = "../fixtures/crdgen/collections.rs"]
+mod collections;
 #[path = "../fixtures/crdgen/defaults.rs"]
 mod defaults;
+#[path = "../fixtures/crdgen/docs.rs"]
+mod docs;
+#[path = "../fixtures/crdgen/durations.rs"]
+mod durations;
+#[path = "../fixtures/crdgen/enum_variants.rs"]
+mod enum_variants;
+#[path = "../fixtures/crdgen/feature_flags.rs"]
+mod feature_flags;
+#[path = "../fixtures/crdgen/flatten_more.rs"]
+mod flatten_more;
+#[path = "../fixtures/crdgen/gateway.rs"]
+mod gateway;
+#[path = "../fixtures/crdgen/ingress_route.rs"]
+mod ingress_route;
+#[path = "../fixtures/crdgen/k8s_types.rs"]
+mod k8s_types;
+#[path = "../fixtures/crdgen/kafka_topic.rs"]
+mod kafka_topic;
+#[path = "../fixtures/crdgen/kube_attrs.rs"]
+mod kube_attrs;
+#[path = "../fixtures/crdgen/large.rs"]
+mod large;
+#[path = "../fixtures/crdgen/modular/mod.rs"]
+mod modular;
+#[path = "../fixtures/crdgen/newtypes.rs"]
+mod newtypes;
+#[path = "../fixtures/crdgen/no_spec.rs"]
+mod no_spec;
+#[path = "../fixtures/crdgen/option_enums.rs"]
+mod option_enums;
+#[path = "../fixtures/crdgen/rename_cases.rs"]
+mod rename_cases;
+#[path = "../fixtures/crdgen/scalars.rs"]
+mod scalars;
+#[path = "../fixtures/crdgen/schemars_attrs.rs"]
+mod schemars_attrs;
+#[path = "../fixtures/crdgen/serde_attrs.rs"]
+mod serde_attrs;
+#[path = "../fixtures/crdgen/versions3.rs"]
+mod versions3;
 
 #[test]
 fn basic() {
@@ -178,4 +228,222 @@ fn pod_template() {
 #[test]
 fn defaults() {
     check("defaults", vec![defaults::Tuned::crd()]);
+}
+
+#[test]
+fn rename_cases() {
+    check("rename_cases", vec![rename_cases::Cases::crd()]);
+}
+
+#[test]
+fn scalars() {
+    check("scalars", vec![scalars::Scalars::crd()]);
+}
+
+#[test]
+fn collections() {
+    check("collections", vec![collections::Coll::crd()]);
+}
+
+#[test]
+fn newtypes() {
+    check("newtypes", vec![newtypes::Wrapped::crd()]);
+}
+
+#[test]
+fn docs() {
+    check("docs", vec![docs::Documented::crd()]);
+}
+
+#[test]
+fn schemars_attrs() {
+    check("schemars_attrs", vec![schemars_attrs::Attrs::crd()]);
+}
+
+#[test]
+fn serde_attrs() {
+    check("serde_attrs", vec![serde_attrs::SerdeAttrs::crd()]);
+}
+
+#[test]
+fn feature_flags() {
+    check("feature_flags", vec![feature_flags::FeatureFlags::crd()]);
+}
+
+#[test]
+fn k8s_types() {
+    check("k8s_types", vec![k8s_types::Typed::crd()]);
+}
+
+#[test]
+fn kube_attrs() {
+    check("kube_attrs", vec![kube_attrs::Everything::crd()]);
+}
+
+#[test]
+fn certificate() {
+    check("certificate", vec![certificate::Certificate::crd()]);
+}
+
+#[test]
+fn ingress_route() {
+    check("ingress_route", vec![ingress_route::Route::crd()]);
+}
+
+#[test]
+fn backup_schedule() {
+    check(
+        "backup_schedule",
+        vec![backup_schedule::BackupSchedule::crd()],
+    );
+}
+
+#[test]
+fn kafka_topic() {
+    check("kafka_topic", vec![kafka_topic::Topic::crd()]);
+}
+
+#[test]
+fn gateway() {
+    check("gateway", vec![gateway::Gateway::crd()]);
+}
+
+#[test]
+fn option_enums() {
+    check("option_enums", vec![option_enums::OptEnums::crd()]);
+}
+
+#[test]
+fn no_spec() {
+    check("no_spec", vec![no_spec::FlatThing::crd()]);
+}
+
+#[test]
+fn flatten_more() {
+    check("flatten_more", vec![flatten_more::Layered::crd()]);
+}
+
+#[test]
+fn cel_rules() {
+    check("cel_rules", vec![cel_rules::Guarded::crd()]);
+}
+
+#[test]
+fn modular() {
+    check("modular", vec![modular::api::v1::Site::crd()]);
+}
+
+/// Every version says `storage = false`: the storage version comes from PROJECT alone.
+#[test]
+fn versions3_storage_from_project() {
+    let mut project = project();
+    for (version, storage) in [("v1alpha1", false), ("v1beta1", true), ("v1", false)] {
+        project.resources.push(operator_rs::project::Resource {
+            group: "ver".into(),
+            domain: "example.com".into(),
+            version: version.into(),
+            kind: "Shop".into(),
+            plural: "shops".into(),
+            api: Some(operator_rs::project::Api {
+                crd_version: "v1".into(),
+                namespaced: true,
+                storage,
+            }),
+            controller: false,
+            core: false,
+            path: format!("crate::versions3::{version}::Shop"),
+            deploy_image: None,
+        });
+    }
+    let merged = merge_crds(
+        vec![
+            versions3::v1alpha1::Shop::crd(),
+            versions3::v1beta1::Shop::crd(),
+            versions3::v1::Shop::crd(),
+        ],
+        "v1beta1",
+    )
+    .unwrap();
+    check_with("versions3", &project, vec![merged]);
+}
+
+/// Without PROJECT's word, three `storage = false` versions have no storage version.
+#[test]
+fn versions3_without_project_storage() {
+    let dir = fixture_crate("versions3");
+    let err = crdgen::generate(&DiskTree::new(dir.path()), &project()).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("Shop.ver.example.com has no storage version"),
+        "{msg}"
+    );
+    assert!(msg.contains("v1alpha1 at src/versions3.rs:"), "{msg}");
+}
+
+/// The two warnings: over 256 KiB, and a field with no type (bare serde_json::Value).
+#[test]
+fn large_warnings() {
+    check("large", vec![large::Pipeline::crd()]);
+    let dir = fixture_crate("large");
+    let out = crdgen::generate(&DiskTree::new(dir.path()), &project()).unwrap();
+    let path = "config/crd/bases/big.example.com_pipelines.yaml";
+    assert!(
+        out.warnings
+            .iter()
+            .any(|w| w.starts_with(path) && w.contains("over the 256 KiB limit")),
+        "{:?}",
+        out.warnings
+    );
+    for field in [".v1.spec.anything", ".v1.spec.maybeAnything"] {
+        assert!(
+            out.warnings
+                .iter()
+                .any(|w| w.contains(&format!("`{field}` has a schema with no type"))),
+            "no warning for {field}: {:?}",
+            out.warnings
+        );
+    }
+    assert_eq!(out.warnings.len(), 3, "{:#?}", out.warnings);
+}
+
+/// A fixture without either problem has no warnings.
+#[test]
+fn no_warnings() {
+    let dir = fixture_crate("k8s_types");
+    let out = crdgen::generate(&DiskTree::new(dir.path()), &project()).unwrap();
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+}
+
+/// An existing kustomization with the marker, user entries and other keys: the CRDs are merged
+/// into `resources:` (sorted, deduplicated), the marker and everything else kept; idempotent.
+#[test]
+fn kustomization_merge() {
+    let dir = fixture_crate("multi_version");
+    let existing = "# user comment\nresources:\n- bases/zzz.example.com_others.yaml\n- bases/webapp.example.com_guestbooks.yaml\n- extra/patch.yaml\n# +operator-rs:scaffold:crdkustomizeresource\n\npatches:\n- path: patches/webhook_in_guestbooks.yaml\n";
+    std::fs::create_dir_all(dir.path().join("config/crd")).unwrap();
+    std::fs::write(dir.path().join(crdgen::KUSTOMIZATION), existing).unwrap();
+    let tree = DiskTree::new(dir.path());
+    let out = crdgen::generate(&tree, &project()).unwrap();
+    let k = out
+        .files
+        .iter()
+        .find(|f| f.path == std::path::Path::new(crdgen::KUSTOMIZATION))
+        .unwrap();
+    assert_eq!(
+        k.contents,
+        "# user comment\nresources:\n- bases/webapp.example.com_guestbooks.yaml\n- bases/zzz.example.com_others.yaml\n- extra/patch.yaml\n# +operator-rs:scaffold:crdkustomizeresource\n\npatches:\n- path: patches/webhook_in_guestbooks.yaml\n"
+    );
+    apply(dir.path(), &out, false).unwrap();
+    let again = crdgen::generate(&tree, &project()).unwrap();
+    assert!(apply(dir.path(), &again, true).unwrap().changed.is_empty());
+}
+
+#[test]
+fn durations() {
+    check("durations", vec![durations::Rollout::crd()]);
+}
+
+#[test]
+fn enum_variants() {
+    check("enum_variants", vec![enum_variants::Storage::crd()]);
 }

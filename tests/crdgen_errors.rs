@@ -141,3 +141,149 @@ fn missing_module_file() {
     let body = "mod nowhere;\n";
     assert_at(body, "nowhere", &["has no file"]);
 }
+
+#[test]
+fn adjacently_tagged_enum() {
+    let body = format!(
+        "{KIND}pub struct ESpec {{\n    pub a: Action,\n}}\n#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\n#[serde(tag = \"type\", content = \"value\")]\npub enum Action {{ Noop, Scale(u32) }}\n"
+    );
+    let e = err(&body);
+    assert!(matches!(e, CrdgenError::KubeCannotRender { .. }), "{e}");
+    assert_at(
+        &body,
+        "tag = ",
+        &["adjacently tagged", "`Action`", "untagged"],
+    );
+}
+
+#[test]
+fn internally_tagged_one_variant() {
+    // kube renders it (nothing to conflict with), but internal tagging is not emulated.
+    let body = format!(
+        "{KIND}pub struct ESpec {{\n    pub s: Shape,\n}}\n#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\n#[serde(tag = \"kind\")]\npub enum Shape {{ Circle {{ r: f64 }} }}\n"
+    );
+    let e = err(&body);
+    assert!(matches!(e, CrdgenError::Unsupported { .. }), "{e}");
+    assert_at(
+        &body,
+        "tag = ",
+        &["internally tagged", "one variant", "--exact"],
+    );
+}
+
+#[test]
+fn doc_from_include_str() {
+    let body = format!(
+        "{KIND}pub struct ESpec {{\n    #[doc = include_str!(\"field.md\")]\n    pub a: i32,\n}}\n"
+    );
+    assert_at(
+        &body,
+        "include_str!",
+        &["doc comment that is not a string literal", "--exact"],
+    );
+}
+
+#[test]
+fn schemars_transform() {
+    let body = format!(
+        "{KIND}pub struct ESpec {{\n    #[schemars(transform = my_transform)]\n    pub a: i32,\n}}\n"
+    );
+    assert_at(
+        &body,
+        "transform",
+        &["`#[schemars(transform = ...)]`", "--exact"],
+    );
+}
+
+#[test]
+fn schemars_example() {
+    let body =
+        format!("{KIND}pub struct ESpec {{\n    #[schemars(example = 5)]\n    pub a: i32,\n}}\n");
+    assert_at(&body, "5)]", &["`#[schemars(example = ...)]`", "--exact"]);
+}
+
+#[test]
+fn regex_from_path() {
+    let body = format!(
+        "{KIND}pub struct ESpec {{\n    #[schemars(regex(path = *RE))]\n    pub a: String,\n}}\n"
+    );
+    assert_at(&body, "path = ", &["regex(path = ...)", "regex(pattern"]);
+}
+
+#[test]
+fn length_from_function_call() {
+    let body = format!(
+        "{KIND}pub struct ESpec {{\n    #[schemars(length(max = max_len()))]\n    pub a: String,\n}}\n"
+    );
+    assert_at(
+        &body,
+        "max_len()",
+        &["the bound `max_len", "not a literal or a const", "--exact"],
+    );
+}
+
+#[test]
+fn validation_built_at_run_time() {
+    let body = format!(
+        "{KIND}pub struct ESpec {{\n    #[x_kube(validation = format!(\"self.size() < {{}}\", 3))]\n    pub a: String,\n}}\n"
+    );
+    let body = body.replace("JsonSchema)]\n#[kube", "kube::KubeSchema)]\n#[kube");
+    assert_at(&body, "format!", &["validation rule", "--exact"]);
+}
+
+#[test]
+fn merge_strategy_from_variable() {
+    let body = format!(
+        "{KIND}pub struct ESpec {{\n    #[x_kube(merge_strategy = STRATEGY)]\n    pub a: Vec<String>,\n}}\n"
+    );
+    let body = body.replace("JsonSchema)]\n#[kube", "kube::KubeSchema)]\n#[kube");
+    assert_at(&body, "STRATEGY", &["merge strategy", "--exact"]);
+}
+
+#[test]
+fn generic_alias_arity() {
+    let body = format!(
+        "type Pair<A, B> = std::collections::BTreeMap<A, B>;\n{KIND}pub struct ESpec {{\n    pub p: Pair<String>,\n}}\n"
+    );
+    assert_at(
+        &body,
+        "Pair<String>",
+        &["takes 2 type arguments", "--exact"],
+    );
+}
+
+#[test]
+fn non_string_map_key() {
+    let body = format!(
+        "{KIND}pub struct ESpec {{\n    pub m: std::collections::BTreeMap<u32, String>,\n}}\n"
+    );
+    assert_at(
+        &body,
+        "std::collections::BTreeMap<u32",
+        &["key that is not a string", "--exact"],
+    );
+}
+
+/// An error in a module file reached through `#[path]` names that file.
+#[test]
+fn error_in_path_module() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src/types")).unwrap();
+    std::fs::write(
+        dir.path().join("src/lib.rs"),
+        format!("{HEAD}#[path = \"types/kinds.rs\"]\npub mod kinds;\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("src/types/kinds.rs"),
+        format!("{HEAD}{KIND}pub struct ESpec {{\n    pub t: chrono::NaiveDate,\n}}\n"),
+    )
+    .unwrap();
+    let e = crdgen::generate(&DiskTree::new(dir.path()), &project()).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.starts_with("src/types/kinds.rs:7:12: "), "{msg}");
+    assert!(
+        msg.contains("chrono::NaiveDate") && msg.contains("--exact"),
+        "{msg}"
+    );
+}

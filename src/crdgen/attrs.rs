@@ -317,14 +317,12 @@ pub(crate) fn doc(attrs: &[syn::Attribute]) -> Result<Option<String>, Span> {
     Ok(out)
 }
 
-/// The names in `#[derive(...)]`, last path segment only.
-pub(crate) fn derives(attrs: &[syn::Attribute]) -> Vec<(String, Span)> {
+/// The paths in `#[derive(...)]`, as written (see `Crate::derives` for what they name).
+pub(crate) fn derive_paths(attrs: &[syn::Attribute]) -> Vec<syn::Path> {
     let mut out = Vec::new();
     for a in attrs.iter().filter(|a| a.path().is_ident("derive")) {
         let _ = a.parse_nested_meta(|m| {
-            if let Some(last) = m.path.segments.last() {
-                out.push((last.ident.to_string(), m.path.span()));
-            }
+            out.push(m.path.clone());
             Ok(())
         });
     }

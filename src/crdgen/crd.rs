@@ -10,7 +10,6 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use proc_macro2::Span;
 use serde_json::Value;
-use syn::spanned::Spanned;
 
 use super::attrs::{self, MetaItem, MetaKind};
 use super::error::{CrdgenError, FIX_EXACT, Location};
@@ -129,9 +128,7 @@ pub(crate) fn custom_resources(krate: &Crate) -> Vec<DefId> {
     (0..krate.defs.len())
         .filter(|d| {
             matches!(krate.defs[*d].item, DefItem::Struct(_) | DefItem::Enum(_))
-                && attrs::derives(krate.defs[*d].attrs())
-                    .iter()
-                    .any(|(n, _)| n == "CustomResource")
+                && krate.derives(*d).iter().any(|n| n == "CustomResource")
         })
         .collect()
 }
@@ -523,9 +520,4 @@ fn scale_of(
         spec_replicas_path: sc.spec_replicas_path,
         status_replicas_path: sc.status_replicas_path,
     })
-}
-
-#[allow(dead_code)]
-fn _span(e: &syn::Expr) -> Span {
-    e.span()
 }

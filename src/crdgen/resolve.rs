@@ -158,6 +158,23 @@ impl Crate {
         self.lookup(m, name, depth)
     }
 
+    /// The derive macros of definition `d`, by their real names: `use kube::CustomResource as
+    /// Cr;` + `#[derive(Cr)]` is `CustomResource`. A name that resolves to nothing (`Clone`) is
+    /// kept as written.
+    pub fn derives(&self, d: DefId) -> Vec<String> {
+        let def = &self.defs[d];
+        super::attrs::derive_paths(def.attrs())
+            .iter()
+            .filter_map(|p| {
+                let written = p.segments.last()?.ident.unraw_string();
+                Some(match self.resolve_path(def.module, p, 0) {
+                    Some(Res::External(segs)) => segs.last().cloned().unwrap_or(written),
+                    _ => written,
+                })
+            })
+            .collect()
+    }
+
     pub fn resolve_path(&self, m: ModId, path: &syn::Path, depth: usize) -> Option<Res> {
         let segs: Vec<String> = path
             .segments
@@ -210,6 +227,8 @@ pub(crate) enum Leaf {
     Ipv4Addr,
     Ipv6Addr,
     SocketAddr,
+    /// `kube::core::Duration`, a Go duration string.
+    KubeDuration,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -273,15 +292,26 @@ impl Crate {
         ty: &syn::Type,
         self_def: Option<DefId>,
     ) -> Result<Ty, CrdgenError> {
+        self.resolve_type_in(m, ty, self_def, &[])
+    }
+
+    /// [`Crate::resolve_type`] inside a generic alias, whose parameters `env` binds.
+    fn resolve_type_in(
+        &self,
+        m: ModId,
+        ty: &syn::Type,
+        self_def: Option<DefId>,
+        env: &[(String, Ty)],
+    ) -> Result<Ty, CrdgenError> {
         match ty {
-            syn::Type::Paren(p) => self.resolve_type(m, &p.elem, self_def),
-            syn::Type::Group(g) => self.resolve_type(m, &g.elem, self_def),
-            syn::Type::Reference(r) => self.resolve_type(m, &r.elem, self_def),
+            syn::Type::Paren(p) => self.resolve_type_in(m, &p.elem, self_def, env),
+            syn::Type::Group(g) => self.resolve_type_in(m, &g.elem, self_def, env),
+            syn::Type::Reference(r) => self.resolve_type_in(m, &r.elem, self_def, env),
             syn::Type::Tuple(t) if t.elems.is_empty() => Ok(Ty::Leaf(Leaf::Unit)),
             syn::Type::Tuple(t) => Ok(Ty::Tuple(
                 t.elems
                     .iter()
-                    .map(|e| self.resolve_type(m, e, self_def))
+                    .map(|e| self.resolve_type_in(m, e, self_def, env))
                     .collect::<Result<_, _>>()?,
             )),
             syn::Type::Array(a) => {
@@ -301,12 +331,12 @@ impl Crate {
                     ));
                 };
                 Ok(Ty::Array(
-                    Box::new(self.resolve_type(m, &a.elem, self_def)?),
+                    Box::new(self.resolve_type_in(m, &a.elem, self_def, env)?),
                     len,
                 ))
             }
             syn::Type::Path(p) if p.qself.is_none() => {
-                self.resolve_type_path(m, &p.path, self_def, ty.span())
+                self.resolve_type_path(m, &p.path, self_def, env, ty.span())
             }
             syn::Type::Macro(mac) => Err(self.unsupported(
                 m,
@@ -336,11 +366,18 @@ impl Crate {
         m: ModId,
         path: &syn::Path,
         self_def: Option<DefId>,
+        env: &[(String, Ty)],
         span: Span,
     ) -> Result<Ty, CrdgenError> {
         let last = path.segments.last().expect("a path has a segment");
         let args = generic_args(last);
         let shown = quote::quote!(#path).to_string().replace(' ', "");
+        if path.segments.len() == 1
+            && args.is_empty()
+            && let Some((_, t)) = env.iter().find(|(n, _)| last.ident == n)
+        {
+            return Ok(t.clone());
+        }
         if path.segments.len() == 1
             && last.ident == "Self"
             && let Some(d) = self_def
@@ -350,7 +387,7 @@ impl Crate {
         let res = self.resolve_path(m, path, 0);
         let arg = |i: usize| -> Result<Ty, CrdgenError> {
             match args.get(i) {
-                Some(t) => self.resolve_type(m, t, self_def),
+                Some(t) => self.resolve_type_in(m, t, self_def, env),
                 None => Err(self.unsupported(
                     m,
                     span,
@@ -362,6 +399,30 @@ impl Crate {
         match res {
             Some(Res::Def(d)) => {
                 let def = &self.defs[d];
+                if let DefItem::Alias(a) = &def.item {
+                    let params: Vec<String> = a
+                        .generics
+                        .type_params()
+                        .map(|p| p.ident.to_string())
+                        .collect();
+                    if params.len() != args.len() {
+                        return Err(self.unsupported(
+                            m,
+                            span,
+                            format!(
+                                "`{shown}`: the alias takes {} type arguments (defaulted alias parameters are not evaluated statically)",
+                                params.len()
+                            ),
+                            FIX_EXACT,
+                        ));
+                    }
+                    let bound = params
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, p)| Ok((p, arg(i)?)))
+                        .collect::<Result<Vec<_>, CrdgenError>>()?;
+                    return self.resolve_type_in(def.module, &a.ty, None, &bound);
+                }
                 if !def.generics().params.is_empty() {
                     return Err(self.unsupported(
                         m,
@@ -371,9 +432,6 @@ impl Crate {
                         ),
                         FIX_EXACT,
                     ));
-                }
-                if let DefItem::Alias(a) = &def.item {
-                    return self.resolve_type(def.module, &a.ty, None);
                 }
                 Ok(Ty::User(d))
             }
@@ -460,6 +518,9 @@ impl Crate {
                 if segs[0] == "serde_json" && name == "Map" {
                     return Ok(Ty::Leaf(Leaf::JsonMap));
                 }
+                if is_kube_duration(&segs) {
+                    return Ok(Ty::Leaf(Leaf::KubeDuration));
+                }
                 Err(self.unknown_type(m, span, &shown, Some(&joined)))
             }
             _ => Err(self.unknown_type(m, span, &shown, None)),
@@ -492,4 +553,16 @@ impl Crate {
         };
         self.unsupported(m, span, what, FIX_EXACT)
     }
+}
+
+/// `kube::core::Duration` by any of its paths.
+fn is_kube_duration(segs: &[String]) -> bool {
+    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    matches!(
+        segs.as_slice(),
+        ["kube", "core", "Duration"]
+            | ["kube", "core", "duration", "Duration"]
+            | ["kube_core", "Duration"]
+            | ["kube_core", "duration", "Duration"]
+    )
 }

@@ -902,10 +902,10 @@ impl TypeInfo {
         let merged = attrs::merged(attrs_).map_err(|e| syn_err(krate, m, e))?;
         let s = &merged.serde;
         let derive = {
-            let ds = attrs::derives(attrs_);
-            if ds.iter().any(|(n, _)| n == "KubeSchema") {
+            let ds = krate.derives(d);
+            if ds.iter().any(|n| n == "KubeSchema") {
                 Some(DeriveKind::KubeSchema)
-            } else if ds.iter().any(|(n, _)| n == "JsonSchema") {
+            } else if ds.iter().any(|n| n == "JsonSchema") {
                 Some(DeriveKind::JsonSchema)
             } else {
                 None
@@ -1226,6 +1226,7 @@ fn leaf_schema(g: &mut SchemaGenerator, l: Leaf) -> Schema {
         Leaf::Ipv4Addr => g.subschema_for::<std::net::Ipv4Addr>(),
         Leaf::Ipv6Addr => g.subschema_for::<std::net::Ipv6Addr>(),
         Leaf::SocketAddr => g.subschema_for::<std::net::SocketAddr>(),
+        Leaf::KubeDuration => g.subschema_for::<kube_core::Duration>(),
     }
 }
 
@@ -1587,14 +1588,26 @@ fn expr_for_enum(
     }
     let deny = info.deny_unknown_fields;
     match &info.tag {
-        Tag::Internal(t) => Err(CrdgenError::KubeCannotRender {
-            loc: krate.mod_loc(info.module, info.tag_span),
-            what: format!(
-                "the internally tagged enum `{}` (`#[serde(tag = {t:?})]`): kube-core's structural rewriter panics on it in `crd()` (kube-rs/kube#1279)",
+        Tag::Internal(t) if tagged_variants(info) < 2 => Err(unsupported(
+            krate,
+            info.module,
+            info.tag_span,
+            format!(
+                "the internally tagged enum `{}` (`#[serde(tag = {t:?})]`) with one variant (internal tagging is not emulated)",
                 info.ident
             ),
-            fix: "use an externally tagged enum, `#[serde(untagged)]`, or a struct with a `type` field and optional members".into(),
-        }),
+            FIX_EXACT,
+        )),
+        Tag::Internal(t) => Err(tag_conflict(
+            krate,
+            info,
+            format!("internally tagged (`#[serde(tag = {t:?})]`)"),
+        )),
+        Tag::Adjacent(t, c) if tagged_variants(info) >= 2 => Err(tag_conflict(
+            krate,
+            info,
+            format!("adjacently tagged (`#[serde(tag = {t:?}, content = {c:?})]`)"),
+        )),
         Tag::External => {
             let live: Vec<&VariantInfo> = info.variants.iter().filter(|v| !v.skip_de).collect();
             let has_unit = live.iter().any(|v| v.style == Style::Unit && !v.untagged);
@@ -1606,14 +1619,23 @@ fn expr_for_enum(
                         "the enum `{}` mixes unit and data variants: kube-core's structural rewriter panics on it in `crd()`",
                         info.ident
                     ),
-                    fix: "make every variant carry data (e.g. `Variant {}`), or split the enum".into(),
+                    fix: "make every variant carry data (e.g. `Variant {}`), or split the enum"
+                        .into(),
                 });
             }
-            let (unit, complex): (Vec<&VariantInfo>, Vec<&VariantInfo>) =
-                live.iter().partition(|v| v.style == Style::Unit && v.attrs_default() && !v.untagged);
+            let (unit, complex): (Vec<&VariantInfo>, Vec<&VariantInfo>) = live
+                .iter()
+                .partition(|v| v.style == Style::Unit && v.attrs_default() && !v.untagged);
             let mut unit_map = serde_json::Map::new();
             unit_map.insert("type".into(), "string".into());
-            unit_map.insert("enum".into(), Value::Array(unit.iter().map(|v| Value::from(v.de_name.clone())).collect()));
+            unit_map.insert(
+                "enum".into(),
+                Value::Array(
+                    unit.iter()
+                        .map(|v| Value::from(v.de_name.clone()))
+                        .collect(),
+                ),
+            );
             let unit_schema = Schema::from(unit_map);
             if complex.is_empty() {
                 return Ok(unit_schema);
@@ -1661,7 +1683,10 @@ fn expr_for_enum(
                 props.insert(tag.clone(), json!({"type": "string", "const": v.de_name}));
                 let mut required = vec![Value::from(tag.clone())];
                 if !(v.style == Style::Unit && v.with.is_none()) {
-                    props.insert(content.clone(), untagged_variant(g, krate, info, v, deny, false)?.to_value());
+                    props.insert(
+                        content.clone(),
+                        untagged_variant(g, krate, info, v, deny, false)?.to_value(),
+                    );
                     required.push(content.clone().into());
                 }
                 let mut obj = json!({"type": "object", "properties": props, "required": required});
@@ -1675,6 +1700,28 @@ fn expr_for_enum(
             }
             Ok(one_of(unique, schemas))
         }
+    }
+}
+
+/// The variants that carry a tag (deserializable, not `#[serde(untagged)]`).
+fn tagged_variants(info: &TypeInfo) -> usize {
+    info.variants
+        .iter()
+        .filter(|v| !v.skip_de && !v.untagged)
+        .count()
+}
+
+/// kube-core's structural rewriter hoists the variants' properties into one object and panics
+/// when the tag property differs between them, which it does for every internally or adjacently
+/// tagged enum with two variants or more (kube-rs/kube#1279).
+fn tag_conflict(krate: &Crate, info: &TypeInfo, how: String) -> CrdgenError {
+    CrdgenError::KubeCannotRender {
+        loc: krate.mod_loc(info.module, info.tag_span),
+        what: format!(
+            "the {how} enum `{}`: kube-core's structural rewriter panics on it in `crd()` (the tag property differs per variant; kube-rs/kube#1279)",
+            info.ident
+        ),
+        fix: "use an externally tagged enum, `#[serde(untagged)]`, or a struct with a `type` field and optional members".into(),
     }
 }
 
@@ -1771,9 +1818,4 @@ pub(crate) fn root_schema(g: &mut SchemaGenerator, root: &RootSpec) -> Schema {
         t.transform(&mut s);
     }
     s
-}
-
-#[allow(dead_code)]
-fn _span_of(e: &syn::Expr) -> Span {
-    e.span()
 }

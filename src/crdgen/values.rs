@@ -7,7 +7,7 @@ use proc_macro2::Span;
 use serde_json::{Map, Value};
 use syn::spanned::Spanned;
 
-use super::attrs::{self, RenameRule};
+use super::attrs;
 use super::error::{CrdgenError, FIX_EXACT};
 use super::k8s_table;
 use super::loader::{Crate, DefId, DefItem, ModId};
@@ -59,7 +59,8 @@ impl<'a> Eval<'a> {
                 | Leaf::IpAddr
                 | Leaf::Ipv4Addr
                 | Leaf::Ipv6Addr
-                | Leaf::SocketAddr => {
+                | Leaf::SocketAddr
+                | Leaf::KubeDuration => {
                     return Err(not_plain(
                         self.krate,
                         m,
@@ -102,9 +103,7 @@ impl<'a> Eval<'a> {
     pub fn user_default(&mut self, d: DefId, span: Span) -> Result<Value, CrdgenError> {
         let def = &self.krate.defs[d];
         let m = def.module;
-        let derived = attrs::derives(def.attrs())
-            .iter()
-            .any(|(n, _)| n == "Default");
+        let derived = self.krate.derives(d).iter().any(|n| n == "Default");
         if derived {
             let info = TypeInfo::of(self.krate, d)?;
             return match &def.item {
@@ -726,6 +725,9 @@ pub(crate) fn number_value(krate: &Crate, e: &syn::Expr, m: ModId) -> Result<Val
 
 /// A string as `(expr).to_string()` gives it: a literal or a const of the crate.
 pub(crate) fn string_value(krate: &Crate, e: &syn::Expr, m: ModId) -> Result<String, CrdgenError> {
+    if let Some(inner) = string_conversion_arg(e) {
+        return string_value(krate, inner, m);
+    }
     if let Some(s) = attrs::lit_str(e) {
         return Ok(s);
     }
@@ -747,5 +749,28 @@ pub(crate) fn string_value(krate: &Crate, e: &syn::Expr, m: ModId) -> Result<Str
     })
 }
 
-#[allow(dead_code)]
-fn _unused(_: RenameRule) {}
+/// The argument of a conversion that keeps a string's value: `x.into()`, `x.to_string()`,
+/// `x.to_owned()`, `String::from(x)`, `&x`, `(x)`.
+fn string_conversion_arg(e: &syn::Expr) -> Option<&syn::Expr> {
+    match e {
+        syn::Expr::MethodCall(mc)
+            if mc.args.is_empty()
+                && ["into", "to_string", "to_owned"].contains(&mc.method.to_string().as_str()) =>
+        {
+            Some(&mc.receiver)
+        }
+        syn::Expr::Call(c) if c.args.len() == 1 => match &*c.func {
+            syn::Expr::Path(p)
+                if p.path.segments.len() == 2
+                    && p.path.segments[0].ident == "String"
+                    && p.path.segments[1].ident == "from" =>
+            {
+                Some(&c.args[0])
+            }
+            _ => None,
+        },
+        syn::Expr::Reference(r) => Some(&r.expr),
+        syn::Expr::Paren(p) => Some(&p.expr),
+        _ => None,
+    }
+}

@@ -81,6 +81,21 @@ pub fn parse_front_matter(name: &str, body: &str) -> Result<FrontMatter> {
         .with_context(|| format!("template {name}: invalid front matter"))
 }
 
+/// The body of a template without its front matter and the line break that closes it (tera 1
+/// does not honour `-#}`'s right trim on comments, so the engine strips it).
+fn strip_front_matter(body: &str) -> &str {
+    match body
+        .strip_prefix(OPEN)
+        .and_then(|rest| rest.find(CLOSE).map(|end| &rest[end + CLOSE.len()..]))
+    {
+        Some(rest) => rest
+            .strip_prefix("\r\n")
+            .or_else(|| rest.strip_prefix('\n'))
+            .unwrap_or(rest),
+        None => body,
+    }
+}
+
 /// Every template of one command (`init`, `api`), in a stable order: files first, then fragments.
 pub fn templates_for(command: &str) -> Result<Vec<Template>> {
     let dir = TEMPLATES
@@ -102,6 +117,7 @@ fn collect(dir: &'static Dir<'static>, out: &mut Vec<Template>) -> Result<()> {
             .contents_utf8()
             .with_context(|| format!("template {name} is not UTF-8"))?;
         let front = parse_front_matter(&name, body)?;
+        let body = strip_front_matter(body);
         out.push(Template { name, front, body });
     }
     for sub in dir.dirs() {
@@ -125,6 +141,15 @@ mod tests {
         assert_eq!(fm.if_exists, IfExists::Skip);
         assert_eq!(fm.when.as_deref(), Some("not builtin"));
         assert_eq!(fm.marker.as_deref(), Some("kinds"));
+    }
+
+    #[test]
+    fn body_starts_after_the_front_matter_line() {
+        assert_eq!(
+            strip_front_matter("{#- operator-rs\npath: a\n-#}\nX\n"),
+            "X\n"
+        );
+        assert_eq!(strip_front_matter("{#- operator-rs\npath: a\n-#}X"), "X");
     }
 
     #[test]
