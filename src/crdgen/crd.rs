@@ -2,9 +2,11 @@
 //! and builds the `CustomResourceDefinition` exactly as kube-derive 5's `crd()` does (same
 //! `SchemaGenerator` settings and transforms), then merges versions with `kube_core::crd::merge_crds`.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
+use std::sync::Once;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -271,7 +273,7 @@ pub(crate) fn build_kind(
                 rules: &rules,
             };
             let value = schema::with_crate(krate.clone(), || {
-                catch_unwind(AssertUnwindSafe(|| {
+                catch_quietly(AssertUnwindSafe(|| {
                     let mut g = schemars::generate::SchemaSettings::openapi3()
                         .with(|s| {
                             s.inline_subschemas = true;
@@ -520,4 +522,27 @@ fn scale_of(
         spec_replicas_path: sc.spec_replicas_path,
         status_replicas_path: sc.status_replicas_path,
     })
+}
+
+thread_local! {
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// `catch_unwind` without the panic hook's message: a panic of kube-core's transforms becomes a
+/// [`CrdgenError::KubeCannotRender`], so the "thread panicked" line would only be noise. Other
+/// threads' panics (and this thread's outside `f`) still reach the previous hook.
+fn catch_quietly<R>(f: AssertUnwindSafe<impl FnOnce() -> R>) -> std::thread::Result<R> {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    QUIET.with(|q| q.set(true));
+    let r = catch_unwind(f);
+    QUIET.with(|q| q.set(false));
+    r
 }
