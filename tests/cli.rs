@@ -94,7 +94,7 @@ fn init_refuses_to_overwrite_user_files_without_force() {
         r.stderr
     );
     assert_eq!(snapshot(&dir), before);
-    ok(&dir, &["init", "--domain", "example.com", "--force"]);
+    ok(&dir, &words("init --domain example.com --force"));
     assert!(!read(&dir, "Makefile").contains("echo mine"));
 }
 
@@ -103,31 +103,12 @@ fn init_with_dash_c_acts_on_another_folder() {
     let tmp = tempfile::tempdir().unwrap();
     ok(
         tmp.path(),
-        &[
-            "-C",
-            "elsewhere",
-            "init",
-            "--domain",
-            "example.com",
-            "--project-name",
-            "other-op",
-        ],
+        &words("-C elsewhere init --domain example.com --project-name other-op"),
     );
     assert!(tmp.path().join("elsewhere/PROJECT").is_file());
     ok(
         tmp.path(),
-        &[
-            "-C",
-            "elsewhere",
-            "create",
-            "api",
-            "--group",
-            "cache",
-            "--version",
-            "v1",
-            "--kind",
-            "Memcached",
-        ],
+        &words("-C elsewhere create api --group cache --version v1 --kind Memcached"),
     );
     assert!(
         tmp.path()
@@ -137,43 +118,29 @@ fn init_with_dash_c_acts_on_another_folder() {
 }
 
 /// Each bad input: the arguments, and what the message must say.
-const BAD_CREATE_API: &[(&[&str], &[&str])] = &[
+const BAD_CREATE_API: &[(&str, &[&str])] = &[
     (
-        &["--group", "Cache", "--version", "v1", "--kind", "Memcached"],
+        "--group Cache --version v1 --kind Memcached",
         &["invalid group \"Cache\"", "DNS-1123", "e.g."],
     ),
     (
-        &[
-            "--group",
-            "ca_che",
-            "--version",
-            "v1",
-            "--kind",
-            "Memcached",
-        ],
+        "--group ca_che --version v1 --kind Memcached",
         &["invalid group", "e.g."],
     ),
     (
-        &["--group", "cache", "--version", "1", "--kind", "Memcached"],
+        "--group cache --version 1 --kind Memcached",
         &["invalid version \"1\"", "v1alpha1"],
     ),
     (
-        &[
-            "--group",
-            "cache",
-            "--version",
-            "v1gamma1",
-            "--kind",
-            "Memcached",
-        ],
+        "--group cache --version v1gamma1 --kind Memcached",
         &["invalid version", "e.g."],
     ),
     (
-        &["--group", "cache", "--version", "V1", "--kind", "Memcached"],
+        "--group cache --version V1 --kind Memcached",
         &["invalid version \"V1\""],
     ),
     (
-        &["--group", "cache", "--version", "v1", "--kind", "memcached"],
+        "--group cache --version v1 --kind memcached",
         &[
             "invalid kind \"memcached\"",
             "UpperCamelCase",
@@ -181,104 +148,43 @@ const BAD_CREATE_API: &[(&[&str], &[&str])] = &[
         ],
     ),
     (
-        &[
-            "--group",
-            "cache",
-            "--version",
-            "v1",
-            "--kind",
-            "Mem_cached",
-        ],
+        "--group cache --version v1 --kind Mem_cached",
         &["invalid kind", "ASCII letters and digits"],
     ),
     (
-        &["--group", "cache", "--version", "v1", "--kind", "Type"],
+        "--group cache --version v1 --kind Type",
         &["invalid kind \"Type\"", "keyword"],
     ),
     (
-        &["--group", "cache", "--version", "v1", "--kind", "Spec"],
+        "--group cache --version v1 --kind Spec",
         &["invalid kind \"Spec\"", "clashes"],
     ),
     (
-        &[
-            "--group",
-            "cache",
-            "--version",
-            "v1",
-            "--kind",
-            "Memcached",
-            "--plural",
-            "Memcacheds",
-        ],
+        "--group cache --version v1 --kind Memcached --plural Memcacheds",
         &["invalid plural \"Memcacheds\"", "DNS-1035"],
     ),
     (
-        &[
-            "--group",
-            "cache",
-            "--version",
-            "v1",
-            "--kind",
-            "Memcached",
-            "--resource=false",
-            "--controller=false",
-        ],
+        "--group cache --version v1 --kind Memcached --resource=false --controller=false",
         &["nothing to create"],
     ),
     (
-        &[
-            "--group",
-            "apps",
-            "--version",
-            "v1",
-            "--kind",
-            "Deploymnt",
-            "--resource=false",
-        ],
+        "--group apps --version v1 --kind Deploymnt --resource=false",
         &["Deploymnt", "k8s-openapi has no kind"],
     ),
     (
-        &[
-            "--group",
-            "cache",
-            "--version",
-            "v1",
-            "--kind",
-            "Widget",
-            "--resource=false",
-        ],
+        "--group cache --version v1 --kind Widget --resource=false",
         &["not a kind of this project"],
     ),
     (
-        &[
-            "--group",
-            "cache",
-            "--version",
-            "v1",
-            "--kind",
-            "Memcached",
-            "--image",
-            "a b",
-        ],
+        "--group cache --version v1 --kind Memcached --image a\"b",
         &["invalid --image"],
     ),
     (
-        &[
-            "--group",
-            "cache",
-            "--version",
-            "v1",
-            "--kind",
-            "Memcached",
-            "--image",
-            "m:1",
-            "--run-as-user",
-            "0",
-        ],
+        "--group cache --version v1 --kind Memcached --image m:1 --run-as-user 0",
         &["--run-as-user 0", "non-root"],
     ),
     (
-        &["--group", "--version", "v1", "--kind", "Memcached"],
+        "--group --version v1 --kind Memcached",
         &["a value is required for '--group"],
     ),
 ];
@@ -288,9 +194,10 @@ fn create_api_refuses_bad_input_and_changes_nothing() {
     let tmp = init_project("bad-input");
     let dir = project_dir(&tmp, "bad-input");
     let before = snapshot(&dir);
-    for (args, needles) in BAD_CREATE_API {
+    for (line, needles) in BAD_CREATE_API {
+        let args = words(line);
         let mut full = vec!["create", "api"];
-        full.extend_from_slice(args);
+        full.extend_from_slice(&args);
         let r = run(&dir, &full);
         assert_ne!(r.code, 0, "{args:?} was accepted");
         for n in *needles {
@@ -316,11 +223,11 @@ fn init_refuses_bad_input_and_changes_nothing() {
         ),
         (&["--domain", "example..com"], "invalid domain"),
         (
-            &["--domain", "example.com", "--project-name", "My_Op"],
+            &words("--domain example.com --project-name My_Op"),
             "invalid project name \"My_Op\"",
         ),
         (
-            &["--domain", "example.com", "--project-name", "kube"],
+            &words("--domain example.com --project-name kube"),
             "clashes with a crate",
         ),
         (
@@ -328,7 +235,7 @@ fn init_refuses_bad_input_and_changes_nothing() {
             "invalid repo",
         ),
         (
-            &["--domain", "example.com", "--license", "mit"],
+            &words("--domain example.com --license mit"),
             "invalid value 'mit'",
         ),
     ];
@@ -347,16 +254,7 @@ fn create_api_needs_an_initialised_project() {
     let tmp = tempfile::tempdir().unwrap();
     let r = run(
         tmp.path(),
-        &[
-            "create",
-            "api",
-            "--group",
-            "cache",
-            "--version",
-            "v1",
-            "--kind",
-            "Memcached",
-        ],
+        &words("create api --group cache --version v1 --kind Memcached"),
     );
     assert_ne!(r.code, 0);
     assert!(
@@ -408,16 +306,7 @@ fn create_api_for_a_second_kind_keeps_the_users_edits() {
     let dir = project_dir(&tmp, "rerun");
     ok(
         &dir,
-        &[
-            "create",
-            "api",
-            "--group",
-            "cache",
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "Memcached",
-        ],
+        &words("create api --group cache --version v1alpha1 --kind Memcached"),
     );
     let types = dir.join("src/api/v1alpha1/memcached.rs");
     let controller = dir.join("src/controllers/memcached.rs");
@@ -430,16 +319,7 @@ fn create_api_for_a_second_kind_keeps_the_users_edits() {
 
     ok(
         &dir,
-        &[
-            "create",
-            "api",
-            "--group",
-            "cache",
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "Redis",
-        ],
+        &words("create api --group cache --version v1alpha1 --kind Redis"),
     );
     assert_eq!(std::fs::read_to_string(&types).unwrap(), edited_types);
     assert_eq!(
@@ -467,30 +347,12 @@ fn create_api_records_versions_and_storage() {
     let dir = project_dir(&tmp, "versions");
     ok(
         &dir,
-        &[
-            "create",
-            "api",
-            "--group",
-            "webapp",
-            "--version",
-            "v1",
-            "--kind",
-            "Guestbook",
-        ],
+        &words("create api --group webapp --version v1 --kind Guestbook"),
     );
     // A second version of the same kind: its controller already exists, so it is refused ...
     let r = run(
         &dir,
-        &[
-            "create",
-            "api",
-            "--group",
-            "webapp",
-            "--version",
-            "v2",
-            "--kind",
-            "Guestbook",
-        ],
+        &words("create api --group webapp --version v2 --kind Guestbook"),
     );
     assert_ne!(r.code, 0);
     assert!(
@@ -501,17 +363,7 @@ fn create_api_records_versions_and_storage() {
     // ... and accepted as resource only, with the first version kept as the storage version.
     ok(
         &dir,
-        &[
-            "create",
-            "api",
-            "--group",
-            "webapp",
-            "--version",
-            "v2",
-            "--kind",
-            "Guestbook",
-            "--controller=false",
-        ],
+        &words("create api --group webapp --version v2 --kind Guestbook --controller=false"),
     );
     let project = operator_rs::project::Project::parse(&read(&dir, "PROJECT")).unwrap();
     let storage: Vec<(&str, bool)> = project
@@ -523,18 +375,9 @@ fn create_api_records_versions_and_storage() {
     // A different scope for another version of one kind is refused.
     let r = run(
         &dir,
-        &[
-            "create",
-            "api",
-            "--group",
-            "webapp",
-            "--version",
-            "v3",
-            "--kind",
-            "Guestbook",
-            "--controller=false",
-            "--namespaced=false",
-        ],
+        &words(
+            "create api --group webapp --version v3 --kind Guestbook --controller=false --namespaced=false",
+        ),
     );
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("--namespaced=true"), "{}", r.stderr);
@@ -546,18 +389,9 @@ fn create_api_for_a_builtin_kind_uses_the_k8s_openapi_type() {
     let dir = project_dir(&tmp, "builtin");
     ok(
         &dir,
-        &[
-            "create",
-            "api",
-            "--group",
-            "apps",
-            "--version",
-            "v1",
-            "--kind",
-            "Deployment",
-            "--resource=false",
-            "--controller",
-        ],
+        &words(
+            "create api --group apps --version v1 --kind Deployment --resource=false --controller",
+        ),
     );
     let controller = read(&dir, "src/controllers/deployment.rs");
     assert!(

@@ -41,7 +41,16 @@ fn scaffold(project: &str, kinds: &[(&str, &str, &[&str])]) -> tempfile::TempDir
     let tmp = init_project(project);
     let dir = project_dir(&tmp, project);
     for (group, kind, extra) in kinds {
-        let mut args = vec!["create", "api", "--group", group, "--version", "v1", "--kind", kind];
+        let mut args = vec![
+            "create",
+            "api",
+            "--group",
+            group,
+            "--version",
+            "v1",
+            "--kind",
+            kind,
+        ];
         args.extend_from_slice(extra);
         ok(&dir, &args);
     }
@@ -56,7 +65,18 @@ fn short_names_render_rustfmt_clean() {
         "a",
         &[
             ("b", "C", &[]),
-            ("b", "D", &["--image", "d:1", "--image-container-port", "80", "--run-as-user", "1"]),
+            (
+                "b",
+                "D",
+                &[
+                    "--image",
+                    "d:1",
+                    "--image-container-port",
+                    "80",
+                    "--run-as-user",
+                    "1",
+                ],
+            ),
             ("b", "E", &["--namespaced=false"]),
             ("apps", "Deployment", &["--resource=false"]),
         ],
@@ -77,9 +97,22 @@ fn long_names_render_rustfmt_clean() {
             (
                 "a-rather-long-api-group-name",
                 "MemcachedDeploymentWithAVeryLongNameToo",
-                &["--image", "registry.example.com/some/long/path/memcached:1.6.21", "--image-container-port", "11211", "--image-container-command", "memcached,--memory-limit=64,--threads=4", "--run-as-user", "1001"],
+                &[
+                    "--image",
+                    "registry.example.com/some/long/path/memcached:1.6.21",
+                    "--image-container-port",
+                    "11211",
+                    "--image-container-command",
+                    "memcached,--memory-limit=64,--threads=4",
+                    "--run-as-user",
+                    "1001",
+                ],
             ),
-            ("a-rather-long-api-group-name", "ClusterScopedKindWithALongName", &["--namespaced=false"]),
+            (
+                "a-rather-long-api-group-name",
+                "ClusterScopedKindWithALongName",
+                &["--namespaced=false"],
+            ),
             ("networking", "IngressClass", &["--resource=false"]),
         ],
     );

@@ -183,3 +183,8 @@ pub fn kustomize(dir: &Path, rel: &str) -> Vec<serde_json::Value> {
 pub fn of_kind<'a>(docs: &'a [serde_json::Value], kind: &str) -> Vec<&'a serde_json::Value> {
     docs.iter().filter(|d| d["kind"] == kind).collect()
 }
+
+/// A command line written as one string: `words("create api --kind Memcached")`.
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
