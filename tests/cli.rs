@@ -446,3 +446,28 @@ fn every_command_shows_an_example_in_its_help() {
         );
     }
 }
+
+#[test]
+fn a_controller_added_later_leaves_the_edited_types_alone() {
+    let tmp = init_project("later");
+    let dir = project_dir(&tmp, "later");
+    ok(
+        &dir,
+        &words("create api --group cache --version v1 --kind Memcached --controller=false"),
+    );
+    assert!(!dir.join("src/controllers/memcached.rs").exists());
+    let types = dir.join("src/api/v1/memcached.rs");
+    let edited = std::fs::read_to_string(&types).unwrap() + "\n// a user's edit\n";
+    std::fs::write(&types, &edited).unwrap();
+    ok(
+        &dir,
+        &words(
+            "create api --group cache --version v1 --kind Memcached --resource=false --controller",
+        ),
+    );
+    assert!(dir.join("src/controllers/memcached.rs").is_file());
+    assert_eq!(std::fs::read_to_string(&types).unwrap(), edited);
+    let project = operator_rs::project::Project::parse(&read(&dir, "PROJECT")).unwrap();
+    assert_eq!(project.resources.len(), 1);
+    assert!(project.resources[0].controller && project.resources[0].api.is_some());
+}

@@ -167,7 +167,7 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<(Resource, t
         check_controller_slot(project, &resource, args.force)?;
     }
     resource.deploy_image = deploy_image(args, &resource)?;
-    let ctx = context(&resource, project, &kind_snake);
+    let ctx = context(&resource, project, &kind_snake, args.resource);
     Ok((resource, ctx))
 }
 
@@ -343,7 +343,14 @@ fn deploy_image(args: &CreateApiArgs, resource: &Resource) -> Result<Option<Depl
 }
 
 /// The `create api` keys of the template context (see templates/README.md).
-fn context(r: &Resource, project: &Project, kind_snake: &str) -> tera::Context {
+/// `scaffold_resource`: whether to render the kind's types and CRD files (`--resource`); a
+/// controller added later for an existing kind leaves its (possibly edited) types alone.
+fn context(
+    r: &Resource,
+    project: &Project,
+    kind_snake: &str,
+    scaffold_resource: bool,
+) -> tera::Context {
     let mut ctx = tera::Context::new();
     let full_group = if r.core && r.group == "core" {
         String::new()
@@ -374,7 +381,7 @@ fn context(r: &Resource, project: &Project, kind_snake: &str) -> tera::Context {
         None => builtin::lookup(&r.group, &r.version, &r.kind).is_none_or(|b| b.namespaced),
     };
     ctx.insert("namespaced", &namespaced);
-    ctx.insert("resource", &r.has_api());
+    ctx.insert("resource", &(scaffold_resource && r.has_api()));
     ctx.insert("controller", &r.controller);
     ctx.insert("builtin", &r.core);
     ctx.insert("rust_type", &r.path);
