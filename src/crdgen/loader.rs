@@ -139,17 +139,22 @@ fn parse(krate: &mut Crate, rel: &Path, _text: &str) -> Result<usize, CrdgenErro
 }
 
 fn file_items(text: &str, rel: &Path) -> Result<Vec<syn::Item>, CrdgenError> {
-    syn::parse_file(text).map(|f| f.items).map_err(|e| {
-        let start = e.span().start();
-        CrdgenError::Source {
-            loc: Location {
-                file: rel.to_path_buf(),
-                line: start.line,
-                column: start.column + 1,
-            },
-            what: format!("does not parse as Rust: {e}"),
-        }
-    })
+    syn::parse_file(text)
+        .map(|f| {
+            crate::commands::remember_parsed(text, &f);
+            f.items
+        })
+        .map_err(|e| {
+            let start = e.span().start();
+            CrdgenError::Source {
+                loc: Location {
+                    file: rel.to_path_buf(),
+                    line: start.line,
+                    column: start.column + 1,
+                },
+                what: format!("does not parse as Rust: {e}"),
+            }
+        })
 }
 
 fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {

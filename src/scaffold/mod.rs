@@ -64,17 +64,34 @@ pub fn plan(
     overlay: &mut Overlay<'_>,
 ) -> Result<Report> {
     let templates = templates_for(command)?;
-    let mut tera = tera::Tera::default();
-    tera.add_raw_templates(templates.iter().map(|t| (t.name.as_str(), t.body)))
-        .map_err(|e| anyhow!("{}", error_chain(&e)))
-        .context("parsing the embedded templates (a bug in operator-rs)")?;
-
-    let mut report = Report::default();
-    let mut conflicts = BTreeSet::new();
     let active: Vec<&Template> = templates
         .iter()
         .filter(|t| condition_holds(t.front.when.as_deref(), ctx))
         .collect::<Vec<_>>();
+    // Only the templates this run renders are parsed, each as a skeleton whose literal text comes
+    // from the context (see `template::prepare`): parsing is most of a scaffolding run's time.
+    let mut next = 0;
+    let prepared: Vec<template::Prepared> = active
+        .iter()
+        .map(|t| template::prepare(t.body, &mut next))
+        .collect();
+    let mut tera = tera::Tera::default();
+    tera.add_raw_templates(
+        active
+            .iter()
+            .zip(&prepared)
+            .map(|(t, p)| (t.name.as_str(), p.skeleton.as_str())),
+    )
+    .map_err(|e| anyhow!("{}", error_chain(&e)))
+    .context("parsing the embedded templates (a bug in operator-rs)")?;
+    let mut full_ctx = ctx.clone();
+    for (name, text) in prepared.iter().flat_map(|p| &p.texts) {
+        full_ctx.insert(name.as_str(), text);
+    }
+    let ctx = &full_ctx;
+
+    let mut report = Report::default();
+    let mut conflicts = BTreeSet::new();
 
     for t in active.iter().filter(|t| !t.is_fragment()) {
         let path = render_path(t, ctx)?;
@@ -174,13 +191,18 @@ fn truthy(v: &serde_json::Value) -> bool {
 }
 
 fn render_path(t: &Template, ctx: &tera::Context) -> Result<PathBuf> {
-    let rendered = tera::Tera::one_off(&t.front.path, ctx, false).map_err(|e| {
-        anyhow!(
-            "rendering the output path of template {}: {}",
-            t.name,
-            error_chain(&e)
-        )
-    })?;
+    // A path without tera syntax renders to itself.
+    let rendered = if template::is_static(&t.front.path) {
+        t.front.path.clone()
+    } else {
+        tera::Tera::one_off(&t.front.path, ctx, false).map_err(|e| {
+            anyhow!(
+                "rendering the output path of template {}: {}",
+                t.name,
+                error_chain(&e)
+            )
+        })?
+    };
     let path = PathBuf::from(rendered.trim());
     if path.is_absolute()
         || path

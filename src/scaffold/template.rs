@@ -96,6 +96,138 @@ fn strip_front_matter(body: &str) -> &str {
     }
 }
 
+/// A template body made cheap for tera to parse. Tera's pest grammar costs hundreds of
+/// instructions per byte of literal text, and most of a template is literal text; so every run of
+/// literal text is replaced by a variable (`{{ __operator_rs_text_N }}`) whose value is that text.
+/// Only the non-blank core of a run is replaced: its leading and trailing whitespace stays in the
+/// skeleton, so tera's `{%-`/`-%}` trimming sees exactly the nodes it saw before and renders
+/// byte-identical output (the `renders_like_the_original` test checks every embedded template).
+/// `{% raw %}` blocks, tags and comments are kept as they are.
+#[derive(Debug, Clone, Default)]
+pub struct Prepared {
+    pub skeleton: String,
+    /// The variables the skeleton refers to, with their text.
+    pub texts: Vec<(String, &'static str)>,
+}
+
+/// Split `body` into a skeleton and its texts; `next` numbers the variables (unique across calls).
+pub fn prepare(body: &'static str, next: &mut usize) -> Prepared {
+    let mut out = Prepared {
+        skeleton: String::with_capacity(body.len() / 4 + 64),
+        texts: Vec::new(),
+    };
+    let bytes = body.as_bytes();
+    let mut i = 0;
+    while i < body.len() {
+        // A text run ends where a tag, an expression or a comment starts.
+        let start = i;
+        let mut j = i;
+        while j < body.len() {
+            if bytes[j] == b'{' && j + 1 < body.len() && matches!(bytes[j + 1], b'{' | b'%' | b'#')
+            {
+                break;
+            }
+            j += 1;
+        }
+        if j > start {
+            push_text(&mut out, &body[start..j], next);
+        }
+        if j >= body.len() {
+            break;
+        }
+        // Copy the tag through its closing delimiter.
+        let close = match bytes[j + 1] {
+            b'{' => "}}",
+            b'%' => "%}",
+            _ => "#}",
+        };
+        let Some(end) = body[j + 2..].find(close).map(|e| j + 2 + e + 2) else {
+            // Unclosed: leave the rest to tera (it reports the error).
+            out.skeleton.push_str(&body[j..]);
+            break;
+        };
+        let tag = &body[j..end];
+        out.skeleton.push_str(tag);
+        i = end;
+        if close == "%}" && tag_name(tag) == "raw" {
+            // Keep a raw block verbatim, through its `endraw` tag.
+            let mut k = i;
+            loop {
+                let Some(open) = body[k..].find("{%").map(|o| k + o) else {
+                    out.skeleton.push_str(&body[i..]);
+                    return out;
+                };
+                let Some(shut) = body[open + 2..].find("%}").map(|e| open + 2 + e + 2) else {
+                    out.skeleton.push_str(&body[i..]);
+                    return out;
+                };
+                if tag_name(&body[open..shut]) == "endraw" {
+                    out.skeleton.push_str(&body[i..shut]);
+                    i = shut;
+                    break;
+                }
+                k = open + 2;
+            }
+        }
+    }
+    out
+}
+
+/// The word of a `{% ... %}` tag (`raw` for `{%- raw -%}`).
+fn tag_name(tag: &str) -> &str {
+    tag.trim_start_matches("{%")
+        .trim_end_matches("%}")
+        .trim_start_matches('-')
+        .trim_end_matches('-')
+        .trim()
+}
+
+fn push_text(out: &mut Prepared, text: &'static str, next: &mut usize) {
+    let core = text.trim();
+    if core.is_empty() {
+        out.skeleton.push_str(text);
+        return;
+    }
+    let lead = text.len() - text.trim_start().len();
+    let core_end = lead + core.len();
+    let name = format!("__operator_rs_text_{next}");
+    *next += 1;
+    out.skeleton.push_str(&text[..lead]);
+    out.skeleton.push_str("{{ ");
+    out.skeleton.push_str(&name);
+    out.skeleton.push_str(" }}");
+    out.skeleton.push_str(&text[core_end..]);
+    out.texts.push((name, core));
+}
+
+/// Whether a template body is plain text (no tera syntax at all): it renders to itself.
+pub fn is_static(body: &str) -> bool {
+    !(body.contains("{{") || body.contains("{%") || body.contains("{#"))
+}
+
+/// The bodies of every embedded Rust template that is plain text: they render to themselves, so
+/// their output is known to parse (the `static_rust_templates_parse` test checks it).
+pub fn static_rust_bodies() -> Vec<&'static str> {
+    fn walk(dir: &'static Dir<'static>, out: &mut Vec<&'static str>) {
+        for file in dir.files() {
+            if !file.path().to_string_lossy().ends_with(".rs.tera") {
+                continue;
+            }
+            if let Some(body) = file.contents_utf8().map(strip_front_matter)
+                && is_static(body)
+            {
+                out.push(body);
+            }
+        }
+        for sub in dir.dirs() {
+            walk(sub, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&TEMPLATES, &mut out);
+    out
+}
+
 /// Every template of one command (`init`, `api`), in a stable order: files first, then fragments.
 pub fn templates_for(command: &str) -> Result<Vec<Template>> {
     let dir = TEMPLATES
@@ -167,6 +299,132 @@ mod tests {
             parse_front_matter("t", "{#- operator-rs\npath: a\nifexists: skip\n-#}").unwrap_err()
         );
         assert!(err.contains("ifexists"), "{err}");
+    }
+
+    fn contexts() -> Vec<tera::Context> {
+        let mut out = Vec::new();
+        for variant in 0..8u32 {
+            let bit = |n: u32| variant & (1 << n) != 0;
+            let mut c = tera::Context::new();
+            for (k, v) in [
+                ("project_name", "memcached-operator"),
+                ("crate_name", "memcached_operator"),
+                ("domain", "example.com"),
+                (
+                    "repo",
+                    if bit(0) {
+                        ""
+                    } else {
+                        "github.com/acme/memcached-operator"
+                    },
+                ),
+                ("owner", if bit(1) { "" } else { "Acme" }),
+                ("license", if bit(2) { "none" } else { "apache2" }),
+                ("year", "2026"),
+                ("cli_version", "0.1.0"),
+                ("k8s_feature", "v1_37"),
+                ("image", "controller:latest"),
+                ("group", "cache"),
+                ("version", "v1alpha1"),
+                ("kind", "Memcached"),
+                ("kind_snake", "memcached"),
+                ("kind_lower", "memcached"),
+                ("plural", "memcacheds"),
+                (
+                    "full_group",
+                    if bit(1) { "apps" } else { "cache.example.com" },
+                ),
+                ("api_version", "cache.example.com/v1alpha1"),
+                ("rust_type", "crate::api::v1alpha1::Memcached"),
+                ("finalizer", "cache.example.com/finalizer"),
+                ("container_image", if bit(0) { "memcached:1.6" } else { "" }),
+            ] {
+                c.insert(k, v);
+            }
+            for (i, k) in [
+                "namespaced",
+                "resource",
+                "controller",
+                "builtin",
+                "deploy_image",
+                "first_in_version",
+            ]
+            .iter()
+            .enumerate()
+            {
+                c.insert(*k, &((variant + i as u32) % 3 != 0));
+            }
+            if bit(0) {
+                c.insert("container_port", &11211);
+                c.insert("run_as_user", &1001);
+                c.insert("container_command", &vec!["memcached", "-m=64"]);
+            } else {
+                c.insert("container_command", &Vec::<String>::new());
+            }
+            out.push(c);
+        }
+        out
+    }
+
+    #[test]
+    fn renders_like_the_original() {
+        let mut compared = 0;
+        for cmd in ["init", "api"] {
+            for t in templates_for(cmd).unwrap() {
+                let mut next = 0;
+                let p = prepare(t.body, &mut next);
+                assert!(p.skeleton.len() <= t.body.len() + 40 * p.texts.len());
+                for ctx in contexts() {
+                    let Ok(want) = tera::Tera::one_off(t.body, &ctx, false) else {
+                        continue;
+                    };
+                    let mut full = ctx.clone();
+                    for (k, v) in &p.texts {
+                        full.insert(k.as_str(), v);
+                    }
+                    let got = tera::Tera::one_off(&p.skeleton, &full, false)
+                        .unwrap_or_else(|e| panic!("{}: {e:?}", t.name));
+                    assert_eq!(got, want, "{}", t.name);
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 100, "{compared}");
+    }
+
+    #[test]
+    fn prepare_keeps_whitespace_control_and_raw_blocks() {
+        let body = "a  \n  {%- if x -%}\n  b {{ y }} c\n{% endif %}\n{% raw %}{{ z }}{% endraw %}\n{# c #}d";
+        let mut next = 0;
+        let p = prepare(body, &mut next);
+        assert!(
+            p.skeleton.contains("{% raw %}{{ z }}{% endraw %}"),
+            "{}",
+            p.skeleton
+        );
+        let mut ctx = tera::Context::new();
+        ctx.insert("x", &true);
+        ctx.insert("y", "Y");
+        let want = tera::Tera::one_off(body, &ctx, false).unwrap();
+        for (k, v) in &p.texts {
+            ctx.insert(k.as_str(), v);
+        }
+        assert_eq!(tera::Tera::one_off(&p.skeleton, &ctx, false).unwrap(), want);
+    }
+
+    #[test]
+    fn static_rust_templates_are_valid() {
+        let bodies = static_rust_bodies();
+        assert!(!bodies.is_empty());
+        for body in bodies {
+            let file = syn::parse_file(body).expect("a plain-text Rust template parses");
+            let f = dup_name(&file);
+            assert!(f.is_none(), "duplicate name {f:?} in {body:.80}");
+        }
+    }
+
+    fn dup_name(file: &syn::File) -> Option<String> {
+        crate::commands::duplicate_type_name(file)
     }
 
     #[test]
