@@ -269,16 +269,7 @@ fn create_api_needs_an_initialised_project() {
 fn create_api_twice_needs_force_and_rerunning_is_idempotent() {
     let tmp = init_project("twice");
     let dir = project_dir(&tmp, "twice");
-    let args = [
-        "create",
-        "api",
-        "--group",
-        "cache",
-        "--version",
-        "v1alpha1",
-        "--kind",
-        "Memcached",
-    ];
+    let args = words("create api --group cache --version v1alpha1 --kind Memcached");
     ok(&dir, &args);
     let before = snapshot(&dir);
     let r = run(&dir, &args);

@@ -98,57 +98,12 @@ pub fn read(dir: &Path, rel: &str) -> String {
 /// The kinds of the reference project the end-to-end tests scaffold: two kinds in one group (one
 /// cluster-scoped), a deploy-image kind, a second version of one kind, and a controller for a
 /// built-in kind.
-pub const REFERENCE_APIS: &[&[&str]] = &[
-    &[
-        "--group",
-        "cache",
-        "--version",
-        "v1alpha1",
-        "--kind",
-        "Memcached",
-        "--image",
-        "memcached:1.6",
-        "--image-container-port",
-        "11211",
-        "--run-as-user",
-        "1001",
-    ],
-    &[
-        "--group",
-        "webapp",
-        "--version",
-        "v1",
-        "--kind",
-        "Guestbook",
-    ],
-    &[
-        "--group",
-        "webapp",
-        "--version",
-        "v1",
-        "--kind",
-        "Admiral",
-        "--namespaced=false",
-    ],
-    &[
-        "--group",
-        "webapp",
-        "--version",
-        "v2",
-        "--kind",
-        "Guestbook",
-        "--controller=false",
-    ],
-    &[
-        "--group",
-        "apps",
-        "--version",
-        "v1",
-        "--kind",
-        "Deployment",
-        "--resource=false",
-        "--controller",
-    ],
+pub const REFERENCE_APIS: &[&str] = &[
+    "--group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211 --run-as-user 1001",
+    "--group webapp --version v1 --kind Guestbook",
+    "--group webapp --version v1 --kind Admiral --namespaced=false",
+    "--group webapp --version v2 --kind Guestbook --controller=false",
+    "--group apps --version v1 --kind Deployment --resource=false --controller",
 ];
 
 /// `init` plus every reference API.
@@ -156,9 +111,7 @@ pub fn reference_project(name: &str) -> tempfile::TempDir {
     let tmp = init_project(name);
     let dir = project_dir(&tmp, name);
     for api in REFERENCE_APIS {
-        let mut args = vec!["create", "api"];
-        args.extend_from_slice(api);
-        ok(&dir, &args);
+        ok(&dir, &words(&format!("create api {api}")));
     }
     tmp
 }
