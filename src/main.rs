@@ -2,6 +2,10 @@
 
 use clap::Parser;
 
+/// mimalloc: the tool's short runs are dominated by allocation (see BENCHMARKS.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let cli = operator_rs::cli::Cli::parse();
     match operator_rs::commands::run(cli) {

@@ -76,23 +76,59 @@ pub fn check_generated_rust(
     kind: Option<&str>,
 ) -> Result<()> {
     let known_good = crate::scaffold::template::static_rust_bodies();
-    for (path, text) in pending
+    let files: Vec<(&PathBuf, &String)> = pending
         .iter()
         .filter(|(p, _)| p.extension().is_some_and(|e| e == "rs"))
-    {
         // A plain-text template's output parses and declares no name twice (the
         // `static_rust_templates_are_valid` test checks each one): no need to parse it again.
-        if known_good.contains(&text.as_str()) {
-            continue;
+        .filter(|(_, text)| !known_good.contains(&text.as_str()))
+        .collect();
+    // The same text parsed already in this run (by the CRD reader): reuse its verdict. The rest
+    // are parsed on two threads (parsing is most of `init`'s time); verdicts are then read in
+    // order, so the first failing file is reported, as a sequential check would.
+    let mut verdicts: Vec<Option<Result<Option<String>, String>>> = files
+        .iter()
+        .map(|(_, text)| recall_parsed(text).map(Ok))
+        .collect();
+    let todo: Vec<usize> = (0..files.len())
+        .filter(|i| verdicts[*i].is_none())
+        .collect();
+    let total: usize = todo.iter().map(|i| files[*i].1.len()).sum();
+    let (mut mine, mut theirs) = (Vec::new(), Vec::new());
+    let mut acc = 0;
+    for i in todo {
+        acc += files[i].1.len();
+        if acc * 2 <= total || mine.is_empty() {
+            mine.push(i);
+        } else {
+            theirs.push(i);
         }
-        // The same text parsed already in this run (by the CRD reader): reuse its verdict.
-        let dup = match recall_parsed(text) {
-            Some(dup) => dup,
-            None => {
-                let file = parse_checked(path, text)?;
-                duplicate_type_name(&file)
+    }
+    let verdict = |i: usize| {
+        let (path, text) = files[i];
+        let v = parse_checked(path, text)
+            .map(|f| duplicate_type_name(&f))
+            .map_err(|e| e.to_string());
+        (i, v)
+    };
+    std::thread::scope(|scope| {
+        let other = (!theirs.is_empty())
+            .then(|| scope.spawn(|| theirs.iter().map(|i| verdict(*i)).collect::<Vec<_>>()));
+        let mut done: Vec<_> = mine.iter().map(|i| verdict(*i)).collect();
+        if let Some(h) = other {
+            match h.join() {
+                Ok(v) => done.extend(v),
+                Err(p) => std::panic::resume_unwind(p),
             }
-        };
+        }
+        for (i, v) in done {
+            verdicts[i] = Some(v);
+        }
+    });
+    for ((path, _), v) in files.iter().zip(verdicts) {
+        let dup = v
+            .expect("every file has a verdict")
+            .map_err(|e| anyhow::anyhow!(e))?;
         if let Some(dup) = dup {
             let hint = kind
                 .map(|k| {

@@ -98,7 +98,8 @@ fn strip_front_matter(body: &str) -> &str {
 
 /// A template body made cheap for tera to parse. Tera's pest grammar costs hundreds of
 /// instructions per byte of literal text, and most of a template is literal text; so every run of
-/// literal text is replaced by a variable (`{{ __operator_rs_text_N }}`) whose value is that text.
+/// literal text is replaced by a variable (`{{ _N }}`) whose value is that text (a short name:
+/// tera reads each character of an identifier several times).
 /// Only the non-blank core of a run is replaced: its leading and trailing whitespace stays in the
 /// skeleton, so tera's `{%-`/`-%}` trimming sees exactly the nodes it saw before and renders
 /// byte-identical output (the `renders_like_the_original` test checks every embedded template).
@@ -190,7 +191,7 @@ fn push_text(out: &mut Prepared, text: &'static str, next: &mut usize) {
     }
     let lead = text.len() - text.trim_start().len();
     let core_end = lead + core.len();
-    let name = format!("__operator_rs_text_{next}");
+    let name = format!("_{next}");
     *next += 1;
     out.skeleton.push_str(&text[..lead]);
     out.skeleton.push_str("{{ ");
@@ -352,7 +353,7 @@ mod tests {
             .iter()
             .enumerate()
             {
-                c.insert(*k, &((variant + i as u32) % 3 != 0));
+                c.insert(*k, &!(variant + i as u32).is_multiple_of(3));
             }
             if bit(0) {
                 c.insert("container_port", &11211);
