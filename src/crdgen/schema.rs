@@ -642,41 +642,19 @@ pub(crate) fn eval_rule(krate: &Crate, m: ModId, e: &syn::Expr) -> Result<Rule, 
             let arg = mc.args.first().ok_or_else(bad)?;
             match mc.method.to_string().as_str() {
                 "message" => {
-                    let msg = match arg {
+                    // `Message::Expression(..)`, `Message::Message(..)`, either `.into()`, or a string.
+                    let call = match arg {
+                        syn::Expr::MethodCall(inner) if inner.method == "into" => &*inner.receiver,
+                        other => other,
+                    };
+                    let msg = match call {
                         syn::Expr::Call(c) if c.args.len() == 1 => {
-                            let syn::Expr::Path(p) = &*c.func else {
-                                return Err(bad());
-                            };
-                            let last = p
-                                .path
-                                .segments
-                                .last()
-                                .map(|x| x.ident.to_string())
-                                .unwrap_or_default();
-                            let v = s(&c.args[0])?;
-                            match last.as_str() {
-                                "Expression" => kube_core::Message::Expression(v),
-                                "Message" => kube_core::Message::Message(v),
-                                _ => return Err(bad()),
-                            }
-                        }
-                        syn::Expr::MethodCall(inner) if inner.method == "into" => {
-                            let syn::Expr::Call(c) = &*inner.receiver else {
-                                return Err(bad());
-                            };
-                            let syn::Expr::Path(p) = &*c.func else {
-                                return Err(bad());
-                            };
-                            let last = p
-                                .path
-                                .segments
-                                .last()
-                                .map(|x| x.ident.to_string())
-                                .unwrap_or_default();
-                            let v = s(&c.args[0])?;
-                            match last.as_str() {
-                                "Expression" => kube_core::Message::Expression(v),
-                                _ => kube_core::Message::Message(v),
+                            match last_path_ident(&c.func).as_deref() {
+                                Some("Expression") => {
+                                    kube_core::Message::Expression(s(&c.args[0])?)
+                                }
+                                Some("Message") => kube_core::Message::Message(s(&c.args[0])?),
+                                _ => kube_core::Message::Message(s(call)?),
                             }
                         }
                         other => kube_core::Message::Message(s(other)?),
@@ -684,15 +662,7 @@ pub(crate) fn eval_rule(krate: &Crate, m: ModId, e: &syn::Expr) -> Result<Rule, 
                     Ok(base.message(msg))
                 }
                 "reason" => {
-                    let syn::Expr::Path(p) = arg else {
-                        return Err(bad());
-                    };
-                    let last = p
-                        .path
-                        .segments
-                        .last()
-                        .map(|x| x.ident.to_string())
-                        .unwrap_or_default();
+                    let last = last_path_ident(arg).ok_or_else(bad)?;
                     let r: kube_core::Reason =
                         serde_json::from_value(Value::String(last)).map_err(|_| bad())?;
                     Ok(base.reason(r))
@@ -1818,4 +1788,10 @@ pub(crate) fn root_schema(g: &mut SchemaGenerator, root: &RootSpec) -> Schema {
         t.transform(&mut s);
     }
     s
+}
+
+/// The last segment of a path expression (`Message::Expression` → `Expression`).
+fn last_path_ident(e: &syn::Expr) -> Option<String> {
+    let syn::Expr::Path(p) = e else { return None };
+    p.path.segments.last().map(|x| x.ident.to_string())
 }
