@@ -1342,9 +1342,7 @@ pub(crate) fn derive_json(
                     FIX_EXACT,
                 )
             })?;
-        let mut s = field_schema(g, krate, info, f)?;
-        f.common.apply_post(&mut s);
-        s
+        only_field_schema(g, krate, info, f)?
     } else if let Some(from) = &info.from {
         subschema(g, from)
     } else if info.is_enum {
@@ -1352,12 +1350,7 @@ pub(crate) fn derive_json(
     } else {
         match info.style {
             Style::Unit => g.subschema_for::<()>(),
-            Style::Newtype => {
-                let f = &info.fields[0];
-                let mut s = field_schema(g, krate, info, f)?;
-                f.common.apply_post(&mut s);
-                s
-            }
+            Style::Newtype => only_field_schema(g, krate, info, &info.fields[0])?,
             Style::Tuple => expr_for_tuple(g, krate, info, &info.fields)?,
             Style::Struct => expr_for_struct(
                 g,
@@ -1717,12 +1710,7 @@ fn untagged_variant(
     } else {
         match v.style {
             Style::Unit => g.subschema_for::<()>(),
-            Style::Newtype => {
-                let f = &v.fields[0];
-                let mut s = field_schema(g, krate, info, f)?;
-                f.common.apply_post(&mut s);
-                s
-            }
+            Style::Newtype => only_field_schema(g, krate, info, &v.fields[0])?,
             Style::Tuple => expr_for_tuple(g, krate, info, &v.fields)?,
             Style::Struct => expr_for_struct(g, krate, info, &v.fields, &SerdeDefault::None, deny)?,
         }
@@ -1794,4 +1782,17 @@ pub(crate) fn root_schema(g: &mut SchemaGenerator, root: &RootSpec) -> Schema {
 fn last_path_ident(e: &syn::Expr) -> Option<String> {
     let syn::Expr::Path(p) = e else { return None };
     p.path.segments.last().map(|x| x.ident.to_string())
+}
+
+/// The schema of a single field standing for its container (a newtype, a transparent struct):
+/// the field's schema with its attributes applied after it, as schemars' derive does.
+fn only_field_schema(
+    g: &mut SchemaGenerator,
+    krate: &Crate,
+    info: &TypeInfo,
+    f: &FieldInfo,
+) -> Result<Schema, CrdgenError> {
+    let mut s = field_schema(g, krate, info, f)?;
+    f.common.apply_post(&mut s);
+    Ok(s)
 }
