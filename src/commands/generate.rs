@@ -55,14 +55,14 @@ pub fn apply(root: &Path, output: &GeneratorOutput, check: bool) -> Result<Appli
 pub fn run_crds(root: &Path, args: &crate::cli::GenerateCrdsArgs) -> Result<i32> {
     let project = Project::load(root)?;
     let output = crds(root, &project, args.exact)?;
-    finish(root, "CRDs", &output, args.check)
+    finish(root, ("CRDs", "crds"), &output, args.check)
 }
 
 /// `generate rbac`: config/rbac/role.yaml from the controllers' markers.
 pub fn run_rbac(root: &Path, check: bool) -> Result<i32> {
     let project = Project::load(root)?;
     let output = crate::rbac::generate(&DiskTree::new(root), &project)?;
-    finish(root, "RBAC", &output, check)
+    finish(root, ("RBAC", "rbac"), &output, check)
 }
 
 /// `generate manifests`: CRDs and RBAC together; both are checked before either is written.
@@ -72,7 +72,7 @@ pub fn run_manifests(root: &Path, args: &crate::cli::GenerateCrdsArgs) -> Result
     let rbac = crate::rbac::generate(&DiskTree::new(root), &project)?;
     output.files.extend(rbac.files);
     output.warnings.extend(rbac.warnings);
-    finish(root, "manifests", &output, args.check)
+    finish(root, ("manifests", "manifests"), &output, args.check)
 }
 
 fn crds(root: &Path, project: &Project, exact: bool) -> Result<GeneratorOutput> {
@@ -83,7 +83,13 @@ fn crds(root: &Path, project: &Project, exact: bool) -> Result<GeneratorOutput> 
     }
 }
 
-fn finish(root: &Path, what: &str, output: &GeneratorOutput, check: bool) -> Result<i32> {
+/// `what`: what the files are (for messages) and the `generate` subcommand that writes them.
+fn finish(
+    root: &Path,
+    (what, command): (&str, &str),
+    output: &GeneratorOutput,
+    check: bool,
+) -> Result<i32> {
     let applied = apply(root, output, check)?;
     if check {
         if applied.changed.is_empty() {
@@ -104,7 +110,7 @@ fn finish(root: &Path, what: &str, output: &GeneratorOutput, check: bool) -> Res
                     .map(|p| p.display().to_string())
                     .collect::<Vec<_>>()
                     .join(", "),
-                what_command(what)
+                command
             );
             Ok(1)
         }
@@ -113,14 +119,6 @@ fn finish(root: &Path, what: &str, output: &GeneratorOutput, check: bool) -> Res
             eprintln!("{:>10} {}", "write", p.display());
         }
         Ok(0)
-    }
-}
-
-fn what_command(what: &str) -> &'static str {
-    match what {
-        "CRDs" => "crds",
-        "RBAC" => "rbac",
-        _ => "manifests",
     }
 }
 
