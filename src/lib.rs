@@ -8,7 +8,8 @@
 //! - [`names`] validates and derives names (groups, versions, kinds, plurals, Rust identifiers);
 //! - [`workspace`] is the project's files as a command sees them: the disk overlaid with pending writes;
 //! - [`crdgen`] derives CRD YAML from the user's Spec/Status structs without compiling;
-//! - [`rbac`] collects `+kubebuilder:rbac` markers into `config/rbac/role.yaml`.
+//! - [`rbac`] collects `+kubebuilder:rbac` markers into `config/rbac/role.yaml`;
+//! - [`syntax`] parses Rust files at item level, function bodies set aside.
 
 pub mod builtin;
 pub mod cli;
@@ -18,4 +19,5 @@ pub mod names;
 pub mod project;
 pub mod rbac;
 pub mod scaffold;
+pub(crate) mod syntax;
 pub mod workspace;

@@ -165,7 +165,8 @@ fn recall_parsed(text: &str) -> Option<Option<String>> {
 
 fn parse_checked(path: &Path, text: &str) -> Result<syn::File> {
     {
-        let file = syn::parse_file(text).map_err(|e| {
+        // Item level only: what the checks read (names, and that every file and body lexes).
+        let (file, _) = crate::syntax::parse_file(text).map_err(|e| {
             let at = e.span().start();
             anyhow::anyhow!(
                 "{}:{}:{}: the generated file does not parse ({e}); this is a bug in operator-rs, or a user edit left the file unparseable",

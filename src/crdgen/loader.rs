@@ -9,6 +9,7 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 use super::error::{CrdgenError, Location};
+use crate::syntax::Bodies;
 use crate::workspace::SourceTree;
 
 pub(crate) type ModId = usize;
@@ -81,6 +82,8 @@ impl Def {
 #[derive(Debug, Default)]
 pub(crate) struct Crate {
     pub files: Vec<PathBuf>,
+    /// The function bodies of each file, parsed only when a default value needs one.
+    pub bodies: Vec<Bodies>,
     pub modules: Vec<Module>,
     pub defs: Vec<Def>,
     pub impls: Vec<(ModId, syn::ItemImpl)>,
@@ -103,6 +106,15 @@ impl Crate {
     pub fn mod_loc(&self, m: ModId, span: Span) -> Location {
         self.loc(self.modules[m].file, span)
     }
+
+    /// The body of a function of module `m` (the loader keeps bodies unparsed).
+    pub fn body(&self, m: ModId, block: &syn::Block) -> Result<syn::Block, CrdgenError> {
+        let file = self.modules[m].file;
+        self.bodies[file].block(block).map_err(|e| CrdgenError::Source {
+            loc: self.loc(file, e.span()),
+            what: format!("does not parse as Rust: {e}"),
+        })
+    }
 }
 
 /// Load the crate whose root file is `root_rel` (relative to the tree's root).
@@ -110,19 +122,10 @@ pub(crate) fn load(tree: &dyn SourceTree, root_rel: &Path) -> Result<Crate, Crdg
     let mut krate = Crate::default();
     let text =
         read(tree, root_rel)?.ok_or_else(|| CrdgenError::NoCrateRoot(tree.root().to_path_buf()))?;
-    let file = parse(&mut krate, root_rel, &text)?;
+    let (file, items) = parse(&mut krate, root_rel, &text)?;
     // A crate root's `mod x;` files live beside it.
     let dir = root_rel.parent().unwrap_or(Path::new("")).to_path_buf();
-    add_module(
-        &mut krate,
-        tree,
-        Vec::new(),
-        None,
-        file,
-        file_items(&text, root_rel)?,
-        &dir,
-        &dir,
-    )?;
+    add_module(&mut krate, tree, Vec::new(), None, file, items, &dir, &dir)?;
     Ok(krate)
 }
 
@@ -133,16 +136,16 @@ fn read(tree: &dyn SourceTree, rel: &Path) -> Result<Option<String>, CrdgenError
     })
 }
 
-fn parse(krate: &mut Crate, rel: &Path, _text: &str) -> Result<usize, CrdgenError> {
-    krate.files.push(rel.to_path_buf());
-    Ok(krate.files.len() - 1)
-}
-
-fn file_items(text: &str, rel: &Path) -> Result<Vec<syn::Item>, CrdgenError> {
-    syn::parse_file(text)
-        .map(|f| {
+/// Parses a file (bodies set aside) and registers it: its id and its items.
+fn parse(
+    krate: &mut Crate,
+    rel: &Path,
+    text: &str,
+) -> Result<(usize, Vec<syn::Item>), CrdgenError> {
+    let (file, bodies) = crate::syntax::parse_file(text)
+        .map(|(f, bodies)| {
             crate::commands::remember_parsed(text, &f);
-            f.items
+            (f, bodies)
         })
         .map_err(|e| {
             let start = e.span().start();
@@ -154,7 +157,10 @@ fn file_items(text: &str, rel: &Path) -> Result<Vec<syn::Item>, CrdgenError> {
                 },
                 what: format!("does not parse as Rust: {e}"),
             }
-        })
+        })?;
+    krate.files.push(rel.to_path_buf());
+    krate.bodies.push(bodies);
+    Ok((krate.files.len() - 1, file.items))
 }
 
 fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
@@ -251,8 +257,7 @@ fn add_module(
                             ),
                         });
                     };
-                    let child_file = parse(krate, &rel, &text)?;
-                    let child_items = file_items(&text, &rel)?;
+                    let (child_file, child_items) = parse(krate, &rel, &text)?;
                     add_module(
                         krate,
                         tree,

@@ -166,7 +166,8 @@ impl<'a> Eval<'a> {
                 if let syn::ImplItem::Fn(f) = item
                     && f.sig.ident == "default"
                 {
-                    let body = single_expr(&f.block).ok_or_else(|| {
+                    let block = self.krate.body(*im, &f.block)?;
+                    let body = single_expr(&block).ok_or_else(|| {
                         not_plain(
                             self.krate,
                             *im,
@@ -295,7 +296,8 @@ impl<'a> Eval<'a> {
                     ),
                     fix: FIX_EXACT.into(),
                 })?;
-        let body = single_expr(&f.block).ok_or_else(|| {
+        let block = self.krate.body(fm, &f.block)?;
+        let body = single_expr(&block).ok_or_else(|| {
             not_plain(
                 self.krate,
                 fm,

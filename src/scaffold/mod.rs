@@ -3,6 +3,7 @@
 //! [`Overlay`] — nothing touches the disk until every file is computed and every check passed.
 //! Re-running is always safe: existing user files are refused (or kept) and insertions are idempotent.
 
+mod fold;
 pub mod markers;
 pub mod template;
 
@@ -68,12 +69,13 @@ pub fn plan(
         .iter()
         .filter(|t| condition_holds(t.front.when.as_deref(), ctx))
         .collect::<Vec<_>>();
-    // Only the templates this run renders are parsed, each as a skeleton whose literal text comes
-    // from the context (see `template::prepare`): parsing is most of a scaffolding run's time.
+    // Only the templates this run renders are parsed, each with the `if` chains the context
+    // decides folded and as a skeleton whose literal text comes from the context (see
+    // `template::prepare`): parsing is most of a scaffolding run's time.
     let mut next = 0;
     let prepared: Vec<template::Prepared> = active
         .iter()
-        .map(|t| template::prepare(t.body, &mut next))
+        .map(|t| template::prepare(t.body, ctx, &mut next))
         .collect();
     let mut tera = tera::Tera::default();
     tera.add_raw_templates(

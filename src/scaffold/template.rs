@@ -108,11 +108,17 @@ fn strip_front_matter(body: &str) -> &str {
 pub struct Prepared {
     pub skeleton: String,
     /// The variables the skeleton refers to, with their text.
-    pub texts: Vec<(String, &'static str)>,
+    pub texts: Vec<(String, String)>,
 }
 
-/// Split `body` into a skeleton and its texts; `next` numbers the variables (unique across calls).
-pub fn prepare(body: &'static str, next: &mut usize) -> Prepared {
+/// Fold the `if` chains of `body` that `ctx` decides (see [`super::fold`]), then split it into a
+/// skeleton and its texts; `next` numbers the variables (unique across calls).
+pub fn prepare(body: &str, ctx: &tera::Context, next: &mut usize) -> Prepared {
+    let folded = super::fold::fold(body, ctx);
+    skeleton(&folded, next)
+}
+
+fn skeleton(body: &str, next: &mut usize) -> Prepared {
     let mut out = Prepared {
         skeleton: String::with_capacity(body.len() / 4 + 64),
         texts: Vec::new(),
@@ -183,7 +189,7 @@ fn tag_name(tag: &str) -> &str {
         .trim()
 }
 
-fn push_text(out: &mut Prepared, text: &'static str, next: &mut usize) {
+fn push_text(out: &mut Prepared, text: &str, next: &mut usize) {
     let core = text.trim();
     if core.is_empty() {
         out.skeleton.push_str(text);
@@ -198,7 +204,7 @@ fn push_text(out: &mut Prepared, text: &'static str, next: &mut usize) {
     out.skeleton.push_str(&name);
     out.skeleton.push_str(" }}");
     out.skeleton.push_str(&text[core_end..]);
-    out.texts.push((name, core));
+    out.texts.push((name, core.to_string()));
 }
 
 /// Whether a template body is plain text (no tera syntax at all): it renders to itself.
@@ -372,13 +378,13 @@ mod tests {
         let mut compared = 0;
         for cmd in ["init", "api"] {
             for t in templates_for(cmd).unwrap() {
-                let mut next = 0;
-                let p = prepare(t.body, &mut next);
-                assert!(p.skeleton.len() <= t.body.len() + 40 * p.texts.len());
                 for ctx in contexts() {
                     let Ok(want) = tera::Tera::one_off(t.body, &ctx, false) else {
                         continue;
                     };
+                    let mut next = 0;
+                    let p = prepare(t.body, &ctx, &mut next);
+                    assert!(p.skeleton.len() <= t.body.len() + 40 * p.texts.len());
                     let mut full = ctx.clone();
                     for (k, v) in &p.texts {
                         full.insert(k.as_str(), v);
@@ -397,7 +403,7 @@ mod tests {
     fn prepare_keeps_whitespace_control_and_raw_blocks() {
         let body = "a  \n  {%- if x -%}\n  b {{ y }} c\n{% endif %}\n{% raw %}{{ z }}{% endraw %}\n{# c #}d";
         let mut next = 0;
-        let p = prepare(body, &mut next);
+        let p = prepare(body, &tera::Context::new(), &mut next);
         assert!(
             p.skeleton.contains("{% raw %}{{ z }}{% endraw %}"),
             "{}",

@@ -1,0 +1,169 @@
+//! Parses Rust files with syn at item level: function bodies are kept as unparsed tokens.
+//!
+//! Everything operator-rs reads in Rust source is at item level (types, `mod`s, `use`s, impl
+//! headers, names), but most of a file's text is function bodies, and parsing their statements
+//! is most of syn's time: 40% of `create api` before this module. So bodies are lexed (their
+//! brackets must balance), set aside, and parsed on demand with [`Bodies::block`]; a syntax
+//! error inside a body is left to the compiler.
+
+use std::collections::HashMap;
+
+use proc_macro2::{Delimiter, Group, Spacing, TokenStream, TokenTree};
+
+/// Function bodies set aside, by the line and column of their opening brace.
+#[derive(Debug, Default)]
+pub(crate) struct Bodies(HashMap<(usize, usize), TokenStream>);
+
+impl Bodies {
+    /// The real body of a function parsed by [`parse_file`]: `block` is its empty stand-in.
+    pub fn block(&self, block: &syn::Block) -> syn::Result<syn::Block> {
+        let start = block.brace_token.span.open().start();
+        match self.0.get(&(start.line, start.column)) {
+            Some(tokens) => {
+                let mut group = Group::new(Delimiter::Brace, tokens.clone());
+                group.set_span(block.brace_token.span.join());
+                syn::parse2(TokenTree::Group(group).into())
+            }
+            None => Ok(block.clone()),
+        }
+    }
+}
+
+/// Parses a file's items; every `fn` body comes out empty and is kept in the returned
+/// [`Bodies`]. Errors point at the file's own line and column.
+pub(crate) fn parse_file(text: &str) -> syn::Result<(syn::File, Bodies)> {
+    let source = skip_shebang(text.strip_prefix('\u{feff}').unwrap_or(text));
+    let tokens: TokenStream = source
+        .parse()
+        .map_err(|e: proc_macro2::LexError| syn::Error::new(e.span(), e))?;
+    let mut bodies = Bodies::default();
+    let elided = elide_bodies(tokens, &mut bodies);
+    match syn::parse2::<syn::File>(elided) {
+        Ok(file) => Ok((file, bodies)),
+        // Whatever confused the elision (or the error itself) gets syn's full verdict.
+        Err(_) => syn::parse_file(text).map(|file| (file, Bodies::default())),
+    }
+}
+
+/// The text after a `#!` first line that is not an inner attribute, as rustc and syn skip it.
+/// It is replaced by a blank line so that line numbers stay right.
+fn skip_shebang(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.starts_with("#!") && !text.trim_start_matches("#!").trim_start().starts_with('[') {
+        let rest = text.find('\n').map_or("", |i| &text[i..]);
+        return std::borrow::Cow::Owned(rest.to_string());
+    }
+    std::borrow::Cow::Borrowed(text)
+}
+
+/// Replaces the brace group that follows each `fn` signature with an empty one. A signature
+/// ends at its body or at `;` (a declaration, or a `fn` pointer type); braces inside `<...>` are
+/// const generic arguments, not a body.
+fn elide_bodies(stream: TokenStream, bodies: &mut Bodies) -> TokenStream {
+    let mut out = Vec::new();
+    let mut in_signature = false;
+    let mut angle_depth = 0i32;
+    let mut after_dash = false;
+    for tree in stream {
+        let was_dash = std::mem::take(&mut after_dash);
+        match tree {
+            TokenTree::Ident(ident) if ident == "fn" => {
+                in_signature = true;
+                angle_depth = 0;
+                out.push(TokenTree::Ident(ident));
+            }
+            TokenTree::Punct(punct) if in_signature => {
+                match punct.as_char() {
+                    '<' => angle_depth += 1,
+                    '>' if !was_dash => angle_depth -= 1,
+                    ';' => in_signature = false,
+                    '-' => after_dash = punct.spacing() == Spacing::Joint,
+                    _ => {}
+                }
+                out.push(TokenTree::Punct(punct));
+            }
+            TokenTree::Group(group)
+                if in_signature && angle_depth <= 0 && group.delimiter() == Delimiter::Brace =>
+            {
+                in_signature = false;
+                let start = group.span_open().start();
+                bodies.0.insert((start.line, start.column), group.stream());
+                let mut empty = Group::new(Delimiter::Brace, TokenStream::new());
+                empty.set_span(group.span());
+                out.push(TokenTree::Group(empty));
+            }
+            TokenTree::Group(group) if !in_signature => {
+                // Module, impl and trait contents hold functions of their own.
+                let mut inner = Group::new(group.delimiter(), elide_bodies(group.stream(), bodies));
+                inner.set_span(group.span());
+                out.push(TokenTree::Group(inner));
+            }
+            other => out.push(other),
+        }
+    }
+    out.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::ToTokens;
+
+    fn body_text(text: &str, f: &str) -> String {
+        let (file, bodies) = parse_file(text).unwrap();
+        let items: Vec<&syn::Block> = file
+            .items
+            .iter()
+            .flat_map(|item| match item {
+                syn::Item::Fn(i) if i.sig.ident == f => vec![&*i.block],
+                syn::Item::Impl(i) => i
+                    .items
+                    .iter()
+                    .filter_map(|it| match it {
+                        syn::ImplItem::Fn(m) if m.sig.ident == f => Some(&m.block),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => vec![],
+            })
+            .collect();
+        assert_eq!(items.len(), 1, "{f}");
+        assert!(items[0].stmts.is_empty(), "the body of {f} was parsed");
+        bodies.block(items[0]).unwrap().to_token_stream().to_string()
+    }
+
+    #[test]
+    fn bodies_are_set_aside_and_parsed_on_demand() {
+        let text = "struct S { f: fn(u32) -> u32 }\n\
+                    type F = fn();\n\
+                    fn one() -> u32 { 1 + 1 }\n\
+                    impl S { const fn two<T: Into<u8>>(x: T) -> Foo<{ 3 }> where T: Copy { x.into() } }\n";
+        assert_eq!(body_text(text, "one"), "{ 1 + 1 }");
+        assert_eq!(body_text(text, "two"), "{ x . into () }");
+    }
+
+    #[test]
+    fn items_are_what_a_full_parse_gives_but_bodies() {
+        let text = "#![allow(dead_code)]\nuse a::b;\nmod m { pub fn f() { g(); } pub struct T; }\ntrait Tr { fn d(); fn e() {} }\n";
+        let (file, _) = parse_file(text).unwrap();
+        let full = syn::parse_file(text).unwrap();
+        assert_eq!(file.items.len(), full.items.len());
+        assert_eq!(file.attrs.len(), 1);
+        let syn::Item::Mod(m) = &file.items[1] else { panic!() };
+        assert_eq!(m.content.as_ref().unwrap().1.len(), 2);
+    }
+
+    #[test]
+    fn errors_point_at_the_line_of_the_file() {
+        let text = "#!/usr/bin/env run-cargo-script\nstruct A;\nstruct B {\n  x: ,\n}\n";
+        let err = parse_file(text).unwrap_err();
+        assert_eq!(err.span().start().line, 4);
+        let err = parse_file("fn f() { ( }").unwrap_err();
+        assert_eq!(err.span().start().line, 1);
+    }
+
+    #[test]
+    fn a_syntax_error_inside_a_body_is_left_to_the_compiler() {
+        assert!(parse_file("fn f() { let = ; }").is_ok());
+        assert!(syn::parse_file("fn f() { let = ; }").is_err());
+    }
+}
