@@ -4,13 +4,8 @@
 #  2. `operator-rs generate crds` against the kube-rs way (`cargo run --bin crdgen`, cold and warm)
 #     on the same project of $KINDS kinds (default 50).
 # Usage: scripts/bench-builds.sh [KINDS]     Figures go to BENCHMARKS.md.
-set -euo pipefail
 KINDS=${1:-50}
-repo=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --release --quiet --manifest-path "$repo/Cargo.toml"
-bin="$repo/target/release/operator-rs"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"
 secs() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc; }
 
 echo "== 1. cargo build of a generated project (init + create api Memcached)"
