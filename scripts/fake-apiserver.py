@@ -59,10 +59,14 @@ What it emulates
   API server's common defaults (strategy, revisionHistoryLimit, progressDeadlineSeconds,
   pod template restartPolicy/dnsPolicy/..., container terminationMessage*/imagePullPolicy,
   port protocol, probe thresholds).
+- Metadata-only requests (`Accept: application/json;as=PartialObjectMetadata[List];
+  g=meta.k8s.io;v=v1`, kube's `Api<PartialObjectMeta<K>>` / metadata watchers) get
+  `meta.k8s.io/v1` PartialObjectMetadata objects, lists and watch events.
 - `/version`, `/healthz`, `/livez`, `/readyz`, minimal discovery (`/api`, `/apis`,
   `/api/v1`, `/apis/<group>/<version>`).
-- `GET /fake/stats`: requests by verb and resource, writes (POST/PUT/PATCH/DELETE requests)
-  and mutations (writes that changed something) per resource, open watches, object count.
+- `GET /fake/stats`: requests by verb and resource (a watch counts when it starts), writes
+  (POST/PUT/PATCH/DELETE requests) and mutations (writes that changed something) per
+  resource, error codes, open watches, object count, events held per resource for watches.
   `DELETE /fake/stats` (or `POST /fake/stats/reset`) resets the counters. `--stats FILE`
   writes the same JSON to FILE every 2 s and on SIGTERM/SIGINT. `--log` logs every request
   (method, path, status, milliseconds) to stderr.
@@ -271,10 +275,9 @@ def parse_label_selector(s):
     return tuple(reqs)
 
 
-def labels_match(reqs, obj):
+def labels_match(reqs, labels):
     if not reqs:
         return True
-    labels = obj.get("metadata", {}).get("labels") or {}
     for op, key, val in reqs:
         has = key in labels
         v = labels.get(key)
@@ -326,9 +329,17 @@ def field_value(obj, path):
     return cur if isinstance(cur, str) else json.dumps(cur)
 
 
-def fields_match(reqs, obj):
-    for path, eq, val in reqs:
-        if (field_value(obj, path) == val) != eq:
+def rec_match(rec, lsel, fsel):
+    if lsel and not labels_match(lsel, rec.labels):
+        return False
+    for path, eq, val in fsel:
+        if path == "metadata.name":
+            v = rec.name
+        elif path == "metadata.namespace":
+            v = rec.ns
+        else:
+            v = field_value(rec.obj, path)
+        if (v == val) != eq:
             return False
     return True
 
@@ -683,12 +694,35 @@ def crd_status(obj):
 # The store.
 
 class Rec:
-    """One committed version of an object: never mutated once committed."""
-    __slots__ = ("obj", "enc")
+    """One committed version of an object: never mutated once committed. Once a newer
+    version replaces it, only its JSON encoding is kept (`slim`), to bound the memory of the
+    watch logs; `obj` then decodes it on demand."""
+    __slots__ = ("_obj", "enc", "ns", "name", "labels", "api_version", "_menc")
 
     def __init__(self, obj):
-        self.obj = obj
+        self._obj = obj
         self.enc = dumps(obj)
+        md = obj.get("metadata") or {}
+        self.ns = md.get("namespace", "")
+        self.name = md.get("name", "")
+        self.labels = md.get("labels") or {}
+        self.api_version = obj.get("apiVersion")
+        self._menc = None
+
+    def meta_enc(self):
+        """The object as a meta.k8s.io/v1 PartialObjectMetadata (metadata-only clients)."""
+        if self._menc is None:
+            self._menc = dumps({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                                "metadata": self.obj.get("metadata") or {}})
+        return self._menc
+
+    @property
+    def obj(self):
+        o = self._obj
+        return o if o is not None else json.loads(self.enc)
+
+    def slim(self):
+        self._obj = None
 
     def copy(self):
         return json.loads(self.enc)
@@ -810,6 +844,8 @@ class Store:
         if prev is not None:
             old_refs = {r.get("uid") for r in prev.obj["metadata"].get("ownerReferences") or []}
         new_refs = set()
+        if prev is not None:
+            prev.slim()
         if etype == "DELETED":
             table.pop(key, None)
             self.uids.pop(uid, None)
@@ -1185,8 +1221,7 @@ class Store:
                     keys = sorted(k for k in table if k[0] == ns)
                 recs = [table[k] for k in keys]
                 if lsel or fsel:
-                    recs = [r for r in recs if labels_match(lsel, r.obj)
-                            and fields_match(fsel, r.obj)]
+                    recs = [r for r in recs if rec_match(r, lsel, fsel)]
                 off, sid = 0, None
             token, remaining = None, None
             if limit and len(recs) > limit:
@@ -1257,9 +1292,6 @@ class Store:
     def _apply(self, gp, ns, name, rec, applied, sub, ctx):
         if not isinstance(applied, dict):
             raise bad_request("an apply patch must be a JSON object")
-        if not ctx.manager or ctx.manager == "-":
-            raise invalid(gp, "PatchOptions", "", "fieldManager: Required value: is required "
-                                                  "for apply patch")
         if not applied.get("apiVersion") or not applied.get("kind"):
             raise bad_request("invalid object type: /, Kind=" if not applied.get("kind")
                               else "apiVersion must be set")
@@ -1358,8 +1390,7 @@ class Store:
             out, mutated = [], False
             for k in keys:
                 rec = table.get(k)
-                if rec is None or not labels_match(lsel, rec.obj) or \
-                        not fields_match(fsel, rec.obj):
+                if rec is None or not rec_match(rec, lsel, fsel):
                     continue
                 r = self._delete(gp, k, rec, opts, ctx)
                 mutated = mutated or r is not rec
@@ -1377,8 +1408,7 @@ class Store:
             if initial or rv in (None, "", "0"):
                 table = self.table(gp)
                 recs = [table[k] for k in sorted(table) if all_ns or k[0] == ns]
-                recs = [r for r in recs if labels_match(lsel, r.obj) and
-                        fields_match(fsel, r.obj)]
+                recs = [r for r in recs if rec_match(r, lsel, fsel)]
                 return recs, lg.end, lg, self.rv, None
             try:
                 r = int(rv)
@@ -1533,6 +1563,11 @@ class Store:
         with self.lock:
             return sum(len(t) for t in self.tables.values())
 
+    def log_sizes(self):
+        with self.lock:
+            return {resource_name(gp): len(lg.entries) for gp, lg in sorted(self.logs.items())
+                    if lg.entries}
+
 
 # ---------------------------------------------------------------------------------------------
 # Request statistics.
@@ -1581,6 +1616,7 @@ class Stats:
                 "errors": dict(sorted(self.errors.items())),
                 "watchesOpen": watches[0],
                 "objects": store.object_count(),
+                "watchCacheEvents": store.log_sizes(),
                 "resourceVersion": str(store.rv),
             }
 
@@ -1701,6 +1737,9 @@ class Handler(BaseHTTPRequestHandler):
     def _handle(self, method):
         start = time.monotonic()
         self._code = 0
+        # `Accept: application/json;as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1`:
+        # answer with metadata only, like the real server (kube's Api::*_metadata calls).
+        self._meta = "as=PartialObjectMetadata" in (self.headers.get("Accept") or "")
         verb, resource, mutated = method.lower(), "-", False
         try:
             u = urlsplit(self.path)
@@ -1779,6 +1818,9 @@ class Handler(BaseHTTPRequestHandler):
                     raise ApiError(405, "MethodNotAllowed", "the server does not allow this "
                                                             "method on the requested resource")
                 body = self._json_body()
+                if verb == "apply" and not q.get("fieldManager"):
+                    raise ApiError(422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: '
+                                   'fieldManager: Required value: is required for apply patch')
                 rec, mutated, created = STORE.patch(gp, ns, name, ctype, body, sub, ctx)
                 mutated = mutated and not ctx.dry_run
                 return self._send(201 if created else 200, self._enc(rec, api_version))
@@ -1814,15 +1856,16 @@ class Handler(BaseHTTPRequestHandler):
             except OSError:
                 self.close_connection = True
         finally:
-            if verb not in ("fake",):
+            if verb not in ("fake",) and not (verb == "watch" and self._code == 200):
                 STATS.record(verb, resource, self._code, mutated)
             if OPTS.log:
                 sys.stderr.write("fake-apiserver: %s %s -> %s (%.1f ms)\n" % (
                     method, self.path, self._code, (time.monotonic() - start) * 1000))
 
-    @staticmethod
-    def _enc(rec, api_version):
-        if rec.obj.get("apiVersion") == api_version or api_version is None:
+    def _enc(self, rec, api_version):
+        if self._meta:
+            return rec.meta_enc()
+        if rec.api_version == api_version or api_version is None:
             return rec.enc
         obj = rec.copy()
         obj["apiVersion"] = api_version
@@ -1833,8 +1876,12 @@ class Handler(BaseHTTPRequestHandler):
         if token:
             md["continue"] = token
             md["remainingItemCount"] = remaining
-        head = dumps({"apiVersion": api_version, "kind": STORE.kind_of(gp) + "List",
-                      "metadata": md})
+        if self._meta:
+            head = dumps({"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadataList",
+                          "metadata": md})
+        else:
+            head = dumps({"apiVersion": api_version, "kind": STORE.kind_of(gp) + "List",
+                          "metadata": md})
         return head[:-1] + b',"items":[' + b",".join(
             self._enc(r, api_version) for r in recs) + b"]}"
 
@@ -1862,17 +1909,23 @@ class Handler(BaseHTTPRequestHandler):
                          b"Cache-Control: no-cache, private\r\n"
                          b"Transfer-Encoding: chunked\r\n\r\n")
         self._code = 200
+        STATS.record("watch", resource_name(gp), 200, False)  # counted when it starts
         kind = STORE.kind_of(gp)
+        if self._meta:
+            kind, api_version_bm = "PartialObjectMetadata", "meta.k8s.io/v1"
+        else:
+            api_version_bm = api_version
         with WATCHES_LOCK:
             WATCHES[0] += 1
         try:
             if expired:
+                STATS.record("watch-expired", resource_name(gp), 410, False)
                 self._chunk([self._event("ERROR", dumps(ApiError(410, "Expired", expired)
                                                         .status()))])
                 return self._end_chunks()
             lines = [self._event("ADDED", self._enc(r, api_version)) for r in recs]
             if initial:
-                lines.append(self._bookmark(kind, api_version, rv, initial_end=True))
+                lines.append(self._bookmark(kind, api_version_bm, rv, initial_end=True))
             if lines:
                 self._chunk(lines)
             deadline = time.monotonic() + timeout
@@ -1886,19 +1939,18 @@ class Handler(BaseHTTPRequestHandler):
                 wait = min(deadline - now, next_bookmark - now, 1.0)
                 events, pos, rv = STORE.watch_next(lg, pos, wait)
                 if events is None:
+                    STATS.record("watch-expired", resource_name(gp), 410, False)
                     self._chunk([self._event("ERROR", dumps(ApiError(
                         410, "Expired", "too old resource version: the watch fell behind")
                         .status()))])
                     break
                 lines = []
                 for _rv, etype, rec, prev in events:
-                    obj = rec.obj
-                    md = obj["metadata"]
-                    if not all_ns and md.get("namespace", "") != ns:
+                    if not all_ns and rec.ns != ns:
                         continue
-                    match = labels_match(lsel, obj) and fields_match(fsel, obj)
+                    match = rec_match(rec, lsel, fsel)
                     if etype == "MODIFIED" and (lsel or fsel) and prev is not None:
-                        was = labels_match(lsel, prev.obj) and fields_match(fsel, prev.obj)
+                        was = rec_match(prev, lsel, fsel)
                         if was and not match:
                             lines.append(self._event("DELETED", self._enc(rec, api_version)))
                             continue
@@ -1908,7 +1960,7 @@ class Handler(BaseHTTPRequestHandler):
                         lines.append(self._event(etype, self._enc(rec, api_version)))
                 now = time.monotonic()
                 if bookmarks and (now >= next_bookmark or now >= deadline):
-                    lines.append(self._bookmark(kind, api_version, rv))
+                    lines.append(self._bookmark(kind, api_version_bm, rv))
                 if now >= next_bookmark:
                     next_bookmark = now + every
                 if lines:
