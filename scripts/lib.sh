@@ -3,7 +3,8 @@
 # removed on exit, with any background job).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cargo build --release --quiet --manifest-path "$repo/Cargo.toml"
+# operator-rs itself always builds in its own target dir (CARGO_TARGET_DIR is for the generated project).
+CARGO_TARGET_DIR="$repo/target" cargo build --release --quiet --manifest-path "$repo/Cargo.toml"
 bin="$repo/target/release/operator-rs"
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
