@@ -1,0 +1,172 @@
+//! What every reconcile of one controller shares: the client, the caches of owned kinds,
+//! the event recorder, metrics, and the failure counts behind the backoff.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use futures::FutureExt;
+use kube::api::{Patch, PatchParams};
+use kube::core::object::HasStatus;
+use kube::runtime::events::{Event, EventType, Recorder};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::{Client, ResourceExt};
+use serde::Serialize;
+use serde_json::json;
+use tracing::warn;
+
+use super::error::{Error, Result};
+use super::{Object, ScopedApi};
+use crate::manager::{ControllerContext, ControllerMetrics};
+
+/// The caches of owned kinds, by type.
+#[derive(Default)]
+pub(crate) struct Caches(HashMap<TypeId, Box<dyn Any + Send + Sync>>);
+
+impl Caches {
+    pub(crate) fn insert<C: Object>(&mut self, store: Store<C>) {
+        self.0.insert(TypeId::of::<C>(), Box::new(store));
+    }
+
+    fn get<C: Object>(&self) -> Option<&Store<C>> {
+        self.0.get(&TypeId::of::<C>())?.downcast_ref()
+    }
+}
+
+/// What every reconcile of a controller of `K` shares.
+pub struct Context<K: Object> {
+    manager: ControllerContext,
+    recorder: Recorder,
+    caches: Caches,
+    /// Consecutive failures per object, for the backoff of `error_policy`.
+    failures: Mutex<HashMap<ObjectRef<K>, u32>>,
+}
+
+impl<K: Object> Context<K> {
+    pub(crate) fn new(manager: ControllerContext, caches: Caches) -> Self {
+        let recorder = Recorder::new(manager.client.clone(), manager.reporter.clone());
+        Self {
+            manager,
+            recorder,
+            caches,
+            failures: Mutex::default(),
+        }
+    }
+
+    /// A context over `manager` (e.g. from `testing::mock_context`) for unit tests of a
+    /// reconciler; add the caches it reads with [`Context::with_cache`].
+    pub fn for_tests(manager: ControllerContext) -> Self {
+        Self::new(manager, Caches::default())
+    }
+
+    /// This context with `store` as the cache of owned kind `C`.
+    pub fn with_cache<C: Object>(mut self, store: Store<C>) -> Self {
+        self.caches.insert(store);
+        self
+    }
+
+    /// The client.
+    pub fn client(&self) -> Client {
+        self.manager.client.clone()
+    }
+
+    /// This controller's metrics.
+    pub fn metrics(&self) -> &ControllerMetrics {
+        &self.manager.metrics
+    }
+
+    /// The field manager of this operator's server-side applies.
+    pub fn field_manager(&self) -> &str {
+        &self.manager.field_manager
+    }
+
+    /// Parameters of a server-side apply as this operator: its field manager, with `force`
+    /// (the operator owns the fields it applies).
+    pub fn apply_params(&self) -> PatchParams {
+        PatchParams::apply(self.field_manager()).force()
+    }
+
+    /// The cached object of owned kind `C` at `key`, or `None` if there is none.
+    ///
+    /// Until the cache holds its first complete list this is [`Error::CacheNotReady`], which
+    /// the controller turns into a short requeue (a missing object may only be unlisted yet).
+    pub fn owned<C: Object>(&self, key: &ObjectRef<C>) -> Result<Option<std::sync::Arc<C>>> {
+        let store = self.cache::<C>()?;
+        // Not `wait_until_ready().await`: kube 5's DelayedInit wakes only one of several
+        // waiters, so concurrent reconciles would hang. Polling once never blocks.
+        match store.wait_until_ready().now_or_never() {
+            Some(Ok(())) => Ok(store.get(key)),
+            Some(Err(_)) => Err(Error::CacheGone(type_name::<C>())),
+            None => Err(Error::CacheNotReady(type_name::<C>())),
+        }
+    }
+
+    /// The whole cache of owned kind `C` (to list what an owner controls, say).
+    pub fn cache<C: Object>(&self) -> Result<&Store<C>> {
+        self.caches.get::<C>().ok_or_else(|| {
+            Error::reconcile(
+                "no_cache",
+                format!(
+                    "no cache of {}: register it with Controller::owns::<{}>()",
+                    C::kind(&()),
+                    type_name::<C>()
+                ),
+            )
+        })
+    }
+
+    /// Server-side applies `status` to `obj`'s status subresource if it differs from the
+    /// current one; returns whether it wrote. A settled object costs no request.
+    pub async fn apply_status(&self, obj: &K, status: &K::Status) -> Result<bool>
+    where
+        K: HasStatus,
+        K::Status: Serialize + PartialEq,
+    {
+        if obj.status() == Some(status) {
+            return Ok(false);
+        }
+        let patch = json!({
+            "apiVersion": K::api_version(&()),
+            "kind": K::kind(&()),
+            "status": status,
+        });
+        let api = K::Scope::api::<K>(self.client(), obj.namespace().as_deref());
+        api.patch_status(&obj.name_any(), &self.apply_params(), &Patch::Apply(&patch))
+            .await?;
+        Ok(true)
+    }
+
+    /// Records an event on `obj`. A failure (for example 403 in a namespace being
+    /// terminated) is logged and ignored: events are informative and must never block a
+    /// reconcile or a deletion.
+    pub async fn publish(&self, obj: &K, type_: EventType, reason: &str, note: String) {
+        let event = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(note),
+            action: "Reconcile".into(),
+            secondary: None,
+        };
+        if let Err(error) = self.recorder.publish(&event, &obj.object_ref(&())).await {
+            warn!(%error, object = %ObjectRef::from_obj(obj), reason, "cannot publish event");
+        }
+    }
+
+    pub(crate) fn reset_failures(&self, key: &ObjectRef<K>) {
+        self.failures.lock().expect("failures lock").remove(key);
+    }
+
+    pub(crate) fn count_failure(&self, key: &ObjectRef<K>) -> u32 {
+        let mut failures = self.failures.lock().expect("failures lock");
+        let count = failures.entry(key.clone()).or_default();
+        *count = count.saturating_add(1);
+        *count
+    }
+}
+
+/// The last segment of `C`'s type name, for messages and labels.
+fn type_name<C>() -> &'static str {
+    let name = std::any::type_name::<C>();
+    let name = name.split('<').next().unwrap_or(name);
+    name.rsplit("::").next().unwrap_or(name)
+}

@@ -1,0 +1,372 @@
+//! A kind's controller from its reconcile logic: everything around `apply` and `cleanup`.
+//!
+//! An operator implements [`Reconciler`] for its kind (what `apply` does to make the world
+//! match the spec, what `cleanup` releases before the object goes) and registers it with a
+//! [`Controller`]. The runtime does the rest, the same way for every controller:
+//!
+//! - **Caches.** The kind is watched into a reflector store, with `managedFields` and the
+//!   `last-applied-configuration` annotation dropped and lists paged by [`PAGE_SIZE`]; owned
+//!   kinds ([`Controller::owns`]) are cached the same way, as the projection type the operator
+//!   chooses, keeping only the objects the kind controls. The manager reports ready once every
+//!   cache holds its first complete list.
+//! - **The finalizer** ([`Controller::finalizer`]): added before the first `apply`, removed
+//!   after `cleanup` succeeds; a 404 while removing it means the object is gone, which is done.
+//! - **Errors**: requeued with a per-object exponential backoff ([`backoff`]), reset by the
+//!   next success, and counted under a bounded label ([`Error::metric_label`]).
+//! - **Status and events** through [`Context`]: status applied only when it changed, events
+//!   that never fail a reconcile (or block a deletion).
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//!
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use operator_rs_runtime::controller::{Action, Context, Controller, Reconciler, Result};
+//! use operator_rs_runtime::manager::Registration;
+//!
+//! /// Logs every ConfigMap, every five minutes.
+//! struct Audit;
+//!
+//! impl Reconciler for Audit {
+//!     type Kind = ConfigMap;
+//!
+//!     async fn apply(&self, obj: Arc<ConfigMap>, _ctx: &Context<ConfigMap>) -> Result<Action> {
+//!         tracing::info!(name = ?obj.metadata.name, "seen");
+//!         Ok(Action::requeue(Duration::from_secs(300)))
+//!     }
+//! }
+//!
+//! fn registration() -> Registration {
+//!     Controller::new("audit", Audit).registration()
+//! }
+//! ```
+
+mod conditions;
+mod context;
+mod error;
+mod scope;
+mod watch;
+
+use std::fmt::Debug;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::api::{Api, ListParams};
+use kube::runtime::controller::{self, Controller as KubeController};
+use kube::runtime::finalizer::{self, finalizer};
+use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tracing::{debug, info, warn};
+
+pub use conditions::Conditions;
+pub use context::Context;
+pub use error::{Error, Result};
+pub use kube::runtime::controller::Action;
+pub use kube::runtime::events::EventType;
+pub use scope::ScopedApi;
+pub use watch::strip;
+
+use crate::manager::{ControllerContext, ReadyHandle, Registration, ready_when_listed};
+
+/// Objects per page of an initial list: smaller pages bound the memory of a relist.
+pub const PAGE_SIZE: u32 = 100;
+/// The first retry delay after an error; it doubles with each consecutive failure...
+pub const BACKOFF_BASE: Duration = Duration::from_secs(1);
+/// ... up to this.
+pub const BACKOFF_CAP: Duration = Duration::from_secs(300);
+/// How long a reconcile that finds an owned cache still listing waits to come back.
+pub const CACHE_WAIT: Duration = Duration::from_millis(200);
+
+/// What a kind the runtime can watch, cache and reconcile must be.
+pub trait Object:
+    Resource<DynamicType = (), Scope: ScopedApi>
+    + Clone
+    + Debug
+    + DeserializeOwned
+    + Serialize
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> Object for K where
+    K: Resource<DynamicType = (), Scope: ScopedApi>
+        + Clone
+        + Debug
+        + DeserializeOwned
+        + Serialize
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// The logic of one kind's controller: the part of a controller that is the operator's own.
+///
+/// Both functions must be idempotent: they run again after every change, restart and error.
+pub trait Reconciler: Send + Sync + 'static {
+    /// The kind this controller reconciles (or `PartialObjectMeta<K>` to watch only metadata).
+    type Kind: Object;
+
+    /// Makes the world match `obj`'s spec and reports it in its status; returns when to come
+    /// back ([`Action::requeue`]) or to wait for the next change ([`Action::await_change`]).
+    fn apply(
+        &self,
+        obj: Arc<Self::Kind>,
+        ctx: &Context<Self::Kind>,
+    ) -> impl Future<Output = Result<Action>> + Send;
+
+    /// Releases what `apply` acquired outside Kubernetes' garbage collection, before the
+    /// object goes away; the finalizer is removed once it returns `Ok`. Runs only for a
+    /// controller with a [`Controller::finalizer`].
+    fn cleanup(
+        &self,
+        obj: Arc<Self::Kind>,
+        ctx: &Context<Self::Kind>,
+    ) -> impl Future<Output = Result<Action>> + Send {
+        let _ = (obj, ctx);
+        async { Ok(Action::await_change()) }
+    }
+}
+
+/// An owned kind's watch, started with the controller (see [`Controller::owns`]).
+type OwnedWatch<K> = Box<
+    dyn FnOnce(
+            &ControllerContext,
+            &mut context::Caches,
+            ReadyHandle,
+        ) -> futures::stream::BoxStream<
+            'static,
+            std::result::Result<ObjectRef<K>, watcher::Error>,
+        > + Send,
+>;
+
+/// A controller under construction: the kind, its [`Reconciler`], its finalizer and owned kinds.
+pub struct Controller<R: Reconciler> {
+    name: &'static str,
+    reconciler: R,
+    finalizer: Option<&'static str>,
+    watch: watcher::Config,
+    owned: Vec<OwnedWatch<R::Kind>>,
+}
+
+impl<R: Reconciler> Controller<R> {
+    /// A controller called `name` (its metrics label and logs) running `reconciler`.
+    pub fn new(name: &'static str, reconciler: R) -> Self {
+        Self {
+            name,
+            reconciler,
+            finalizer: None,
+            watch: watcher::Config::default(),
+            owned: Vec::new(),
+        }
+    }
+
+    /// Puts the finalizer `name` (`<group>/finalizer`) on every object, so
+    /// [`Reconciler::cleanup`] runs before it goes away.
+    pub fn finalizer(mut self, name: &'static str) -> Self {
+        self.finalizer = Some(name);
+        self
+    }
+
+    /// Watches only the objects `config` selects (labels, fields) instead of all of them.
+    pub fn watching(mut self, config: watcher::Config) -> Self {
+        self.watch = config;
+        self
+    }
+
+    /// Owns objects of kind `C`: they are watched (as `config` selects), and a change to one
+    /// that the reconciled kind controls (an ownerReference with `controller: true`)
+    /// reconciles its owner. Only the objects some owner of this kind controls are cached;
+    /// read them with [`Context::owned`].
+    ///
+    /// `C` may be the kind itself (`Deployment`) or a trimmed projection of it that keeps
+    /// only what reconcile reads (a struct with `#[derive(Resource)]` and
+    /// `#[resource(inherit = Deployment)]` whose serde skips the rest): the cache then
+    /// holds only that. `PartialObjectMeta<C>` caches metadata only.
+    pub fn owns<C: Object>(mut self, config: watcher::Config) -> Self {
+        self.owned.push(Box::new(move |ctx, caches, ready| {
+            let (store, writer) = reflector::store::<C>();
+            caches.insert(store);
+            let api = Api::<C>::all(ctx.client.clone());
+            let events = watcher(api, config.page_size(PAGE_SIZE))
+                .default_backoff()
+                .modify(strip)
+                .filter_map(|event| {
+                    futures::future::ready(
+                        event.map(watch::controlled_by::<R::Kind, C>).transpose(),
+                    )
+                })
+                .reflect(writer);
+            ready_when_listed(events, ready)
+                .touched_objects()
+                .filter_map(|child| {
+                    let owner = child.map(|child| watch::controller_of::<R::Kind, C>(&child));
+                    futures::future::ready(owner.transpose())
+                })
+                .boxed()
+        }));
+        self
+    }
+
+    /// How the manager runs this controller (listed in `controllers::all()`).
+    pub fn registration(self) -> Registration {
+        let name = self.name;
+        Registration::new(name, move |ctx| self.run(ctx))
+    }
+
+    /// Runs the controller until the manager shuts down.
+    pub async fn run(self, manager: ControllerContext) -> anyhow::Result<()> {
+        let Self {
+            name,
+            reconciler,
+            finalizer,
+            watch,
+            owned,
+        } = self;
+        let api = Api::<R::Kind>::all(manager.client.clone());
+        if let Err(error) = api.list_metadata(&ListParams::default().limit(1)).await {
+            anyhow::bail!("{}", watch::list_failure::<R::Kind>(&error));
+        }
+        let mut ready = manager.ready.clone().split(1 + owned.len()).into_iter();
+        let mut caches = context::Caches::default();
+        let mut triggers = Vec::new();
+        for owned in owned {
+            let handle = ready.next().expect("one readiness handle per cache");
+            triggers.push(owned(&manager, &mut caches, handle));
+        }
+        let (reader, writer) = reflector::store();
+        let objects = watcher(api, watch.page_size(PAGE_SIZE))
+            .default_backoff()
+            .modify(strip)
+            .reflect(writer);
+        let handle = ready.next().expect("one readiness handle per cache");
+        let objects = ready_when_listed(objects, handle).applied_objects();
+
+        info!(controller = name, "starting");
+        let config = manager.config.clone();
+        let shutdown = manager.shutdown.wait();
+        let context = Arc::new(Context::new(manager, caches));
+        let reconciler = Arc::new(Reconcile {
+            reconciler,
+            finalizer,
+        });
+        let mut controller = KubeController::for_stream(objects, reader);
+        for trigger in triggers {
+            controller = controller
+                .reconcile_on(trigger.filter_map(|owner| futures::future::ready(owner.ok())));
+        }
+        controller
+            .with_config(config)
+            .graceful_shutdown_on(shutdown)
+            .run(
+                move |obj, ctx| {
+                    let reconciler = reconciler.clone();
+                    async move { reconciler.reconcile(obj, &ctx).await }
+                },
+                |obj, error, ctx| error_policy(obj, error, &ctx),
+                context,
+            )
+            .for_each(|result| async move {
+                match result {
+                    Ok((object, _)) => debug!(%object, "reconciled"),
+                    // error_policy has logged it already.
+                    Err(controller::Error::ReconcilerFailed(..)) => {}
+                    // A watched object pointed at one that is gone (an owner, say).
+                    Err(controller::Error::ObjectNotFound(object)) => {
+                        debug!(%object, "object gone")
+                    }
+                    Err(error) => warn!(%error, "controller error"),
+                }
+            })
+            .await;
+        Ok(())
+    }
+}
+
+/// A [`Reconciler`] wrapped in the plumbing every reconcile goes through.
+pub struct Reconcile<R> {
+    reconciler: R,
+    finalizer: Option<&'static str>,
+}
+
+impl<R: Reconciler> Reconcile<R> {
+    /// Wraps `reconciler`, with the finalizer `finalizer` if given: for unit tests, which
+    /// call [`Reconcile::reconcile`] as the controller would.
+    pub fn new(reconciler: R, finalizer: Option<&'static str>) -> Self {
+        Self {
+            reconciler,
+            finalizer,
+        }
+    }
+
+    /// The reconciler inside.
+    pub fn inner(&self) -> &R {
+        &self.reconciler
+    }
+
+    /// Reconciles `obj` as the controller does: the finalizer (when there is one) first, then
+    /// `apply`, or `cleanup` once the object is being deleted; measured, and with the
+    /// object's backoff reset on success.
+    pub async fn reconcile(&self, obj: Arc<R::Kind>, ctx: &Context<R::Kind>) -> Result<Action> {
+        let mut timer = ctx.metrics().reconcile_started();
+        let key = ObjectRef::from_obj(obj.as_ref());
+        let result = match self.finalizer {
+            None if obj.meta().deletion_timestamp.is_some() => Ok(Action::await_change()),
+            None => self.reconciler.apply(obj, ctx).await,
+            Some(name) => {
+                let namespace = obj.namespace();
+                let api = <R::Kind as Resource>::Scope::api(ctx.client(), namespace.as_deref());
+                let result = finalizer(&api, name, obj, |event| async {
+                    match event {
+                        finalizer::Event::Apply(obj) => self.reconciler.apply(obj, ctx).await,
+                        finalizer::Event::Cleanup(obj) => self.reconciler.cleanup(obj, ctx).await,
+                    }
+                })
+                .await;
+                Error::from_finalizer(result)
+            }
+        };
+        let result = match result {
+            // An owned cache is still listing: come back once it has.
+            Err(Error::CacheNotReady(_)) => Ok(Action::requeue(CACHE_WAIT)),
+            result => result,
+        };
+        match &result {
+            Ok(_) => ctx.reset_failures(&key),
+            Err(_) => timer.set_error(),
+        }
+        result
+    }
+}
+
+/// Requeues a failed object with a per-object exponential backoff ([`backoff`]), reset by the
+/// next successful reconcile, and counts the error under its bounded label.
+pub fn error_policy<K: Object>(obj: Arc<K>, error: &Error, ctx: &Context<K>) -> Action {
+    ctx.metrics().record_error(error.metric_label());
+    let key = ObjectRef::from_obj(obj.as_ref());
+    let failures = ctx.count_failure(&key);
+    let delay = backoff(failures);
+    warn!(%error, object = %key, failures, ?delay, "reconcile failed");
+    Action::requeue(delay)
+}
+
+/// [`BACKOFF_BASE`] doubled for each failure after the first, at most [`BACKOFF_CAP`].
+///
+/// ```
+/// use std::time::Duration;
+/// use operator_rs_runtime::controller::{BACKOFF_CAP, backoff};
+///
+/// assert_eq!(backoff(1), Duration::from_secs(1));
+/// assert_eq!(backoff(4), Duration::from_secs(8));
+/// assert_eq!(backoff(40), BACKOFF_CAP);
+/// ```
+pub fn backoff(failures: u32) -> Duration {
+    let factor = 2u32.saturating_pow(failures.saturating_sub(1));
+    BACKOFF_BASE.saturating_mul(factor).min(BACKOFF_CAP)
+}

@@ -1,0 +1,20 @@
+//! The runtime of operators scaffolded by [operator-rs](https://github.com/operator-rs/operator-rs):
+//! what controller-runtime is to kubebuilder, on kube-rs.
+//!
+//! A generated operator keeps only its own logic (its types, what each reconcile does, its
+//! tests); the plumbing lives here and improves with `operator-rs upgrade-runtime`:
+//!
+//! - [`manager`]: flags, the client, leader election on a Lease, `/healthz` and `/readyz`,
+//!   Prometheus metrics with controller-runtime's names, graceful shutdown, logging.
+//! - [`controller`]: a kind's controller from its reconcile functions: trimmed and paged
+//!   caches, readiness after the first list, the finalizer, per-object backoff, bounded error
+//!   labels, conditions, events that never block cleanup, status written only on change.
+//! - `testing` (feature `testing`): a mock API server for reconcile unit tests, and
+//!   envtest, a real etcd and kube-apiserver for integration tests.
+
+#![warn(missing_docs)]
+
+pub mod controller;
+pub mod manager;
+#[cfg(feature = "testing")]
+pub mod testing;

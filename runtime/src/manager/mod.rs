@@ -1,0 +1,720 @@
+//! The manager: flags, the Kubernetes client, and the lifecycle of every controller.
+//!
+//! [`Manager::run`] serves the probes and metrics, waits for the leader election Lease when
+//! `--leader-elect` is set, starts each [`Registration`] with its own [`ControllerContext`],
+//! and stops them all on SIGTERM/SIGINT (in-flight reconciles finish, then the Lease is
+//! released and the process exits 0) or at once when leadership is lost (exit 1).
+//!
+//! Submodules: [`health`] (probes, readiness), [`metrics`] (Prometheus), [`leader`] (Lease),
+//! [`shutdown`] (signals), [`telemetry`] (logging).
+//!
+//! ```no_run
+//! use clap::Parser;
+//! use operator_rs_runtime::manager::{Manager, ManagerArgs, Registration};
+//!
+//! /// The operator's command line: the manager's flags plus the operator's own.
+//! #[derive(Parser)]
+//! struct Cli {
+//!     #[command(flatten)]
+//!     manager: ManagerArgs,
+//!     /// A flag of this operator.
+//!     #[arg(long, default_value = "info")]
+//!     greeting: String,
+//! }
+//!
+//! # async fn controllers() -> Vec<Registration> { vec![] }
+//! #[tokio::main]
+//! async fn main() -> anyhow::Result<()> {
+//!     let cli = Cli::parse();
+//!     let manager = Manager::new("memcached-operator", cli.manager).await?;
+//!     manager.run(controllers().await).await?;
+//!     Ok(())
+//! }
+//! ```
+
+pub mod health;
+pub mod leader;
+pub mod metrics;
+pub mod shutdown;
+pub mod telemetry;
+#[cfg(test)]
+pub(crate) mod testing;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use futures::future::BoxFuture;
+use kube::Client;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::runtime::controller::Config;
+use kube::runtime::events::Reporter;
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+
+pub use health::{Readiness, ReadyHandle, ready_when_listed};
+pub use leader::{LeaderConfig, LeaderElector, LostLeadership};
+pub use metrics::{ControllerMetrics, Metrics, ReconcileTimer};
+pub use shutdown::Shutdown;
+pub use telemetry::LogFormat;
+
+/// Default of `--concurrency`: reconciles one controller runs at once.
+pub const DEFAULT_CONCURRENCY: u16 = 4;
+
+/// The manager's flags, named like controller-runtime's. Flatten them into the operator's own
+/// command line (`#[command(flatten)]`) to add flags of its own (see the module docs).
+#[derive(Clone, Debug, clap::Args)]
+pub struct ManagerArgs {
+    /// Address of the metrics endpoint: `:8080`, `127.0.0.1:8080`, `[::]:8080`; `0` disables it.
+    #[arg(long, default_value = ":8080")]
+    pub metrics_bind_address: String,
+
+    /// Address of the `/healthz` and `/readyz` probes; `0` disables them.
+    #[arg(long, default_value = ":8081")]
+    pub health_probe_bind_address: String,
+
+    /// Run controllers only while holding the leader election Lease.
+    #[arg(long)]
+    pub leader_elect: bool,
+
+    /// Name of the leader election Lease [default: `<operator name>-leader`].
+    #[arg(long)]
+    pub leader_election_id: Option<String>,
+
+    /// Namespace of the leader election Lease [default: the pod's namespace, else the
+    /// kubeconfig's namespace].
+    #[arg(long, env = "POD_NAMESPACE")]
+    pub leader_election_namespace: Option<String>,
+
+    /// How long a Lease stays valid after its last renewal (seconds; `15`, `15s` or `1m`).
+    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    pub leader_election_lease_duration: Duration,
+
+    /// How long the leader waits between renewals; less than the lease duration.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub leader_election_renew_deadline: Duration,
+
+    /// How long a shutdown waits for reconciles in flight before abandoning them.
+    #[arg(long, default_value = "20s", value_parser = parse_duration)]
+    pub graceful_shutdown_timeout: Duration,
+
+    /// Log format; levels come from `RUST_LOG` (default `info`).
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, env = "LOG_FORMAT")]
+    pub log_format: LogFormat,
+
+    /// Maximum reconciles each controller runs at once.
+    #[arg(long, default_value_t = DEFAULT_CONCURRENCY, value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrency: u16,
+
+    /// Path to a kubeconfig [default: in-cluster config, else `KUBECONFIG`, else `~/.kube/config`].
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+}
+
+/// Parses `90`, `90s`, `2m` or `1h` into whole seconds.
+pub fn parse_duration(value: &str) -> Result<Duration, String> {
+    let (number, unit) = match value.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => value.split_at(at),
+        None => (value, "s"),
+    };
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("`{value}` is not a duration like 15s"))?;
+    let seconds = match unit {
+        "s" => number,
+        "m" => number * 60,
+        "h" => number * 3600,
+        _ => return Err(format!("`{value}`: unit must be s, m or h")),
+    };
+    Ok(Duration::from_secs(seconds))
+}
+
+/// Parses a bind address as controller-runtime does: `:8080` (all interfaces), `host:port`,
+/// `[v6]:port`; `0` (or empty) means disabled.
+pub async fn parse_bind_address(value: &str) -> anyhow::Result<Option<SocketAddr>> {
+    let value = value.trim();
+    if value.is_empty() || value == "0" {
+        return Ok(None);
+    }
+    if let Some(port) = value.strip_prefix(':') {
+        let port: u16 = port
+            .parse()
+            .with_context(|| format!("bad port in `{value}`"))?;
+        return Ok(Some(SocketAddr::new(
+            IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            port,
+        )));
+    }
+    if let Ok(addr) = value.parse() {
+        return Ok(Some(addr));
+    }
+    let mut addrs = tokio::net::lookup_host(value)
+        .await
+        .with_context(|| format!("`{value}` is not an address like :8080 or 127.0.0.1:8080"))?;
+    addrs
+        .next()
+        .map(Some)
+        .with_context(|| format!("`{value}` resolves to no address"))
+}
+
+/// What a [`Registration`] runs: called once this replica may run it, with its own context.
+pub type RunFn =
+    Box<dyn FnOnce(ControllerContext) -> BoxFuture<'static, anyhow::Result<()>> + Send>;
+
+/// Something the manager runs: a controller, or any task of the operator's own (a server, a
+/// periodic job). Like controller-runtime's `Runnable`, it runs only on the leader unless
+/// [`Registration::on_every_replica`] says otherwise.
+///
+/// `run` must return only after `ctx.shutdown` fired: returning earlier stops the manager
+/// with an error.
+///
+/// ```
+/// use operator_rs_runtime::manager::Registration;
+///
+/// let report = Registration::new("report", |ctx| async move {
+///     ctx.shutdown.wait().await;
+///     Ok(())
+/// });
+/// assert_eq!(report.name(), "report");
+/// ```
+pub struct Registration {
+    name: &'static str,
+    leader_only: bool,
+    run: RunFn,
+}
+
+impl Registration {
+    /// Runs `run` under `name` (the `controller` label of its metrics, and its logs).
+    pub fn new<F, Fut>(name: &'static str, run: F) -> Self
+    where
+        F: FnOnce(ControllerContext) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = anyhow::Result<()>> + Send + 'static,
+    {
+        Self {
+            name,
+            leader_only: true,
+            run: Box::new(move |ctx| Box::pin(run(ctx))),
+        }
+    }
+
+    /// Runs it on every replica, leader or not (a server every replica must offer, say).
+    pub fn on_every_replica(mut self) -> Self {
+        self.leader_only = false;
+        self
+    }
+
+    /// The name it runs under.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+impl std::fmt::Debug for Registration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration")
+            .field("name", &self.name)
+            .field("leader_only", &self.leader_only)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Everything one controller gets from the manager.
+#[derive(Clone)]
+pub struct ControllerContext {
+    /// The shared client (one connection pool for every controller).
+    pub client: Client,
+    /// Reporter of the events this controller publishes: controller = operator name,
+    /// instance = pod name.
+    pub reporter: Reporter,
+    /// The field manager of the operator's server-side applies (the operator's name).
+    pub field_manager: String,
+    /// This controller's metrics.
+    pub metrics: ControllerMetrics,
+    /// Controller settings; `concurrency` from `--concurrency`.
+    pub config: Config,
+    /// Resolves on SIGTERM/SIGINT or lost leadership: `graceful_shutdown_on(ctx.shutdown.wait())`.
+    pub shutdown: Shutdown,
+    /// Call `ready.set_ready()` once this controller's stores have synced; [`ready_when_listed`]
+    /// does it from the watch stream (and [`ReadyHandle::split`] for several streams).
+    pub ready: ReadyHandle,
+}
+
+impl ControllerContext {
+    /// A context over `client` (e.g. a `tower_test` mock) for unit tests of a controller:
+    /// the operator is called `test`, and so is its field manager.
+    pub fn for_tests(client: Client) -> Self {
+        Self {
+            client,
+            reporter: Reporter {
+                controller: "test".into(),
+                instance: Some("test".into()),
+            },
+            field_manager: "test".into(),
+            metrics: Metrics::new().controller("test", DEFAULT_CONCURRENCY),
+            config: Config::default().concurrency(DEFAULT_CONCURRENCY),
+            shutdown: Shutdown::new(),
+            ready: ReadyHandle::detached(),
+        }
+    }
+}
+
+/// Runs the controllers; see the module docs.
+pub struct Manager {
+    name: String,
+    args: ManagerArgs,
+    client: Client,
+    lease_client: Client,
+    identity: String,
+    namespace: String,
+    metrics: Metrics,
+    readiness: Readiness,
+    shutdown: Shutdown,
+    metrics_listener: Option<TcpListener>,
+    probe_listener: Option<TcpListener>,
+}
+
+impl Manager {
+    /// Sets up logging, connects to the cluster (in-cluster config, else kubeconfig) and
+    /// binds the metrics and probe addresses.
+    /// `name` is the operator's: the reporting controller of its events, its field manager,
+    /// and the prefix of the default Lease name (`<name>-leader`).
+    pub async fn new(name: impl Into<String>, args: ManagerArgs) -> anyhow::Result<Self> {
+        telemetry::init(args.log_format);
+        let config = match &args.kubeconfig {
+            Some(path) => {
+                let kubeconfig = Kubeconfig::read_from(path)
+                    .with_context(|| format!("reading kubeconfig {}", path.display()))?;
+                kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+                    .await?
+            }
+            None => kube::Config::infer().await.context(
+                "no Kubernetes configuration (in-cluster, KUBECONFIG or ~/.kube/config)",
+            )?,
+        };
+        let client = Client::try_from(config.clone())?;
+        // The Lease gets its own client whose requests time out well before the Lease
+        // expires, so a hung renewal is noticed while this replica still holds the Lease.
+        let mut lease_config = config;
+        let timeout = lease_request_timeout(&args);
+        lease_config.connect_timeout = Some(timeout);
+        lease_config.read_timeout = Some(timeout);
+        lease_config.write_timeout = Some(timeout);
+        let lease_client = Client::try_from(lease_config)?;
+        Self::build(name.into(), args, client, lease_client).await
+    }
+
+    /// Like [`Manager::new`] over an existing client, without touching logging (tests).
+    pub async fn with_client(
+        name: impl Into<String>,
+        args: ManagerArgs,
+        client: Client,
+    ) -> anyhow::Result<Self> {
+        Self::build(name.into(), args, client.clone(), client).await
+    }
+
+    async fn build(
+        name: String,
+        args: ManagerArgs,
+        client: Client,
+        lease_client: Client,
+    ) -> anyhow::Result<Self> {
+        if args.leader_elect
+            && args.leader_election_renew_deadline >= args.leader_election_lease_duration
+        {
+            bail!(
+                "--leader-election-renew-deadline must be shorter than --leader-election-lease-duration"
+            );
+        }
+        if args.leader_elect && args.leader_election_renew_deadline.is_zero() {
+            bail!("--leader-election-renew-deadline must be at least 1s");
+        }
+        let namespace = args
+            .leader_election_namespace
+            .clone()
+            .filter(|ns| !ns.is_empty())
+            .unwrap_or_else(|| client.default_namespace().to_owned());
+        let metrics_listener = bind(&args.metrics_bind_address, "metrics").await?;
+        let probe_listener = bind(&args.health_probe_bind_address, "health probe").await?;
+        Ok(Self {
+            identity: identity(&name),
+            name,
+            namespace,
+            client,
+            lease_client,
+            metrics: Metrics::new(),
+            readiness: Readiness::new(),
+            shutdown: Shutdown::new(),
+            metrics_listener,
+            probe_listener,
+            args,
+        })
+    }
+
+    /// The shutdown every controller watches; triggering it stops [`Manager::run`] gracefully.
+    pub fn shutdown(&self) -> Shutdown {
+        self.shutdown.clone()
+    }
+
+    /// The metrics registry.
+    pub fn metrics(&self) -> Metrics {
+        self.metrics.clone()
+    }
+
+    /// Where `/metrics` is served, if enabled.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_listener
+            .as_ref()
+            .and_then(|l| l.local_addr().ok())
+    }
+
+    /// Where `/healthz` and `/readyz` are served, if enabled.
+    pub fn health_probe_addr(&self) -> Option<SocketAddr> {
+        self.probe_listener
+            .as_ref()
+            .and_then(|l| l.local_addr().ok())
+    }
+
+    /// This replica's holder identity in the Lease (the pod name).
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    /// Runs `controllers` until SIGTERM/SIGINT (`Ok`), lost leadership or a controller
+    /// failing (`Err`).
+    pub async fn run(self, controllers: Vec<Registration>) -> anyhow::Result<()> {
+        let Self {
+            name,
+            args,
+            client,
+            lease_client,
+            identity,
+            namespace,
+            metrics,
+            readiness,
+            shutdown,
+            metrics_listener,
+            probe_listener,
+        } = self;
+
+        let signals =
+            shutdown::listen_for_signals(shutdown.clone()).context("installing signal handlers")?;
+        let mut servers = JoinSet::new();
+        if let Some(listener) = metrics_listener {
+            servers.spawn(serve(listener, metrics::router(metrics.clone())));
+        }
+        if let Some(listener) = probe_listener {
+            servers.spawn(serve(listener, health::router(readiness.clone())));
+        }
+
+        let start = |running: &mut JoinSet<_>, registration: Registration| {
+            let ctx = ControllerContext {
+                client: client.clone(),
+                reporter: Reporter {
+                    controller: name.clone(),
+                    instance: Some(identity.clone()),
+                },
+                field_manager: name.clone(),
+                metrics: metrics.controller(registration.name, args.concurrency),
+                config: Config::default().concurrency(args.concurrency),
+                shutdown: shutdown.clone(),
+                ready: readiness.handle(),
+            };
+            tracing::info!(controller = registration.name, "starting");
+            let (controller, run) = (registration.name, registration.run);
+            running.spawn(async move { (controller, run(ctx).await) });
+        };
+        let (leader_only, everywhere): (Vec<_>, Vec<_>) =
+            controllers.into_iter().partition(|r| r.leader_only);
+        let mut running = JoinSet::new();
+        for registration in everywhere {
+            start(&mut running, registration);
+        }
+
+        let result = async {
+            let elector = if args.leader_elect {
+                let config = LeaderConfig {
+                    lease_name: (args.leader_election_id.clone())
+                        .unwrap_or_else(|| format!("{name}-leader")),
+                    namespace,
+                    identity: identity.clone(),
+                    lease_duration: args.leader_election_lease_duration,
+                    renew_deadline: args.leader_election_renew_deadline,
+                };
+                readiness.set_standby(true);
+                tracing::info!(lease = %config.lease_name, namespace = %config.namespace, %identity, "waiting for leadership");
+                let status = metrics.leader_status(&config.lease_name);
+                let elector = LeaderElector::new(lease_client, config.clone(), status)
+                    .await
+                    .with_context(|| format!("leader election Lease {}/{}", config.namespace, config.lease_name))?;
+                tokio::select! {
+                    biased;
+                    _ = shutdown.wait() => {
+                        tracing::info!("shut down while waiting for leadership");
+                        release(&elector).await;
+                        return Ok(());
+                    }
+                    _ = elector.acquire() => {}
+                }
+                Some(elector)
+            } else {
+                None
+            };
+
+            for registration in leader_only {
+                start(&mut running, registration);
+            }
+            readiness.set_standby(false);
+
+            let outcome = supervise(&mut running, &shutdown, elector.as_ref(), args.graceful_shutdown_timeout).await;
+            if let Some(elector) = &elector {
+                release(elector).await;
+            }
+            outcome
+        }
+        .await;
+
+        signals.abort();
+        servers.abort_all();
+        match &result {
+            Ok(()) => tracing::info!("manager stopped"),
+            Err(err) => tracing::error!(error = format!("{err:#}"), "manager stopped"),
+        }
+        result
+    }
+}
+
+/// Waits for the shutdown signal, lost leadership or a controller ending, then stops the
+/// controllers: gracefully (bounded by `timeout`) on shutdown, at once on lost leadership.
+async fn supervise(
+    running: &mut JoinSet<(&'static str, anyhow::Result<()>)>,
+    shutdown: &Shutdown,
+    elector: Option<&LeaderElector>,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    // Renewals happen inside `hold()`, so it is polled until the very end.
+    let hold = async {
+        match elector {
+            Some(elector) => elector.hold().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(hold);
+
+    let mut result = tokio::select! {
+        biased;
+        _ = shutdown.wait() => Ok(()),
+        lost = &mut hold => {
+            shutdown.trigger();
+            running.abort_all();
+            return Err(anyhow::anyhow!("leader election lost: {lost}"));
+        }
+        Some(joined) = running.join_next() => {
+            if shutdown.is_triggered() {
+                // It stopped because of the shutdown, before this task noticed it.
+                stopped(joined);
+                Ok(())
+            } else {
+                shutdown.trigger();
+                Err(controller_exit(joined))
+            }
+        }
+    };
+
+    tracing::info!(in_flight = running.len(), "stopping controllers");
+    let drain = async {
+        while let Some(joined) = running.join_next().await {
+            stopped(joined);
+        }
+    };
+    tokio::select! {
+        _ = drain => {}
+        lost = &mut hold => {
+            running.abort_all();
+            return Err(anyhow::anyhow!("leader election lost while stopping: {lost}"));
+        }
+        _ = tokio::time::sleep(timeout) => {
+            tracing::warn!(abandoned = running.len(), "graceful shutdown timed out");
+            running.abort_all();
+            if result.is_ok() {
+                result = Err(anyhow::anyhow!("reconciles did not finish within {timeout:?}"));
+            }
+        }
+    }
+    result
+}
+
+/// Releases the Lease, giving up after a few seconds: the process is about to exit anyway.
+async fn release(elector: &LeaderElector) {
+    match tokio::time::timeout(Duration::from_secs(5), elector.release()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(err)) => tracing::warn!(error = %err, "releasing the lease failed"),
+        Err(_) => tracing::warn!("releasing the lease timed out"),
+    }
+}
+
+/// Logs how a controller ended during a shutdown.
+fn stopped(joined: Result<(&'static str, anyhow::Result<()>), tokio::task::JoinError>) {
+    match joined {
+        Ok((name, Ok(()))) => tracing::info!(controller = name, "controller stopped"),
+        other => {
+            let err = controller_exit(other);
+            tracing::error!(
+                error = format!("{err:#}"),
+                "controller failed while stopping"
+            );
+        }
+    }
+}
+
+fn controller_exit(
+    joined: Result<(&'static str, anyhow::Result<()>), tokio::task::JoinError>,
+) -> anyhow::Error {
+    match joined {
+        Ok((name, Ok(()))) => anyhow::anyhow!("controller {name} exited before shutdown"),
+        Ok((name, Err(err))) => err.context(format!("controller {name} failed")),
+        Err(err) => anyhow::anyhow!("a controller task panicked: {err}"),
+    }
+}
+
+async fn serve(listener: TcpListener, router: axum::Router) {
+    if let Err(err) = axum::serve(listener, router).await {
+        tracing::error!(error = %err, "HTTP server failed");
+    }
+}
+
+async fn bind(address: &str, what: &str) -> anyhow::Result<Option<TcpListener>> {
+    let Some(addr) = parse_bind_address(address)
+        .await
+        .with_context(|| format!("--{what} address"))?
+    else {
+        return Ok(None);
+    };
+    let listener = TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("binding the {what} address {addr}"))?;
+    tracing::info!(%addr, "serving {what} endpoint");
+    Ok(Some(listener))
+}
+
+/// Timeout of each Lease request: a third of the margin between a renewal and the Lease's
+/// expiry, at least one second.
+fn lease_request_timeout(args: &ManagerArgs) -> Duration {
+    let margin = args
+        .leader_election_lease_duration
+        .saturating_sub(args.leader_election_renew_deadline);
+    (margin / 3).max(Duration::from_secs(1))
+}
+
+/// This replica's identity: `POD_NAME` (downward API), else `<hostname>_<pid>` so that two
+/// processes on one machine never share an identity.
+fn identity(operator: &str) -> String {
+    if let Ok(pod) = std::env::var("POD_NAME")
+        && !pod.is_empty()
+    {
+        return pod;
+    }
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| operator.to_owned());
+    format!("{host}_{}", std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// The manager's flags alone, as an operator's command line flattens them.
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        manager: ManagerArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<ManagerArgs, clap::Error> {
+        Cli::try_parse_from(args).map(|cli| cli.manager)
+    }
+
+    #[test]
+    fn flags_default_like_controller_runtime() {
+        let args = parse(&["manager"]).unwrap();
+        assert_eq!(args.metrics_bind_address, ":8080");
+        assert_eq!(args.health_probe_bind_address, ":8081");
+        assert!(!args.leader_elect);
+        assert_eq!(args.leader_election_id, None);
+        assert_eq!(args.leader_election_lease_duration, Duration::from_secs(15));
+        assert_eq!(args.leader_election_renew_deadline, Duration::from_secs(10));
+        assert_eq!(args.concurrency, DEFAULT_CONCURRENCY);
+
+        let args = parse(&[
+            "manager",
+            "--leader-elect",
+            "--leader-election-id=x",
+            "--leader-election-namespace=ops",
+            "--log-format=json",
+            "--concurrency=9",
+            "--leader-election-lease-duration=1m",
+        ])
+        .unwrap();
+        assert!(args.leader_elect);
+        assert_eq!(args.leader_election_namespace.as_deref(), Some("ops"));
+        assert_eq!(args.log_format, LogFormat::Json);
+        assert_eq!(args.concurrency, 9);
+        assert_eq!(args.leader_election_lease_duration, Duration::from_secs(60));
+
+        assert!(
+            parse(&["manager", "--concurrency=0"]).is_err(),
+            "unbounded concurrency"
+        );
+        assert!(parse(&["manager", "--log-format=xml"]).is_err());
+    }
+
+    #[tokio::test]
+    async fn bind_addresses_accept_go_style() {
+        let any = |port| Some(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port));
+        assert_eq!(parse_bind_address(":8080").await.unwrap(), any(8080));
+        assert_eq!(parse_bind_address("0").await.unwrap(), None);
+        assert_eq!(parse_bind_address("").await.unwrap(), None);
+        assert_eq!(
+            parse_bind_address("127.0.0.1:9090").await.unwrap(),
+            Some("127.0.0.1:9090".parse().unwrap())
+        );
+        assert_eq!(
+            parse_bind_address("[::1]:80").await.unwrap(),
+            Some("[::1]:80".parse().unwrap())
+        );
+        assert_eq!(
+            parse_bind_address("localhost:81")
+                .await
+                .unwrap()
+                .map(|a| a.port()),
+            Some(81)
+        );
+        assert!(parse_bind_address(":http").await.is_err());
+        assert!(parse_bind_address("8080").await.is_err());
+    }
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("15"), Ok(Duration::from_secs(15)));
+        assert_eq!(parse_duration("15s"), Ok(Duration::from_secs(15)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert!(parse_duration("15ms").is_err());
+        assert!(parse_duration("s").is_err());
+    }
+
+    #[test]
+    fn lease_requests_time_out_before_the_lease_expires() {
+        let args = parse(&["manager"]).unwrap();
+        let timeout = lease_request_timeout(&args);
+        // Renewals start 5s before expiry (15s lease, 10s renew deadline): a hung request
+        // must fail well within that margin, with time left to retry.
+        assert!(timeout >= Duration::from_secs(1), "{timeout:?}");
+        assert!(timeout * 3 <= Duration::from_secs(5), "{timeout:?}");
+    }
+}

@@ -1,0 +1,1 @@
+//! envtest: a real control plane for integration tests (being built).

@@ -1,0 +1,140 @@
+//! A mock API server for reconcile unit tests: it checks the requests a reconcile makes and
+//! answers them (the `ApiServerVerifier` pattern of kube-rs/controller-rs).
+
+use std::future::Future;
+use std::time::Duration;
+
+use http::{Method, Request, Response};
+use kube::Client;
+use kube::client::Body;
+use serde_json::{Value, json};
+use tower_test::mock::{self, Handle};
+
+use crate::manager::ControllerContext;
+
+/// Where events are created (for objects in, or cluster-scoped objects reported in, `default`).
+const EVENTS: &str = "/apis/events.k8s.io/v1/namespaces/default/events";
+
+/// A request as the mock API server received it.
+#[derive(Debug)]
+pub struct Received {
+    /// `fieldManager=...&force=true`, or empty.
+    pub query: String,
+    /// The `Content-Type` header, or empty.
+    pub content_type: String,
+    /// The JSON body, or `Value::Null`.
+    pub body: Value,
+}
+
+/// Plays the API server for a controller under test.
+pub struct ApiServerVerifier(Handle<Request<Body>, Response<Body>>);
+
+/// A controller context whose client talks to the returned [`ApiServerVerifier`].
+pub fn mock_context() -> (ControllerContext, ApiServerVerifier) {
+    let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
+    let ctx = ControllerContext::for_tests(Client::new(service, "default"));
+    (ctx, ApiServerVerifier(handle))
+}
+
+impl ApiServerVerifier {
+    /// Runs `reconcile` while `scenario` plays the API server, then asserts that no request
+    /// came beyond those the scenario answered.
+    pub async fn run<T, S>(
+        self,
+        scenario: impl FnOnce(Self) -> S,
+        reconcile: impl Future<Output = T>,
+    ) -> T
+    where
+        S: Future<Output = Self> + Send + 'static,
+    {
+        let scenario = tokio::spawn(scenario(self));
+        let result = tokio::time::timeout(Duration::from_secs(5), reconcile)
+            .await
+            .expect("reconcile hung: did it make a request the scenario does not answer?");
+        let server = scenario.await.expect("the scenario failed");
+        server.expect_nothing().await;
+        result
+    }
+
+    /// Waits for the next request, checks its method and path, answers it with `code` and
+    /// `reply`, and returns it for further checks.
+    pub async fn expect(
+        &mut self,
+        method: Method,
+        path: &str,
+        code: u16,
+        reply: Value,
+    ) -> Received {
+        let next = tokio::time::timeout(Duration::from_secs(1), self.0.next_request());
+        let (request, send) = (next.await)
+            .unwrap_or_else(|_| panic!("no request came, expected {method} {path}"))
+            .expect("the client is gone");
+        assert_eq!(
+            (request.method(), request.uri().path()),
+            (&method, path),
+            "unexpected request {request:?}"
+        );
+        let query = request.uri().query().unwrap_or_default().to_string();
+        let content_type = (request.headers().get(http::header::CONTENT_TYPE))
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        let bytes = request
+            .into_body()
+            .collect_bytes()
+            .await
+            .expect("request body");
+        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let reply = serde_json::to_vec(&reply).expect("reply");
+        let response = Response::builder().status(code).body(Body::from(reply));
+        send.send_response(response.expect("response"));
+        Received {
+            query,
+            content_type,
+            body,
+        }
+    }
+
+    /// [`expect`](Self::expect)s a PATCH of `path` and answers 200 with `reply`.
+    pub async fn patch(&mut self, path: &str, reply: Value) -> Received {
+        self.expect(Method::PATCH, path, 200, reply).await
+    }
+
+    /// [`expect`](Self::expect)s the creation of an event in the namespace `default` and
+    /// answers `code`: 201, or an error such as 403.
+    pub async fn event(&mut self, code: u16) -> Received {
+        let reply = if code < 300 { json!({}) } else { status(code) };
+        (self.expect(Method::POST, EVENTS, code, reply)).await
+    }
+
+    /// [`expect`](Self::expect)s a request and answers it with the error `code`.
+    pub async fn fail(&mut self, method: Method, path: &str, code: u16) -> Received {
+        (self.expect(method, path, code, status(code))).await
+    }
+
+    /// Asserts that no request comes.
+    pub async fn expect_nothing(mut self) {
+        let next = tokio::time::timeout(Duration::from_millis(100), self.0.next_request()).await;
+        if let Ok(Some((request, _))) = next {
+            panic!("unexpected request {request:?}");
+        }
+    }
+}
+
+/// The `Status` body of an API error.
+fn status(code: u16) -> Value {
+    let reason = match code {
+        403 => "Forbidden",
+        404 => "NotFound",
+        409 => "Conflict",
+        _ => "InternalError",
+    };
+    json!({
+        "apiVersion": "v1",
+        "kind": "Status",
+        "status": "Failure",
+        "reason": reason,
+        "code": code,
+        "message": format!("{reason} (test)"),
+    })
+}

@@ -1,0 +1,11 @@
+//! Test support for operators (feature `testing`).
+//!
+//! - [`mock`]: a mock API server that checks the requests a reconcile makes, for fast unit
+//!   tests of a [`Reconciler`](crate::controller::Reconciler) with no cluster.
+//! - [`envtest`]: a real etcd and kube-apiserver (and kube-controller-manager when present)
+//!   from `$KUBEBUILDER_ASSETS`, for integration tests, like controller-runtime's envtest.
+
+pub mod envtest;
+pub mod mock;
+
+pub use mock::{ApiServerVerifier, Received, mock_context};
