@@ -9,7 +9,8 @@
 //! - [`workspace`] is the project's files as a command sees them: the disk overlaid with pending writes;
 //! - [`crdgen`] derives CRD YAML from the user's Spec/Status structs without compiling;
 //! - [`rbac`] collects `+kubebuilder:rbac` markers into `config/rbac/role.yaml`;
-//! - [`syntax`] parses Rust files at item level, function bodies set aside.
+//! - [`syntax`] parses Rust files at item level, function bodies set aside;
+//! - [`vendor`] is the runtime crate as generated projects get it.
 
 pub mod builtin;
 pub mod cli;
@@ -20,4 +21,5 @@ pub mod project;
 pub mod rbac;
 pub mod scaffold;
 pub(crate) mod syntax;
+pub mod vendor;
 pub mod workspace;

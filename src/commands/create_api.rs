@@ -342,6 +342,11 @@ fn deploy_image(args: &CreateApiArgs, resource: &Resource) -> Result<Option<Depl
     }))
 }
 
+/// `value` as a Rust string literal (quotes, backslashes and control characters escaped).
+fn rust_literal(value: &str) -> String {
+    format!("{value:?}")
+}
+
 /// The `create api` keys of the template context (see templates/README.md).
 /// `scaffold_resource`: whether to render the kind's types and CRD files (`--resource`); a
 /// controller added later for an existing kind leaves its (possibly edited) types alone.
@@ -400,6 +405,20 @@ fn context(
     );
     let di = r.deploy_image.as_ref();
     ctx.insert("deploy_image", &di.is_some());
+    // The controller's flavour: one template each.
+    ctx.insert("flavour_builtin", &(r.controller && r.core));
+    ctx.insert("flavour_deploy_image", &(r.controller && !r.core && di.is_some()));
+    ctx.insert("flavour_plain", &(r.controller && !r.core && di.is_none()));
+    // Strings pasted into Rust source go in as Rust literals.
+    ctx.insert(
+        "container_image_rust",
+        &rust_literal(di.map_or("", |d| d.image.as_str())),
+    );
+    ctx.insert(
+        "container_command_rust",
+        &(di.map(|d| d.container_command.iter().map(|a| rust_literal(a)).collect::<Vec<_>>()))
+            .unwrap_or_default(),
+    );
     ctx.insert(
         "container_image",
         &di.map(|d| d.image.clone()).unwrap_or_default(),

@@ -59,6 +59,9 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);
     let report = crate::scaffold::plan("init", &ctx, args.force, &mut overlay)?;
+    for (path, text) in crate::vendor::files() {
+        overlay.put(path, text.to_string());
+    }
     overlay.put(project::FILE, project.render()?);
     super::generate::regenerate_into(&mut overlay, &project, false)?;
     let pending = overlay.into_pending();

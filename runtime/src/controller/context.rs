@@ -9,14 +9,14 @@ use futures::FutureExt;
 use kube::api::{Patch, PatchParams};
 use kube::core::object::HasStatus;
 use kube::runtime::events::{Event, EventType, Recorder};
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::{Client, ResourceExt};
 use serde::Serialize;
 use serde_json::json;
 use tracing::warn;
 
 use super::error::{Error, Result};
-use super::{Object, ScopedApi};
+use super::{Cached, Object, ScopedApi};
 use crate::manager::{ControllerContext, ControllerMetrics};
 
 /// The caches of owned kinds, by type.
@@ -24,11 +24,11 @@ use crate::manager::{ControllerContext, ControllerMetrics};
 pub(crate) struct Caches(HashMap<TypeId, Box<dyn Any + Send + Sync>>);
 
 impl Caches {
-    pub(crate) fn insert<C: Object>(&mut self, store: Store<C>) {
+    pub(crate) fn insert<C: Cached>(&mut self, store: Store<C>) {
         self.0.insert(TypeId::of::<C>(), Box::new(store));
     }
 
-    fn get<C: Object>(&self) -> Option<&Store<C>> {
+    fn get<C: Cached>(&self) -> Option<&Store<C>> {
         self.0.get(&TypeId::of::<C>())?.downcast_ref()
     }
 }
@@ -36,6 +36,7 @@ impl Caches {
 /// What every reconcile of a controller of `K` shares.
 pub struct Context<K: Object> {
     manager: ControllerContext,
+    store: Store<K>,
     recorder: Recorder,
     caches: Caches,
     /// Consecutive failures per object, for the backoff of `error_policy`.
@@ -43,10 +44,11 @@ pub struct Context<K: Object> {
 }
 
 impl<K: Object> Context<K> {
-    pub(crate) fn new(manager: ControllerContext, caches: Caches) -> Self {
+    pub(crate) fn new(manager: ControllerContext, store: Store<K>, caches: Caches) -> Self {
         let recorder = Recorder::new(manager.client.clone(), manager.reporter.clone());
         Self {
             manager,
+            store,
             recorder,
             caches,
             failures: Mutex::default(),
@@ -54,15 +56,27 @@ impl<K: Object> Context<K> {
     }
 
     /// A context over `manager` (e.g. from `testing::mock_context`) for unit tests of a
-    /// reconciler; add the caches it reads with [`Context::with_cache`].
+    /// reconciler, with empty caches; give it the caches it reads with
+    /// [`Context::with_store`] and [`Context::with_cache`].
     pub fn for_tests(manager: ControllerContext) -> Self {
-        Self::new(manager, Caches::default())
+        Self::new(manager, reflector::store().0, Caches::default())
+    }
+
+    /// This context with `store` as the cache of the reconciled kind.
+    pub fn with_store(mut self, store: Store<K>) -> Self {
+        self.store = store;
+        self
     }
 
     /// This context with `store` as the cache of owned kind `C`.
-    pub fn with_cache<C: Object>(mut self, store: Store<C>) -> Self {
+    pub fn with_cache<C: Cached>(mut self, store: Store<C>) -> Self {
         self.caches.insert(store);
         self
+    }
+
+    /// The cache of the reconciled kind (every object this controller watches).
+    pub fn store(&self) -> &Store<K> {
+        &self.store
     }
 
     /// The client.
@@ -90,7 +104,7 @@ impl<K: Object> Context<K> {
     ///
     /// Until the cache holds its first complete list this is [`Error::CacheNotReady`], which
     /// the controller turns into a short requeue (a missing object may only be unlisted yet).
-    pub fn owned<C: Object>(&self, key: &ObjectRef<C>) -> Result<Option<std::sync::Arc<C>>> {
+    pub fn owned<C: Cached>(&self, key: &ObjectRef<C>) -> Result<Option<std::sync::Arc<C>>> {
         let store = self.cache::<C>()?;
         // Not `wait_until_ready().await`: kube 5's DelayedInit wakes only one of several
         // waiters, so concurrent reconciles would hang. Polling once never blocks.
@@ -102,7 +116,7 @@ impl<K: Object> Context<K> {
     }
 
     /// The whole cache of owned kind `C` (to list what an owner controls, say).
-    pub fn cache<C: Object>(&self) -> Result<&Store<C>> {
+    pub fn cache<C: Cached>(&self) -> Result<&Store<C>> {
         self.caches.get::<C>().ok_or_else(|| {
             Error::reconcile(
                 "no_cache",
@@ -138,8 +152,22 @@ impl<K: Object> Context<K> {
 
     /// Records an event on `obj`. A failure (for example 403 in a namespace being
     /// terminated) is logged and ignored: events are informative and must never block a
-    /// reconcile or a deletion.
+    /// reconcile or a deletion. Use [`Context::try_publish`] when the event is what the
+    /// reconcile is for.
     pub async fn publish(&self, obj: &K, type_: EventType, reason: &str, note: String) {
+        if let Err(error) = self.try_publish(obj, type_, reason, note).await {
+            warn!(%error, object = %ObjectRef::from_obj(obj), reason, "cannot publish event");
+        }
+    }
+
+    /// Records an event on `obj`, and fails if it cannot.
+    pub async fn try_publish(
+        &self,
+        obj: &K,
+        type_: EventType,
+        reason: &str,
+        note: String,
+    ) -> Result<()> {
         let event = Event {
             type_,
             reason: reason.into(),
@@ -147,9 +175,8 @@ impl<K: Object> Context<K> {
             action: "Reconcile".into(),
             secondary: None,
         };
-        if let Err(error) = self.recorder.publish(&event, &obj.object_ref(&())).await {
-            warn!(%error, object = %ObjectRef::from_obj(obj), reason, "cannot publish event");
-        }
+        self.recorder.publish(&event, &obj.object_ref(&())).await?;
+        Ok(())
     }
 
     pub(crate) fn reset_failures(&self, key: &ObjectRef<K>) {

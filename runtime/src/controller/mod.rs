@@ -66,6 +66,7 @@ pub use conditions::Conditions;
 pub use context::Context;
 pub use error::{Error, Result};
 pub use kube::runtime::controller::Action;
+pub use kube::runtime::watcher::Config as WatchConfig;
 pub use kube::runtime::events::EventType;
 pub use scope::ScopedApi;
 pub use watch::strip;
@@ -81,30 +82,23 @@ pub const BACKOFF_CAP: Duration = Duration::from_secs(300);
 /// How long a reconcile that finds an owned cache still listing waits to come back.
 pub const CACHE_WAIT: Duration = Duration::from_millis(200);
 
-/// What a kind the runtime can watch, cache and reconcile must be.
-pub trait Object:
-    Resource<DynamicType = (), Scope: ScopedApi>
-    + Clone
-    + Debug
-    + DeserializeOwned
-    + Serialize
-    + Send
-    + Sync
-    + 'static
+/// What the runtime can watch and cache: a kind, a trimmed projection of one (see
+/// [`Controller::owns`]), or `PartialObjectMeta` of one.
+pub trait Cached:
+    Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static
 {
 }
 
-impl<K> Object for K where
-    K: Resource<DynamicType = (), Scope: ScopedApi>
-        + Clone
-        + Debug
-        + DeserializeOwned
-        + Serialize
-        + Send
-        + Sync
-        + 'static
+impl<K> Cached for K where
+    K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static
 {
 }
+
+/// What a kind the runtime reconciles must be: cached, written back (the finalizer), and of a
+/// known scope.
+pub trait Object: Cached + Resource<Scope: ScopedApi> + Serialize {}
+
+impl<K> Object for K where K: Cached + Resource<Scope: ScopedApi> + Serialize {}
 
 /// The logic of one kind's controller: the part of a controller that is the operator's own.
 ///
@@ -122,15 +116,20 @@ pub trait Reconciler: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Action>> + Send;
 
     /// Releases what `apply` acquired outside Kubernetes' garbage collection, before the
-    /// object goes away; the finalizer is removed once it returns `Ok`. Runs only for a
-    /// controller with a [`Controller::finalizer`].
+    /// object goes away; the finalizer is removed once it returns `Ok`, so it must not depend
+    /// on optional writes. Runs only for a controller with a [`Controller::finalizer`].
+    ///
+    /// By default it records a `Deleting` event (which may fail without blocking anything).
     fn cleanup(
         &self,
         obj: Arc<Self::Kind>,
         ctx: &Context<Self::Kind>,
     ) -> impl Future<Output = Result<Action>> + Send {
-        let _ = (obj, ctx);
-        async { Ok(Action::await_change()) }
+        async move {
+            let note = format!("Deleting {}", obj.name_any());
+            ctx.publish(&obj, EventType::Normal, "Deleting", note).await;
+            Ok(Action::await_change())
+        }
     }
 }
 
@@ -189,7 +188,7 @@ impl<R: Reconciler> Controller<R> {
     /// only what reconcile reads (a struct with `#[derive(Resource)]` and
     /// `#[resource(inherit = Deployment)]` whose serde skips the rest): the cache then
     /// holds only that. `PartialObjectMeta<C>` caches metadata only.
-    pub fn owns<C: Object>(mut self, config: watcher::Config) -> Self {
+    pub fn owns<C: Cached>(mut self, config: watcher::Config) -> Self {
         self.owned.push(Box::new(move |ctx, caches, ready| {
             let (store, writer) = reflector::store::<C>();
             caches.insert(store);
@@ -251,7 +250,7 @@ impl<R: Reconciler> Controller<R> {
         info!(controller = name, "starting");
         let config = manager.config.clone();
         let shutdown = manager.shutdown.wait();
-        let context = Arc::new(Context::new(manager, caches));
+        let context = Arc::new(Context::new(manager, reader.clone(), caches));
         let reconciler = Arc::new(Reconcile {
             reconciler,
             finalizer,
@@ -317,7 +316,6 @@ impl<R: Reconciler> Reconcile<R> {
         let mut timer = ctx.metrics().reconcile_started();
         let key = ObjectRef::from_obj(obj.as_ref());
         let result = match self.finalizer {
-            None if obj.meta().deletion_timestamp.is_some() => Ok(Action::await_change()),
             None => self.reconciler.apply(obj, ctx).await,
             Some(name) => {
                 let namespace = obj.namespace();

@@ -5,7 +5,8 @@ use std::future::Future;
 use std::time::Duration;
 
 use http::{Method, Request, Response};
-use kube::Client;
+use kube::{Client, Resource};
+use serde::Serialize;
 use kube::client::Body;
 use serde_json::{Value, json};
 use tower_test::mock::{self, Handle};
@@ -39,20 +40,32 @@ pub fn mock_context() -> (ControllerContext, ApiServerVerifier) {
 impl ApiServerVerifier {
     /// Runs `reconcile` while `scenario` plays the API server, then asserts that no request
     /// came beyond those the scenario answered.
-    pub async fn run<T, S>(
-        self,
-        scenario: impl FnOnce(Self) -> S,
+    ///
+    /// ```
+    /// use operator_rs_runtime::testing::mock_context;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let (ctx, server) = mock_context();
+    /// let pods = kube::Api::<k8s_openapi::api::core::v1::Pod>::default_namespaced(ctx.client);
+    /// let deleted = server.run(
+    ///     async |server| {
+    ///         server.fail(http::Method::DELETE, "/api/v1/namespaces/default/pods/p", 404).await;
+    ///     },
+    ///     pods.delete("p", &Default::default()),
+    /// );
+    /// assert!(deleted.await.is_err());
+    /// # }
+    /// ```
+    pub async fn run<T>(
+        mut self,
+        scenario: impl AsyncFnOnce(&mut Self),
         reconcile: impl Future<Output = T>,
-    ) -> T
-    where
-        S: Future<Output = Self> + Send + 'static,
-    {
-        let scenario = tokio::spawn(scenario(self));
-        let result = tokio::time::timeout(Duration::from_secs(5), reconcile)
-            .await
-            .expect("reconcile hung: did it make a request the scenario does not answer?");
-        let server = scenario.await.expect("the scenario failed");
-        server.expect_nothing().await;
+    ) -> T {
+        let reconcile = tokio::time::timeout(Duration::from_secs(5), reconcile);
+        let (result, ()) = tokio::join!(reconcile, scenario(&mut self));
+        let result =
+            result.expect("reconcile hung: did it make a request the scenario does not answer?");
+        self.expect_nothing().await;
         result
     }
 
@@ -93,6 +106,18 @@ impl ApiServerVerifier {
             content_type,
             body,
         }
+    }
+
+    /// [`expect`](Self::expect)s a PATCH of `obj`'s status subresource and answers 200 with
+    /// `obj`.
+    pub async fn patch_status<K>(&mut self, obj: &K) -> Received
+    where
+        K: Resource<DynamicType = ()> + Serialize,
+    {
+        let base = K::url_path(&(), obj.meta().namespace.as_deref());
+        let path = format!("{base}/{}/status", obj.meta().name.as_deref().unwrap_or_default());
+        let reply = serde_json::to_value(obj).expect("the object serializes");
+        self.patch(&path, reply).await
     }
 
     /// [`expect`](Self::expect)s a PATCH of `path` and answers 200 with `reply`.

@@ -1,0 +1,65 @@
+//! The runtime crate (operator-rs-runtime) as it ships inside every generated project.
+//!
+//! Until the runtime is published on crates.io, a generated project depends on it by path:
+//! `init` writes it to [`DIR`] from the copy embedded in this binary, byte for byte the
+//! workspace's `runtime/` crate (its manifest, README and sources), and `upgrade-runtime`
+//! replaces it with this binary's copy. The user never edits it. Once the crate is published,
+//! switching to it is one line in the project's Cargo.toml.
+
+use std::path::{Path, PathBuf};
+
+use include_dir::{Dir, include_dir};
+
+/// Where a generated project keeps the runtime crate.
+pub const DIR: &str = "vendor/operator-rs-runtime";
+
+static SOURCES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/runtime/src");
+const MANIFEST: &str = include_str!("../runtime/Cargo.toml");
+const README: &str = include_str!("../runtime/README.md");
+
+/// Every file of the vendored crate: its path inside the project, and its contents.
+pub fn files() -> Vec<(PathBuf, &'static str)> {
+    let root = Path::new(DIR);
+    let mut files = vec![
+        (root.join("Cargo.toml"), MANIFEST),
+        (root.join("README.md"), README),
+    ];
+    collect(&SOURCES, &root.join("src"), &mut files);
+    files.sort();
+    files
+}
+
+fn collect(dir: &'static Dir<'static>, base: &Path, out: &mut Vec<(PathBuf, &'static str)>) {
+    for file in dir.files() {
+        let text = file
+            .contents_utf8()
+            .expect("the runtime's sources are UTF-8");
+        out.push((base.join(file.path()), text));
+    }
+    for sub in dir.dirs() {
+        collect(sub, base, out);
+    }
+}
+
+/// The version of the embedded runtime crate.
+pub fn version() -> &'static str {
+    (MANIFEST.lines())
+        .find_map(|line| line.strip_prefix("version = \""))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .expect("runtime/Cargo.toml has a version")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ships_the_manifest_and_every_source_file() {
+        let files = files();
+        let paths: Vec<_> = files.iter().map(|(p, _)| p.to_string_lossy()).collect();
+        assert!(paths.contains(&format!("{DIR}/Cargo.toml").into()));
+        assert!(paths.contains(&format!("{DIR}/src/lib.rs").into()));
+        assert!(paths.contains(&format!("{DIR}/src/controller/mod.rs").into()));
+        assert_eq!(version(), env!("CARGO_PKG_VERSION"));
+    }
+}
