@@ -407,7 +407,10 @@ fn context(
     ctx.insert("deploy_image", &di.is_some());
     // The controller's flavour: one template each.
     ctx.insert("flavour_builtin", &(r.controller && r.core));
-    ctx.insert("flavour_deploy_image", &(r.controller && !r.core && di.is_some()));
+    ctx.insert(
+        "flavour_deploy_image",
+        &(r.controller && !r.core && di.is_some()),
+    );
     ctx.insert("flavour_plain", &(r.controller && !r.core && di.is_none()));
     // Strings pasted into Rust source go in as Rust literals.
     ctx.insert(
@@ -416,8 +419,13 @@ fn context(
     );
     ctx.insert(
         "container_command_rust",
-        &(di.map(|d| d.container_command.iter().map(|a| rust_literal(a)).collect::<Vec<_>>()))
-            .unwrap_or_default(),
+        &(di.map(|d| {
+            d.container_command
+                .iter()
+                .map(|a| rust_literal(a))
+                .collect::<Vec<_>>()
+        }))
+        .unwrap_or_default(),
     );
     ctx.insert(
         "container_image",

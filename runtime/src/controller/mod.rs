@@ -66,8 +66,8 @@ pub use conditions::Conditions;
 pub use context::Context;
 pub use error::{Error, Result};
 pub use kube::runtime::controller::Action;
-pub use kube::runtime::watcher::Config as WatchConfig;
 pub use kube::runtime::events::EventType;
+pub use kube::runtime::watcher::Config as WatchConfig;
 pub use scope::ScopedApi;
 pub use watch::strip;
 

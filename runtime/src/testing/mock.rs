@@ -5,9 +5,9 @@ use std::future::Future;
 use std::time::Duration;
 
 use http::{Method, Request, Response};
+use kube::client::Body;
 use kube::{Client, Resource};
 use serde::Serialize;
-use kube::client::Body;
 use serde_json::{Value, json};
 use tower_test::mock::{self, Handle};
 
@@ -115,7 +115,10 @@ impl ApiServerVerifier {
         K: Resource<DynamicType = ()> + Serialize,
     {
         let base = K::url_path(&(), obj.meta().namespace.as_deref());
-        let path = format!("{base}/{}/status", obj.meta().name.as_deref().unwrap_or_default());
+        let path = format!(
+            "{base}/{}/status",
+            obj.meta().name.as_deref().unwrap_or_default()
+        );
         let reply = serde_json::to_value(obj).expect("the object serializes");
         self.patch(&path, reply).await
     }
