@@ -124,6 +124,7 @@ pub fn generate(tree: &dyn SourceTree, project: &Project) -> Result<GeneratorOut
             path: PathBuf::from(ROLE_FILE),
             contents,
         }],
+        stale: Vec::new(),
         warnings,
     })
 }

@@ -33,11 +33,11 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let report = crate::scaffold::plan("api", &ctx, args.force, &mut overlay)?;
     overlay.put(project::FILE, project.render()?);
     super::generate::regenerate_into(&mut overlay, &project, resource.has_api())?;
-    let pending = overlay.into_pending();
+    let (pending, removals) = overlay.into_changes();
     super::check_generated_rust(&pending, Some(&resource.kind))?;
-    write_all(root, &pending)?;
+    let changes = write_all(root, &pending, &removals)?;
 
-    super::print_report(&report);
+    super::print_changes(&report, &changes);
     eprintln!(
         "\n{} {} is ready. Next: implement it, then regenerate the manifests with\n  operator-rs generate manifests",
         resource.api_version(),

@@ -20,7 +20,6 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
             n.clone()
         }
         None => {
-            std::fs::create_dir_all(root)?;
             let folder = super::folder_name(root)?;
             let derived = names::default_project_name(&folder);
             if let Err(e) = names::validate_project_name(&derived) {
@@ -61,11 +60,13 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     let report = crate::scaffold::plan("init", &ctx, args.force, &mut overlay)?;
     overlay.put(project::FILE, project.render()?);
     super::generate::regenerate_into(&mut overlay, &project, false)?;
-    let pending = overlay.into_pending();
+    let (pending, removals) = overlay.into_changes();
     super::check_generated_rust(&pending, None)?;
-    write_all(root, &pending)?;
+    // The folder is not a project yet: every file in it is the user's.
+    super::refuse_replacing_user_files(root, &pending, &removals, args.force)?;
+    let changes = write_all(root, &pending, &removals)?;
 
-    super::print_report(&report);
+    super::print_changes(&report, &changes);
     eprintln!(
         "\nProject {} is ready. Next: add a kind with\n  operator-rs create api --group <group> --version v1alpha1 --kind <Kind>",
         project.project_name

@@ -124,17 +124,7 @@ pub fn plan(
         }
     }
     if !conflicts.is_empty() {
-        let list: Vec<String> = conflicts
-            .iter()
-            .map(|p| format!("  {}", p.display()))
-            .collect();
-        bail!(
-            "refusing to overwrite {} existing file{} that operator-rs would scaffold:\n{}\n  \
-             Nothing was written. Pass --force to overwrite them (your changes to them are lost), or move them aside.",
-            conflicts.len(),
-            if conflicts.len() == 1 { "" } else { "s" },
-            list.join("\n")
-        );
+        bail!("{}", refusal(&conflicts.into_iter().collect::<Vec<_>>()));
     }
 
     for t in active.iter().filter(|t| t.is_fragment()) {
@@ -167,6 +157,21 @@ pub fn plan(
         }
     }
     Ok(report)
+}
+
+/// The refusal to replace existing files: every one listed, and the ways out.
+pub fn refusal(conflicts: &[PathBuf]) -> String {
+    let list: Vec<String> = conflicts
+        .iter()
+        .map(|p| format!("  {}", p.display()))
+        .collect();
+    format!(
+        "refusing to overwrite {} existing file{} that operator-rs would write:\n{}\n  \
+         Nothing was written. Pass --force to overwrite them (your changes to them are lost), or move them aside.",
+        conflicts.len(),
+        if conflicts.len() == 1 { "" } else { "s" },
+        list.join("\n")
+    )
 }
 
 /// Evaluate a front matter `when:` (`key` or `not key`) against the context.
