@@ -19,5 +19,6 @@ pub mod names;
 pub mod project;
 pub mod rbac;
 pub mod scaffold;
+pub(crate) mod suggest;
 pub(crate) mod syntax;
 pub mod workspace;

@@ -55,29 +55,84 @@ pub fn is_dns1123_subdomain(s: &str) -> bool {
     !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns1123_label)
 }
 
+/// What is wrong with `s` as a DNS-1123 subdomain, naming the part at fault; `None` when valid.
+pub fn subdomain_problem(s: &str) -> Option<String> {
+    if s.is_empty() {
+        return Some("is empty".into());
+    }
+    if s.len() > 253 {
+        return Some(format!("is {} characters long, over 253", s.len()));
+    }
+    for label in s.split('.') {
+        if let Some(p) = label_problem(label, false) {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// What is wrong with one DNS label (DNS-1035 when `letter_first`), naming it; `None` when valid.
+pub fn label_problem(label: &str, letter_first: bool) -> Option<String> {
+    if label.is_empty() {
+        return Some("has an empty part (two dots in a row, or a dot at an end)".into());
+    }
+    if label.len() > 63 {
+        return Some(format!(
+            "the part {label:?} is {} characters long, over the 63 a DNS label may have",
+            label.len()
+        ));
+    }
+    if let Some(c) = label
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
+    {
+        return Some(format!(
+            "the part {label:?} has {c:?}; only lowercase letters, digits and '-' are allowed"
+        ));
+    }
+    if label.starts_with('-') || label.ends_with('-') {
+        return Some(format!(
+            "the part {label:?} starts or ends with '-'; it must start and end with a letter or digit"
+        ));
+    }
+    if letter_first && !label.as_bytes()[0].is_ascii_lowercase() {
+        return Some(format!("{label:?} must start with a letter"));
+    }
+    None
+}
+
 /// The domain of `init --domain`: a DNS-1123 subdomain.
 pub fn validate_domain(domain: &str) -> Result<(), NameError> {
-    if is_dns1123_subdomain(domain) {
-        Ok(())
-    } else {
-        Err(refuse(
+    match subdomain_problem(domain) {
+        None => Ok(()),
+        Some(p) => Err(refuse(
             "domain",
             domain,
-            "must be a DNS-1123 subdomain: lowercase letters, digits, '-' and '.', each dot-separated part starting and ending with a letter or digit, at most 253 characters",
+            format!(
+                "must be a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', each dot-separated part at most 63 characters, starting and ending with a letter or digit, at most 253 in all), and it {p}"
+            ),
             "--domain example.com",
-        ))
+        )),
     }
 }
 
 /// `--project-name`: a DNS-1123 label (it prefixes every object kustomize renders), and a name
 /// cargo accepts for a package.
 pub fn validate_project_name(name: &str) -> Result<(), NameError> {
-    if !is_dns1123_label(name) {
+    if let Some(p) = label_problem(name, false) {
         return Err(refuse(
             "project name",
             name,
-            DNS1123_LABEL_RULE,
+            format!("{DNS1123_LABEL_RULE}; {p}"),
             "--project-name memcached-operator",
+        ));
+    }
+    if !yaml_reads_as_string(name) {
+        return Err(refuse(
+            "project name",
+            name,
+            "it is a label value in every manifest, and YAML reads it as a boolean or null, not a name",
+            format!("--project-name {name}-operator"),
         ));
     }
     if !name.as_bytes()[0].is_ascii_lowercase() {
@@ -149,14 +204,18 @@ pub fn validate_group(group: &str, domain: &str) -> Result<(), NameError> {
         ));
     }
     let full = qualified_group(group, domain);
-    if !is_dns1123_subdomain(&full)
-        || (!group.is_empty() && !group.split('.').all(is_dns1123_label))
-    {
+    let problem = if group.is_empty() {
+        None
+    } else {
+        group.split('.').find_map(|l| label_problem(l, false))
+    }
+    .or_else(|| subdomain_problem(&full));
+    if let Some(p) = problem {
         return Err(refuse(
             "group",
             group,
             format!(
-                "with the domain it must form a DNS-1123 subdomain, and {full:?} does not (lowercase letters, digits, '-' and '.')"
+                "with the domain it must form a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', parts of at most 63 characters, at most 253 in all), and {full:?} does not: it {p}"
             ),
             "--group cache (giving cache.example.com)",
         ));
@@ -282,34 +341,7 @@ const RESERVED_KINDS: &[&str] = &[
 /// `--kind`: UpperCamelCase, a DNS-1035 label when lowercased, and a name Rust code can declare
 /// (with its `<Kind>Spec`, `<Kind>Status` and module `<kind_snake>`) without clashing.
 pub fn validate_kind(kind: &str) -> Result<(), NameError> {
-    let example = "--kind Memcached (or CronJob, HTTPRoute)";
-    let Some(first) = kind.chars().next() else {
-        return Err(refuse("kind", kind, "cannot be empty", example));
-    };
-    if !first.is_ascii_uppercase() {
-        return Err(refuse(
-            "kind",
-            kind,
-            "must be UpperCamelCase: start with an uppercase ASCII letter",
-            example,
-        ));
-    }
-    if !kind.chars().all(|c| c.is_ascii_alphanumeric()) {
-        return Err(refuse(
-            "kind",
-            kind,
-            "must be UpperCamelCase: ASCII letters and digits only",
-            example,
-        ));
-    }
-    if !is_dns1035_label(&kind.to_ascii_lowercase()) {
-        return Err(refuse(
-            "kind",
-            kind,
-            format!("lowercased it {DNS1035_LABEL_RULE}"),
-            example,
-        ));
-    }
+    validate_kind_name(kind, "--kind Memcached (or CronJob, HTTPRoute)")?;
     let snake = kind_snake(kind);
     if is_rust_keyword(&snake) || is_rust_keyword(kind) {
         return Err(refuse(
@@ -330,18 +362,103 @@ pub fn validate_kind(kind: &str) -> Result<(), NameError> {
     Ok(())
 }
 
+/// A kind as Kubernetes takes it: UpperCamelCase ASCII letters and digits, a DNS-1035 label when
+/// lowercased.
+pub fn validate_kind_name(kind: &str, example: &str) -> Result<(), NameError> {
+    let Some(first) = kind.chars().next() else {
+        return Err(refuse("kind", kind, "cannot be empty", example));
+    };
+    if !first.is_ascii_uppercase() {
+        return Err(refuse(
+            "kind",
+            kind,
+            "must be UpperCamelCase: start with an uppercase ASCII letter",
+            example,
+        ));
+    }
+    if !kind.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err(refuse(
+            "kind",
+            kind,
+            "must be UpperCamelCase: ASCII letters and digits only",
+            example,
+        ));
+    }
+    if let Some(p) = label_problem(&kind.to_ascii_lowercase(), true) {
+        return Err(refuse(
+            "kind",
+            kind,
+            format!("lowercased it {DNS1035_LABEL_RULE}; {p}"),
+            example,
+        ));
+    }
+    Ok(())
+}
+
 /// `--plural`: a DNS-1035 label (it is the resource's URL segment).
 pub fn validate_plural(plural: &str) -> Result<(), NameError> {
-    if is_dns1035_label(plural) {
-        Ok(())
-    } else {
-        Err(refuse(
-            "plural",
-            plural,
-            DNS1035_LABEL_RULE,
-            "--plural memcacheds",
-        ))
+    validate_resource_name("plural", plural, "--plural memcacheds")
+}
+
+/// A name of a resource's API (plural, singular, short name, category): a DNS-1035 label.
+pub fn validate_resource_name(
+    what: &'static str,
+    value: &str,
+    example: &str,
+) -> Result<(), NameError> {
+    match label_problem(value, true) {
+        None => Ok(()),
+        Some(p) => Err(refuse(
+            what,
+            value,
+            format!("{DNS1035_LABEL_RULE}; {p}"),
+            example,
+        )),
     }
+}
+
+/// A CRD's group as written in the source: a DNS-1123 subdomain with at least one dot (the API
+/// server refuses a CRD group without one).
+pub fn validate_crd_group(group: &str, example: &str) -> Result<(), NameError> {
+    let rule = "must be a DNS-1123 subdomain with at least one dot (lowercase letters, digits, '-' and '.', parts of at most 63 characters, at most 253 in all)";
+    match subdomain_problem(group) {
+        Some(p) => Err(refuse(
+            "group",
+            group,
+            format!("{rule}, and it {p}"),
+            example,
+        )),
+        None if !group.contains('.') => Err(refuse(
+            "group",
+            group,
+            format!("{rule}, and it has no dot"),
+            example,
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A CRD version as written in the source: a DNS-1035 label (the CLI also asks for Kubernetes'
+/// `v1alpha1` style, see [`validate_version`], because it names a Rust module after it).
+pub fn validate_crd_version(version: &str, example: &str) -> Result<(), NameError> {
+    validate_resource_name("version", version, example)
+}
+
+/// Whether YAML (1.1 or 1.2, as kubectl and kustomize read it) reads `s` written plain as the
+/// string `s` (and not as a boolean, null or number). Only for names made of letters, digits,
+/// '-' and '.', which cannot start a map, a list, a quote or a comment.
+pub fn yaml_reads_as_string(s: &str) -> bool {
+    const NOT_STRINGS: &[&str] = &[
+        "y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf",
+    ];
+    let lower = s.to_ascii_lowercase();
+    !(NOT_STRINGS.contains(&lower.as_str())
+        || lower
+            .trim_start_matches(['-', '+', '.'])
+            .starts_with(|c: char| c.is_ascii_digit())
+            && lower.parse::<f64>().is_ok()
+        || s == "~"
+        || s.is_empty())
 }
 
 /// The plural kube-derive computes for a kind when none is given (kube-derive 5's `to_plural` on

@@ -116,6 +116,8 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<(Resource, t
             deploy_image: None,
         };
         check_other_versions(project, &candidate)?;
+        check_crd_names(project, &candidate)?;
+        check_file_names(&candidate, &kind_snake)?;
         check_rust_names(project, &candidate)?;
         let storage = !project
             .versions_of(&candidate)
@@ -208,6 +210,83 @@ fn check_other_versions(project: &Project, new: &Resource) -> Result<()> {
                 other.kind,
                 other.plural,
                 other.plural
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Two kinds of one group may not share a plural or singular: their CRDs (and CRD files) would be
+/// one, and one kind would be lost.
+fn check_crd_names(project: &Project, new: &Resource) -> Result<()> {
+    let group = new.qualified_group();
+    let singular = new.kind.to_ascii_lowercase();
+    for other in project
+        .resources
+        .iter()
+        .filter(|r| r.has_api() && r.qualified_group() == group && r.kind != new.kind)
+    {
+        let other_singular = other.kind.to_ascii_lowercase();
+        let clash = if other.plural == new.plural {
+            Some(format!(
+                "--plural {}: {} {} already has that plural",
+                new.plural,
+                other.api_version(),
+                other.kind
+            ))
+        } else if other_singular == new.plural {
+            Some(format!(
+                "--plural {}: it is the singular of {} {}",
+                new.plural,
+                other.api_version(),
+                other.kind
+            ))
+        } else if other.plural == singular {
+            Some(format!(
+                "kind {}: its singular `{singular}` is the plural of {} {}",
+                new.kind,
+                other.api_version(),
+                other.kind
+            ))
+        } else {
+            None
+        };
+        if let Some(clash) = clash {
+            bail!(
+                "{clash}, and in one group ({group}) the names of two kinds must differ: both would be the CRD {}.{group} (file {}), and one would be lost. Nothing was written.\n  \
+                 e.g. --plural {}",
+                other.plural,
+                crate::crdgen::crd_path(&group, &other.plural).display(),
+                names::default_plural(&new.kind)
+                    .ne(&other.plural)
+                    .then(|| names::default_plural(&new.kind))
+                    .unwrap_or_else(|| format!("{}items", singular))
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The file names built from the names must fit the file system (255 bytes a name): refuse
+/// before anything is written.
+fn check_file_names(new: &Resource, kind_snake: &str) -> Result<()> {
+    let crd = crate::crdgen::crd_path(&new.qualified_group(), &new.plural);
+    let sample = format!("{}_{}_{kind_snake}.yaml", new.group, new.version);
+    for (file, flags) in [
+        (
+            crd.file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            "--group (with the domain) and --plural",
+        ),
+        (sample, "--group and --kind"),
+    ] {
+        if file.len() > crate::workspace::transaction::NAME_MAX {
+            bail!(
+                "the file name {file:?} built from {flags} is {} bytes, over the {}-byte limit of file systems. Nothing was written.\n  \
+                 Choose shorter names, e.g. --group cache",
+                file.len(),
+                crate::workspace::transaction::NAME_MAX
             );
         }
     }

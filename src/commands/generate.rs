@@ -152,6 +152,10 @@ pub fn regenerate_into(overlay: &mut Overlay<'_>, project: &Project, crds: bool)
     if crds {
         match crate::crdgen::generate(&*overlay, project) {
             Ok(out) => outputs.push(out),
+            // Two kinds claiming one CRD or name: writing would lose one.
+            Err(e @ crate::crdgen::CrdgenError::Clash(_)) => {
+                anyhow::bail!("{e}\n  Nothing was written.");
+            }
             Err(e) => eprintln!(
                 "warning: the CRDs were not regenerated: {e}\n  Fix that, then run `operator-rs generate crds` (or `operator-rs generate crds --exact`)."
             ),

@@ -41,6 +41,9 @@ pub enum CrdgenError {
     /// Several versions of one kind, with zero or several storage versions, or otherwise unmergeable.
     #[error("{0}")]
     Versions(String),
+    /// Two kinds claim one CRD, file or name: generating would lose one of them.
+    #[error("{0}")]
+    Clash(String),
     /// No crate root (`src/lib.rs` or `src/main.rs`) under the project.
     #[error("no crate root: neither src/lib.rs nor src/main.rs exists under {0}")]
     NoCrateRoot(PathBuf),
