@@ -16,7 +16,7 @@ pub use transaction::Verb;
 
 /// An I/O error that names the path it happened on (a bare OS error says nothing of where).
 fn with_path(path: &Path, e: io::Error) -> io::Error {
-    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+    io::Error::new(e.kind(), format!("reading {}: {e}", path.display()))
 }
 
 /// A read-only view of a project's files, by path relative to the project root.

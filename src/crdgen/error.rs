@@ -47,7 +47,8 @@ pub enum CrdgenError {
     /// No crate root (`src/lib.rs` or `src/main.rs`) under the project.
     #[error("no crate root: neither src/lib.rs nor src/main.rs exists under {0}")]
     NoCrateRoot(PathBuf),
-    #[error("reading {path}: {source}")]
+    /// The trees of operator-rs name the path in their errors already.
+    #[error("{source}")]
     Io {
         path: PathBuf,
         source: std::io::Error,
