@@ -12,7 +12,17 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const STACK: usize = 256 * 1024 * 1024;
 
 fn main() {
-    let cli = operator_rs::cli::Cli::parse();
+    let cli = match operator_rs::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            // clap's message, then a command line that works (exit 2, as clap does).
+            let args: Vec<String> = std::env::args().collect();
+            eprint!("{e}");
+            eprintln!("\nExample:\n  {}", operator_rs::cli::example_for(&args));
+            std::process::exit(2);
+        }
+    };
     let worker = std::thread::Builder::new()
         .stack_size(STACK)
         .spawn(move || operator_rs::commands::run(cli));

@@ -377,20 +377,7 @@ fn deploy_image(args: &CreateApiArgs, resource: &Resource) -> Result<Option<Depl
             "--image needs a kind of this project with a controller (it scaffolds a controller that runs the image)\n  e.g. --group cache --version v1alpha1 --kind Memcached --image memcached:1.6"
         );
     }
-    if image.is_empty()
-        || image
-            .chars()
-            .any(|c| c.is_whitespace() || c == '"' || c == '\\')
-    {
-        bail!(
-            "invalid --image {image:?}: must be a container image reference without spaces or quotes\n  e.g. --image memcached:1.6"
-        );
-    }
-    if args.image_container_port == Some(0) {
-        bail!(
-            "invalid --image-container-port 0: must be a port from 1 to 65535\n  e.g. --image-container-port 11211"
-        );
-    }
+    names::validate_image(image)?;
     let command: Vec<String> = args
         .image_container_command
         .as_deref()
@@ -401,16 +388,12 @@ fn deploy_image(args: &CreateApiArgs, resource: &Resource) -> Result<Option<Depl
                 .collect()
         })
         .unwrap_or_default();
-    if command.iter().any(|c| c.contains('"') || c.contains('\\')) {
+    if let Some(bad) = command.iter().find(|c| {
+        c.chars()
+            .any(|ch| ch == '"' || ch == '\\' || ch.is_control())
+    }) {
         bail!(
-            "invalid --image-container-command: no quotes or backslashes\n  e.g. --image-container-command \"memcached,--memory-limit=64\""
-        );
-    }
-    if let Some(uid) = args.run_as_user
-        && uid < 1
-    {
-        bail!(
-            "invalid --run-as-user {uid}: the container must run as a non-root user id (1 or more)\n  e.g. --run-as-user 1001"
+            "invalid --image-container-command {bad:?}: no quotes, backslashes or control characters in an argument\n  e.g. --image-container-command \"memcached,--memory-limit=64\""
         );
     }
     Ok(Some(DeployImage {
@@ -479,10 +462,13 @@ fn context(
     );
     let di = r.deploy_image.as_ref();
     ctx.insert("deploy_image", &di.is_some());
+    let image = di.map(|d| d.image.clone()).unwrap_or_default();
+    // For YAML templates: `value: {{ container_image_yaml }}` is right whatever the image is.
     ctx.insert(
-        "container_image",
-        &di.map(|d| d.image.clone()).unwrap_or_default(),
+        "container_image_yaml",
+        &crate::scaffold::yaml_scalar(&image),
     );
+    ctx.insert("container_image", &image);
     if let Some(port) = di.and_then(|d| d.container_port) {
         ctx.insert("container_port", &port);
     }

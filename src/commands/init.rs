@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
 use crate::cli::{InitArgs, License};
 use crate::names;
@@ -30,6 +30,9 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
             derived
         }
     };
+    std::fs::create_dir_all(root)
+        .with_context(|| format!("creating the project folder {}", root.display()))?;
+    let _lock = crate::workspace::lock::lock(root)?;
     if root.join(project::FILE).exists() && !args.force {
         bail!(
             "{} is already an operator-rs project (it has a PROJECT file). Nothing was written.\n  \

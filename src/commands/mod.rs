@@ -28,11 +28,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     // Every command that reads or writes the project holds its lock throughout (and finishes or
     // rolls back what a dead command left before reading anything).
     let _lock = match &cli.command {
-        Command::Init(_) => {
-            std::fs::create_dir_all(&root)
-                .with_context(|| format!("creating the project folder {}", root.display()))?;
-            Some(crate::workspace::lock::lock(&root)?)
-        }
+        // `init` locks once its flags are checked (it may have to create the folder first).
         Command::Create(_) | Command::Generate(_) if root.is_dir() => {
             Some(crate::workspace::lock::lock(&root)?)
         }
@@ -281,8 +277,14 @@ fn civil_year(days: i64) -> i64 {
     yoe + era * 400 + i64::from(month <= 2)
 }
 
-/// The folder name of `root` (resolving `.`), for the default project name.
+/// The folder name of `root` (resolving `.`), for the default project name; `root` may not
+/// exist yet.
 pub fn folder_name(root: &Path) -> Result<String> {
+    if !root.exists()
+        && let Some(name) = root.file_name()
+    {
+        return Ok(name.to_string_lossy().into_owned());
+    }
     let abs =
         std::fs::canonicalize(root).with_context(|| format!("resolving {}", root.display()))?;
     Ok(abs

@@ -174,6 +174,14 @@ pub fn refusal(conflicts: &[PathBuf]) -> String {
     )
 }
 
+/// `value` as one YAML scalar, quoted as YAML needs it: what a template puts after `key: ` when the
+/// value came from the user (the `*_yaml` context keys).
+pub fn yaml_scalar(value: &str) -> String {
+    serde_saphyr::to_string(&value)
+        .map(|s| s.trim_end_matches('\n').to_string())
+        .unwrap_or_else(|_| serde_json::to_string(value).unwrap_or_default())
+}
+
 /// Evaluate a front matter `when:` (`key` or `not key`) against the context.
 fn condition_holds(when: Option<&str>, ctx: &tera::Context) -> bool {
     let Some(when) = when.map(str::trim) else {
