@@ -31,6 +31,7 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);
     let report = crate::scaffold::plan("api", &ctx, args.force, &mut overlay)?;
+    report.refuse_conflicts()?;
     overlay.put(project::FILE, project.render()?);
     super::generate::regenerate_into(&mut overlay, &project, resource.has_api())?;
     let (pending, removals) = overlay.into_changes();

@@ -64,9 +64,9 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     overlay.put(project::FILE, project.render()?);
     super::generate::regenerate_into(&mut overlay, &project, false)?;
     let (pending, removals) = overlay.into_changes();
-    super::check_generated_rust(&pending, None)?;
     // The folder is not a project yet: every file in it is the user's.
-    super::refuse_replacing_user_files(root, &pending, &removals, args.force)?;
+    super::refuse_replacing_user_files(root, &pending, &removals, &report.conflicts, args.force)?;
+    super::check_generated_rust(&pending, None)?;
     let changes = write_all(root, &pending, &removals)?;
 
     super::print_changes(&report, &changes);

@@ -92,12 +92,13 @@ pub fn refuse_replacing_user_files(
     root: &Path,
     writes: &std::collections::BTreeMap<PathBuf, String>,
     removals: &std::collections::BTreeSet<PathBuf>,
+    known: &[PathBuf],
     force: bool,
 ) -> Result<()> {
     if force {
         return Ok(());
     }
-    let mut conflicts = Vec::new();
+    let mut conflicts = known.to_vec();
     for (rel, text) in writes {
         let full = root.join(rel);
         match std::fs::read(&full) {
@@ -112,6 +113,7 @@ pub fn refuse_replacing_user_files(
         return Ok(());
     }
     conflicts.sort();
+    conflicts.dedup();
     anyhow::bail!("{}", crate::scaffold::refusal(&conflicts))
 }
 

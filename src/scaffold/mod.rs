@@ -38,13 +38,23 @@ impl Action {
     }
 }
 
-/// The files a scaffolding run touches, with what it does to each.
+/// The files a scaffolding run touches, with what it does to each, and the existing files it
+/// would have to replace without `--force` (see [`Report::refuse_conflicts`]).
 #[derive(Debug, Default, Clone)]
 pub struct Report {
     pub actions: Vec<(PathBuf, Action)>,
+    pub conflicts: Vec<PathBuf>,
 }
 
 impl Report {
+    /// Refuse when the run would replace existing files (all listed, nothing written).
+    pub fn refuse_conflicts(&self) -> Result<()> {
+        if self.conflicts.is_empty() {
+            return Ok(());
+        }
+        bail!("{}", refusal(&self.conflicts))
+    }
+
     fn record(&mut self, path: &Path, action: Action) {
         match self.actions.iter_mut().find(|(p, _)| p == path) {
             // A file created or overwritten and then updated by a fragment stays "create"/"overwrite".
@@ -56,8 +66,8 @@ impl Report {
 }
 
 /// Render every template of `command` (`init`, `api`) with `ctx` into `overlay`.
-/// Files whose policy is `error` and that exist already are refused unless `force`; the refusal
-/// lists every such file, and nothing is planned.
+/// Files whose policy is `error` and that exist already are not planned unless `force`: they are
+/// left in [`Report::conflicts`], which the caller refuses (with any conflicts of its own).
 pub fn plan(
     command: &str,
     ctx: &tera::Context,
@@ -123,9 +133,7 @@ pub fn plan(
             },
         }
     }
-    if !conflicts.is_empty() {
-        bail!("{}", refusal(&conflicts.into_iter().collect::<Vec<_>>()));
-    }
+    report.conflicts = conflicts.into_iter().collect();
 
     for t in active.iter().filter(|t| t.is_fragment()) {
         let marker = t.front.marker.as_deref().unwrap_or_default();
