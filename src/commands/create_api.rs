@@ -258,10 +258,11 @@ fn check_crd_names(project: &Project, new: &Resource) -> Result<()> {
                  e.g. --plural {}",
                 other.plural,
                 crate::crdgen::crd_path(&group, &other.plural).display(),
-                names::default_plural(&new.kind)
-                    .ne(&other.plural)
-                    .then(|| names::default_plural(&new.kind))
-                    .unwrap_or_else(|| format!("{}items", singular))
+                if names::default_plural(&new.kind) != other.plural {
+                    names::default_plural(&new.kind)
+                } else {
+                    format!("{singular}items")
+                }
             );
         }
     }
