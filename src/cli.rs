@@ -27,10 +27,10 @@ pub enum Command {
     )]
     Init(InitArgs),
     /// Add to the project (`create api`).
-    #[command(subcommand)]
+    #[command(subcommand, after_help = CREATE_EXAMPLE)]
     Create(CreateCommand),
     /// Regenerate manifests from the source: CRDs from the types, RBAC from the controllers' markers.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = GENERATE_EXAMPLE)]
     Generate(GenerateCommand),
     /// Print the version of operator-rs and of what it scaffolds.
     #[command(after_help = "Example:\n  operator-rs version")]
@@ -43,6 +43,27 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+const CREATE_EXAMPLE: &str =
+    "Example:\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached";
+const GENERATE_EXAMPLE: &str = "Examples:\n  operator-rs generate manifests\n  operator-rs generate crds --check   # in CI: exit 1 with a diff when stale";
+
+/// A working command line for the command that `args` (the process's arguments) names, to show
+/// under an error of the argument parser.
+pub fn example_for(args: &[String]) -> &'static str {
+    let command = args.iter().skip(1).find(|a| !a.starts_with('-'));
+    match command.map(String::as_str) {
+        Some("init") => {
+            "operator-rs init --domain example.com --repo github.com/acme/memcached-operator"
+        }
+        Some("create") => {
+            "operator-rs create api --group cache --version v1alpha1 --kind Memcached"
+        }
+        Some("generate") => "operator-rs generate manifests --check",
+        Some("completion") => "operator-rs completion bash",
+        _ => "operator-rs init --domain example.com",
+    }
 }
 
 #[derive(Debug, Args)]
@@ -109,13 +130,13 @@ pub struct CreateApiArgs {
     #[arg(long, value_name = "IMAGE")]
     pub image: Option<String>,
     /// Deploy-image flavour: the container port (adds probes and a port to the spec).
-    #[arg(long, value_name = "PORT", requires = "image")]
+    #[arg(long, value_name = "PORT", requires = "image", value_parser = clap::value_parser!(u16).range(1..=65535))]
     pub image_container_port: Option<u16>,
     /// Deploy-image flavour: the container command, comma-separated (e.g. "memcached,--memory-limit=64").
     #[arg(long, value_name = "CMD", requires = "image")]
     pub image_container_command: Option<String>,
-    /// Deploy-image flavour: the user id the container runs as.
-    #[arg(long, value_name = "UID", requires = "image")]
+    /// Deploy-image flavour: the non-root user id the container runs as (1 to 2147483647).
+    #[arg(long, value_name = "UID", requires = "image", value_parser = clap::value_parser!(i64).range(1..=2_147_483_647))]
     pub run_as_user: Option<i64>,
     /// Overwrite the kind's files if they exist.
     #[arg(long)]

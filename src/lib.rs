@@ -20,6 +20,7 @@ pub mod names;
 pub mod project;
 pub mod rbac;
 pub mod scaffold;
+pub(crate) mod suggest;
 pub(crate) mod syntax;
 pub mod vendor;
 pub mod workspace;

@@ -55,29 +55,84 @@ pub fn is_dns1123_subdomain(s: &str) -> bool {
     !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns1123_label)
 }
 
+/// What is wrong with `s` as a DNS-1123 subdomain, naming the part at fault; `None` when valid.
+pub fn subdomain_problem(s: &str) -> Option<String> {
+    if s.is_empty() {
+        return Some("it is empty".into());
+    }
+    if s.len() > 253 {
+        return Some(format!("it is {} characters long, over 253", s.len()));
+    }
+    for label in s.split('.') {
+        if let Some(p) = label_problem(label, false) {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// What is wrong with one DNS label (DNS-1035 when `letter_first`), naming it; `None` when valid.
+pub fn label_problem(label: &str, letter_first: bool) -> Option<String> {
+    if label.is_empty() {
+        return Some("it has an empty part (two dots in a row, or a dot at an end)".into());
+    }
+    if label.len() > 63 {
+        return Some(format!(
+            "the part {label:?} is {} characters long, over the 63 a DNS label may have",
+            label.len()
+        ));
+    }
+    if let Some(c) = label
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
+    {
+        return Some(format!(
+            "the part {label:?} has {c:?}; only lowercase letters, digits and '-' are allowed"
+        ));
+    }
+    if label.starts_with('-') || label.ends_with('-') {
+        return Some(format!(
+            "the part {label:?} starts or ends with '-'; it must start and end with a letter or digit"
+        ));
+    }
+    if letter_first && !label.as_bytes()[0].is_ascii_lowercase() {
+        return Some(format!("{label:?} must start with a letter"));
+    }
+    None
+}
+
 /// The domain of `init --domain`: a DNS-1123 subdomain.
 pub fn validate_domain(domain: &str) -> Result<(), NameError> {
-    if is_dns1123_subdomain(domain) {
-        Ok(())
-    } else {
-        Err(refuse(
+    match subdomain_problem(domain) {
+        None if yaml_reads_as_string(domain) => Ok(()),
+        Some(p) => Err(refuse(
             "domain",
             domain,
-            "must be a DNS-1123 subdomain: lowercase letters, digits, '-' and '.', each dot-separated part starting and ending with a letter or digit, at most 253 characters",
+            format!(
+                "must be a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', each dot-separated part at most 63 characters, starting and ending with a letter or digit, at most 253 in all), but {p}"
+            ),
             "--domain example.com",
-        ))
+        )),
+        None => Err(not_yaml_string("domain", domain, "--domain example.com")),
     }
 }
 
 /// `--project-name`: a DNS-1123 label (it prefixes every object kustomize renders), and a name
 /// cargo accepts for a package.
 pub fn validate_project_name(name: &str) -> Result<(), NameError> {
-    if !is_dns1123_label(name) {
+    if let Some(p) = label_problem(name, false) {
         return Err(refuse(
             "project name",
             name,
-            DNS1123_LABEL_RULE,
+            format!("{DNS1123_LABEL_RULE}; {p}"),
             "--project-name memcached-operator",
+        ));
+    }
+    if !yaml_reads_as_string(name) {
+        return Err(not_yaml_string(
+            "project name",
+            name,
+            format!("--project-name {name}-operator"),
         ));
     }
     if !name.as_bytes()[0].is_ascii_lowercase() {
@@ -149,15 +204,26 @@ pub fn validate_group(group: &str, domain: &str) -> Result<(), NameError> {
         ));
     }
     let full = qualified_group(group, domain);
-    if !is_dns1123_subdomain(&full)
-        || (!group.is_empty() && !group.split('.').all(is_dns1123_label))
-    {
+    let problem = if group.is_empty() {
+        None
+    } else {
+        group.split('.').find_map(|l| label_problem(l, false))
+    }
+    .or_else(|| subdomain_problem(&full));
+    if let Some(p) = problem {
         return Err(refuse(
             "group",
             group,
             format!(
-                "with the domain it must form a DNS-1123 subdomain, and {full:?} does not (lowercase letters, digits, '-' and '.')"
+                "with the domain it must form a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', parts of at most 63 characters, at most 253 in all), and {full:?} does not: {p}"
             ),
+            "--group cache (giving cache.example.com)",
+        ));
+    }
+    if !yaml_reads_as_string(&full) {
+        return Err(not_yaml_string(
+            "group",
+            group,
             "--group cache (giving cache.example.com)",
         ));
     }
@@ -282,32 +348,12 @@ const RESERVED_KINDS: &[&str] = &[
 /// `--kind`: UpperCamelCase, a DNS-1035 label when lowercased, and a name Rust code can declare
 /// (with its `<Kind>Spec`, `<Kind>Status` and module `<kind_snake>`) without clashing.
 pub fn validate_kind(kind: &str) -> Result<(), NameError> {
-    let example = "--kind Memcached (or CronJob, HTTPRoute)";
-    let Some(first) = kind.chars().next() else {
-        return Err(refuse("kind", kind, "cannot be empty", example));
-    };
-    if !first.is_ascii_uppercase() {
-        return Err(refuse(
+    validate_kind_name(kind, "--kind Memcached (or CronJob, HTTPRoute)")?;
+    if !yaml_reads_as_string(kind) {
+        return Err(not_yaml_string(
             "kind",
             kind,
-            "must be UpperCamelCase: start with an uppercase ASCII letter",
-            example,
-        ));
-    }
-    if !kind.chars().all(|c| c.is_ascii_alphanumeric()) {
-        return Err(refuse(
-            "kind",
-            kind,
-            "must be UpperCamelCase: ASCII letters and digits only",
-            example,
-        ));
-    }
-    if !is_dns1035_label(&kind.to_ascii_lowercase()) {
-        return Err(refuse(
-            "kind",
-            kind,
-            format!("lowercased it {DNS1035_LABEL_RULE}"),
-            example,
+            format!("--kind {kind}Resource"),
         ));
     }
     let snake = kind_snake(kind);
@@ -330,18 +376,254 @@ pub fn validate_kind(kind: &str) -> Result<(), NameError> {
     Ok(())
 }
 
-/// `--plural`: a DNS-1035 label (it is the resource's URL segment).
-pub fn validate_plural(plural: &str) -> Result<(), NameError> {
-    if is_dns1035_label(plural) {
-        Ok(())
-    } else {
-        Err(refuse(
-            "plural",
-            plural,
-            DNS1035_LABEL_RULE,
-            "--plural memcacheds",
-        ))
+/// A kind as Kubernetes takes it: UpperCamelCase ASCII letters and digits, a DNS-1035 label when
+/// lowercased.
+pub fn validate_kind_name(kind: &str, example: &str) -> Result<(), NameError> {
+    let Some(first) = kind.chars().next() else {
+        return Err(refuse("kind", kind, "cannot be empty", example));
+    };
+    if !first.is_ascii_uppercase() {
+        return Err(refuse(
+            "kind",
+            kind,
+            "must be UpperCamelCase: start with an uppercase ASCII letter",
+            example,
+        ));
     }
+    if !kind.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err(refuse(
+            "kind",
+            kind,
+            "must be UpperCamelCase: ASCII letters and digits only",
+            example,
+        ));
+    }
+    if let Some(p) = label_problem(&kind.to_ascii_lowercase(), true) {
+        return Err(refuse(
+            "kind",
+            kind,
+            format!("lowercased it {DNS1035_LABEL_RULE}; {p}"),
+            example,
+        ));
+    }
+    Ok(())
+}
+
+/// `--plural`: a DNS-1035 label (it is the resource's URL segment), that YAML reads as a string.
+pub fn validate_plural(plural: &str) -> Result<(), NameError> {
+    validate_resource_name("plural", plural, "--plural memcacheds")?;
+    if !yaml_reads_as_string(plural) {
+        return Err(not_yaml_string("plural", plural, "--plural memcacheds"));
+    }
+    Ok(())
+}
+
+/// A name of a resource's API (plural, singular, short name, category): a DNS-1035 label.
+pub fn validate_resource_name(
+    what: &'static str,
+    value: &str,
+    example: &str,
+) -> Result<(), NameError> {
+    match label_problem(value, true) {
+        None => Ok(()),
+        Some(p) => Err(refuse(
+            what,
+            value,
+            format!("{DNS1035_LABEL_RULE}; {p}"),
+            example,
+        )),
+    }
+}
+
+/// A CRD's group as written in the source: a DNS-1123 subdomain with at least one dot (the API
+/// server refuses a CRD group without one).
+pub fn validate_crd_group(group: &str, example: &str) -> Result<(), NameError> {
+    let rule = "must be a DNS-1123 subdomain with at least one dot (lowercase letters, digits, '-' and '.', parts of at most 63 characters, at most 253 in all)";
+    match subdomain_problem(group) {
+        Some(p) => Err(refuse(
+            "group",
+            group,
+            format!("{rule}, and it {p}"),
+            example,
+        )),
+        None if !group.contains('.') => Err(refuse(
+            "group",
+            group,
+            format!("{rule}, and it has no dot"),
+            example,
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A CRD version as written in the source: a DNS-1035 label (the CLI also asks for Kubernetes'
+/// `v1alpha1` style, see [`validate_version`], because it names a Rust module after it).
+pub fn validate_crd_version(version: &str, example: &str) -> Result<(), NameError> {
+    validate_resource_name("version", version, example)
+}
+
+/// Whether YAML (1.1 as kubectl reads it, or 1.2 as kustomize does) reads `s` written plain as
+/// the string `s`, not as a boolean, null or number. For names made of letters, digits and
+/// `-._:/@`, which cannot open a map, a list, a quote or a comment; it errs on the side of "no"
+/// (anything starting with a digit and made of number characters counts as a number).
+pub fn yaml_reads_as_string(s: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "y", "n", "yes", "no", "on", "off", "true", "false", "null", "~",
+    ];
+    if s.is_empty() || WORDS.contains(&s.to_ascii_lowercase().as_str()) {
+        return false;
+    }
+    let body = s.trim_start_matches(['+', '-', '.']);
+    let number_like = body.starts_with(|c: char| c.is_ascii_digit())
+        && s.chars()
+            .all(|c| c.is_ascii_hexdigit() || "xXoO_.:+-".contains(c));
+    !number_like
+}
+
+/// The refusal of a value YAML would not read as a string.
+fn not_yaml_string(what: &'static str, value: &str, example: impl Into<String>) -> NameError {
+    refuse(
+        what,
+        value,
+        "it lands in YAML manifests, where it would read as a boolean, null or number, not as a name",
+        example,
+    )
+}
+
+/// `--image`: a container image reference by the distribution reference grammar
+/// (`[host[:port]/]path[:tag][@digest]`), which YAML reads as a string.
+pub fn validate_image(image: &str) -> Result<(), NameError> {
+    let example =
+        "--image memcached:1.6 (or quay.io/acme/app:v2, ghcr.io/acme/app@sha256:<64 hex>)";
+    let problem = image_problem(image);
+    if let Some(p) = problem {
+        return Err(refuse(
+            "image",
+            image,
+            format!(
+                "must be a container image reference, [registry[:port]/]path[:tag][@digest]; {p}"
+            ),
+            example,
+        ));
+    }
+    if !yaml_reads_as_string(image) {
+        return Err(not_yaml_string("image", image, example));
+    }
+    Ok(())
+}
+
+/// What is wrong with `image` by the distribution reference grammar; `None` when valid.
+fn image_problem(image: &str) -> Option<String> {
+    if image.is_empty() {
+        return Some("it is empty".into());
+    }
+    if let Some(c) = image.chars().find(|c| c.is_control() || c.is_whitespace()) {
+        return Some(format!("it holds {c:?}; no spaces or control characters"));
+    }
+    let (rest, digest) = match image.split_once('@') {
+        Some((r, d)) => (r, Some(d)),
+        None => (image, None),
+    };
+    if let Some(d) = digest {
+        let Some((alg, hex)) = d.split_once(':') else {
+            return Some(format!(
+                "the digest {d:?} must be <algorithm>:<hex>, e.g. sha256:<64 hex digits>"
+            ));
+        };
+        let alg_ok = !alg.is_empty()
+            && alg.split(['+', '.', '_', '-']).all(|c| {
+                c.starts_with(|ch: char| ch.is_ascii_alphabetic())
+                    && c.chars().all(|ch| ch.is_ascii_alphanumeric())
+            });
+        if !alg_ok || hex.len() < 32 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Some(format!(
+                "the digest {d:?} must be <algorithm>:<at least 32 hex digits>, e.g. sha256:<64 hex digits>"
+            ));
+        }
+    }
+    // A tag is after the last ':' that follows the last '/'.
+    let last_slash = rest.rfind('/').map_or(0, |i| i + 1);
+    let (name, tag) = match rest[last_slash..].rfind(':') {
+        Some(i) => (&rest[..last_slash + i], Some(&rest[last_slash + i + 1..])),
+        None => (rest, None),
+    };
+    if let Some(t) = tag {
+        let ok = !t.is_empty()
+            && t.len() <= 128
+            && t.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            && t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+        if !ok {
+            return Some(format!(
+                "the tag {t:?} must be 1 to 128 letters, digits, '_', '.' or '-', not starting with '.' or '-'"
+            ));
+        }
+    }
+    if name.len() > 255 {
+        return Some(format!(
+            "the name is {} characters long, over 255",
+            name.len()
+        ));
+    }
+    let mut parts: Vec<&str> = name.split('/').collect();
+    let first = parts[0];
+    if parts.len() > 1
+        && (first.contains(['.', ':'])
+            || first == "localhost"
+            || first.chars().any(|c| c.is_ascii_uppercase()))
+    {
+        let (host, port) = match first.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (first, None),
+        };
+        let host_ok = !host.is_empty()
+            && host.split('.').all(|c| {
+                !c.is_empty()
+                    && c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-')
+                    && !c.starts_with('-')
+                    && !c.ends_with('-')
+            });
+        if !host_ok || port.is_some_and(|p| p.is_empty() || !p.chars().all(|c| c.is_ascii_digit()))
+        {
+            return Some(format!(
+                "the registry {first:?} must be a host name with an optional :port"
+            ));
+        }
+        parts.remove(0);
+    }
+    for part in parts {
+        if !path_component_ok(part) {
+            return Some(format!(
+                "the path part {part:?} must be lowercase letters and digits, separated by one '.', one or two '_', or '-'s"
+            ));
+        }
+    }
+    None
+}
+
+/// `[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*`
+fn path_component_ok(part: &str) -> bool {
+    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let bytes: Vec<char> = part.chars().collect();
+    if bytes.is_empty() || !alnum(bytes[0]) || !alnum(bytes[bytes.len() - 1]) {
+        return false;
+    }
+    let mut i = 0;
+    while i < bytes.len() {
+        if alnum(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && !alnum(bytes[i]) {
+            i += 1;
+        }
+        let sep: String = bytes[start..i].iter().collect();
+        if !(sep == "." || sep == "_" || sep == "__" || sep.chars().all(|c| c == '-')) {
+            return false;
+        }
+    }
+    true
 }
 
 /// The plural kube-derive computes for a kind when none is given (kube-derive 5's `to_plural` on

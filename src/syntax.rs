@@ -36,6 +36,7 @@ pub(crate) fn parse_file(text: &str) -> syn::Result<(syn::File, Bodies)> {
     let tokens: TokenStream = source
         .parse()
         .map_err(|e: proc_macro2::LexError| syn::Error::new(e.span(), e))?;
+    check_nesting(&tokens)?;
     let mut bodies = Bodies::default();
     let elided = elide_bodies(tokens, &mut bodies);
     match syn::parse2::<syn::File>(elided) {
@@ -43,6 +44,66 @@ pub(crate) fn parse_file(text: &str) -> syn::Result<(syn::File, Bodies)> {
         // Whatever confused the elision (or the error itself) gets syn's full verdict.
         Err(_) => syn::parse_file(text).map(|file| (file, Bodies::default())),
     }
+}
+
+/// The deepest nesting the reader takes: brackets and generic `<...>` together. Real code stays far
+/// below it; deeper input would exhaust the stack of syn's recursive parser (and of the readers
+/// after it), so it is refused with its place instead.
+pub(crate) const MAX_NESTING: usize = 128;
+
+/// Refuse tokens nested deeper than [`MAX_NESTING`] (walked with an explicit stack: the walk
+/// itself must not recurse).
+fn check_nesting(tokens: &TokenStream) -> syn::Result<()> {
+    // Each open group, with the `<` still open inside it (reset at `;`).
+    let mut stack: Vec<(proc_macro2::token_stream::IntoIter, usize)> =
+        vec![(tokens.clone().into_iter(), 0)];
+    let mut open_angles = 0;
+    let mut after_arrow_start = false;
+    let too_deep = |span: proc_macro2::Span| {
+        syn::Error::new(
+            span,
+            format!(
+                "nested more than {MAX_NESTING} levels deep (brackets and `<...>` together); operator-rs reads no deeper. Flatten it, e.g. with a type alias or a named struct for the inner part"
+            ),
+        )
+    };
+    while let Some(top) = stack.len().checked_sub(1) {
+        let Some(tree) = stack[top].0.next() else {
+            open_angles -= stack[top].1;
+            stack.pop();
+            continue;
+        };
+        let was_arrow_start = std::mem::take(&mut after_arrow_start);
+        match tree {
+            TokenTree::Group(g) => {
+                if stack.len() + open_angles >= MAX_NESTING {
+                    return Err(too_deep(g.span_open()));
+                }
+                stack.push((g.stream().into_iter(), 0));
+            }
+            TokenTree::Punct(p) => match p.as_char() {
+                '<' => {
+                    stack[top].1 += 1;
+                    open_angles += 1;
+                    if stack.len() + open_angles > MAX_NESTING {
+                        return Err(too_deep(p.span()));
+                    }
+                }
+                '>' if !was_arrow_start && stack[top].1 > 0 => {
+                    stack[top].1 -= 1;
+                    open_angles -= 1;
+                }
+                ';' => {
+                    open_angles -= stack[top].1;
+                    stack[top].1 = 0;
+                }
+                '-' | '=' => after_arrow_start = p.spacing() == Spacing::Joint,
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// The text after a `#!` first line that is not an inner attribute, as rustc and syn skip it.
@@ -156,6 +217,27 @@ mod tests {
             panic!()
         };
         assert_eq!(m.content.as_ref().unwrap().1.len(), 2);
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_with_its_place() {
+        let deep_type = format!(
+            "struct A {{\n  x: {}u8{},\n}}\n",
+            "Option<".repeat(3000),
+            ">".repeat(3000)
+        );
+        let err = parse_file(&deep_type).unwrap_err();
+        assert!(err.to_string().contains("nested more than"), "{err}");
+        assert_eq!(err.span().start().line, 2);
+        let deep_mods = format!("{}{}", "mod a {\n".repeat(5000), "}".repeat(5000));
+        let err = parse_file(&deep_mods).unwrap_err();
+        assert_eq!(err.span().start().line, MAX_NESTING);
+        // Comparisons and arrows in a body do not count as nesting.
+        let fine = format!(
+            "fn f() -> u8 {{ {} 0 }}\nstruct B {{ x: Vec<Vec<u8>> }}\n",
+            "if 1 < 2 {}; ".repeat(400)
+        );
+        parse_file(&fine).unwrap();
     }
 
     #[test]

@@ -1,13 +1,23 @@
 //! The project's files as a command sees them: the disk, overlaid with the files a command is about
 //! to write. Generators (`crdgen`, `rbac`) read through [`SourceTree`] so that `create api` can run
-//! them on what it is about to write, before anything touches the disk. Also owns atomic writes and
-//! the unified diffs printed by `--check`.
+//! them on what it is about to write, before anything touches the disk. Also owns the unified diffs
+//! printed by `--check`; all-or-nothing writes are in [`transaction`], the project lock in [`lock`].
 
-use std::collections::BTreeMap;
+pub mod lock;
+pub mod transaction;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
+
+pub use transaction::Verb;
+
+/// An I/O error that names the path it happened on (a bare OS error says nothing of where).
+fn with_path(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("reading {}: {e}", path.display()))
+}
 
 /// A read-only view of a project's files, by path relative to the project root.
 pub trait SourceTree {
@@ -33,10 +43,11 @@ impl DiskTree {
 
 impl SourceTree for DiskTree {
     fn read(&self, rel: &Path) -> io::Result<Option<String>> {
-        match std::fs::read_to_string(self.root.join(rel)) {
+        let path = self.root.join(rel);
+        match std::fs::read_to_string(&path) {
             Ok(s) => Ok(Some(s)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
+            Err(e) => Err(with_path(&path, e)),
         }
     }
 
@@ -48,10 +59,10 @@ impl SourceTree for DiskTree {
         }
         let mut stack = vec![base];
         while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir)? {
-                let entry = entry?;
-                let ty = entry.file_type()?;
+            for entry in std::fs::read_dir(&dir).map_err(|e| with_path(&dir, e))? {
+                let entry = entry.map_err(|e| with_path(&dir, e))?;
                 let path = entry.path();
+                let ty = entry.file_type().map_err(|e| with_path(&path, e))?;
                 if ty.is_dir() {
                     stack.push(path);
                 } else if ty.is_file() {
@@ -73,6 +84,7 @@ impl SourceTree for DiskTree {
 pub struct Overlay<'a> {
     base: &'a DiskTree,
     pending: BTreeMap<PathBuf, String>,
+    removed: BTreeSet<PathBuf>,
 }
 
 impl<'a> Overlay<'a> {
@@ -80,12 +92,27 @@ impl<'a> Overlay<'a> {
         Self {
             base,
             pending: BTreeMap::new(),
+            removed: BTreeSet::new(),
         }
     }
 
     /// Record that `rel` will hold `contents`.
     pub fn put(&mut self, rel: impl Into<PathBuf>, contents: String) {
-        self.pending.insert(rel.into(), contents);
+        let rel = rel.into();
+        self.removed.remove(&rel);
+        self.pending.insert(rel, contents);
+    }
+
+    /// Record that `rel` will be removed.
+    pub fn remove(&mut self, rel: impl Into<PathBuf>) {
+        let rel = rel.into();
+        self.pending.remove(&rel);
+        self.removed.insert(rel);
+    }
+
+    /// The pending removals.
+    pub fn removed(&self) -> &BTreeSet<PathBuf> {
+        &self.removed
     }
 
     /// The pending writes, by relative path.
@@ -93,13 +120,17 @@ impl<'a> Overlay<'a> {
         &self.pending
     }
 
-    pub fn into_pending(self) -> BTreeMap<PathBuf, String> {
-        self.pending
+    /// The pending writes and removals.
+    pub fn into_changes(self) -> (BTreeMap<PathBuf, String>, BTreeSet<PathBuf>) {
+        (self.pending, self.removed)
     }
 }
 
 impl SourceTree for Overlay<'_> {
     fn read(&self, rel: &Path) -> io::Result<Option<String>> {
+        if self.removed.contains(rel) {
+            return Ok(None);
+        }
         match self.pending.get(rel) {
             Some(s) => Ok(Some(s.clone())),
             None => self.base.read(rel),
@@ -108,6 +139,7 @@ impl SourceTree for Overlay<'_> {
 
     fn files_under(&self, rel_dir: &Path) -> io::Result<Vec<PathBuf>> {
         let mut files = self.base.files_under(rel_dir)?;
+        files.retain(|f| !self.removed.contains(f));
         files.extend(
             self.pending
                 .keys()
@@ -131,72 +163,23 @@ pub struct GeneratedFile {
     pub contents: String,
 }
 
-/// What a generator returns: the files it owns, and warnings to print (each one line, self-contained).
+/// What a generator returns: the files it owns, files of its folder that nothing produces any
+/// more (to remove), and warnings to print (each one line, self-contained).
 #[derive(Debug, Clone, Default)]
 pub struct GeneratorOutput {
     pub files: Vec<GeneratedFile>,
+    pub stale: Vec<PathBuf>,
     pub warnings: Vec<String>,
 }
 
-/// Write `contents` to `path` atomically: a temp file in the same directory, then a rename, so a
-/// reader never sees a half-written file. Parent directories are created.
-pub fn write_atomic(path: &Path, contents: &str) -> Result<()> {
-    stage(path, contents)?.commit()
-}
-
-/// Write every file of `files` (paths relative to `root`) all-or-nothing as far as a filesystem
-/// allows: every file is first written in full to a temp file beside its destination, and only
-/// when all are staged are they renamed into place. A failure while staging leaves the project
-/// untouched (the temp files are removed).
-pub fn write_all(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<()> {
-    let staged = files
-        .iter()
-        .map(|(rel, contents)| stage(&root.join(rel), contents))
-        .collect::<Result<Vec<_>>>()?;
-    for s in staged {
-        s.commit()?;
-    }
-    Ok(())
-}
-
-/// A file written in full to a temp file beside its destination, not yet renamed into place.
-struct Staged {
-    tmp: tempfile::NamedTempFile,
-    dest: PathBuf,
-}
-
-impl Staged {
-    fn commit(self) -> Result<()> {
-        let dest = self.dest;
-        self.tmp
-            .persist(&dest)
-            .map_err(|e| e.error)
-            .with_context(|| format!("replacing {}", dest.display()))?;
-        Ok(())
-    }
-}
-
-fn stage(path: &Path, contents: &str) -> Result<Staged> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("creating directory {}", dir.display()))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".operator-rs-")
-        .tempfile_in(dir)
-        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-    io::Write::write_all(&mut tmp, contents.as_bytes())
-        .with_context(|| format!("writing {}", path.display()))?;
-    // Keep the permissions of a file we replace (e.g. an executable script).
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-    }
-    Ok(Staged {
-        tmp,
-        dest: path.to_path_buf(),
-    })
+/// Write every file of `files` and remove every file of `removals` (paths relative to `root`)
+/// all-or-nothing (see [`transaction`]). Returns what changed, in the order it was done.
+pub fn write_all(
+    root: &Path,
+    files: &BTreeMap<PathBuf, String>,
+    removals: &BTreeSet<PathBuf>,
+) -> Result<Vec<(PathBuf, Verb)>> {
+    transaction::commit(root, files, removals)
 }
 
 /// A unified diff from `old` (None: the file is missing) to `new`, labelled with `rel`.

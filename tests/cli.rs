@@ -177,11 +177,11 @@ const BAD_CREATE_API: &[(&str, &[&str])] = &[
     ),
     (
         "--group cache --version v1 --kind Memcached --image a\"b",
-        &["invalid --image"],
+        &["invalid image", "e.g. --image memcached:1.6"],
     ),
     (
         "--group cache --version v1 --kind Memcached --image m:1 --run-as-user 0",
-        &["--run-as-user 0", "non-root"],
+        &["--run-as-user", "0 is not in 1..=2147483647", "Example:"],
     ),
     (
         "--group --version v1 --kind Memcached",

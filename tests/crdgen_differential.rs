@@ -415,7 +415,8 @@ fn no_warnings() {
 }
 
 /// An existing kustomization with the marker, user entries and other keys: the CRDs are merged
-/// into `resources:` (sorted, deduplicated), the marker and everything else kept; idempotent.
+/// into `resources:` (sorted, deduplicated), a `bases/` entry no kind produces is dropped
+/// (`generate crds` owns `bases/`), the marker and everything else kept; idempotent.
 #[test]
 fn kustomization_merge() {
     let dir = fixture_crate("multi_version");
@@ -431,7 +432,7 @@ fn kustomization_merge() {
         .unwrap();
     assert_eq!(
         k.contents,
-        "# user comment\nresources:\n- bases/webapp.example.com_guestbooks.yaml\n- bases/zzz.example.com_others.yaml\n- extra/patch.yaml\n# +operator-rs:scaffold:crdkustomizeresource\n\npatches:\n- path: patches/webhook_in_guestbooks.yaml\n"
+        "# user comment\nresources:\n- bases/webapp.example.com_guestbooks.yaml\n- extra/patch.yaml\n# +operator-rs:scaffold:crdkustomizeresource\n\npatches:\n- path: patches/webhook_in_guestbooks.yaml\n"
     );
     apply(dir.path(), &out, false).unwrap();
     let again = crdgen::generate(&tree, &project()).unwrap();

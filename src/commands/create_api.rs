@@ -31,13 +31,14 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);
     let report = crate::scaffold::plan("api", &ctx, args.force, &mut overlay)?;
+    report.refuse_conflicts()?;
     overlay.put(project::FILE, project.render()?);
     super::generate::regenerate_into(&mut overlay, &project, resource.has_api())?;
-    let pending = overlay.into_pending();
+    let (pending, removals) = overlay.into_changes();
     super::check_generated_rust(&pending, Some(&resource.kind))?;
-    write_all(root, &pending)?;
+    let changes = write_all(root, &pending, &removals)?;
 
-    super::print_report(&report);
+    super::print_changes(&report, &changes);
     eprintln!(
         "\n{} {} is ready. Next: implement it, then regenerate the manifests with\n  operator-rs generate manifests",
         resource.api_version(),
@@ -116,6 +117,8 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<(Resource, t
             deploy_image: None,
         };
         check_other_versions(project, &candidate)?;
+        check_crd_names(project, &candidate)?;
+        check_file_names(&candidate, &kind_snake)?;
         check_rust_names(project, &candidate)?;
         let storage = !project
             .versions_of(&candidate)
@@ -214,6 +217,84 @@ fn check_other_versions(project: &Project, new: &Resource) -> Result<()> {
     Ok(())
 }
 
+/// Two kinds of one group may not share a plural or singular: their CRDs (and CRD files) would be
+/// one, and one kind would be lost.
+fn check_crd_names(project: &Project, new: &Resource) -> Result<()> {
+    let group = new.qualified_group();
+    let singular = new.kind.to_ascii_lowercase();
+    for other in project
+        .resources
+        .iter()
+        .filter(|r| r.has_api() && r.qualified_group() == group && r.kind != new.kind)
+    {
+        let other_singular = other.kind.to_ascii_lowercase();
+        let clash = if other.plural == new.plural {
+            Some(format!(
+                "--plural {}: {} {} already has that plural",
+                new.plural,
+                other.api_version(),
+                other.kind
+            ))
+        } else if other_singular == new.plural {
+            Some(format!(
+                "--plural {}: it is the singular of {} {}",
+                new.plural,
+                other.api_version(),
+                other.kind
+            ))
+        } else if other.plural == singular {
+            Some(format!(
+                "kind {}: its singular `{singular}` is the plural of {} {}",
+                new.kind,
+                other.api_version(),
+                other.kind
+            ))
+        } else {
+            None
+        };
+        if let Some(clash) = clash {
+            bail!(
+                "{clash}, and in one group ({group}) the names of two kinds must differ: both would be the CRD {}.{group} (file {}), and one would be lost. Nothing was written.\n  \
+                 e.g. --plural {}",
+                other.plural,
+                crate::crdgen::crd_path(&group, &other.plural).display(),
+                if names::default_plural(&new.kind) != other.plural {
+                    names::default_plural(&new.kind)
+                } else {
+                    format!("{singular}items")
+                }
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The file names built from the names must fit the file system (255 bytes a name): refuse
+/// before anything is written.
+fn check_file_names(new: &Resource, kind_snake: &str) -> Result<()> {
+    let crd = crate::crdgen::crd_path(&new.qualified_group(), &new.plural);
+    let sample = format!("{}_{}_{kind_snake}.yaml", new.group, new.version);
+    for (file, flags) in [
+        (
+            crd.file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            "--group (with the domain) and --plural",
+        ),
+        (sample, "--group and --kind"),
+    ] {
+        if file.len() > crate::workspace::transaction::NAME_MAX {
+            bail!(
+                "the file name {file:?} built from {flags} is {} bytes, over the {}-byte limit of file systems. Nothing was written.\n  \
+                 Choose shorter names, e.g. --group cache",
+                file.len(),
+                crate::workspace::transaction::NAME_MAX
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Kinds of one version share a Rust module (`src/api/<version>/`): their files and their
 /// `<Kind>`, `<Kind>Spec`, `<Kind>Status` names must not collide.
 fn check_rust_names(project: &Project, new: &Resource) -> Result<()> {
@@ -298,20 +379,7 @@ fn deploy_image(args: &CreateApiArgs, resource: &Resource) -> Result<Option<Depl
             "--image needs a kind of this project with a controller (it scaffolds a controller that runs the image)\n  e.g. --group cache --version v1alpha1 --kind Memcached --image memcached:1.6"
         );
     }
-    if image.is_empty()
-        || image
-            .chars()
-            .any(|c| c.is_whitespace() || c == '"' || c == '\\')
-    {
-        bail!(
-            "invalid --image {image:?}: must be a container image reference without spaces or quotes\n  e.g. --image memcached:1.6"
-        );
-    }
-    if args.image_container_port == Some(0) {
-        bail!(
-            "invalid --image-container-port 0: must be a port from 1 to 65535\n  e.g. --image-container-port 11211"
-        );
-    }
+    names::validate_image(image)?;
     let command: Vec<String> = args
         .image_container_command
         .as_deref()
@@ -322,16 +390,12 @@ fn deploy_image(args: &CreateApiArgs, resource: &Resource) -> Result<Option<Depl
                 .collect()
         })
         .unwrap_or_default();
-    if command.iter().any(|c| c.contains('"') || c.contains('\\')) {
+    if let Some(bad) = command.iter().find(|c| {
+        c.chars()
+            .any(|ch| ch == '"' || ch == '\\' || ch.is_control())
+    }) {
         bail!(
-            "invalid --image-container-command: no quotes or backslashes\n  e.g. --image-container-command \"memcached,--memory-limit=64\""
-        );
-    }
-    if let Some(uid) = args.run_as_user
-        && uid < 1
-    {
-        bail!(
-            "invalid --run-as-user {uid}: the container must run as a non-root user id (1 or more)\n  e.g. --run-as-user 1001"
+            "invalid --image-container-command {bad:?}: no quotes, backslashes or control characters in an argument\n  e.g. --image-container-command \"memcached,--memory-limit=64\""
         );
     }
     Ok(Some(DeployImage {
@@ -427,10 +491,13 @@ fn context(
         }))
         .unwrap_or_default(),
     );
+    let image = di.map(|d| d.image.clone()).unwrap_or_default();
+    // For YAML templates: `value: {{ container_image_yaml }}` is right whatever the image is.
     ctx.insert(
-        "container_image",
-        &di.map(|d| d.image.clone()).unwrap_or_default(),
+        "container_image_yaml",
+        &crate::scaffold::yaml_scalar(&image),
     );
+    ctx.insert("container_image", &image);
     if let Some(port) = di.and_then(|d| d.container_port) {
         ctx.insert("container_port", &port);
     }

@@ -6,25 +6,31 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::project::Project;
-use crate::workspace::{DiskTree, GeneratorOutput, Overlay, unified_diff, write_atomic};
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::workspace::{DiskTree, GeneratorOutput, Overlay, unified_diff, write_all};
 
 /// What applying a generator's output did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Applied {
     /// Files whose contents differed from the disk (written, or reported by `--check`).
     pub changed: Vec<std::path::PathBuf>,
+    /// Files no generator produces any more (removed, or reported by `--check`).
+    pub stale: Vec<std::path::PathBuf>,
     /// Files already up to date.
     pub unchanged: usize,
 }
 
-/// Write `output` under `root`, or with `check` compare only: print a unified diff to stdout for
-/// every file that is stale or missing. Warnings go to stderr either way. Returns what differed;
-/// with `check`, a non-empty `changed` means the caller exits 1.
+/// Write `output` under `root` (and remove its stale files), all-or-nothing, or with `check`
+/// compare only: print a unified diff to stdout for every file that is stale or missing, and
+/// name every file no kind produces. Warnings go to stderr either way. Returns what differed;
+/// with `check`, a non-empty `changed` or `stale` means the caller exits 1.
 pub fn apply(root: &Path, output: &GeneratorOutput, check: bool) -> Result<Applied> {
     for w in &output.warnings {
         eprintln!("warning: {w}");
     }
     let mut applied = Applied::default();
+    let mut writes = BTreeMap::new();
     for file in &output.files {
         let full = root.join(&file.path);
         let current = match std::fs::read_to_string(&full) {
@@ -44,9 +50,21 @@ pub fn apply(root: &Path, output: &GeneratorOutput, check: bool) -> Result<Appli
                 unified_diff(&file.path, current.as_deref(), &file.contents)
             );
         } else {
-            write_atomic(&full, &file.contents)?;
+            writes.insert(file.path.clone(), file.contents.clone());
         }
         applied.changed.push(file.path.clone());
+    }
+    applied.stale = output.stale.clone();
+    if check {
+        for s in &applied.stale {
+            println!(
+                "{}: no kind produces this file any more (a renamed plural or a removed kind?)",
+                s.display()
+            );
+        }
+    } else {
+        let removals: BTreeSet<_> = applied.stale.iter().cloned().collect();
+        write_all(root, &writes, &removals)?;
     }
     Ok(applied)
 }
@@ -92,20 +110,21 @@ fn finish(
 ) -> Result<i32> {
     let applied = apply(root, output, check)?;
     if check {
-        if applied.changed.is_empty() {
+        let mut stale_files = applied.changed.clone();
+        stale_files.extend(applied.stale.iter().cloned());
+        if stale_files.is_empty() {
             eprintln!("{what} are up to date ({} files).", applied.unchanged);
             Ok(0)
         } else {
             eprintln!(
-                "error: {} file{} stale or missing: {}\n  Run `operator-rs generate {}` and commit the result.",
-                applied.changed.len(),
-                if applied.changed.len() == 1 {
+                "error: {} file{} stale, missing or produced by no kind: {}\n  Run `operator-rs generate {}` and commit the result.",
+                stale_files.len(),
+                if stale_files.len() == 1 {
                     " is"
                 } else {
                     "s are"
                 },
-                applied
-                    .changed
+                stale_files
                     .iter()
                     .map(|p| p.display().to_string())
                     .collect::<Vec<_>>()
@@ -117,6 +136,9 @@ fn finish(
     } else {
         for p in &applied.changed {
             eprintln!("{:>10} {}", "write", p.display());
+        }
+        for p in &applied.stale {
+            eprintln!("{:>10} {}", "remove", p.display());
         }
         Ok(0)
     }
@@ -130,6 +152,10 @@ pub fn regenerate_into(overlay: &mut Overlay<'_>, project: &Project, crds: bool)
     if crds {
         match crate::crdgen::generate(&*overlay, project) {
             Ok(out) => outputs.push(out),
+            // Two kinds claiming one CRD or name: writing would lose one.
+            Err(e @ crate::crdgen::CrdgenError::Clash(_)) => {
+                anyhow::bail!("{e}\n  Nothing was written.");
+            }
             Err(e) => eprintln!(
                 "warning: the CRDs were not regenerated: {e}\n  Fix that, then run `operator-rs generate crds` (or `operator-rs generate crds --exact`)."
             ),
@@ -141,6 +167,9 @@ pub fn regenerate_into(overlay: &mut Overlay<'_>, project: &Project, crds: bool)
         }
         for f in out.files {
             overlay.put(f.path, f.contents);
+        }
+        for s in out.stale {
+            overlay.remove(s);
         }
     }
     Ok(())

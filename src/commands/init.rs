@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
 use crate::cli::{InitArgs, License};
 use crate::names;
@@ -20,7 +20,6 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
             n.clone()
         }
         None => {
-            std::fs::create_dir_all(root)?;
             let folder = super::folder_name(root)?;
             let derived = names::default_project_name(&folder);
             if let Err(e) = names::validate_project_name(&derived) {
@@ -31,6 +30,9 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
             derived
         }
     };
+    std::fs::create_dir_all(root)
+        .with_context(|| format!("creating the project folder {}", root.display()))?;
+    let _lock = crate::workspace::lock::lock(root)?;
     if root.join(project::FILE).exists() && !args.force {
         bail!(
             "{} is already an operator-rs project (it has a PROJECT file). Nothing was written.\n  \
@@ -64,11 +66,13 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     }
     overlay.put(project::FILE, project.render()?);
     super::generate::regenerate_into(&mut overlay, &project, false)?;
-    let pending = overlay.into_pending();
+    let (pending, removals) = overlay.into_changes();
+    // The folder is not a project yet: every file in it is the user's.
+    super::refuse_replacing_user_files(root, &pending, &removals, &report.conflicts, args.force)?;
     super::check_generated_rust(&pending, None)?;
-    write_all(root, &pending)?;
+    let changes = write_all(root, &pending, &removals)?;
 
-    super::print_report(&report);
+    super::print_changes(&report, &changes);
     eprintln!(
         "\nProject {} is ready. Next: add a kind with\n  operator-rs create api --group <group> --version v1alpha1 --kind <Kind>",
         project.project_name

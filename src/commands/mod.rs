@@ -13,6 +13,7 @@ use anyhow::{Context, Result};
 use crate::cli::{Cli, Command, CreateCommand, GenerateCommand};
 use crate::project::Project;
 use crate::scaffold::Report;
+use crate::workspace::Verb;
 
 /// The k8s-openapi version feature generated projects compile with; it is also the one this
 /// binary's k8s-openapi uses, so the static CRD reader sees the same built-in schemas.
@@ -23,6 +24,15 @@ pub fn run(cli: Cli) -> Result<i32> {
     let root = match &cli.dir {
         Some(d) => d.clone(),
         None => PathBuf::from("."),
+    };
+    // Every command that reads or writes the project holds its lock throughout (and finishes or
+    // rolls back what a dead command left before reading anything).
+    let _lock = match &cli.command {
+        // `init` locks once its flags are checked (it may have to create the folder first).
+        Command::Create(_) | Command::Generate(_) if root.is_dir() => {
+            Some(crate::workspace::lock::lock(&root)?)
+        }
+        _ => None,
     };
     match cli.command {
         Command::Init(args) => init::run(&root, &args).map(|_| 0),
@@ -59,13 +69,52 @@ pub fn base_context(project: &Project, owner: &str, license: &str) -> tera::Cont
     ctx
 }
 
-/// Print what a scaffolding run did, one line a file, as `cargo new` does.
-pub fn print_report(report: &Report) {
-    for (path, action) in &report.actions {
-        if *action != crate::scaffold::Action::Keep {
-            eprintln!("{:>10} {}", action.verb(), path.display());
+/// Print every file a command changed, one line a file, as `cargo new` does: the scaffold's own
+/// word for a template it overwrote, else what the write did (create, update, remove).
+pub fn print_changes(report: &Report, changes: &[(PathBuf, Verb)]) {
+    for (path, verb) in changes {
+        let scaffolded = report
+            .actions
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, a)| *a);
+        let word = match scaffolded {
+            Some(crate::scaffold::Action::Overwrite) if *verb == Verb::Update => "overwrite",
+            _ => verb.as_str(),
+        };
+        eprintln!("{word:>10} {}", path.display());
+    }
+}
+
+/// Refuse to replace or remove a file that was there before the command and that the command did
+/// not create (in a folder that is not yet a project, every file is the user's): list them all.
+pub fn refuse_replacing_user_files(
+    root: &Path,
+    writes: &std::collections::BTreeMap<PathBuf, String>,
+    removals: &std::collections::BTreeSet<PathBuf>,
+    known: &[PathBuf],
+    force: bool,
+) -> Result<()> {
+    if force {
+        return Ok(());
+    }
+    let mut conflicts = known.to_vec();
+    for (rel, text) in writes {
+        let full = root.join(rel);
+        match std::fs::read(&full) {
+            Ok(current) if current != text.as_bytes() => conflicts.push(rel.clone()),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("reading {}", full.display())),
         }
     }
+    conflicts.extend(removals.iter().filter(|r| root.join(r).exists()).cloned());
+    if conflicts.is_empty() {
+        return Ok(());
+    }
+    conflicts.sort();
+    conflicts.dedup();
+    anyhow::bail!("{}", crate::scaffold::refusal(&conflicts))
 }
 
 /// Make sure every Rust file we are about to write parses, and that no file declares or imports
@@ -230,8 +279,14 @@ fn civil_year(days: i64) -> i64 {
     yoe + era * 400 + i64::from(month <= 2)
 }
 
-/// The folder name of `root` (resolving `.`), for the default project name.
+/// The folder name of `root` (resolving `.`), for the default project name; `root` may not
+/// exist yet.
 pub fn folder_name(root: &Path) -> Result<String> {
+    if !root.exists()
+        && let Some(name) = root.file_name()
+    {
+        return Ok(name.to_string_lossy().into_owned());
+    }
     let abs =
         std::fs::canonicalize(root).with_context(|| format!("resolving {}", root.display()))?;
     Ok(abs

@@ -328,3 +328,222 @@ pub(crate) fn derive_paths(attrs: &[syn::Attribute]) -> Vec<syn::Path> {
     }
     out
 }
+
+/// Where an attribute sits: on a type, on an enum variant, or on a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Position {
+    Container,
+    Variant,
+    Field,
+}
+
+/// Every key the derive that owns `#[<attr>(...)]` accepts at `pos` (serde_derive 1, schemars 1,
+/// kube-derive 5's `CustomResource` and `KubeSchema`, garde, validator); `None`: not one we check.
+pub(crate) fn known_keys(attr: &str, pos: Position) -> Option<&'static [&'static str]> {
+    use Position::*;
+    Some(match (attr, pos) {
+        ("serde", Container) => &[
+            "rename",
+            "rename_all",
+            "rename_all_fields",
+            "deny_unknown_fields",
+            "tag",
+            "content",
+            "untagged",
+            "bound",
+            "default",
+            "remote",
+            "transparent",
+            "from",
+            "try_from",
+            "into",
+            "crate",
+            "expecting",
+            "variant_identifier",
+            "field_identifier",
+        ],
+        ("serde", Variant) => &[
+            "rename",
+            "alias",
+            "rename_all",
+            "skip",
+            "skip_serializing",
+            "skip_deserializing",
+            "serialize_with",
+            "deserialize_with",
+            "with",
+            "bound",
+            "borrow",
+            "other",
+            "untagged",
+        ],
+        ("serde", Field) => &[
+            "rename",
+            "alias",
+            "default",
+            "flatten",
+            "skip",
+            "skip_serializing",
+            "skip_deserializing",
+            "skip_serializing_if",
+            "serialize_with",
+            "deserialize_with",
+            "with",
+            "borrow",
+            "bound",
+            "getter",
+        ],
+        ("schemars", _) => &[
+            "rename",
+            "rename_all",
+            "rename_all_fields",
+            "deny_unknown_fields",
+            "tag",
+            "content",
+            "untagged",
+            "default",
+            "skip",
+            "skip_serializing",
+            "skip_serializing_if",
+            "skip_deserializing",
+            "flatten",
+            "remote",
+            "transparent",
+            "into",
+            "from",
+            "try_from",
+            "bound",
+            "serialize_with",
+            "with",
+            "title",
+            "description",
+            "example",
+            "extend",
+            "transform",
+            "schema_with",
+            "crate",
+            "inline",
+            "_unstable_ref_variants",
+            "length",
+            "range",
+            "required",
+            "pattern",
+            "regex",
+            "contains",
+            "inner",
+            "email",
+            "url",
+            "ip",
+        ],
+        ("x_kube", Field) => &["validation", "merge_strategy"],
+        ("x_kube", _) => &["crates", "validation", "cel"],
+        ("kube", Container) => &[
+            "group",
+            "version",
+            "kind",
+            "doc",
+            "root",
+            "plural",
+            "singular",
+            "namespaced",
+            "no_spec",
+            "derive",
+            "attr",
+            "schema",
+            "status",
+            "category",
+            "shortname",
+            "printcolumn",
+            "selectable",
+            "scale",
+            "crates",
+            "annotation",
+            "label",
+            "validation",
+            "cel",
+            "storage",
+            "served",
+            "deprecated",
+        ],
+        ("garde", _) => &[
+            "skip",
+            "required",
+            "ascii",
+            "alphanumeric",
+            "email",
+            "url",
+            "ip",
+            "ipv4",
+            "ipv6",
+            "credit_card",
+            "phone_number",
+            "length",
+            "matches",
+            "range",
+            "contains",
+            "prefix",
+            "suffix",
+            "pattern",
+            "custom",
+            "dive",
+            "inner",
+            "keys",
+            "adapt",
+            "context",
+            "allow_unvalidated",
+            "transparent",
+        ],
+        ("validate", _) => &[
+            "email",
+            "url",
+            "length",
+            "range",
+            "must_match",
+            "contains",
+            "does_not_contain",
+            "custom",
+            "regex",
+            "credit_card",
+            "phone",
+            "non_control_character",
+            "required",
+            "required_nested",
+            "nested",
+            "ip",
+            "schema",
+        ],
+        _ => return None,
+    })
+}
+
+/// The attributes whose keys are checked (the compiler rejects an unknown key in each).
+pub(crate) const CHECKED_ATTRS: &[&str] = &["serde", "schemars", "x_kube", "garde", "validate"];
+
+/// The first key of `attrs`' `#[<attr>(...)]` that its derive does not know, with the closest
+/// valid key: `(span, message)`. An attribute that does not parse is left to the readers (and to
+/// the compiler).
+pub(crate) fn unknown_key(
+    attrs: &[syn::Attribute],
+    attr: &str,
+    pos: Position,
+) -> Option<(Span, String)> {
+    let known = known_keys(attr, pos)?;
+    let items = meta_items(attrs, attr).ok()?;
+    let bad = items.iter().find(|m| !known.contains(&m.name.as_str()))?;
+    let hint = match crate::suggest::suggest(&bad.name, known) {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => format!("the keys it takes here: {}", known.join(", ")),
+    };
+    let place = match pos {
+        Position::Container => "a type",
+        Position::Variant => "a variant",
+        Position::Field => "a field",
+    };
+    Some((
+        bad.span,
+        format!(
+            "unknown key `{}` in `#[{attr}(...)]` on {place}: the compiler rejects it, and operator-rs will not guess what it means; {hint}",
+            bad.name
+        ),
+    ))
+}

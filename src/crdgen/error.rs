@@ -41,10 +41,14 @@ pub enum CrdgenError {
     /// Several versions of one kind, with zero or several storage versions, or otherwise unmergeable.
     #[error("{0}")]
     Versions(String),
+    /// Two kinds claim one CRD, file or name: generating would lose one of them.
+    #[error("{0}")]
+    Clash(String),
     /// No crate root (`src/lib.rs` or `src/main.rs`) under the project.
     #[error("no crate root: neither src/lib.rs nor src/main.rs exists under {0}")]
     NoCrateRoot(PathBuf),
-    #[error("reading {path}: {source}")]
+    /// The trees of operator-rs name the path in their errors already.
+    #[error("{source}")]
     Io {
         path: PathBuf,
         source: std::io::Error,

@@ -15,9 +15,10 @@ use crate::workspace::{DiskTree, GeneratorOutput};
 /// Generate the CRDs through the compiler (see the module doc).
 pub fn generate_exact(root: &Path, project: &Project) -> Result<GeneratorOutput> {
     let tree = DiskTree::new(root);
-    let mut kinds = super::static_kinds(&tree, false).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let found = super::static_kinds(&tree, false).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut kinds = found.kinds;
     if kinds.is_empty() {
-        return super::output::files(&tree, &[]).map_err(|e| anyhow::anyhow!("{e}"));
+        return finish(&tree, &[], found.warnings);
     }
     // The Rust path of each generated root struct, as seen from a dependent crate.
     let krate = loader::load(&tree, Path::new("src/lib.rs"))
@@ -28,7 +29,8 @@ pub fn generate_exact(root: &Path, project: &Project) -> Result<GeneratorOutput>
         paths.push(root_path(&krate, k, &lib)?);
     }
     let harness = root.join("target/operator-rs-crdgen");
-    std::fs::create_dir_all(harness.join("src"))?;
+    std::fs::create_dir_all(harness.join("src"))
+        .with_context(|| format!("creating {}", harness.join("src").display()))?;
     let package = package_name(root)?;
     let cargo = format!(
         "[package]\nname = \"operator-rs-crdgen-harness\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n[workspace]\n\n[dependencies]\nuser = {{ path = {:?}, package = {:?} }}\nkube = {{ version = \"5\", default-features = false, features = [\"derive\"] }}\nserde_json = \"1\"\n",
@@ -81,7 +83,19 @@ pub fn generate_exact(root: &Path, project: &Project) -> Result<GeneratorOutput>
         k.crd = serde_json::from_str(line).context("parsing a CRD printed by the harness")?;
     }
     let crds = super::merge_kinds(kinds, project).map_err(|e| anyhow::anyhow!("{e}"))?;
-    super::output::files(&tree, &crds).map_err(|e| anyhow::anyhow!("{e}"))
+    finish(&tree, &crds, found.warnings)
+}
+
+/// The files of `crds`, the reader's warnings, and the stale files of `config/crd/bases`.
+fn finish(
+    tree: &DiskTree,
+    crds: &[super::KindCrd],
+    warnings: Vec<String>,
+) -> Result<GeneratorOutput> {
+    let mut out = super::output::files(tree, crds).map_err(|e| anyhow::anyhow!("{e}"))?;
+    out.warnings.extend(warnings);
+    super::mark_stale(tree, &mut out).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(out)
 }
 
 fn write_if_changed(path: &Path, text: &str) -> Result<()> {
@@ -92,7 +106,9 @@ fn write_if_changed(path: &Path, text: &str) -> Result<()> {
 }
 
 fn manifest(root: &Path) -> Result<toml_lite::Doc> {
-    let text = std::fs::read_to_string(root.join("Cargo.toml")).context("reading Cargo.toml")?;
+    let path = root.join("Cargo.toml");
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
     Ok(toml_lite::Doc(text))
 }
 

@@ -203,6 +203,19 @@ fn add_module(
     dir: &Path,
     path_dir: &Path,
 ) -> Result<ModId, CrdgenError> {
+    if path.len() > MAX_MODULE_DEPTH {
+        return Err(CrdgenError::Source {
+            loc: Location {
+                file: krate.files[file].clone(),
+                line: 1,
+                column: 1,
+            },
+            what: format!(
+                "modules nested more than {MAX_MODULE_DEPTH} deep (`crate::{}::...`); operator-rs reads no deeper. Flatten the module tree",
+                path[..3].join("::")
+            ),
+        });
+    }
     let id = krate.modules.len();
     krate.modules.push(Module {
         path: path.clone(),
@@ -250,6 +263,15 @@ fn add_module(
                             }
                         }
                     };
+                    if let Some(chain) = module_loop(krate, id, &rel) {
+                        return Err(CrdgenError::Source {
+                            loc: krate.loc(file, m.ident.span()),
+                            what: format!(
+                                "module `{name_unraw}` loads {}, which is already loading it: a module loop ({chain}). Point its `#[path]` at another file",
+                                rel.display()
+                            ),
+                        });
+                    }
                     let Some(text) = read(tree, &rel)? else {
                         return Err(CrdgenError::Source {
                             loc: krate.loc(file, m.ident.span()),
@@ -325,6 +347,26 @@ fn add_module(
         }
     }
     Ok(id)
+}
+
+/// The deepest module nesting the reader follows (real crates stay far below).
+const MAX_MODULE_DEPTH: usize = 64;
+
+/// When `rel` is the file of module `m` or of one of its ancestors: the chain, for the message.
+fn module_loop(krate: &Crate, m: ModId, rel: &Path) -> Option<String> {
+    let mut chain = Vec::new();
+    let mut at = Some(m);
+    while let Some(id) = at {
+        let file = &krate.files[krate.modules[id].file];
+        chain.push(file.display().to_string());
+        if file == rel {
+            chain.reverse();
+            chain.push(rel.display().to_string());
+            return Some(chain.join(" → "));
+        }
+        at = krate.modules[id].parent;
+    }
+    None
 }
 
 fn add_def(krate: &mut Crate, m: ModId, name: String, item: DefItem) {

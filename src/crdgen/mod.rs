@@ -22,6 +22,7 @@ mod loader;
 mod output;
 mod resolve;
 mod schema;
+mod source_checks;
 mod values;
 
 use std::collections::BTreeMap;
@@ -51,21 +52,54 @@ pub struct KindCrd {
 
 /// Read the crate under `tree` and return every CRD, without writing anything.
 pub fn crds(tree: &dyn SourceTree, project: &Project) -> Result<Vec<KindCrd>, CrdgenError> {
-    let kinds = static_kinds(tree, true)?;
+    let kinds = static_kinds(tree, true)?.kinds;
     merge_kinds(kinds, project)
 }
 
-/// `operator-rs generate crds`: every CRD file plus `config/crd/kustomization.yaml`.
+/// `operator-rs generate crds`: every CRD file plus `config/crd/kustomization.yaml`; the files
+/// of `config/crd/bases` that no kind produces are stale (it owns that folder).
 pub fn generate(tree: &dyn SourceTree, project: &Project) -> Result<GeneratorOutput, CrdgenError> {
-    let crds = crds(tree, project)?;
-    output::files(tree, &crds)
+    let found = static_kinds(tree, true)?;
+    let crds = merge_kinds(found.kinds, project)?;
+    let mut out = output::files(tree, &crds)?;
+    out.warnings.extend(found.warnings);
+    mark_stale(tree, &mut out)?;
+    Ok(out)
+}
+
+/// The folder `generate crds` owns.
+pub const CRD_BASES: &str = "config/crd/bases";
+
+/// Record as stale every YAML file of [`CRD_BASES`] that `out` does not produce (hidden files,
+/// such as a `.gitkeep`, are not CRDs and stay).
+pub(crate) fn mark_stale(
+    tree: &dyn SourceTree,
+    out: &mut GeneratorOutput,
+) -> Result<(), CrdgenError> {
+    let dir = Path::new(CRD_BASES);
+    let files = tree.files_under(dir).map_err(|source| CrdgenError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    out.stale = files
+        .into_iter()
+        .filter(|f| {
+            let name = f.file_name().and_then(|n| n.to_str()).unwrap_or(".");
+            !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml"))
+        })
+        .filter(|f| !out.files.iter().any(|g| &g.path == f))
+        .collect();
+    Ok(())
+}
+
+/// The kinds the static reader found, and what it warns about (macros it cannot see into).
+pub(crate) struct Found {
+    pub kinds: Vec<crd::KindDef>,
+    pub warnings: Vec<String>,
 }
 
 /// The kinds of every crate root, with (`with_schema`) or without their schemas.
-pub(crate) fn static_kinds(
-    tree: &dyn SourceTree,
-    with_schema: bool,
-) -> Result<Vec<crd::KindDef>, CrdgenError> {
+pub(crate) fn static_kinds(tree: &dyn SourceTree, with_schema: bool) -> Result<Found, CrdgenError> {
     let mut roots = Vec::new();
     for r in CRATE_ROOTS {
         let rel = PathBuf::from(r);
@@ -84,13 +118,22 @@ pub(crate) fn static_kinds(
         return Err(CrdgenError::NoCrateRoot(tree.root().to_path_buf()));
     }
     let mut kinds = Vec::new();
+    let mut warnings = Vec::new();
     for root in roots {
         let krate = Rc::new(loader::load(tree, &root)?);
+        source_checks::check_attribute_keys(&krate)?;
         for d in crd::custom_resources(&krate) {
+            source_checks::check_kube_attrs(&krate, d)?;
             kinds.push(crd::build_kind(&krate, d, with_schema)?);
         }
+        for w in source_checks::macro_warnings(&krate) {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
     }
-    Ok(kinds)
+    source_checks::check_clashes(&kinds)?;
+    Ok(Found { kinds, warnings })
 }
 
 /// Group versions of a kind, pick the storage version, merge with `kube_core::crd::merge_crds`.

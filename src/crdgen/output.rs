@@ -56,8 +56,8 @@ pub(crate) fn files(
     Ok(out)
 }
 
-/// `config/crd/kustomization.yaml` with `resources:` listing `names` (plus any other `bases/`
-/// entries already there), sorted, the scaffold marker kept after the list; other lines kept.
+/// `config/crd/kustomization.yaml` with `resources:` listing `names` (plus the entries already
+/// there outside `bases/`, which `generate crds` owns: a `bases/` entry no kind produces goes), sorted, the scaffold marker kept after the list; other lines kept.
 pub fn kustomization(existing: Option<&str>, names: &[String]) -> String {
     let Some(text) = existing else {
         let mut s = String::from(
@@ -103,6 +103,7 @@ pub fn kustomization(existing: Option<&str>, names: &[String]) -> String {
         }
         end += 1;
     }
+    entries.retain(|e| !e.starts_with("bases/") || names.contains(e));
     entries.extend(names.iter().cloned());
     entries.sort();
     entries.dedup();

@@ -38,13 +38,23 @@ impl Action {
     }
 }
 
-/// The files a scaffolding run touches, with what it does to each.
+/// The files a scaffolding run touches, with what it does to each, and the existing files it
+/// would have to replace without `--force` (see [`Report::refuse_conflicts`]).
 #[derive(Debug, Default, Clone)]
 pub struct Report {
     pub actions: Vec<(PathBuf, Action)>,
+    pub conflicts: Vec<PathBuf>,
 }
 
 impl Report {
+    /// Refuse when the run would replace existing files (all listed, nothing written).
+    pub fn refuse_conflicts(&self) -> Result<()> {
+        if self.conflicts.is_empty() {
+            return Ok(());
+        }
+        bail!("{}", refusal(&self.conflicts))
+    }
+
     fn record(&mut self, path: &Path, action: Action) {
         match self.actions.iter_mut().find(|(p, _)| p == path) {
             // A file created or overwritten and then updated by a fragment stays "create"/"overwrite".
@@ -56,8 +66,8 @@ impl Report {
 }
 
 /// Render every template of `command` (`init`, `api`) with `ctx` into `overlay`.
-/// Files whose policy is `error` and that exist already are refused unless `force`; the refusal
-/// lists every such file, and nothing is planned.
+/// Files whose policy is `error` and that exist already are not planned unless `force`: they are
+/// left in [`Report::conflicts`], which the caller refuses (with any conflicts of its own).
 pub fn plan(
     command: &str,
     ctx: &tera::Context,
@@ -123,19 +133,7 @@ pub fn plan(
             },
         }
     }
-    if !conflicts.is_empty() {
-        let list: Vec<String> = conflicts
-            .iter()
-            .map(|p| format!("  {}", p.display()))
-            .collect();
-        bail!(
-            "refusing to overwrite {} existing file{} that operator-rs would scaffold:\n{}\n  \
-             Nothing was written. Pass --force to overwrite them (your changes to them are lost), or move them aside.",
-            conflicts.len(),
-            if conflicts.len() == 1 { "" } else { "s" },
-            list.join("\n")
-        );
-    }
+    report.conflicts = conflicts.into_iter().collect();
 
     for t in active.iter().filter(|t| t.is_fragment()) {
         let marker = t.front.marker.as_deref().unwrap_or_default();
@@ -167,6 +165,29 @@ pub fn plan(
         }
     }
     Ok(report)
+}
+
+/// The refusal to replace existing files: every one listed, and the ways out.
+pub fn refusal(conflicts: &[PathBuf]) -> String {
+    let list: Vec<String> = conflicts
+        .iter()
+        .map(|p| format!("  {}", p.display()))
+        .collect();
+    format!(
+        "refusing to overwrite {} existing file{} that operator-rs would write:\n{}\n  \
+         Nothing was written. Pass --force to overwrite them (your changes to them are lost), or move them aside.",
+        conflicts.len(),
+        if conflicts.len() == 1 { "" } else { "s" },
+        list.join("\n")
+    )
+}
+
+/// `value` as one YAML scalar, quoted as YAML needs it: what a template puts after `key: ` when the
+/// value came from the user (the `*_yaml` context keys).
+pub fn yaml_scalar(value: &str) -> String {
+    serde_saphyr::to_string(&value)
+        .map(|s| s.trim_end_matches('\n').to_string())
+        .unwrap_or_else(|_| serde_json::to_string(value).unwrap_or_default())
 }
 
 /// Evaluate a front matter `when:` (`key` or `not key`) against the context.

@@ -33,6 +33,48 @@ pub fn run(dir: &Path, args: &[&str]) -> Run {
         .into()
 }
 
+/// Run `operator-rs <args>` in `dir` with extra environment variables.
+pub fn run_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    Command::new(env!("CARGO_BIN_EXE_operator-rs"))
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .output()
+        .expect("the operator-rs binary runs")
+        .into()
+}
+
+/// Copy the folder `from` to `to` (created), files and folders.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// Every folder below `dir`, relative (an all-or-nothing command leaves no new empty folder).
+pub fn folders(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                out.push(e.path().strip_prefix(dir).unwrap().to_path_buf());
+                stack.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Run and require success, returning stderr (where progress is printed).
 pub fn ok(dir: &Path, args: &[&str]) -> Run {
     let r = run(dir, args);

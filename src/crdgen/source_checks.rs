@@ -1,0 +1,192 @@
+//! What `generate crds` refuses or warns about in the source before deriving anything: an unknown
+//! key in `#[serde]`, `#[schemars]`, `#[x_kube]`, `#[garde]`, `#[validate]` or `#[kube]` (the
+//! compiler rejects it; guessing would silently change the CRD), a name in `#[kube(...)]` that the
+//! command line would refuse (no path is ever built from an unchecked name), two kinds whose CRDs
+//! or names collide, and item macros the static reader cannot see into.
+
+use std::collections::BTreeMap;
+
+use proc_macro2::Span;
+
+use super::attrs::{self, Position};
+use super::crd::KindDef;
+use super::error::{CrdgenError, Location};
+use super::loader::{Crate, DefId, DefItem};
+use crate::names::{self, NameError};
+
+/// Every unknown attribute key on every type, variant and field of the crate.
+pub(crate) fn check_attribute_keys(krate: &Crate) -> Result<(), CrdgenError> {
+    for (d, def) in krate.defs.iter().enumerate() {
+        let mut places: Vec<(&[syn::Attribute], Position)> =
+            vec![(def.attrs(), Position::Container)];
+        match &def.item {
+            DefItem::Struct(s) => {
+                places.extend(s.fields.iter().map(|f| (&f.attrs[..], Position::Field)))
+            }
+            DefItem::Enum(e) => {
+                for v in &e.variants {
+                    places.push((&v.attrs, Position::Variant));
+                    places.extend(v.fields.iter().map(|f| (&f.attrs[..], Position::Field)));
+                }
+            }
+            DefItem::Alias(_) => {}
+        }
+        for (attrs, pos) in places {
+            for attr in attrs::CHECKED_ATTRS {
+                if let Some((span, what)) = attrs::unknown_key(attrs, attr, pos) {
+                    return Err(CrdgenError::Source {
+                        loc: krate.def_loc(d, span),
+                        what,
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The `#[kube(...)]` of a `#[derive(CustomResource)]` struct: known keys only, and every name
+/// by the command line's rules.
+pub(crate) fn check_kube_attrs(krate: &Crate, d: DefId) -> Result<(), CrdgenError> {
+    let attrs = krate.defs[d].attrs();
+    if let Some((span, what)) = attrs::unknown_key(attrs, "kube", Position::Container) {
+        return Err(CrdgenError::Source {
+            loc: krate.def_loc(d, span),
+            what,
+        });
+    }
+    // A list that does not parse, or a value that is not a string, is reported by the reader.
+    let Ok(items) = attrs::meta_items(attrs, "kube") else {
+        return Ok(());
+    };
+    /// The keys kube-derive takes more than once; any other given twice is a compile error.
+    const MULTIPLE: &[&str] = &[
+        "category",
+        "shortname",
+        "printcolumn",
+        "selectable",
+        "annotation",
+        "label",
+        "validation",
+        "derive",
+        "attr",
+    ];
+    for (i, it) in items.iter().enumerate() {
+        if !MULTIPLE.contains(&it.name.as_str()) && items[..i].iter().any(|o| o.name == it.name) {
+            return Err(CrdgenError::Source {
+                loc: krate.def_loc(d, it.span),
+                what: format!(
+                    "`{}` is given twice in `#[kube(...)]`; kube-derive refuses that: keep one",
+                    it.name
+                ),
+            });
+        }
+    }
+    for it in &items {
+        let Some(value) = it.str_value() else {
+            continue;
+        };
+        let example = |v: &str| format!("#[kube({} = \"{v}\")]", it.name);
+        let checked = match it.name.as_str() {
+            "group" => names::validate_crd_group(&value, &example("cache.example.com")),
+            "version" => names::validate_crd_version(&value, &example("v1alpha1")),
+            "kind" => names::validate_kind_name(&value, &example("Memcached")),
+            "plural" => names::validate_resource_name("plural", &value, &example("memcacheds")),
+            "singular" => names::validate_resource_name("singular", &value, &example("memcached")),
+            "shortname" => names::validate_resource_name("short name", &value, &example("mc")),
+            "category" => names::validate_resource_name("category", &value, &example("all")),
+            _ => Ok(()),
+        };
+        if let Err(e) = checked {
+            return Err(name_error(krate.def_loc(d, it.span), e));
+        }
+    }
+    Ok(())
+}
+
+fn name_error(loc: Location, e: NameError) -> CrdgenError {
+    CrdgenError::Source {
+        loc,
+        what: e.to_string(),
+    }
+}
+
+/// Two kinds may not share a CRD (plural.group, hence its file), nor, in one group, any of their
+/// plural, singular and short names (the API server refuses the second), nor a short name at all
+/// (kubectl could not tell them apart).
+pub(crate) fn check_clashes(kinds: &[KindDef]) -> Result<(), CrdgenError> {
+    // One entry per kind (its first version): its location and names.
+    let mut seen: BTreeMap<(String, String), &KindDef> = BTreeMap::new();
+    for k in kinds {
+        seen.entry((k.group.clone(), k.kind.clone())).or_insert(k);
+    }
+    let mut claimed: BTreeMap<String, (&KindDef, String)> = BTreeMap::new();
+    for k in seen.values() {
+        let names = &k.crd.spec.names;
+        let mut claims = vec![(
+            format!("crd {}.{}", names.plural, k.group),
+            format!(
+                "the CRD name `{}.{}` (and its file {})",
+                names.plural,
+                k.group,
+                super::crd_path(&k.group, &names.plural).display()
+            ),
+        )];
+        let mut in_group = vec![("plural", names.plural.clone())];
+        in_group.extend(names.singular.clone().map(|s| ("singular", s)));
+        for s in names.short_names.iter().flatten() {
+            in_group.push(("short name", s.clone()));
+            claims.push((format!("short {s}"), format!("the short name `{s}`")));
+        }
+        for (what, n) in &in_group {
+            claims.push((
+                format!("name {} {n}", k.group),
+                format!("`{n}` (a {what}) in the group {}", k.group),
+            ));
+        }
+        claims.sort();
+        claims.dedup_by(|a, b| a.0 == b.0);
+        for (key, shown) in claims {
+            if let Some((other, _)) = claimed.get(&key)
+                && (other.group != k.group || other.kind != k.kind)
+            {
+                return Err(CrdgenError::Clash(format!(
+                    "{} {} (at {}) and {} {} (at {}) both claim {shown}: one would overwrite or hide the other. \
+                     Give one of them another name, e.g. `#[kube(plural = \"...\")]`, `#[kube(singular = \"...\")]` or another `shortname`",
+                    other.group, other.kind, other.loc, k.group, k.kind, k.loc
+                )));
+            }
+            claimed.insert(key, (k, shown));
+        }
+    }
+    Ok(())
+}
+
+/// Warnings for item macro invocations, which may expand to a kind the static reader cannot see.
+pub(crate) fn macro_warnings(krate: &Crate) -> Vec<String> {
+    /// Standard item macros that define no types.
+    const HARMLESS: &[&str] = &[
+        "thread_local",
+        "compile_error",
+        "assert",
+        "const_assert",
+        "static_assertions",
+    ];
+    let mut out = Vec::new();
+    for m in &krate.modules {
+        for (span, name) in &m.item_macros {
+            if HARMLESS.contains(&name.as_str()) {
+                continue;
+            }
+            out.push(format!(
+                "{}: the static reader cannot see what the macro `{name}!` expands to; if it defines a `#[derive(CustomResource)]` kind, that kind gets no CRD here: run `operator-rs generate crds --exact` (derives through the compiler)",
+                loc_of(krate, m.file, *span)
+            ));
+        }
+    }
+    out
+}
+
+fn loc_of(krate: &Crate, file: usize, span: Span) -> Location {
+    krate.loc(file, span)
+}
