@@ -185,9 +185,13 @@ pub fn refusal(conflicts: &[PathBuf]) -> String {
 /// `value` as one YAML scalar, quoted as YAML needs it: what a template puts after `key: ` when the
 /// value came from the user (the `*_yaml` context keys).
 pub fn yaml_scalar(value: &str) -> String {
+    // A YAML serializer may fold a long string over several lines, which a template cannot
+    // indent; a JSON string is a valid YAML double-quoted scalar on one line.
     serde_saphyr::to_string(&value)
         .map(|s| s.trim_end_matches('\n').to_string())
-        .unwrap_or_else(|_| serde_json::to_string(value).unwrap_or_default())
+        .ok()
+        .filter(|s| !s.contains('\n'))
+        .unwrap_or_else(|| serde_json::to_string(value).expect("a string serializes"))
 }
 
 /// Evaluate a front matter `when:` (`key` or `not key`) against the context.
