@@ -32,6 +32,15 @@ pub enum Command {
     /// Regenerate manifests from the source: CRDs from the types, RBAC from the controllers' markers.
     #[command(subcommand, after_help = GENERATE_EXAMPLE)]
     Generate(GenerateCommand),
+    /// Replace the project's vendored runtime (vendor/operator-rs-runtime) with this operator-rs's copy.
+    #[command(
+        after_help = "Example:\n  operator-rs upgrade-runtime          # then cargo build && cargo test\n  operator-rs upgrade-runtime --check  # in CI: exit 1 when the copy is out of date"
+    )]
+    UpgradeRuntime {
+        /// Only say whether the copy differs (exit 1 when it does); write nothing.
+        #[arg(long)]
+        check: bool,
+    },
     /// Print the version of operator-rs and of what it scaffolds.
     #[command(after_help = "Example:\n  operator-rs version")]
     Version,

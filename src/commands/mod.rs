@@ -4,6 +4,7 @@ pub mod completion;
 pub mod create_api;
 pub mod generate;
 pub mod init;
+pub mod upgrade_runtime;
 pub mod version;
 
 use std::path::{Path, PathBuf};
@@ -29,7 +30,9 @@ pub fn run(cli: Cli) -> Result<i32> {
     // rolls back what a dead command left before reading anything).
     let _lock = match &cli.command {
         // `init` locks once its flags are checked (it may have to create the folder first).
-        Command::Create(_) | Command::Generate(_) if root.is_dir() => {
+        Command::Create(_) | Command::Generate(_) | Command::UpgradeRuntime { .. }
+            if root.is_dir() =>
+        {
             Some(crate::workspace::lock::lock(&root)?)
         }
         _ => None,
@@ -42,6 +45,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Generate(GenerateCommand::Manifests(args)) => {
             generate::run_manifests(&root, &args)
         }
+        Command::UpgradeRuntime { check } => upgrade_runtime::run(&root, check),
         Command::Version => {
             print!("{}", version::text());
             Ok(0)
