@@ -32,7 +32,11 @@ fn init_vendors_the_workspace_runtime_byte_for_byte() {
     let names = |m: &BTreeMap<PathBuf, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
     assert_eq!(names(&vendored), names(&expected));
     for (path, bytes) in &expected {
-        assert!(vendored[path] == *bytes, "{VENDOR}/{} differs", path.display());
+        assert!(
+            vendored[path] == *bytes,
+            "{VENDOR}/{} differs",
+            path.display()
+        );
     }
     let manifest = read(&dir, "Cargo.toml");
     assert!(
@@ -55,7 +59,11 @@ fn upgrade_runtime_restores_an_edited_or_outdated_copy() {
     let lib = dir.join(VENDOR).join("src/lib.rs");
     std::fs::write(&lib, "// an older runtime\n").unwrap();
     std::fs::remove_file(dir.join(VENDOR).join("src/controller/error.rs")).unwrap();
-    std::fs::write(dir.join(VENDOR).join("src/gone.rs"), "// removed upstream\n").unwrap();
+    std::fs::write(
+        dir.join(VENDOR).join("src/gone.rs"),
+        "// removed upstream\n",
+    )
+    .unwrap();
     let before = snapshot(&dir);
     let check = run(&dir, &["upgrade-runtime", "--check"]);
     assert_eq!(check.code, 1, "{}", check.stderr);
@@ -63,8 +71,14 @@ fn upgrade_runtime_restores_an_edited_or_outdated_copy() {
     assert_eq!(snapshot(&dir), before, "--check wrote something");
 
     let upgraded = ok(&dir, &["upgrade-runtime"]).stderr;
-    assert!(upgraded.contains("remove vendor/operator-rs-runtime/src/gone.rs"), "{upgraded}");
-    assert!(upgraded.contains("update vendor/operator-rs-runtime/src/lib.rs"), "{upgraded}");
+    assert!(
+        upgraded.contains("remove vendor/operator-rs-runtime/src/gone.rs"),
+        "{upgraded}"
+    );
+    assert!(
+        upgraded.contains("update vendor/operator-rs-runtime/src/lib.rs"),
+        "{upgraded}"
+    );
     assert_eq!(snapshot(&dir), fresh);
 }
 
@@ -73,6 +87,10 @@ fn upgrade_runtime_outside_a_project_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let refused = run(tmp.path(), &["upgrade-runtime"]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
-    assert!(refused.stderr.contains("no PROJECT file"), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("no PROJECT file"),
+        "{}",
+        refused.stderr
+    );
     assert!(std::fs::read_dir(tmp.path()).unwrap().next().is_none());
 }

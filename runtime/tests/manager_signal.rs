@@ -51,7 +51,7 @@ async fn sigterm_drains_controllers_releases_the_lease_and_exits_cleanly() {
     );
     let identity = manager.identity().to_owned();
     let run =
-        tokio::spawn(manager.run(vec![Registration::new("signalled", |ctx| controller(ctx))]));
+        tokio::spawn(manager.run(vec![Registration::new("signalled", controller)]));
     assert!(eventually(Duration::from_secs(5), || STARTED.load(Ordering::SeqCst)).await);
     assert_eq!(api.holder("ops", LEASE), Some(identity));
 

@@ -34,7 +34,10 @@ pub fn run(root: &Path, check: bool) -> Result<i32> {
     });
     let version = vendor::version();
     if !differs && stale.is_empty() {
-        eprintln!("{} holds operator-rs-runtime {version} already.", vendor::DIR);
+        eprintln!(
+            "{} holds operator-rs-runtime {version} already.",
+            vendor::DIR
+        );
         return Ok(0);
     }
     if check {
@@ -60,8 +63,8 @@ fn existing_files(root: &Path, dir: &Path) -> Result<Vec<PathBuf>> {
     if !full.is_dir() {
         return Ok(files);
     }
-    for entry in std::fs::read_dir(&full)
-        .map_err(|e| anyhow::anyhow!("reading {}: {e}", full.display()))?
+    for entry in
+        std::fs::read_dir(&full).map_err(|e| anyhow::anyhow!("reading {}: {e}", full.display()))?
     {
         let entry = entry.map_err(|e| anyhow::anyhow!("reading {}: {e}", full.display()))?;
         let rel = dir.join(entry.file_name());

@@ -368,3 +368,6 @@ pub fn backoff(failures: u32) -> Duration {
     let factor = 2u32.saturating_pow(failures.saturating_sub(1));
     BACKOFF_BASE.saturating_mul(factor).min(BACKOFF_CAP)
 }
+
+#[cfg(all(test, feature = "testing"))]
+mod tests;

@@ -78,7 +78,7 @@ pub struct ManagerArgs {
     #[arg(long)]
     pub leader_elect: bool,
 
-    /// Name of the leader election Lease [default: `<operator name>-leader`].
+    /// Name of the leader election Lease (default: `<operator name>-leader`).
     #[arg(long)]
     pub leader_election_id: Option<String>,
 
