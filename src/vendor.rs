@@ -13,9 +13,12 @@ use include_dir::{Dir, include_dir};
 /// Where a generated project keeps the runtime crate.
 pub const DIR: &str = "vendor/operator-rs-runtime";
 
-static SOURCES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/runtime/src");
-const MANIFEST: &str = include_str!("../runtime/Cargo.toml");
-const README: &str = include_str!("../runtime/README.md");
+// build.rs points OPERATOR_RS_RUNTIME_DIR at the runtime crate's folder: the workspace's
+// `runtime/`, or the published crate's sources when operator-rs is built from crates.io.
+static SOURCES: Dir<'static> = include_dir!("$OPERATOR_RS_RUNTIME_DIR/src");
+const MANIFEST: &str = include_str!(concat!(env!("OPERATOR_RS_RUNTIME_DIR"), "/Cargo.toml"));
+const README: &str = include_str!(concat!(env!("OPERATOR_RS_RUNTIME_DIR"), "/README.md"));
+const BUILD: &str = include_str!(concat!(env!("OPERATOR_RS_RUNTIME_DIR"), "/build.rs"));
 
 /// Every file of the vendored crate: its path inside the project, and its contents.
 pub fn files() -> Vec<(PathBuf, &'static str)> {
@@ -23,6 +26,7 @@ pub fn files() -> Vec<(PathBuf, &'static str)> {
     let mut files = vec![
         (root.join("Cargo.toml"), MANIFEST),
         (root.join("README.md"), README),
+        (root.join("build.rs"), BUILD),
     ];
     collect(&SOURCES, &root.join("src"), &mut files);
     files.sort();

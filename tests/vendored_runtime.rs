@@ -10,14 +10,15 @@ use common::*;
 
 const VENDOR: &str = "vendor/operator-rs-runtime";
 
-/// The workspace's runtime crate as a project gets it: its manifest, README and sources.
+/// The workspace's runtime crate as a project gets it: its manifest, README, build script and
+/// sources.
 fn workspace_runtime() -> BTreeMap<PathBuf, Vec<u8>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime");
     let mut files: BTreeMap<_, _> = snapshot(&root.join("src"))
         .into_iter()
         .map(|(path, bytes)| (Path::new("src").join(path), bytes))
         .collect();
-    for name in ["Cargo.toml", "README.md"] {
+    for name in ["Cargo.toml", "README.md", "build.rs"] {
         files.insert(PathBuf::from(name), std::fs::read(root.join(name)).unwrap());
     }
     files

@@ -12,9 +12,14 @@
 //! - `testing` (feature `testing`): a mock API server for reconcile unit tests, and
 //!   envtest, a real etcd and kube-apiserver for integration tests.
 
+//! Everything is behind the default feature `runtime`; without it the crate is empty (operator-rs
+//! depends on it that way, only to embed its sources).
+
 #![warn(missing_docs)]
 
+#[cfg(feature = "runtime")]
 pub mod controller;
+#[cfg(feature = "runtime")]
 pub mod manager;
 #[cfg(feature = "testing")]
 pub mod testing;
