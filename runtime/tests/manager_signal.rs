@@ -1,4 +1,4 @@
-//! SIGTERM stops the manager gracefully. Alone in its own test binary: the signal goes to the
+//! SIGTERM stops the manager gracefully (on envtest's real API server). Alone in its own test binary: the signal goes to the
 //! whole test process.
 
 mod support;
@@ -9,8 +9,11 @@ use std::time::Duration;
 use operator_rs_runtime::manager::ControllerContext;
 use operator_rs_runtime::manager::Manager;
 use operator_rs_runtime::manager::Registration;
+use operator_rs_runtime::skip_unless_available;
+use operator_rs_runtime::testing::envtest::Envtest;
 
-use support::{FakeApiServer, eventually, parse};
+use support::leases::Leases;
+use support::{eventually, parse};
 
 /// The default leader election Lease of this operator.
 const LEASE: &str = "test-operator-leader";
@@ -29,21 +32,21 @@ async fn controller(ctx: ControllerContext) -> anyhow::Result<()> {
 }
 
 #[tokio::test]
-async fn sigterm_drains_controllers_releases_the_lease_and_exits_cleanly() {
-    let api = FakeApiServer::new();
+async fn sigterm_drains_controllers_releases_the_lease_and_exits_cleanly() -> anyhow::Result<()> {
+    skip_unless_available!(Ok(()));
+    let env = Envtest::shared()?;
+    let leases = Leases::new(env.client()?, &env.create_namespace("signal").await?);
+    let namespace = format!("--leader-election-namespace={}", leases.namespace());
     let args = parse([
         "manager",
         "--metrics-bind-address=0",
         "--health-probe-bind-address=0",
         "--leader-elect",
-        "--leader-election-namespace=ops",
+        &namespace,
         "--leader-election-lease-duration=2s",
         "--leader-election-renew-deadline=1s",
-    ])
-    .unwrap();
-    let manager = Manager::with_client("test-operator", args, api.client())
-        .await
-        .unwrap();
+    ])?;
+    let manager = Manager::with_client("test-operator", args, env.client()?).await?;
     assert_eq!(
         (manager.metrics_addr(), manager.health_probe_addr()),
         (None, None),
@@ -53,7 +56,7 @@ async fn sigterm_drains_controllers_releases_the_lease_and_exits_cleanly() {
     let run =
         tokio::spawn(manager.run(vec![Registration::new("signalled", controller)]));
     assert!(eventually(Duration::from_secs(5), || STARTED.load(Ordering::SeqCst)).await);
-    assert_eq!(api.holder("ops", LEASE), Some(identity));
+    assert_eq!(leases.holder(LEASE).await, Some(identity));
 
     // SAFETY: kill(2) on our own pid; the manager's handler is installed (a controller runs),
     // so the signal is caught instead of terminating the test process.
@@ -69,5 +72,10 @@ async fn sigterm_drains_controllers_releases_the_lease_and_exits_cleanly() {
         FINISHED.load(Ordering::SeqCst),
         "the reconcile in flight was cut short"
     );
-    assert_eq!(api.holder("ops", LEASE), None, "the lease was not released");
+    assert_eq!(
+        leases.holder(LEASE).await,
+        None,
+        "the lease was not released"
+    );
+    Ok(())
 }

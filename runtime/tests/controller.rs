@@ -1,0 +1,413 @@
+//! The controller plumbing (`operator_rs_runtime::controller`) end to end on a real control
+//! plane: status with conditions and observedGeneration, the finalizer and cleanup, an owned
+//! ConfigMap that is cached and recreated, namespace deletion, and a settled restart that
+//! writes nothing.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use kube::{CustomResource, CustomResourceExt, Resource, ResourceExt};
+use operator_rs_runtime::controller::{
+    Action, Conditions, Context, Controller, EventType, Reconciler, Result,
+};
+use operator_rs_runtime::manager::{Manager, Shutdown};
+use operator_rs_runtime::skip_unless_available;
+use operator_rs_runtime::testing::envtest::Envtest;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use support::{eventually_async, gone, parse};
+
+/// A test kind: its controller keeps a ConfigMap `<name>-data` holding `spec.data`.
+#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+#[kube(
+    group = "controller.envtest.example.com",
+    version = "v1",
+    kind = "Gizmo",
+    namespaced,
+    status = "GizmoStatus"
+)]
+struct GizmoSpec {
+    data: String,
+}
+
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct GizmoStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    observed_generation: Option<i64>,
+    #[serde(default)]
+    conditions: Vec<Condition>,
+}
+
+const FINALIZER: &str = "controller.envtest.example.com/cleanup";
+
+/// What a controller did, for the assertions.
+#[derive(Default)]
+struct Counters {
+    reconciles: AtomicUsize,
+    /// Requests that changed something: ConfigMap applies and status writes.
+    writes: AtomicUsize,
+    /// Reconciles that found the ConfigMap up to date in the cache.
+    cached: AtomicUsize,
+    cleaned_up: Mutex<Vec<String>>,
+}
+
+struct Gizmos(Arc<Counters>);
+
+fn data_name(gizmo: &Gizmo) -> String {
+    format!("{}-data", gizmo.name_any())
+}
+
+impl Reconciler for Gizmos {
+    type Kind = Gizmo;
+
+    async fn apply(&self, gizmo: Arc<Gizmo>, ctx: &Context<Gizmo>) -> Result<Action> {
+        self.0.reconciles.fetch_add(1, Ordering::SeqCst);
+        let namespace = gizmo.namespace().unwrap_or_default();
+        let name = data_name(&gizmo);
+        let wanted = BTreeMap::from([("data".to_owned(), gizmo.spec.data.clone())]);
+        let cached = ctx.owned::<ConfigMap>(&ObjectRef::new(&name).within(&namespace))?;
+        if cached.and_then(|map| map.data.clone()).as_ref() == Some(&wanted) {
+            self.0.cached.fetch_add(1, Ordering::SeqCst);
+        } else {
+            let map = ConfigMap {
+                metadata: ObjectMeta {
+                    name: Some(name.clone()),
+                    namespace: Some(namespace.clone()),
+                    labels: Some(gizmo.labels().clone()),
+                    owner_references: gizmo.controller_owner_ref(&()).map(|owner| vec![owner]),
+                    ..ObjectMeta::default()
+                },
+                data: Some(wanted),
+                ..ConfigMap::default()
+            };
+            Api::<ConfigMap>::namespaced(ctx.client(), &namespace)
+                .patch(&name, &ctx.apply_params(), &Patch::Apply(&map))
+                .await?;
+            self.0.writes.fetch_add(1, Ordering::SeqCst);
+        }
+        let generation = gizmo.meta().generation;
+        let current = gizmo.status.as_ref().map(|s| s.conditions.as_slice());
+        let status = GizmoStatus {
+            observed_generation: generation,
+            conditions: vec![Conditions::new(current, generation).set(
+                "Ready",
+                true,
+                "Reconciled",
+                "the ConfigMap holds the data",
+            )],
+        };
+        if ctx.apply_status(&gizmo, &status).await? {
+            self.0.writes.fetch_add(1, Ordering::SeqCst);
+            let note = format!("{name} holds generation {generation:?}");
+            ctx.publish(&gizmo, EventType::Normal, "Ready", note).await;
+        }
+        Ok(Action::await_change())
+    }
+
+    async fn cleanup(&self, gizmo: Arc<Gizmo>, _ctx: &Context<Gizmo>) -> Result<Action> {
+        self.0.cleaned_up.lock().unwrap().push(gizmo.name_any());
+        Ok(Action::await_change())
+    }
+}
+
+/// A manager running the Gizmo controller over the objects labelled `test=<label>`.
+struct Running {
+    counters: Arc<Counters>,
+    shutdown: Shutdown,
+    run: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+impl Running {
+    async fn start(env: &Envtest, label: &str) -> anyhow::Result<Self> {
+        let args = parse([
+            "manager",
+            "--metrics-bind-address=0",
+            "--health-probe-bind-address=0",
+        ])?;
+        let manager = Manager::with_client("gizmo-operator", args, env.client()?).await?;
+        let counters = Arc::new(Counters::default());
+        let selector = format!("test={label}");
+        let controller = Controller::new("gizmo", Gizmos(counters.clone()))
+            .finalizer(FINALIZER)
+            .watching(watcher::Config::default().labels(&selector))
+            .owns::<ConfigMap>(watcher::Config::default().labels(&selector));
+        let shutdown = manager.shutdown();
+        let run = tokio::spawn(manager.run(vec![controller.registration()]));
+        Ok(Self {
+            counters,
+            shutdown,
+            run,
+        })
+    }
+
+    async fn stop(self) -> anyhow::Result<Arc<Counters>> {
+        self.shutdown.trigger();
+        tokio::time::timeout(Duration::from_secs(30), self.run).await???;
+        Ok(self.counters)
+    }
+}
+
+/// The shared control plane with the Gizmo CRD, a namespace of the test's own, and the
+/// Gizmo API there.
+async fn setup(prefix: &str) -> anyhow::Result<(&'static Envtest, String, Api<Gizmo>)> {
+    let env = Envtest::shared()?;
+    env.install_crd(&Gizmo::crd()).await?;
+    let namespace = env.create_namespace(prefix).await?;
+    let gizmos = Api::namespaced(env.client()?, &namespace);
+    Ok((env, namespace, gizmos))
+}
+
+fn gizmo(name: &str, label: &str, data: &str) -> Gizmo {
+    let mut gizmo = Gizmo::new(name, GizmoSpec { data: data.into() });
+    gizmo.metadata.labels = Some(BTreeMap::from([("test".into(), label.into())]));
+    gizmo
+}
+
+/// Whether `gizmo` is Ready for its current generation.
+fn ready(gizmo: &Gizmo) -> bool {
+    let Some(status) = &gizmo.status else {
+        return false;
+    };
+    let generation = gizmo.metadata.generation;
+    status.observed_generation == generation
+        && status.conditions.iter().any(|c| {
+            c.type_ == "Ready" && c.status == "True" && c.observed_generation == generation
+        })
+}
+
+async fn wait_ready(gizmos: &Api<Gizmo>, name: &str) -> bool {
+    eventually_async(Duration::from_secs(30), || async {
+        gizmos
+            .get_opt(name)
+            .await
+            .ok()
+            .flatten()
+            .is_some_and(|g| ready(&g))
+    })
+    .await
+}
+
+async fn data_of(maps: &Api<ConfigMap>, name: &str) -> Option<String> {
+    let map = maps.get_opt(name).await.ok().flatten()?;
+    map.data?.get("data").cloned()
+}
+
+#[tokio::test]
+async fn an_object_becomes_ready_for_each_generation() -> anyhow::Result<()> {
+    skip_unless_available!(Ok(()));
+    let (env, namespace, gizmos) = setup("ready").await?;
+    let running = Running::start(env, "ready").await?;
+    gizmos
+        .create(&PostParams::default(), &gizmo("one", "ready", "v1"))
+        .await?;
+    assert!(
+        wait_ready(&gizmos, "one").await,
+        "not Ready: {:?}",
+        gizmos.get("one").await?.status
+    );
+    let maps: Api<ConfigMap> = Api::namespaced(env.client()?, &namespace);
+    assert_eq!(data_of(&maps, "one-data").await.as_deref(), Some("v1"));
+    let first = gizmos.get("one").await?;
+    let ready_since = first.status.as_ref().unwrap().conditions[0]
+        .last_transition_time
+        .clone();
+
+    let patch = serde_json::json!({"spec": {"data": "v2"}});
+    gizmos
+        .patch("one", &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
+    let updated = eventually_async(Duration::from_secs(30), || async {
+        let gizmo = gizmos.get("one").await.unwrap();
+        gizmo.metadata.generation == Some(2) && ready(&gizmo)
+    })
+    .await;
+    assert!(
+        updated,
+        "generation 2 not observed: {:?}",
+        gizmos.get("one").await?.status
+    );
+    assert_eq!(data_of(&maps, "one-data").await.as_deref(), Some("v2"));
+    let second = gizmos.get("one").await?;
+    let condition = &second.status.as_ref().unwrap().conditions[0];
+    assert_eq!(
+        condition.last_transition_time, ready_since,
+        "Ready stayed True: no transition"
+    );
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_finalizer_is_added_and_cleanup_runs_before_the_object_goes() -> anyhow::Result<()> {
+    skip_unless_available!(Ok(()));
+    let (env, _namespace, gizmos) = setup("finalizer").await?;
+    let running = Running::start(env, "finalizer").await?;
+    gizmos
+        .create(&PostParams::default(), &gizmo("doomed", "finalizer", "x"))
+        .await?;
+    assert!(wait_ready(&gizmos, "doomed").await);
+    let stored = gizmos.get("doomed").await?;
+    assert_eq!(stored.finalizers(), [FINALIZER]);
+    assert!(running.counters.cleaned_up.lock().unwrap().is_empty());
+
+    gizmos.delete("doomed", &DeleteParams::default()).await?;
+    assert!(
+        gone(&gizmos, "doomed", Duration::from_secs(30)).await,
+        "the finalizer was not removed"
+    );
+    assert_eq!(*running.counters.cleaned_up.lock().unwrap(), ["doomed"]);
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_deleted_owned_config_map_is_recreated_and_an_unchanged_one_is_read_from_the_cache()
+-> anyhow::Result<()> {
+    skip_unless_available!(Ok(()));
+    let (env, namespace, gizmos) = setup("owned").await?;
+    let running = Running::start(env, "owned").await?;
+    gizmos
+        .create(&PostParams::default(), &gizmo("keeper", "owned", "kept"))
+        .await?;
+    assert!(wait_ready(&gizmos, "keeper").await);
+    let maps: Api<ConfigMap> = Api::namespaced(env.client()?, &namespace);
+    let first = maps.get("keeper-data").await?;
+    let owner = &first.owner_references()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.controller),
+        ("Gizmo", Some(true))
+    );
+
+    // Touching the owner without changing its spec: the reconcile finds the ConfigMap in the
+    // cache and writes nothing.
+    let writes = running.counters.writes.load(Ordering::SeqCst);
+    let touch = serde_json::json!({"metadata": {"annotations": {"touched": "yes"}}});
+    gizmos
+        .patch("keeper", &PatchParams::default(), &Patch::Merge(&touch))
+        .await?;
+    let counters = running.counters.clone();
+    assert!(
+        eventually_async(Duration::from_secs(10), || async {
+            counters.cached.load(Ordering::SeqCst) >= 1
+        })
+        .await
+    );
+    assert_eq!(
+        running.counters.writes.load(Ordering::SeqCst),
+        writes,
+        "an unchanged ConfigMap was written"
+    );
+
+    // Deleting the owned ConfigMap reconciles its owner, which recreates it.
+    maps.delete("keeper-data", &DeleteParams::default()).await?;
+    let recreated = eventually_async(Duration::from_secs(30), || async {
+        maps.get_opt("keeper-data")
+            .await
+            .ok()
+            .flatten()
+            .is_some_and(|m| m.metadata.uid != first.metadata.uid)
+    })
+    .await;
+    assert!(recreated, "the deleted ConfigMap was not recreated");
+    assert_eq!(data_of(&maps, "keeper-data").await.as_deref(), Some("kept"));
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_namespace_holding_objects_under_a_finalizer_is_deleted() -> anyhow::Result<()> {
+    skip_unless_available!(Ok(()));
+    let (env, namespace, gizmos) = setup("nsdelete").await?;
+    let running = Running::start(env, "nsdelete").await?;
+    for name in ["a", "b"] {
+        gizmos
+            .create(&PostParams::default(), &gizmo(name, "nsdelete", name))
+            .await?;
+    }
+    for name in ["a", "b"] {
+        assert!(wait_ready(&gizmos, name).await);
+    }
+    let namespaces: Api<Namespace> = Api::all(env.client()?);
+    namespaces
+        .delete(&namespace, &DeleteParams::default())
+        .await?;
+    assert!(
+        gone(&namespaces, &namespace, Duration::from_secs(90)).await,
+        "namespace {namespace} still there: {:?}",
+        namespaces.get(&namespace).await?.status
+    );
+    let mut cleaned = running.counters.cleaned_up.lock().unwrap().clone();
+    cleaned.sort();
+    assert_eq!(cleaned, ["a", "b"], "cleanup did not run for every object");
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_settled_restart_of_the_controller_writes_nothing() -> anyhow::Result<()> {
+    skip_unless_available!(Ok(()));
+    let (env, namespace, gizmos) = setup("settled").await?;
+    let names = ["s1", "s2", "s3"];
+    let first = Running::start(env, "settled").await?;
+    for name in names {
+        gizmos
+            .create(&PostParams::default(), &gizmo(name, "settled", name))
+            .await?;
+    }
+    for name in names {
+        assert!(wait_ready(&gizmos, name).await);
+    }
+    first.stop().await?;
+
+    let maps: Api<ConfigMap> = Api::namespaced(env.client()?, &namespace);
+    let versions = || async {
+        let mut versions = Vec::new();
+        for name in names {
+            versions.push(gizmos.get(name).await.unwrap().resource_version());
+            versions.push(
+                maps.get(&format!("{name}-data"))
+                    .await
+                    .unwrap()
+                    .resource_version(),
+            );
+        }
+        versions
+    };
+    let before = versions().await;
+
+    let second = Running::start(env, "settled").await?;
+    let counters = second.counters.clone();
+    let reconciled = eventually_async(Duration::from_secs(30), || async {
+        counters.cached.load(Ordering::SeqCst) >= names.len()
+    })
+    .await;
+    assert!(
+        reconciled,
+        "the restarted controller did not reconcile every object"
+    );
+    // Give a stray write time to land before comparing.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let counters = second.stop().await?;
+    assert_eq!(
+        counters.writes.load(Ordering::SeqCst),
+        0,
+        "the restart wrote"
+    );
+    assert_eq!(
+        versions().await,
+        before,
+        "resourceVersions changed across a settled restart"
+    );
+    Ok(())
+}
