@@ -472,6 +472,10 @@ fn context(
     // The controller's flavour: one template each.
     ctx.insert("flavour_builtin", &(r.controller && r.core));
     ctx.insert(
+        "resource_controller",
+        &(r.controller && !r.core && r.has_api()),
+    );
+    ctx.insert(
         "flavour_deploy_image",
         &(r.controller && !r.core && di.is_some()),
     );

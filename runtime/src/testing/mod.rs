@@ -4,8 +4,11 @@
 //!   tests of a [`Reconciler`](crate::controller::Reconciler) with no cluster.
 //! - [`envtest`]: a real etcd and kube-apiserver (and kube-controller-manager when present)
 //!   from `$KUBEBUILDER_ASSETS`, for integration tests, like controller-runtime's envtest.
+//! - [`operator`]: an operator's controllers running on that control plane with exactly the
+//!   RBAC of its `config/rbac`, for its integration tests.
 
 pub mod envtest;
 pub mod mock;
+pub mod operator;
 
 pub use mock::{ApiServerVerifier, Received, mock_context};

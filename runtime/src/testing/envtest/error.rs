@@ -176,6 +176,10 @@ pub enum Error {
     /// The control plane was stopped with [`Envtest::stop`](super::Envtest::stop).
     #[error("the control plane was stopped (Envtest::stop); start another with Envtest::start()")]
     Stopped,
+
+    /// The operator under test (`testing::operator`) failed to start or do its work.
+    #[error("{0}")]
+    Operator(String),
 }
 
 impl Error {
