@@ -132,7 +132,10 @@ pub enum GenerateCommand {
     /// config/rbac/role.yaml from the `+kubebuilder:rbac` markers of the controllers.
     #[command(after_help = "Example:\n  operator-rs generate rbac --check")]
     Rbac(CheckArgs),
-    /// CRDs and RBAC together.
+    /// config/webhook/manifests.yaml from the `+kubebuilder:webhook` markers.
+    #[command(after_help = "Example:\n  operator-rs generate webhooks --check")]
+    Webhooks(CheckArgs),
+    /// CRDs, RBAC and webhook configurations together.
     #[command(after_help = "Example:\n  operator-rs generate manifests")]
     Manifests(GenerateCrdsArgs),
 }

@@ -10,6 +10,7 @@
 //! - [`crdgen`] derives CRD YAML from the user's Spec/Status structs without compiling;
 //! - [`rbac`] collects `+kubebuilder:rbac` markers into `config/rbac/role.yaml`;
 //! - [`syntax`] parses Rust files at item level, function bodies set aside.
+//! - [`webhookgen`] collects `+kubebuilder:webhook` markers into `config/webhook/manifests.yaml`.
 
 pub mod builtin;
 pub mod cli;
@@ -20,4 +21,5 @@ pub mod project;
 pub mod rbac;
 pub mod scaffold;
 pub(crate) mod syntax;
+pub mod webhookgen;
 pub mod workspace;

@@ -29,6 +29,9 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Create(CreateCommand::Api(args)) => create_api::run(&root, &args).map(|_| 0),
         Command::Generate(GenerateCommand::Crds(args)) => generate::run_crds(&root, &args),
         Command::Generate(GenerateCommand::Rbac(args)) => generate::run_rbac(&root, args.check),
+        Command::Generate(GenerateCommand::Webhooks(args)) => {
+            generate::run_webhooks(&root, args.check)
+        }
         Command::Generate(GenerateCommand::Manifests(args)) => {
             generate::run_manifests(&root, &args)
         }
