@@ -262,6 +262,57 @@ pub async fn eventually(timeout: Duration, mut condition: impl FnMut() -> bool) 
     }
 }
 
+/// Polls the async `condition` every 50ms until it holds or `timeout` passes; returns whether
+/// it held.
+pub async fn eventually_async<F, Fut>(timeout: Duration, mut condition: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if condition().await {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Whether the object `name` of `api` is gone (404) within `timeout`.
+pub async fn gone<K>(api: &kube::Api<K>, name: &str, timeout: Duration) -> bool
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    eventually_async(timeout, || async { matches!(api.get_opt(name).await, Ok(None)) }).await
+}
+
+/// A ConfigMap `name` with `data`.
+pub fn config_map(name: &str, data: &[(&str, &str)]) -> k8s_openapi::api::core::v1::ConfigMap {
+    let mut map = k8s_openapi::api::core::v1::ConfigMap::default();
+    map.metadata.name = Some(name.into());
+    map.data = Some(data.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+    map
+}
+
+/// The pids of the processes whose command line mentions `path`.
+pub fn processes_mentioning(path: &std::path::Path) -> Vec<u32> {
+    let needle = path.to_string_lossy().into_owned();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains(&needle))
+        })
+        .collect()
+}
+
 /// Whether `future` is still pending after `duration`.
 pub async fn still_pending_after<F: Future>(duration: Duration, future: F) -> bool {
     tokio::time::timeout(duration, future).await.is_err()

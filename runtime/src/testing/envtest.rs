@@ -1,1 +1,0 @@
-//! envtest: a real control plane for integration tests (being built).

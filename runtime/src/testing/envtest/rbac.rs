@@ -1,0 +1,469 @@
+//! Clients with exactly an operator's RBAC: a ServiceAccount, the project's roles bound to
+//! it, and a token for it from the TokenRequest API.
+//!
+//! The manifests are what `kubectl kustomize config/rbac` renders ([`kustomize`]):
+//!
+//! - `ClusterRole`s are applied as they are.
+//! - `Role`s are applied in the ServiceAccount's namespace (kustomize puts them in the
+//!   project's `<name>-system`, which a test has no use for: run the manager under test with
+//!   `--leader-election-namespace` set to that namespace).
+//! - `ClusterRoleBinding`s and `RoleBinding`s are applied with their subjects replaced by the
+//!   ServiceAccount, and renamed `<name>-<namespace>-<serviceaccount>` so that bindings of
+//!   several ServiceAccounts never overwrite each other; RoleBindings go to the
+//!   ServiceAccount's namespace.
+//! - `ServiceAccount`s are skipped (the test's own replaces the project's).
+//! - Any other kind is an error.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::authentication::v1::TokenRequest;
+use k8s_openapi::api::authorization::v1::{ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec};
+use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, Subject};
+use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::{Client, Resource};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::Envtest;
+use super::control_plane::files;
+use super::crds::{FIELD_MANAGER, parse_documents};
+use super::credentials;
+use super::error::{Error, Result};
+
+/// How long new bindings may take to reach the API server's authorizer.
+const RBAC_TIMEOUT: Duration = Duration::from_secs(15);
+/// Lifetime of a ServiceAccount token: longer than any test.
+const TOKEN_SECONDS: i64 = 24 * 3600;
+
+/// A ServiceAccount's credentials on the control plane: clients and a kubeconfig that have
+/// exactly the rights its RBAC grants. From [`Envtest::service_account`].
+#[derive(Clone, Debug)]
+pub struct ServiceAccountAccess {
+    namespace: String,
+    name: String,
+    config: kube::Config,
+    kubeconfig: PathBuf,
+}
+
+impl ServiceAccountAccess {
+    /// A new client authenticating as the ServiceAccount (call it inside the tokio runtime
+    /// that will use it), with the ServiceAccount's namespace as its default namespace.
+    ///
+    /// ```no_run
+    /// # async fn f(access: operator_rs_runtime::testing::envtest::ServiceAccountAccess) -> anyhow::Result<()> {
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::{Api, ListParams};
+    ///
+    /// let maps: Api<ConfigMap> = Api::default_namespaced(access.client()?);
+    /// maps.list(&ListParams::default()).await?; // 403 unless its RBAC allows it
+    /// # Ok(()) }
+    /// ```
+    pub fn client(&self) -> Result<Client> {
+        Client::try_from(self.config.clone())
+            .map_err(|e| Error::api(format!("building a client for {}", self.username()), e))
+    }
+
+    /// Its client configuration.
+    ///
+    /// ```no_run
+    /// # fn f(access: operator_rs_runtime::testing::envtest::ServiceAccountAccess) {
+    /// assert_eq!(access.config().default_namespace, access.namespace());
+    /// # }
+    /// ```
+    pub fn config(&self) -> &kube::Config {
+        &self.config
+    }
+
+    /// A kubeconfig file for it, to run a manager binary as the ServiceAccount
+    /// (`--kubeconfig` or `KUBECONFIG`).
+    ///
+    /// ```no_run
+    /// # fn f(access: operator_rs_runtime::testing::envtest::ServiceAccountAccess) {
+    /// let manager = std::process::Command::new("target/debug/manager")
+    ///     .env("KUBECONFIG", access.kubeconfig())
+    ///     .spawn();
+    /// # }
+    /// ```
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// The ServiceAccount's namespace.
+    ///
+    /// ```no_run
+    /// # fn f(access: operator_rs_runtime::testing::envtest::ServiceAccountAccess) {
+    /// println!("--leader-election-namespace={}", access.namespace());
+    /// # }
+    /// ```
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// The ServiceAccount's name.
+    ///
+    /// ```no_run
+    /// # fn f(access: operator_rs_runtime::testing::envtest::ServiceAccountAccess) {
+    /// println!("{}", access.name());
+    /// # }
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The user name the API server sees: `system:serviceaccount:<namespace>:<name>`.
+    ///
+    /// ```no_run
+    /// # fn f(access: operator_rs_runtime::testing::envtest::ServiceAccountAccess) {
+    /// assert!(access.username().starts_with("system:serviceaccount:"));
+    /// # }
+    /// ```
+    pub fn username(&self) -> String {
+        format!("system:serviceaccount:{}:{}", self.namespace, self.name)
+    }
+}
+
+impl Envtest {
+    /// Creates the ServiceAccount `namespace/name` (and the namespace, if need be), applies
+    /// the RBAC manifests `rbac` (multi-document YAML, as `kubectl kustomize config/rbac`
+    /// renders it; see the [module docs](self) of `rbac` for how each kind is applied) bound
+    /// to it, waits until the API server authorizes by them, and returns its credentials.
+    ///
+    /// ```no_run
+    /// # async fn f() -> anyhow::Result<()> {
+    /// use operator_rs_runtime::testing::envtest::Envtest;
+    ///
+    /// let env = Envtest::shared()?;
+    /// let rbac = "
+    /// apiVersion: rbac.authorization.k8s.io/v1
+    /// kind: Role
+    /// metadata: {name: config-reader}
+    /// rules:
+    /// - {apiGroups: [''], resources: [configmaps], verbs: [get, list]}
+    /// ---
+    /// apiVersion: rbac.authorization.k8s.io/v1
+    /// kind: RoleBinding
+    /// metadata: {name: config-reader}
+    /// roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: config-reader}
+    /// subjects: []
+    /// ";
+    /// let reader = env.service_account("apps", "reader", rbac).await?;
+    /// let client = reader.client()?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn service_account(
+        &self,
+        namespace: &str,
+        name: &str,
+        rbac: &str,
+    ) -> Result<ServiceAccountAccess> {
+        let client = self.client()?;
+        let origin = PathBuf::from("(RBAC manifests)");
+        let objects = parse_documents(&origin, rbac)?
+            .into_iter()
+            .enumerate()
+            .map(|(index, document)| RbacObject::read(&origin, index, document))
+            .collect::<Result<Vec<_>>>()?;
+
+        apply(&Api::<Namespace>::all(client.clone()), named(name_meta(namespace, None))).await?;
+        let accounts = Api::<ServiceAccount>::namespaced(client.clone(), namespace);
+        apply(&accounts, named(name_meta(name, Some(namespace)))).await?;
+
+        let subject = Subject {
+            kind: "ServiceAccount".into(),
+            name: name.into(),
+            namespace: Some(namespace.into()),
+            api_group: None,
+        };
+        let mut checks = Vec::new();
+        for object in &objects {
+            if let Some(check) = object.apply(&client, namespace, &subject, &objects).await? {
+                checks.push(check);
+            }
+        }
+        let username = format!("system:serviceaccount:{namespace}:{name}");
+        for check in checks {
+            wait_until_allowed(&client, &username, namespace, check).await?;
+        }
+
+        // Through JSON: the optionality of TokenRequest's fields differs between the
+        // Kubernetes versions an operator may pick.
+        let request: TokenRequest =
+            serde_json::from_value(serde_json::json!({"spec": {"expirationSeconds": TOKEN_SECONDS}}))
+                .expect("a TokenRequest");
+        let answer = (accounts.create_token_request(name, &PostParams::default(), &request).await)
+            .map_err(|e| Error::api(format!("requesting a token for {username}"), e))?;
+        let answer = serde_json::to_value(answer).unwrap_or_default();
+        let token = answer.pointer("/status/token").and_then(Value::as_str).unwrap_or_default();
+
+        let mut config = credentials::with_token(self.config(), token);
+        config.default_namespace = namespace.into();
+        let kubeconfig = self.dir().join(format!("{namespace}-{name}.kubeconfig"));
+        credentials::write_kubeconfig(
+            &kubeconfig,
+            &self.server(),
+            &self.dir().join(files::SERVING_CERT),
+            &username,
+            token,
+            namespace,
+        )?;
+        Ok(ServiceAccountAccess {
+            namespace: namespace.into(),
+            name: name.into(),
+            config,
+            kubeconfig,
+        })
+    }
+
+    /// [`Envtest::service_account`] with the RBAC of a kustomize folder (a project's
+    /// `config/rbac`), rendered with `kubectl kustomize`.
+    ///
+    /// ```no_run
+    /// # async fn f() -> anyhow::Result<()> {
+    /// use operator_rs_runtime::testing::envtest::Envtest;
+    ///
+    /// let env = Envtest::shared()?;
+    /// let namespace = env.create_namespace("manager").await?;
+    /// let manager = env.service_account_from_kustomize(&namespace, "manager", "config/rbac").await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn service_account_from_kustomize(
+        &self,
+        namespace: &str,
+        name: &str,
+        dir: impl AsRef<Path>,
+    ) -> Result<ServiceAccountAccess> {
+        let rbac = kustomize(dir.as_ref())?;
+        self.service_account(namespace, name, &rbac).await
+    }
+}
+
+/// Renders the kustomize folder `dir` with `kubectl kustomize` (multi-document YAML).
+///
+/// ```no_run
+/// let rbac = operator_rs_runtime::testing::envtest::kustomize("config/rbac".as_ref())?;
+/// assert!(rbac.contains("kind: ClusterRole"));
+/// # Ok::<(), operator_rs_runtime::testing::envtest::Error>(())
+/// ```
+pub fn kustomize(dir: &Path) -> Result<String> {
+    let command = format!("kubectl kustomize {}", dir.display());
+    let output = std::process::Command::new("kubectl")
+        .arg("kustomize")
+        .arg(dir)
+        .output()
+        .map_err(|e| Error::Command {
+            command: command.clone(),
+            message: if e.kind() == std::io::ErrorKind::NotFound {
+                "kubectl is not on PATH; install it (`apt-get install kubectl`, or see \
+                 https://kubernetes.io/docs/tasks/tools/)"
+                    .into()
+            } else {
+                e.to_string()
+            },
+        })?;
+    if !output.status.success() {
+        return Err(Error::Command {
+            command,
+            message: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        });
+    }
+    String::from_utf8(output.stdout).map_err(|e| Error::Command {
+        command,
+        message: format!("the output is not UTF-8: {e}"),
+    })
+}
+
+/// One document of the RBAC manifests.
+enum RbacObject {
+    ClusterRole(ClusterRole),
+    Role(Role),
+    ClusterRoleBinding(ClusterRoleBinding),
+    RoleBinding(RoleBinding),
+    ServiceAccount,
+}
+
+/// A request the ServiceAccount must be allowed once its bindings took effect.
+struct Check {
+    rule: PolicyRule,
+    /// `None` for a cluster-wide permission.
+    namespace: Option<String>,
+}
+
+impl RbacObject {
+    fn read(origin: &Path, index: usize, document: Value) -> Result<Self> {
+        let kind = document.get("kind").and_then(Value::as_str).unwrap_or("(no kind)").to_owned();
+        let invalid = |e: serde_json::Error| Error::Manifest {
+            path: origin.to_owned(),
+            message: format!("document {} is not a valid {kind}: {e}", index + 1),
+        };
+        Ok(match kind.as_str() {
+            "ClusterRole" => Self::ClusterRole(serde_json::from_value(document).map_err(invalid)?),
+            "Role" => Self::Role(serde_json::from_value(document).map_err(invalid)?),
+            "ClusterRoleBinding" => Self::ClusterRoleBinding(serde_json::from_value(document).map_err(invalid)?),
+            "RoleBinding" => Self::RoleBinding(serde_json::from_value(document).map_err(invalid)?),
+            "ServiceAccount" => Self::ServiceAccount,
+            other => {
+                return Err(Error::Manifest {
+                    path: origin.to_owned(),
+                    message: format!(
+                        "document {} is a {other}: RBAC manifests hold ClusterRoles, Roles, \
+                         ClusterRoleBindings, RoleBindings and ServiceAccounts (render only \
+                         config/rbac, not config/default)",
+                        index + 1
+                    ),
+                });
+            }
+        })
+    }
+
+    /// Applies it for the ServiceAccount `subject` in `namespace`; for a binding, returns a
+    /// permission its role grants, to wait for.
+    async fn apply(
+        &self,
+        client: &Client,
+        namespace: &str,
+        subject: &Subject,
+        all: &[RbacObject],
+    ) -> Result<Option<Check>> {
+        let renamed = |name: &Option<String>| {
+            Some(format!("{}-{namespace}-{}", name.as_deref().unwrap_or_default(), subject.name))
+        };
+        match self {
+            Self::ClusterRole(role) => {
+                let mut role = role.clone();
+                clean(&mut role.metadata, None);
+                apply(&Api::<ClusterRole>::all(client.clone()), role).await?;
+                Ok(None)
+            }
+            Self::Role(role) => {
+                let mut role = role.clone();
+                clean(&mut role.metadata, Some(namespace));
+                apply(&Api::<Role>::namespaced(client.clone(), namespace), role).await?;
+                Ok(None)
+            }
+            Self::ClusterRoleBinding(binding) => {
+                let mut binding = binding.clone();
+                clean(&mut binding.metadata, None);
+                binding.metadata.name = renamed(&binding.metadata.name);
+                binding.subjects = Some(vec![subject.clone()]);
+                let check = first_rule(all, &binding.role_ref.kind, &binding.role_ref.name)
+                    .map(|rule| Check { rule, namespace: None });
+                apply(&Api::<ClusterRoleBinding>::all(client.clone()), binding).await?;
+                Ok(check)
+            }
+            Self::RoleBinding(binding) => {
+                let mut binding = binding.clone();
+                clean(&mut binding.metadata, Some(namespace));
+                binding.metadata.name = renamed(&binding.metadata.name);
+                binding.subjects = Some(vec![subject.clone()]);
+                let check = first_rule(all, &binding.role_ref.kind, &binding.role_ref.name)
+                    .map(|rule| Check { rule, namespace: Some(namespace.into()) });
+                apply(&Api::<RoleBinding>::namespaced(client.clone(), namespace), binding).await?;
+                Ok(check)
+            }
+            Self::ServiceAccount => Ok(None),
+        }
+    }
+}
+
+/// The first resource rule of the role `kind`/`name` among `all`, if it is there.
+fn first_rule(all: &[RbacObject], kind: &str, name: &str) -> Option<PolicyRule> {
+    let rules = all.iter().find_map(|object| match (object, kind) {
+        (RbacObject::ClusterRole(role), "ClusterRole") if role.metadata.name.as_deref() == Some(name) => {
+            role.rules.as_ref()
+        }
+        (RbacObject::Role(role), "Role") if role.metadata.name.as_deref() == Some(name) => role.rules.as_ref(),
+        _ => None,
+    })?;
+    rules
+        .iter()
+        .find(|rule| rule.resources.as_ref().is_some_and(|r| !r.is_empty()))
+        .cloned()
+}
+
+/// Waits until `username` may do what `check` says.
+async fn wait_until_allowed(client: &Client, username: &str, namespace: &str, check: Check) -> Result<()> {
+    let first = |values: &Option<Vec<String>>| values.as_ref().and_then(|v| v.first().cloned());
+    let review = SubjectAccessReview {
+        spec: SubjectAccessReviewSpec {
+            user: Some(username.into()),
+            groups: Some(vec![
+                "system:serviceaccounts".into(),
+                format!("system:serviceaccounts:{namespace}"),
+                "system:authenticated".into(),
+            ]),
+            resource_attributes: Some(ResourceAttributes {
+                namespace: check.namespace.clone(),
+                verb: check.rule.verbs.first().cloned(),
+                group: first(&check.rule.api_groups),
+                resource: first(&check.rule.resources),
+                ..ResourceAttributes::default()
+            }),
+            ..SubjectAccessReviewSpec::default()
+        },
+        ..SubjectAccessReview::default()
+    };
+    let reviews = Api::<SubjectAccessReview>::all(client.clone());
+    let deadline = Instant::now() + RBAC_TIMEOUT;
+    loop {
+        let answer = (reviews.create(&PostParams::default(), &review).await)
+            .map_err(|e| Error::api(format!("checking the RBAC of {username}"), e))?;
+        if answer.status.is_some_and(|s| s.allowed) {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            let rule = &check.rule;
+            return Err(Error::RbacNotEffective {
+                user: username.into(),
+                request: format!(
+                    "{:?} {:?} in group {:?}{}",
+                    rule.verbs.first(),
+                    first(&rule.resources),
+                    first(&rule.api_groups),
+                    check.namespace.as_deref().map(|ns| format!(" in namespace {ns}")).unwrap_or_default()
+                ),
+                timeout: RBAC_TIMEOUT,
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Drops what a stored object carries but an apply must not (from `kubectl get -o yaml`),
+/// and sets the namespace.
+fn clean(meta: &mut ObjectMeta, namespace: Option<&str>) {
+    meta.namespace = namespace.map(Into::into);
+    meta.resource_version = None;
+    meta.uid = None;
+    meta.creation_timestamp = None;
+    meta.managed_fields = None;
+}
+
+fn name_meta(name: &str, namespace: Option<&str>) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name.into()),
+        namespace: namespace.map(Into::into),
+        ..ObjectMeta::default()
+    }
+}
+
+fn named<K: Default + Resource>(meta: ObjectMeta) -> K {
+    let mut object = K::default();
+    *object.meta_mut() = meta;
+    object
+}
+
+/// Server-side applies `object` as envtest.
+async fn apply<K>(api: &Api<K>, object: K) -> Result<()>
+where
+    K: Resource<DynamicType = ()> + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
+{
+    let name = object.meta().name.clone().unwrap_or_default();
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    api.patch(&name, &params, &Patch::Apply(&object))
+        .await
+        .map_err(|e| Error::api(format!("applying {} {name}", K::kind(&())), e))?;
+    Ok(())
+}
