@@ -1005,6 +1005,7 @@ mod tests {
             core: domain.is_empty(),
             path: String::new(),
             deploy_image: None,
+            webhooks: None,
         }
     }
 

@@ -57,22 +57,38 @@ async fn crds_from_a_folder_are_established_and_served() -> anyhow::Result<()> {
     let gadgets = WIDGETS
         .replace("widget", "gadget")
         .replace("Widget", "Gadget");
-    std::fs::write(dir.path().join("crds.yaml"), format!("{WIDGETS}---\n{gadgets}"))?;
-    std::fs::write(dir.path().join("kustomization.yaml"), "resources: [crds.yaml]\n")?;
+    std::fs::write(
+        dir.path().join("crds.yaml"),
+        format!("{WIDGETS}---\n{gadgets}"),
+    )?;
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        "resources: [crds.yaml]\n",
+    )?;
 
     let installed = env.install_crds(dir.path()).await?;
-    let names: Vec<_> = installed.iter().map(|c| c.metadata.name.clone().unwrap()).collect();
-    assert_eq!(names, ["widgets.envtest.example.com", "gadgets.envtest.example.com"]);
+    let names: Vec<_> = installed
+        .iter()
+        .map(|c| c.metadata.name.clone().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["widgets.envtest.example.com", "gadgets.envtest.example.com"]
+    );
 
     // Served at once: an object of the new kind is stored and read back.
     let namespace = env.create_namespace("crds").await?;
     let api = Api::<DynamicObject>::namespaced_with(env.client()?, &namespace, &widgets());
-    api.create(&PostParams::default(), &widget("first", 3)).await?;
+    api.create(&PostParams::default(), &widget("first", 3))
+        .await?;
     let stored = api.get("first").await?;
     assert_eq!(stored.data["spec"]["size"], 3);
 
     // Installing again is a no-op apply.
-    assert_eq!(env.install_crds(dir.path().join("crds.yaml")).await?.len(), 2);
+    assert_eq!(
+        env.install_crds(dir.path().join("crds.yaml")).await?.len(),
+        2
+    );
     Ok(())
 }
 
@@ -82,14 +98,20 @@ async fn a_refused_crd_is_named_with_the_api_servers_reason() -> anyhow::Result<
     let env = Envtest::shared()?;
     let dir = tempfile::tempdir()?;
     let file = dir.path().join("bad.yaml");
-    let bad = WIDGETS.replace("widget", "bad").replace("Widget", "Bad").replace("Namespaced", "Sideways");
+    let bad = WIDGETS
+        .replace("widget", "bad")
+        .replace("Widget", "Bad")
+        .replace("Namespaced", "Sideways");
     std::fs::write(&file, bad)?;
     let error = env.install_crds(&file).await.unwrap_err();
     let message = error.to_string();
     assert!(matches!(error, Error::CrdRefused { .. }), "{error:?}");
     assert!(message.contains("bads.envtest.example.com"), "{message}");
     assert!(message.contains(&file.display().to_string()), "{message}");
-    assert!(message.contains("spec.scope"), "the API server's reason is missing: {message}");
+    assert!(
+        message.contains("spec.scope"),
+        "the API server's reason is missing: {message}"
+    );
     Ok(())
 }
 
@@ -148,26 +170,49 @@ async fn a_service_account_client_has_exactly_its_rbac() -> anyhow::Result<()> {
     let access = env
         .service_account_from_kustomize(&namespace, "manager", dir.path())
         .await?;
-    assert_eq!(access.username(), format!("system:serviceaccount:{namespace}:manager"));
+    assert_eq!(
+        access.username(),
+        format!("system:serviceaccount:{namespace}:manager")
+    );
 
     let client = access.client()?;
     let maps: Api<ConfigMap> = Api::default_namespaced(client.clone());
-    maps.create(&PostParams::default(), &config_map("allowed", &[])).await?;
+    maps.create(&PostParams::default(), &config_map("allowed", &[]))
+        .await?;
     let listed = maps.list(&ListParams::default()).await?;
-    assert!(listed.items.iter().any(|m| m.metadata.name.as_deref() == Some("allowed")));
-    Api::<Namespace>::all(client.clone()).get(&namespace).await?;
+    assert!(
+        listed
+            .items
+            .iter()
+            .any(|m| m.metadata.name.as_deref() == Some("allowed"))
+    );
+    Api::<Namespace>::all(client.clone())
+        .get(&namespace)
+        .await?;
 
     // Not granted: another verb, another resource, another namespace.
-    assert!(forbidden(maps.delete("allowed", &DeleteParams::default()).await));
-    assert!(forbidden(Api::<Secret>::default_namespaced(client.clone()).list(&ListParams::default()).await));
-    assert!(forbidden(Api::<ConfigMap>::namespaced(client, "default").list(&ListParams::default()).await));
+    assert!(forbidden(
+        maps.delete("allowed", &DeleteParams::default()).await
+    ));
+    assert!(forbidden(
+        Api::<Secret>::default_namespaced(client.clone())
+            .list(&ListParams::default())
+            .await
+    ));
+    assert!(forbidden(
+        Api::<ConfigMap>::namespaced(client, "default")
+            .list(&ListParams::default())
+            .await
+    ));
 
     // The kubeconfig file authenticates as the same ServiceAccount.
     let kubeconfig = kube::config::Kubeconfig::read_from(access.kubeconfig())?;
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
     let from_file: Api<ConfigMap> = Api::default_namespaced(kube::Client::try_from(config)?);
     assert!(from_file.get_opt("allowed").await?.is_some());
-    assert!(forbidden(from_file.delete("allowed", &DeleteParams::default()).await));
+    assert!(forbidden(
+        from_file.delete("allowed", &DeleteParams::default()).await
+    ));
     Ok(())
 }
 
@@ -175,8 +220,12 @@ async fn a_service_account_client_has_exactly_its_rbac() -> anyhow::Result<()> {
 async fn manifests_that_are_not_rbac_are_refused_with_the_document() -> anyhow::Result<()> {
     skip_unless_available!(Ok(()));
     let env = Envtest::shared()?;
-    let manifests = format!("{RBAC}---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: x}}\n");
-    let error = env.service_account("default", "refused", &manifests).await.unwrap_err();
+    let manifests =
+        format!("{RBAC}---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: x}}\n");
+    let error = env
+        .service_account("default", "refused", &manifests)
+        .await
+        .unwrap_err();
     let message = error.to_string();
     assert!(message.contains("document 6 is a Deployment"), "{message}");
     Ok(())
@@ -190,7 +239,8 @@ async fn restarts_of_apiserver_and_etcd_keep_the_data_and_stop_tears_down() -> a
     assert!(!env.has_controller_manager());
     let server = env.server();
     let maps: Api<ConfigMap> = Api::default_namespaced(env.client()?);
-    maps.create(&PostParams::default(), &config_map("kept", &[("a", "1")])).await?;
+    maps.create(&PostParams::default(), &config_map("kept", &[("a", "1")]))
+        .await?;
 
     env.restart_apiserver()?;
     assert_eq!(env.server(), server, "same port");
@@ -202,7 +252,8 @@ async fn restarts_of_apiserver_and_etcd_keep_the_data_and_stop_tears_down() -> a
     env.restart_etcd()?;
     let maps: Api<ConfigMap> = Api::default_namespaced(env.client()?);
     assert!(maps.get_opt("kept").await?.is_some(), "etcd lost its data");
-    maps.create(&PostParams::default(), &config_map("after", &[])).await?;
+    maps.create(&PostParams::default(), &config_map("after", &[]))
+        .await?;
 
     let dir = env.dir().to_owned();
     assert!(dir.join("etcd").is_dir());
@@ -210,7 +261,10 @@ async fn restarts_of_apiserver_and_etcd_keep_the_data_and_stop_tears_down() -> a
     env.stop(); // idempotent
     assert!(!dir.exists(), "the folder outlived stop()");
     assert!(matches!(env.restart_apiserver(), Err(Error::Stopped)));
-    assert!(maps.get("kept").await.is_err(), "the API server still answers");
+    assert!(
+        maps.get("kept").await.is_err(),
+        "the API server still answers"
+    );
     Ok(())
 }
 
@@ -218,10 +272,15 @@ async fn restarts_of_apiserver_and_etcd_keep_the_data_and_stop_tears_down() -> a
 async fn the_garbage_collector_deletes_what_a_deleted_owner_owned() -> anyhow::Result<()> {
     skip_unless_available!(Ok(()));
     let env = Envtest::shared()?;
-    assert!(env.has_controller_manager(), "kube-controller-manager is in KUBEBUILDER_ASSETS");
+    assert!(
+        env.has_controller_manager(),
+        "kube-controller-manager is in KUBEBUILDER_ASSETS"
+    );
     let namespace = env.create_namespace("gc").await?;
     let maps: Api<ConfigMap> = Api::namespaced(env.client()?, &namespace);
-    let owner = maps.create(&PostParams::default(), &config_map("owner", &[])).await?;
+    let owner = maps
+        .create(&PostParams::default(), &config_map("owner", &[]))
+        .await?;
     let mut owned = config_map("owned", &[]);
     owned.metadata.owner_references = Some(vec![OwnerReference {
         api_version: "v1".into(),
@@ -232,7 +291,9 @@ async fn the_garbage_collector_deletes_what_a_deleted_owner_owned() -> anyhow::R
         ..OwnerReference::default()
     }]);
     maps.create(&PostParams::default(), &owned).await?;
-    let bystander = maps.create(&PostParams::default(), &config_map("bystander", &[])).await?;
+    let bystander = maps
+        .create(&PostParams::default(), &config_map("bystander", &[]))
+        .await?;
 
     maps.delete("owner", &DeleteParams::default()).await?;
     assert!(
@@ -240,7 +301,10 @@ async fn the_garbage_collector_deletes_what_a_deleted_owner_owned() -> anyhow::R
         "the owned ConfigMap outlived its owner by 60s"
     );
     let still = maps.get("bystander").await?;
-    assert_eq!(still.metadata.uid, bystander.metadata.uid, "an unowned object was collected");
+    assert_eq!(
+        still.metadata.uid, bystander.metadata.uid,
+        "an unowned object was collected"
+    );
     Ok(())
 }
 
@@ -252,12 +316,17 @@ async fn deleting_a_namespace_that_holds_objects_completes() -> anyhow::Result<(
     let namespace = env.create_namespace("doomed").await?;
     let client = env.client()?;
     let maps: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
-    maps.create(&PostParams::default(), &config_map("held", &[])).await?;
+    maps.create(&PostParams::default(), &config_map("held", &[]))
+        .await?;
     let widgets = Api::<DynamicObject>::namespaced_with(client.clone(), &namespace, &widgets());
-    widgets.create(&PostParams::default(), &widget("held", 1)).await?;
+    widgets
+        .create(&PostParams::default(), &widget("held", 1))
+        .await?;
 
     let namespaces: Api<Namespace> = Api::all(client);
-    namespaces.delete(&namespace, &DeleteParams::default()).await?;
+    namespaces
+        .delete(&namespace, &DeleteParams::default())
+        .await?;
     assert!(
         gone(&namespaces, &namespace, Duration::from_secs(90)).await,
         "namespace {namespace} is still there 90s after its deletion"
@@ -290,9 +359,13 @@ fn run_self(test: &str, ignored: bool, env: &[(&str, Option<&Path>)]) -> std::pr
 #[test]
 fn without_assets_a_test_is_skipped_with_one_visible_line() {
     // Run a test of this binary with the variable unset, with the output captured as usual.
-    let output = run_self("a_service_account_client_has_exactly_its_rbac", false, &[("KUBEBUILDER_ASSETS", None)])
-        .output()
-        .unwrap();
+    let output = run_self(
+        "a_service_account_client_has_exactly_its_rbac",
+        false,
+        &[("KUBEBUILDER_ASSETS", None)],
+    )
+    .output()
+    .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("skipped")).collect();
@@ -307,13 +380,17 @@ fn without_assets_a_test_is_skipped_with_one_visible_line() {
 #[tokio::test]
 #[ignore = "run by killed_runs_leave_no_process_and_their_folder_goes_at_the_next_start"]
 async fn helper_start_and_wait_to_be_killed() {
-    let env = Envtest::builder().controller_manager(false).start().unwrap();
+    let env = Envtest::builder()
+        .controller_manager(false)
+        .start()
+        .unwrap();
     println!("DIR={}", env.dir().display());
     std::thread::sleep(Duration::from_secs(120));
 }
 
 #[tokio::test]
-async fn killed_runs_leave_no_process_and_their_folder_goes_at_the_next_start() -> anyhow::Result<()> {
+async fn killed_runs_leave_no_process_and_their_folder_goes_at_the_next_start() -> anyhow::Result<()>
+{
     skip_unless_available!(Ok(()));
     use std::io::BufRead;
     let mut helper = run_self("helper_start_and_wait_to_be_killed", true, &[])
@@ -335,11 +412,21 @@ async fn killed_runs_leave_no_process_and_their_folder_goes_at_the_next_start() 
         support::processes_mentioning(&dir).is_empty()
     })
     .await;
-    assert!(stopped, "left running: {:?}", support::processes_mentioning(&dir));
-    assert!(dir.exists(), "the folder of a killed run is removed by the next start");
+    assert!(
+        stopped,
+        "left running: {:?}",
+        support::processes_mentioning(&dir)
+    );
+    assert!(
+        dir.exists(),
+        "the folder of a killed run is removed by the next start"
+    );
 
     let next = Envtest::builder().controller_manager(false).start()?;
-    assert!(!dir.exists(), "the next start left the folder of the killed run");
+    assert!(
+        !dir.exists(),
+        "the next start left the folder of the killed run"
+    );
     next.stop();
     Ok(())
 }

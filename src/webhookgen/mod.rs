@@ -33,6 +33,10 @@ use marker::{MARKER, WebhookMarker};
 /// Where the configurations go.
 pub const MANIFESTS_FILE: &str = "config/webhook/manifests.yaml";
 
+/// manifests.yaml of a project whose webhooks are all conversions.
+const NO_ADMISSION_WEBHOOKS: &str =
+    "# No +kubebuilder:webhook markers: this project has no admission webhooks.\n";
+
 /// A marker and where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Located {
@@ -71,14 +75,21 @@ pub fn generate(tree: &dyn SourceTree, _project: &Project) -> Result<GeneratorOu
             problems.join("\n")
         );
     }
-    let files = if markers.is_empty() {
-        Vec::new()
+    let contents = if !markers.is_empty() {
+        Some(manifests::render(&markers)?)
+    } else if crate::commands::create_webhook::has_webhooks(tree) {
+        // src/webhooks/mod.rs includes the file: it must exist, with conversions only too.
+        Some(NO_ADMISSION_WEBHOOKS.to_string())
     } else {
-        vec![GeneratedFile {
-            path: PathBuf::from(MANIFESTS_FILE),
-            contents: manifests::render(&markers)?,
-        }]
+        None
     };
+    let files = contents
+        .map(|contents| GeneratedFile {
+            path: PathBuf::from(MANIFESTS_FILE),
+            contents,
+        })
+        .into_iter()
+        .collect();
     Ok(GeneratorOutput {
         files,
         warnings: Vec::new(),

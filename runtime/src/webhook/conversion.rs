@@ -270,3 +270,28 @@ where
 {
     S::from_hub(spoke.to_hub()?)
 }
+
+/// Converts `from` by reading its JSON as `To` (with `To`'s `apiVersion` and `kind`): the
+/// conversion of two versions whose fields are still the same. A scaffolded spoke starts with
+/// it; replace it field by field as the versions part.
+pub fn via_json<From, To>(from: From) -> Result<To, ConversionError>
+where
+    From: Serialize,
+    To: Resource<DynamicType = ()> + DeserializeOwned,
+{
+    let mut value = serde_json::to_value(from).map_err(|e| ConversionError(e.to_string()))?;
+    if let Value::Object(object) = &mut value {
+        object.insert(
+            "apiVersion".into(),
+            Value::String(To::api_version(&()).into_owned()),
+        );
+        object.insert("kind".into(), Value::String(To::kind(&()).into_owned()));
+    }
+    serde_json::from_value(value).map_err(|e| {
+        ConversionError(format!(
+            "{} does not read as {}: {e}; convert its fields by hand",
+            To::kind(&()),
+            To::api_version(&())
+        ))
+    })
+}

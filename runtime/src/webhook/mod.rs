@@ -44,7 +44,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use admission::{CustomDefaulter, CustomValidator, Rejection, Request, Warnings};
-pub use conversion::{ConversionError, Spoke, round_trip};
+pub use conversion::{ConversionError, Spoke, round_trip, via_json};
 
 use admission::Handler;
 use conversion::{Conversions, SpokeEntry};

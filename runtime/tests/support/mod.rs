@@ -286,14 +286,21 @@ pub async fn gone<K>(api: &kube::Api<K>, name: &str, timeout: Duration) -> bool
 where
     K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
-    eventually_async(timeout, || async { matches!(api.get_opt(name).await, Ok(None)) }).await
+    eventually_async(timeout, || async {
+        matches!(api.get_opt(name).await, Ok(None))
+    })
+    .await
 }
 
 /// A ConfigMap `name` with `data`.
 pub fn config_map(name: &str, data: &[(&str, &str)]) -> k8s_openapi::api::core::v1::ConfigMap {
     let mut map = k8s_openapi::api::core::v1::ConfigMap::default();
     map.metadata.name = Some(name.into());
-    map.data = Some(data.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+    map.data = Some(
+        data.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    );
     map
 }
 

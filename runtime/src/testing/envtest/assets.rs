@@ -59,7 +59,10 @@ pub(crate) fn available() -> bool {
         return true;
     }
     let thread = std::thread::current();
-    let test = thread.name().filter(|name| *name != "main").unwrap_or("test");
+    let test = thread
+        .name()
+        .filter(|name| *name != "main")
+        .unwrap_or("test");
     let line = format!(
         "skipped {test}: {ASSETS_VAR} is not set; run `export {ASSETS_VAR}=$(../shared/k8s/install.sh)` \
          (or `export {ASSETS_VAR}=$(setup-envtest use -p path)`) to run it on a real control plane\n"
@@ -78,8 +81,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let error = Assets::in_dir(dir.path()).unwrap_err();
         let message = error.to_string();
-        assert!(matches!(error, Error::BinaryMissing { binary: "etcd", .. }), "{error:?}");
-        assert!(message.contains(&dir.path().join("etcd").display().to_string()), "{message}");
+        assert!(
+            matches!(error, Error::BinaryMissing { binary: "etcd", .. }),
+            "{error:?}"
+        );
+        assert!(
+            message.contains(&dir.path().join("etcd").display().to_string()),
+            "{message}"
+        );
         assert!(message.contains("setup-envtest"), "{message}");
 
         for binary in ["etcd", "kube-apiserver"] {
@@ -88,6 +97,9 @@ mod tests {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
         let assets = Assets::in_dir(dir.path()).unwrap();
-        assert_eq!(assets.controller_manager, None, "kube-controller-manager is optional");
+        assert_eq!(
+            assets.controller_manager, None,
+            "kube-controller-manager is optional"
+        );
     }
 }

@@ -143,7 +143,13 @@ mod tests {
         }
         remove_leftovers(root.path());
         assert!(!dead.exists(), "the folder of a dead process was kept");
-        assert!(alive.exists(), "the folder of a running process was removed");
-        assert!(unrelated.exists(), "a folder envtest did not make was removed");
+        assert!(
+            alive.exists(),
+            "the folder of a running process was removed"
+        );
+        assert!(
+            unrelated.exists(),
+            "a folder envtest did not make was removed"
+        );
     }
 }

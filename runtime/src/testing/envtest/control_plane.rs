@@ -58,7 +58,11 @@ pub(crate) mod files {
 impl ControlPlane {
     /// Starts a control plane from `assets` in a new folder, waiting up to `timeout` for
     /// each process.
-    pub(crate) fn start(assets: &Assets, controller_manager: bool, timeout: Duration) -> Result<Self> {
+    pub(crate) fn start(
+        assets: &Assets,
+        controller_manager: bool,
+        timeout: Duration,
+    ) -> Result<Self> {
         let instance = cleanup::next_instance();
         let dir = cleanup::instance_dir(instance)?;
         let result = Self::start_in(assets, controller_manager, timeout, instance, dir);
@@ -78,7 +82,10 @@ impl ControlPlane {
         // The key takes seconds in a debug build: generate it while etcd starts.
         let keys = std::thread::spawn(credentials::signing_keys);
         let admin_token = credentials::random_token();
-        credentials::write_private(&dir.join(files::TOKENS), &credentials::admin_token_line(&admin_token))?;
+        credentials::write_private(
+            &dir.join(files::TOKENS),
+            &credentials::admin_token_line(&admin_token),
+        )?;
         let mut keys = Some(keys);
         let mut attempt = 1;
         loop {
@@ -93,7 +100,13 @@ impl ControlPlane {
             };
             let mut plane = Self {
                 instance,
-                etcd: Process::new("etcd", assets.etcd.clone(), etcd_args(&dir, ports), &dir, instance),
+                etcd: Process::new(
+                    "etcd",
+                    assets.etcd.clone(),
+                    etcd_args(&dir, ports),
+                    &dir,
+                    instance,
+                ),
                 apiserver: Process::new(
                     "kube-apiserver",
                     assets.apiserver.clone(),
@@ -128,7 +141,10 @@ impl ControlPlane {
     }
 
     /// Starts the processes in order, writing the signing keys once they are generated.
-    fn boot(&mut self, keys: &mut Option<std::thread::JoinHandle<Result<SigningKeys>>>) -> Result<()> {
+    fn boot(
+        &mut self,
+        keys: &mut Option<std::thread::JoinHandle<Result<SigningKeys>>>,
+    ) -> Result<()> {
         self.etcd.start()?;
         self.wait_for_etcd()?;
         if let Some(keys) = keys.take() {
@@ -205,10 +221,15 @@ impl ControlPlane {
 
     fn start_controller_manager(&mut self) -> Result<()> {
         let port = self.ports.controller_manager;
-        let manager = self.controller_manager.as_mut().expect("a controller manager");
+        let manager = self
+            .controller_manager
+            .as_mut()
+            .expect("a controller manager");
         manager.start()?;
         let url = format!("https://127.0.0.1:{port}");
-        wait_until(manager, port, self.timeout, || https_ok(&url, "/healthz", None))
+        wait_until(manager, port, self.timeout, || {
+            https_ok(&url, "/healthz", None)
+        })
     }
 
     fn wait_for_etcd(&mut self) -> Result<()> {
@@ -267,7 +288,9 @@ fn https_ok(server: &str, path: &str, token: Option<&str>) -> bool {
         let Ok(client) = kube::Client::try_from(config) else {
             return false;
         };
-        let request = http::Request::get(path).body(Vec::new()).expect("a GET request");
+        let request = http::Request::get(path)
+            .body(Vec::new())
+            .expect("a GET request");
         client.request_text(request).await.is_ok()
     })
 }

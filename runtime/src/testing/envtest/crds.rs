@@ -80,10 +80,18 @@ async fn install(
             return Err(Error::CrdRefused {
                 name,
                 path: file.to_owned(),
-                reason: format!("{} ({}, HTTP {})", status.message, status.reason, status.code),
+                reason: format!(
+                    "{} ({}, HTTP {})",
+                    status.message, status.reason, status.code
+                ),
             });
         }
-        Err(error) => return Err(Error::api(format!("applying CustomResourceDefinition {name}"), error)),
+        Err(error) => {
+            return Err(Error::api(
+                format!("applying CustomResourceDefinition {name}"),
+                error,
+            ));
+        }
     }
     wait_until_served(client, &api, &name).await
 }
@@ -99,7 +107,11 @@ async fn wait_until_served(
     loop {
         let crd = (api.get(name).await)
             .map_err(|e| Error::api(format!("reading CustomResourceDefinition {name}"), e))?;
-        let conditions = crd.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
+        let conditions = crd
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.clone())
+            .unwrap_or_default();
         if let Some(refused) = conditions
             .iter()
             .find(|c| c.type_ == "NamesAccepted" && c.status == "False")
@@ -114,11 +126,15 @@ async fn wait_until_served(
                 ),
             });
         }
-        let established = conditions.iter().any(|c| c.type_ == "Established" && c.status == "True");
+        let established = conditions
+            .iter()
+            .any(|c| c.type_ == "Established" && c.status == "True");
         let last = if established {
             match unserved_version(client, &crd).await {
                 None => return Ok(crd),
-                Some(version) => format!("established, but discovery does not list it in {version} yet"),
+                Some(version) => {
+                    format!("established, but discovery does not list it in {version} yet")
+                }
             }
         } else {
             format!("not established; conditions: {}", describe(&conditions))
@@ -156,7 +172,14 @@ fn describe(
     }
     let described: Vec<String> = conditions
         .iter()
-        .map(|c| format!("{}={} ({})", c.type_, c.status, c.message.as_deref().unwrap_or_default()))
+        .map(|c| {
+            format!(
+                "{}={} ({})",
+                c.type_,
+                c.status,
+                c.message.as_deref().unwrap_or_default()
+            )
+        })
         .collect();
     described.join(", ")
 }
@@ -167,7 +190,10 @@ pub(crate) fn read_crds(path: &Path) -> Result<Vec<(PathBuf, CustomResourceDefin
     let mut crds = Vec::new();
     for file in files {
         for (index, document) in read_documents(&file)?.into_iter().enumerate() {
-            let kind = document.get("kind").and_then(Value::as_str).unwrap_or("(no kind)");
+            let kind = document
+                .get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or("(no kind)");
             if kind != "CustomResourceDefinition" {
                 return Err(Error::Manifest {
                     path: file,
@@ -180,7 +206,10 @@ pub(crate) fn read_crds(path: &Path) -> Result<Vec<(PathBuf, CustomResourceDefin
             }
             let crd = serde_json::from_value(document).map_err(|e| Error::Manifest {
                 path: file.clone(),
-                message: format!("document {} is not a valid CustomResourceDefinition: {e}", index + 1),
+                message: format!(
+                    "document {} is not a valid CustomResourceDefinition: {e}",
+                    index + 1
+                ),
             })?;
             crds.push((file.clone(), crd));
         }
@@ -205,29 +234,37 @@ pub(crate) fn read_documents(file: &Path) -> Result<Vec<Value>> {
 
 /// The YAML documents of `text`, read from `origin` (empty documents skipped).
 pub(crate) fn parse_documents(origin: &Path, text: &str) -> Result<Vec<Value>> {
-    let documents: Vec<Value> =
-        serde_saphyr::from_multiple(text).map_err(|e| Error::Manifest {
-            path: origin.to_owned(),
-            message: format!("not valid YAML: {e}"),
-        })?;
+    let documents: Vec<Value> = serde_saphyr::from_multiple(text).map_err(|e| Error::Manifest {
+        path: origin.to_owned(),
+        message: format!("not valid YAML: {e}"),
+    })?;
     Ok(documents.into_iter().filter(|d| !d.is_null()).collect())
 }
 
 /// The manifest files of `path`: itself, or a folder's YAML and JSON files in name order.
 fn manifest_files(path: &Path) -> Result<Vec<PathBuf>> {
-    let metadata = std::fs::metadata(path)
-        .map_err(|e| Error::io(format!("reading {} (the CRDs to install)", path.display()), e))?;
+    let metadata = std::fs::metadata(path).map_err(|e| {
+        Error::io(
+            format!("reading {} (the CRDs to install)", path.display()),
+            e,
+        )
+    })?;
     if metadata.is_file() {
         return Ok(vec![path.to_owned()]);
     }
-    let entries = std::fs::read_dir(path)
-        .map_err(|e| Error::io(format!("listing {}", path.display()), e))?;
+    let entries =
+        std::fs::read_dir(path).map_err(|e| Error::io(format!("listing {}", path.display()), e))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|file| file.is_file())
         .filter(|file| {
-            let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            let manifest = [".yaml", ".yml", ".json"].iter().any(|ext| name.ends_with(ext));
+            let name = file
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            let manifest = [".yaml", ".yml", ".json"]
+                .iter()
+                .any(|ext| name.ends_with(ext));
             manifest && !name.starts_with("kustomization.")
         })
         .collect();
@@ -258,31 +295,73 @@ spec:
     #[test]
     fn reads_every_document_of_every_yaml_file_in_name_order() {
         let dir = tempfile::tempdir().unwrap();
-        let second = CRD.replace("widgets", "gadgets").replace("Widget", "Gadget").replace("widget", "gadget");
-        std::fs::write(dir.path().join("b.yaml"), format!("---\n{CRD}---\n{second}")).unwrap();
-        std::fs::write(dir.path().join("a.yml"), CRD.replace("widgets", "bolts").replace("Widget", "Bolt").replace("widget", "bolt")).unwrap();
-        std::fs::write(dir.path().join("kustomization.yaml"), "resources: [b.yaml]\n").unwrap();
+        let second = CRD
+            .replace("widgets", "gadgets")
+            .replace("Widget", "Gadget")
+            .replace("widget", "gadget");
+        std::fs::write(
+            dir.path().join("b.yaml"),
+            format!("---\n{CRD}---\n{second}"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("a.yml"),
+            CRD.replace("widgets", "bolts")
+                .replace("Widget", "Bolt")
+                .replace("widget", "bolt"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("kustomization.yaml"),
+            "resources: [b.yaml]\n",
+        )
+        .unwrap();
         std::fs::write(dir.path().join("README.md"), "not a manifest").unwrap();
-        let names: Vec<String> = read_crds(dir.path()).unwrap().into_iter().map(|(_, crd)| crd.name_any()).collect();
-        assert_eq!(names, ["bolts.example.com", "widgets.example.com", "gadgets.example.com"]);
+        let names: Vec<String> = read_crds(dir.path())
+            .unwrap()
+            .into_iter()
+            .map(|(_, crd)| crd.name_any())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "bolts.example.com",
+                "widgets.example.com",
+                "gadgets.example.com"
+            ]
+        );
     }
 
     #[test]
     fn bad_yaml_names_the_file_and_line_and_other_kinds_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let broken = dir.path().join("broken.yaml");
-        std::fs::write(&broken, "kind: CustomResourceDefinition\nmetadata: [unclosed\n").unwrap();
+        std::fs::write(
+            &broken,
+            "kind: CustomResourceDefinition\nmetadata: [unclosed\n",
+        )
+        .unwrap();
         let message = read_crds(&broken).unwrap_err().to_string();
-        assert!(message.starts_with(&broken.display().to_string()), "{message}");
+        assert!(
+            message.starts_with(&broken.display().to_string()),
+            "{message}"
+        );
         assert!(message.contains("line"), "no line in: {message}");
 
         let role = dir.path().join("role.yaml");
-        std::fs::write(&role, format!("{CRD}---\nkind: ClusterRole\nmetadata: {{name: x}}\n")).unwrap();
+        std::fs::write(
+            &role,
+            format!("{CRD}---\nkind: ClusterRole\nmetadata: {{name: x}}\n"),
+        )
+        .unwrap();
         let message = read_crds(&role).unwrap_err().to_string();
         assert!(message.contains("document 2 is a ClusterRole"), "{message}");
 
         let empty = tempfile::tempdir().unwrap();
         let message = read_crds(empty.path()).unwrap_err().to_string();
-        assert!(message.contains("holds no CustomResourceDefinition"), "{message}");
+        assert!(
+            message.contains("holds no CustomResourceDefinition"),
+            "{message}"
+        );
     }
 }

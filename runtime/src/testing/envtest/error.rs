@@ -174,9 +174,7 @@ pub enum Error {
     },
 
     /// The control plane was stopped with [`Envtest::stop`](super::Envtest::stop).
-    #[error(
-        "the control plane was stopped (Envtest::stop); start another with Envtest::start()"
-    )]
+    #[error("the control plane was stopped (Envtest::stop); start another with Envtest::start()")]
     Stopped,
 }
 

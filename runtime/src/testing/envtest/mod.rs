@@ -156,7 +156,10 @@ impl Builder {
         let plane = ControlPlane::start(&assets, self.controller_manager, self.start_timeout)?;
         let dir = plane.dir.clone();
         let ca = std::fs::read(dir.join(files::SERVING_CERT)).map_err(|e| {
-            Error::io(format!("reading {}", dir.join(files::SERVING_CERT).display()), e)
+            Error::io(
+                format!("reading {}", dir.join(files::SERVING_CERT).display()),
+                e,
+            )
         })?;
         let config = credentials::client_config(&plane.server(), &ca, &plane.admin_token)?;
         Ok(Envtest {
@@ -202,7 +205,10 @@ impl Envtest {
     /// ```
     pub fn shared() -> Result<&'static Envtest> {
         static SHARED: OnceLock<Result<Envtest>> = OnceLock::new();
-        SHARED.get_or_init(Envtest::start).as_ref().map_err(Clone::clone)
+        SHARED
+            .get_or_init(Envtest::start)
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// Starts a control plane of this test's own (for fault tests, which restart or stop
@@ -288,7 +294,11 @@ impl Envtest {
     /// # Ok::<(), operator_rs_runtime::testing::envtest::Error>(())
     /// ```
     pub fn server(&self) -> String {
-        self.config.cluster_url.to_string().trim_end_matches('/').to_owned()
+        self.config
+            .cluster_url
+            .to_string()
+            .trim_end_matches('/')
+            .to_owned()
     }
 
     /// The control plane's folder (logs, certificates, etcd's data), removed when it stops.

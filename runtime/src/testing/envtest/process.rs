@@ -232,7 +232,11 @@ mod tests {
         // short-lived thread, it would be killed as soon as the thread ends.
         std::thread::scope(|s| s.spawn(|| sleeper.start().unwrap()).join().unwrap());
         std::thread::sleep(Duration::from_millis(300));
-        assert_eq!(sleeper.exited(), None, "killed when its starting thread ended");
+        assert_eq!(
+            sleeper.exited(),
+            None,
+            "killed when its starting thread ended"
+        );
         sleeper.stop(Duration::from_secs(1));
         assert!(sleeper.child.is_none());
     }

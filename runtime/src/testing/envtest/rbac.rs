@@ -18,9 +18,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::authentication::v1::TokenRequest;
-use k8s_openapi::api::authorization::v1::{ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec};
+use k8s_openapi::api::authorization::v1::{
+    ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
+};
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, Subject};
+use k8s_openapi::api::rbac::v1::{
+    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, Subject,
+};
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Client, Resource};
 use serde::Serialize;
@@ -167,7 +171,11 @@ impl Envtest {
             .map(|(index, document)| RbacObject::read(&origin, index, document))
             .collect::<Result<Vec<_>>>()?;
 
-        apply(&Api::<Namespace>::all(client.clone()), named(name_meta(namespace, None))).await?;
+        apply(
+            &Api::<Namespace>::all(client.clone()),
+            named(name_meta(namespace, None)),
+        )
+        .await?;
         let accounts = Api::<ServiceAccount>::namespaced(client.clone(), namespace);
         apply(&accounts, named(name_meta(name, Some(namespace)))).await?;
 
@@ -190,13 +198,19 @@ impl Envtest {
 
         // Through JSON: the optionality of TokenRequest's fields differs between the
         // Kubernetes versions an operator may pick.
-        let request: TokenRequest =
-            serde_json::from_value(serde_json::json!({"spec": {"expirationSeconds": TOKEN_SECONDS}}))
-                .expect("a TokenRequest");
-        let answer = (accounts.create_token_request(name, &PostParams::default(), &request).await)
+        let request: TokenRequest = serde_json::from_value(
+            serde_json::json!({"spec": {"expirationSeconds": TOKEN_SECONDS}}),
+        )
+        .expect("a TokenRequest");
+        let answer = (accounts
+            .create_token_request(name, &PostParams::default(), &request)
+            .await)
             .map_err(|e| Error::api(format!("requesting a token for {username}"), e))?;
         let answer = serde_json::to_value(answer).unwrap_or_default();
-        let token = answer.pointer("/status/token").and_then(Value::as_str).unwrap_or_default();
+        let token = answer
+            .pointer("/status/token")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
 
         let mut config = credentials::with_token(self.config(), token);
         config.default_namespace = namespace.into();
@@ -293,7 +307,11 @@ struct Check {
 
 impl RbacObject {
     fn read(origin: &Path, index: usize, document: Value) -> Result<Self> {
-        let kind = document.get("kind").and_then(Value::as_str).unwrap_or("(no kind)").to_owned();
+        let kind = document
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("(no kind)")
+            .to_owned();
         let invalid = |e: serde_json::Error| Error::Manifest {
             path: origin.to_owned(),
             message: format!("document {} is not a valid {kind}: {e}", index + 1),
@@ -301,7 +319,9 @@ impl RbacObject {
         Ok(match kind.as_str() {
             "ClusterRole" => Self::ClusterRole(serde_json::from_value(document).map_err(invalid)?),
             "Role" => Self::Role(serde_json::from_value(document).map_err(invalid)?),
-            "ClusterRoleBinding" => Self::ClusterRoleBinding(serde_json::from_value(document).map_err(invalid)?),
+            "ClusterRoleBinding" => {
+                Self::ClusterRoleBinding(serde_json::from_value(document).map_err(invalid)?)
+            }
             "RoleBinding" => Self::RoleBinding(serde_json::from_value(document).map_err(invalid)?),
             "ServiceAccount" => Self::ServiceAccount,
             other => {
@@ -328,7 +348,11 @@ impl RbacObject {
         all: &[RbacObject],
     ) -> Result<Option<Check>> {
         let renamed = |name: &Option<String>| {
-            Some(format!("{}-{namespace}-{}", name.as_deref().unwrap_or_default(), subject.name))
+            Some(format!(
+                "{}-{namespace}-{}",
+                name.as_deref().unwrap_or_default(),
+                subject.name
+            ))
         };
         match self {
             Self::ClusterRole(role) => {
@@ -348,8 +372,13 @@ impl RbacObject {
                 clean(&mut binding.metadata, None);
                 binding.metadata.name = renamed(&binding.metadata.name);
                 binding.subjects = Some(vec![subject.clone()]);
-                let check = first_rule(all, &binding.role_ref.kind, &binding.role_ref.name)
-                    .map(|rule| Check { rule, namespace: None });
+                let check =
+                    first_rule(all, &binding.role_ref.kind, &binding.role_ref.name).map(|rule| {
+                        Check {
+                            rule,
+                            namespace: None,
+                        }
+                    });
                 apply(&Api::<ClusterRoleBinding>::all(client.clone()), binding).await?;
                 Ok(check)
             }
@@ -358,9 +387,18 @@ impl RbacObject {
                 clean(&mut binding.metadata, Some(namespace));
                 binding.metadata.name = renamed(&binding.metadata.name);
                 binding.subjects = Some(vec![subject.clone()]);
-                let check = first_rule(all, &binding.role_ref.kind, &binding.role_ref.name)
-                    .map(|rule| Check { rule, namespace: Some(namespace.into()) });
-                apply(&Api::<RoleBinding>::namespaced(client.clone(), namespace), binding).await?;
+                let check =
+                    first_rule(all, &binding.role_ref.kind, &binding.role_ref.name).map(|rule| {
+                        Check {
+                            rule,
+                            namespace: Some(namespace.into()),
+                        }
+                    });
+                apply(
+                    &Api::<RoleBinding>::namespaced(client.clone(), namespace),
+                    binding,
+                )
+                .await?;
                 Ok(check)
             }
             Self::ServiceAccount => Ok(None),
@@ -371,10 +409,14 @@ impl RbacObject {
 /// The first resource rule of the role `kind`/`name` among `all`, if it is there.
 fn first_rule(all: &[RbacObject], kind: &str, name: &str) -> Option<PolicyRule> {
     let rules = all.iter().find_map(|object| match (object, kind) {
-        (RbacObject::ClusterRole(role), "ClusterRole") if role.metadata.name.as_deref() == Some(name) => {
+        (RbacObject::ClusterRole(role), "ClusterRole")
+            if role.metadata.name.as_deref() == Some(name) =>
+        {
             role.rules.as_ref()
         }
-        (RbacObject::Role(role), "Role") if role.metadata.name.as_deref() == Some(name) => role.rules.as_ref(),
+        (RbacObject::Role(role), "Role") if role.metadata.name.as_deref() == Some(name) => {
+            role.rules.as_ref()
+        }
         _ => None,
     })?;
     rules
@@ -384,7 +426,12 @@ fn first_rule(all: &[RbacObject], kind: &str, name: &str) -> Option<PolicyRule> 
 }
 
 /// Waits until `username` may do what `check` says.
-async fn wait_until_allowed(client: &Client, username: &str, namespace: &str, check: Check) -> Result<()> {
+async fn wait_until_allowed(
+    client: &Client,
+    username: &str,
+    namespace: &str,
+    check: Check,
+) -> Result<()> {
     let first = |values: &Option<Vec<String>>| values.as_ref().and_then(|v| v.first().cloned());
     let review = SubjectAccessReview {
         spec: SubjectAccessReviewSpec {
@@ -422,7 +469,11 @@ async fn wait_until_allowed(client: &Client, username: &str, namespace: &str, ch
                     rule.verbs.first(),
                     first(&rule.resources),
                     first(&rule.api_groups),
-                    check.namespace.as_deref().map(|ns| format!(" in namespace {ns}")).unwrap_or_default()
+                    check
+                        .namespace
+                        .as_deref()
+                        .map(|ns| format!(" in namespace {ns}"))
+                        .unwrap_or_default()
                 ),
                 timeout: RBAC_TIMEOUT,
             });
