@@ -144,13 +144,13 @@ pub fn parse(args: &str) -> Result<WebhookMarker, String> {
             ));
         }
     }
-    if let Some(versions) = take("webhookVersions") {
-        if versions.iter().any(|v| v != "v1") {
-            return Err(format!(
-                "webhookVersions={}: only v1 exists since Kubernetes 1.22; remove the key",
-                versions.join(";")
-            ));
-        }
+    if let Some(versions) = take("webhookVersions")
+        && versions.iter().any(|v| v != "v1")
+    {
+        return Err(format!(
+            "webhookVersions={}: only v1 exists since Kubernetes 1.22; remove the key",
+            versions.join(";")
+        ));
     }
     let path = take("path").map(|v| single("path", v)).transpose()?;
     let url = take("url").map(|v| single("url", v)).transpose()?;
