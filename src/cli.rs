@@ -110,6 +110,39 @@ pub enum CreateCommand {
         after_help = "Examples:\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211\n  operator-rs create api --group webapp --version v1 --kind Admiral --namespaced=false\n  operator-rs create api --group webapp --version v2 --kind Guestbook --controller=false\n  operator-rs create api --group apps --version v1 --kind Deployment --resource=false --controller"
     )]
     Api(CreateApiArgs),
+    /// Add webhooks to a kind: a defaulter, a validator, conversion to and from other versions.
+    #[command(
+        after_help = "Examples:\n  operator-rs create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation\n  operator-rs create webhook --group batch --version v2 --kind CronJob --conversion --spoke v1"
+    )]
+    Webhook(CreateWebhookArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CreateWebhookArgs {
+    /// The API group (without the domain), e.g. `batch`.
+    #[arg(long, default_value = "")]
+    pub group: String,
+    /// The API version, e.g. `v1`; with --conversion, the hub (the storage version).
+    #[arg(long)]
+    pub version: String,
+    /// The kind, e.g. `CronJob`; it must be in PROJECT (`operator-rs create api` first).
+    #[arg(long)]
+    pub kind: String,
+    /// A defaulting (mutating) webhook.
+    #[arg(long)]
+    pub defaulting: bool,
+    /// A validating webhook.
+    #[arg(long)]
+    pub programmatic_validation: bool,
+    /// A conversion webhook: --version is the hub, --spoke the versions converting to it.
+    #[arg(long)]
+    pub conversion: bool,
+    /// With --conversion: the other versions of the kind, e.g. `v1` or `v1,v1beta1`.
+    #[arg(long, value_delimiter = ',', value_name = "VERSION")]
+    pub spoke: Vec<String>,
+    /// Re-scaffold the webhook files (your changes to them are lost).
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -162,7 +195,10 @@ pub enum GenerateCommand {
     /// config/rbac/role.yaml from the `+kubebuilder:rbac` markers of the controllers.
     #[command(after_help = "Example:\n  operator-rs generate rbac --check")]
     Rbac(CheckArgs),
-    /// CRDs and RBAC together.
+    /// config/webhook/manifests.yaml from the `+kubebuilder:webhook` markers.
+    #[command(after_help = "Example:\n  operator-rs generate webhooks --check")]
+    Webhooks(CheckArgs),
+    /// CRDs, RBAC and webhook configurations together.
     #[command(after_help = "Example:\n  operator-rs generate manifests")]
     Manifests(GenerateCrdsArgs),
 }

@@ -10,7 +10,8 @@
 //! - [`crdgen`] derives CRD YAML from the user's Spec/Status structs without compiling;
 //! - [`rbac`] collects `+kubebuilder:rbac` markers into `config/rbac/role.yaml`;
 //! - [`syntax`] parses Rust files at item level, function bodies set aside;
-//! - [`vendor`] is the runtime crate as generated projects get it.
+//! - [`vendor`] is the runtime crate as generated projects get it;
+//! - [`webhookgen`] collects `+kubebuilder:webhook` markers into `config/webhook/manifests.yaml`.
 
 pub mod builtin;
 pub mod cli;
@@ -23,4 +24,5 @@ pub mod scaffold;
 pub(crate) mod suggest;
 pub(crate) mod syntax;
 pub mod vendor;
+pub mod webhookgen;
 pub mod workspace;

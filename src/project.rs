@@ -56,6 +56,26 @@ pub struct Resource {
     /// The deploy-image flavour's settings, when the kind was created with `--image`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deploy_image: Option<DeployImage>,
+    /// The webhooks `create webhook` scaffolded for this kind at this version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhooks: Option<ResourceWebhooks>,
+}
+
+/// A resource's webhooks, as kubebuilder records them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceWebhooks {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub defaulting: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub validation: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub conversion: bool,
+    /// The versions converting to and from this one (the hub, the storage version).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spoke: Vec<String>,
+    /// The admissionregistration.k8s.io version of the configurations.
+    pub webhook_version: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -198,6 +218,7 @@ mod tests {
                 core: false,
                 path: "crate::api::v1alpha1::Memcached".into(),
                 deploy_image: None,
+                webhooks: None,
             }],
         }
     }

@@ -233,7 +233,7 @@ fn scan(path: &Path, text: &str, markers: &mut Vec<Marker>, problems: &mut Vec<P
 
 /// The text of a whole-line `//` comment (also `///` and `//!`), after the slashes; else `None`.
 /// A commented-out marker (`// // +kubebuilder:rbac:...`) is text, not a marker.
-fn comment_body(line: &str) -> Option<&str> {
+pub(crate) fn comment_body(line: &str) -> Option<&str> {
     let rest = line.trim_start().strip_prefix("//")?;
     let rest = rest.strip_prefix(['/', '!']).unwrap_or(rest);
     Some(rest.trim())
@@ -289,16 +289,26 @@ fn classify(body: &str) -> Found<'_> {
 
 /// Parse and check `key=value,key=value` (the text after `+kubebuilder:rbac:`).
 fn parse_args(args: &str) -> std::result::Result<Marker, String> {
+    if args.trim().is_empty() {
+        return Err(format!(
+            "the marker grants nothing: add key=value pairs, e.g. `{MARKER}groups=apps,resources=deployments,verbs=get;list;watch`"
+        ));
+    }
+    check(key_values(args, &KEYS)?)
+}
+
+/// Reads a marker's `key=value,key=value` arguments (values `a;b` or `{a,b}`, items bare or
+/// quoted), every key one of `keys` (a near miss gets "did you mean"), none twice. Shared by
+/// every marker operator-rs reads.
+pub(crate) fn key_values(
+    args: &str,
+    keys: &[&'static str],
+) -> std::result::Result<BTreeMap<&'static str, Vec<String>>, String> {
     let mut values: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
     let mut chars = Cursor {
         s: args.trim(),
         pos: 0,
     };
-    if chars.s.is_empty() {
-        return Err(format!(
-            "the marker grants nothing: add key=value pairs, e.g. `{MARKER}groups=apps,resources=deployments,verbs=get;list;watch`"
-        ));
-    }
     loop {
         let key_text = chars.take_until(&['=', ',']).trim().to_string();
         if chars.peek() != Some('=') {
@@ -309,13 +319,13 @@ fn parse_args(args: &str) -> std::result::Result<Marker, String> {
             });
         }
         chars.bump();
-        let Some(key) = KEYS.iter().copied().find(|k| *k == key_text) else {
-            let hint = suggest(&key_text, &KEYS)
+        let Some(key) = keys.iter().copied().find(|k| *k == key_text) else {
+            let hint = suggest(&key_text, keys)
                 .map(|s| format!("did you mean `{s}`? "))
                 .unwrap_or_default();
             return Err(format!(
                 "unknown key `{key_text}`; {hint}(keys: {})",
-                KEYS.join(", ")
+                keys.join(", ")
             ));
         };
         let items = chars.value().map_err(|e| format!("{key}: {e}"))?;
@@ -336,7 +346,7 @@ fn parse_args(args: &str) -> std::result::Result<Marker, String> {
             }
         }
     }
-    check(values)
+    Ok(values)
 }
 
 /// A tiny reader over the marker's arguments.
@@ -957,6 +967,7 @@ mod tests {
             core: domain.is_empty(),
             path: String::new(),
             deploy_image: None,
+            webhooks: None,
         }
     }
 

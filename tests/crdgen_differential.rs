@@ -353,6 +353,7 @@ fn versions3_storage_from_project() {
             core: false,
             path: format!("crate::versions3::{version}::Shop"),
             deploy_image: None,
+            webhooks: None,
         });
     }
     let merged = merge_crds(

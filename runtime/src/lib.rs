@@ -9,6 +9,9 @@
 //! - [`controller`]: a kind's controller from its reconcile functions: trimmed and paged
 //!   caches, readiness after the first list, the finalizer, per-object backoff, bounded error
 //!   labels, conditions, events that never block cleanup, status written only on change.
+//! - [`webhook`]: admission (defaulting, validation) and conversion webhooks over HTTPS,
+//!   with certificates from cert-manager, made and rotated by the manager itself, or made for
+//!   a manager running outside the cluster (`--webhook-local-url`).
 //! - `testing` (feature `testing`): a mock API server for reconcile unit tests, and
 //!   envtest, a real etcd and kube-apiserver for integration tests.
 
@@ -23,3 +26,4 @@ pub mod controller;
 pub mod manager;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod webhook;

@@ -115,6 +115,7 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<(Resource, t
             core: false,
             path: format!("crate::api::{version}::{kind}"),
             deploy_image: None,
+            webhooks: None,
         };
         check_other_versions(project, &candidate)?;
         check_crd_names(project, &candidate)?;
@@ -152,6 +153,7 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<(Resource, t
             core: true,
             path: b.rust_path.clone(),
             deploy_image: None,
+            webhooks: None,
         }
     } else {
         let hint = if builtin::is_builtin_group(group) {

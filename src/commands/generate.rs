@@ -83,13 +83,26 @@ pub fn run_rbac(root: &Path, check: bool) -> Result<i32> {
     finish(root, ("RBAC", "rbac"), &output, check)
 }
 
-/// `generate manifests`: CRDs and RBAC together; both are checked before either is written.
+/// `generate webhooks`: config/webhook/manifests.yaml from the webhook markers.
+pub fn run_webhooks(root: &Path, check: bool) -> Result<i32> {
+    let project = Project::load(root)?;
+    let output = crate::webhookgen::generate(&DiskTree::new(root), &project)?;
+    finish(root, ("webhook configurations", "webhooks"), &output, check)
+}
+
+/// `generate manifests`: CRDs, RBAC and webhook configurations; all are checked before any
+/// is written.
 pub fn run_manifests(root: &Path, args: &crate::cli::GenerateCrdsArgs) -> Result<i32> {
     let project = Project::load(root)?;
     let mut output = crds(root, &project, args.exact)?;
-    let rbac = crate::rbac::generate(&DiskTree::new(root), &project)?;
-    output.files.extend(rbac.files);
-    output.warnings.extend(rbac.warnings);
+    let tree = DiskTree::new(root);
+    for more in [
+        crate::rbac::generate(&tree, &project)?,
+        crate::webhookgen::generate(&tree, &project)?,
+    ] {
+        output.files.extend(more.files);
+        output.warnings.extend(more.warnings);
+    }
     finish(root, ("manifests", "manifests"), &output, args.check)
 }
 
@@ -148,7 +161,10 @@ fn finish(
 /// `init` and `create api` leave role.yaml and the CRDs in step with the code. A CRD that cannot
 /// be derived statically does not stop scaffolding: it is reported, with the way to fix it.
 pub fn regenerate_into(overlay: &mut Overlay<'_>, project: &Project, crds: bool) -> Result<()> {
-    let mut outputs = vec![crate::rbac::generate(&*overlay, project)?];
+    let mut outputs = vec![
+        crate::rbac::generate(&*overlay, project)?,
+        crate::webhookgen::generate(&*overlay, project)?,
+    ];
     if crds {
         match crate::crdgen::generate(&*overlay, project) {
             Ok(out) => outputs.push(out),

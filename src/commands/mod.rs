@@ -2,6 +2,7 @@
 
 pub mod completion;
 pub mod create_api;
+pub mod create_webhook;
 pub mod generate;
 pub mod init;
 pub mod upgrade_runtime;
@@ -40,8 +41,14 @@ pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Init(args) => init::run(&root, &args).map(|_| 0),
         Command::Create(CreateCommand::Api(args)) => create_api::run(&root, &args).map(|_| 0),
+        Command::Create(CreateCommand::Webhook(args)) => {
+            create_webhook::run(&root, &args).map(|_| 0)
+        }
         Command::Generate(GenerateCommand::Crds(args)) => generate::run_crds(&root, &args),
         Command::Generate(GenerateCommand::Rbac(args)) => generate::run_rbac(&root, args.check),
+        Command::Generate(GenerateCommand::Webhooks(args)) => {
+            generate::run_webhooks(&root, args.check)
+        }
         Command::Generate(GenerateCommand::Manifests(args)) => {
             generate::run_manifests(&root, &args)
         }

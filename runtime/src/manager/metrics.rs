@@ -12,6 +12,8 @@
 //! | `leader_election_master_status` | gauge | `name` (the Lease) | 1 while this replica leads; only with `--leader-elect` |
 //! | `process_resident_memory_bytes` | gauge | | resident memory of the manager (Linux) |
 //!
+//! The webhook server's series are in [`crate::webhook::metrics`].
+//!
 //! Differences from controller-runtime: `result` has no `requeue`/`requeue_after` values, and
 //! `controller_runtime_reconcile_errors_total` has the extra `reason` label (sum it away to get
 //! controller-runtime's series).
@@ -35,6 +37,8 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
+
+use crate::webhook::metrics::WebhookMetrics;
 
 /// `Content-Type` of the `/metrics` response.
 pub const CONTENT_TYPE_OPENMETRICS: &str =
@@ -82,6 +86,7 @@ pub struct Metrics {
     durations: DurationFamily,
     max_concurrency: Family<ControllerLabels, Gauge>,
     leader: Family<LeaseLabels, Gauge>,
+    webhooks: WebhookMetrics,
 }
 
 impl Default for Metrics {
@@ -128,6 +133,7 @@ impl Metrics {
             leader.clone(),
         );
         registry.register_collector(Box::new(ProcessCollector));
+        let webhooks = WebhookMetrics::register(&mut registry);
 
         Self {
             registry: Arc::new(registry),
@@ -136,7 +142,13 @@ impl Metrics {
             durations,
             max_concurrency,
             leader,
+            webhooks,
         }
+    }
+
+    /// The webhook server's metrics (see [`crate::webhook::metrics`]).
+    pub fn webhooks(&self) -> WebhookMetrics {
+        self.webhooks.clone()
     }
 
     /// The handles of one controller; its series start at zero so dashboards show them at once.

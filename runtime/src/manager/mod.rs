@@ -39,6 +39,7 @@ pub mod shutdown;
 pub mod telemetry;
 #[cfg(test)]
 pub(crate) mod testing;
+mod webhook_setup;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -52,6 +53,8 @@ use kube::runtime::controller::Config;
 use kube::runtime::events::Reporter;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
+
+use crate::webhook::{WebhookArgs, Webhooks};
 
 pub use health::{Readiness, ReadyHandle, ready_when_listed};
 pub use leader::{LeaderConfig, LeaderElector, LostLeadership};
@@ -110,6 +113,10 @@ pub struct ManagerArgs {
     /// Path to a kubeconfig [default: in-cluster config, else `KUBECONFIG`, else `~/.kube/config`].
     #[arg(long)]
     pub kubeconfig: Option<PathBuf>,
+
+    /// The webhook server's flags (used when the operator has webhooks).
+    #[command(flatten)]
+    pub webhook: WebhookArgs,
 }
 
 /// Parses `90`, `90s`, `2m` or `1h` into whole seconds.
@@ -272,6 +279,7 @@ pub struct Manager {
     shutdown: Shutdown,
     metrics_listener: Option<TcpListener>,
     probe_listener: Option<TcpListener>,
+    webhooks: Option<Webhooks>,
 }
 
 impl Manager {
@@ -347,8 +355,16 @@ impl Manager {
             shutdown: Shutdown::new(),
             metrics_listener,
             probe_listener,
+            webhooks: None,
             args,
         })
+    }
+
+    /// Serves `webhooks` on every replica, from the start of [`Manager::run`] until it
+    /// returns (see [`crate::webhook`]).
+    pub fn webhooks(mut self, webhooks: Webhooks) -> Self {
+        self.webhooks = Some(webhooks);
+        self
     }
 
     /// The shutdown every controller watches; triggering it stops [`Manager::run`] gracefully.
@@ -395,6 +411,7 @@ impl Manager {
             shutdown,
             metrics_listener,
             probe_listener,
+            webhooks,
         } = self;
 
         let signals =
@@ -406,6 +423,19 @@ impl Manager {
         if let Some(listener) = probe_listener {
             servers.spawn(serve(listener, health::router(readiness.clone())));
         }
+        let webhook_server = match webhooks {
+            Some(webhooks) => {
+                let setup = webhook_setup::WebhookSetup {
+                    operator: &name,
+                    args: &args.webhook,
+                    client: &client,
+                    metrics: &metrics,
+                    ready: readiness.handle(),
+                };
+                setup.start(webhooks, &mut servers).await?
+            }
+            None => None,
+        };
 
         let start = |running: &mut JoinSet<_>, registration: Registration| {
             let ctx = ControllerContext {
@@ -476,6 +506,11 @@ impl Manager {
 
         signals.abort();
         servers.abort_all();
+        if let Some(local) = webhook_server
+            && let Err(err) = local.uninstall(&client).await
+        {
+            tracing::warn!(error = %err, "removing the local webhook configurations failed");
+        }
         match &result {
             Ok(()) => tracing::info!("manager stopped"),
             Err(err) => tracing::error!(error = format!("{err:#}"), "manager stopped"),

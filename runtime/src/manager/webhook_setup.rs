@@ -1,0 +1,141 @@
+//! Starting the webhook server in the manager: where its certificate comes from (files,
+//! self-managed, or made for `--webhook-local-url`), its listener, and its readiness
+//! (`/readyz` waits until a certificate is loaded).
+
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use kube::Client;
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+
+use super::{Metrics, ReadyHandle, Shutdown, parse_bind_address};
+use crate::webhook::install::ServiceRef;
+use crate::webhook::local::{self, LocalInstall, LocalUrl};
+use crate::webhook::self_managed::SelfManaged;
+use crate::webhook::server;
+use crate::webhook::tls::{self, CertFiles, CertStore};
+use crate::webhook::{CertMode, WebhookArgs, Webhooks};
+
+/// How often `--webhook-cert-dir` is checked for new files.
+const CERT_POLL_INTERVAL: Duration = Duration::from_secs(10);
+
+pub(crate) struct WebhookSetup<'a> {
+    pub(crate) operator: &'a str,
+    pub(crate) args: &'a WebhookArgs,
+    pub(crate) client: &'a Client,
+    pub(crate) metrics: &'a Metrics,
+    pub(crate) ready: ReadyHandle,
+}
+
+impl WebhookSetup<'_> {
+    /// Starts serving `webhooks` in `servers`; in local mode, returns what it wrote to the
+    /// cluster, for the manager to remove when it stops.
+    pub(crate) async fn start(
+        self,
+        webhooks: Webhooks,
+        servers: &mut JoinSet<()>,
+    ) -> anyhow::Result<Option<LocalInstall>> {
+        let Self {
+            operator,
+            args,
+            client,
+            metrics,
+            ready,
+        } = self;
+        if webhooks.is_empty() {
+            ready.set_ready();
+            return Ok(None);
+        }
+        let router = server::router(&webhooks, &metrics.webhooks())?;
+        let store = CertStore::new();
+        // The server outlives the controllers' graceful shutdown (their last writes may call
+        // it); it stops when the manager returns.
+        let forever = Shutdown::new();
+
+        let local_url = (args.webhook_local_url.as_deref())
+            .map(LocalUrl::parse)
+            .transpose()?;
+        if local_url.is_some() && args.webhook_cert_mode == CertMode::SelfManaged {
+            bail!(
+                "--webhook-local-url makes its own certificate: drop --webhook-cert-mode self-managed"
+            );
+        }
+        let addr = match &local_url {
+            Some(url) => url.bind_address(),
+            None => match parse_bind_address(&args.webhook_bind_address)
+                .await
+                .context("--webhook-bind-address")?
+            {
+                Some(addr) => addr,
+                None => {
+                    tracing::warn!("--webhook-bind-address=0: the webhooks are not served");
+                    ready.set_ready();
+                    return Ok(None);
+                }
+            },
+        };
+        let listener = TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("binding the webhook address {addr}"))?;
+        tracing::info!(%addr, webhooks = webhooks.iter().count(), "serving webhooks");
+        servers.spawn(server::serve_tls(
+            listener,
+            router,
+            store.server_config(),
+            forever.clone(),
+        ));
+
+        let installed = match (&local_url, args.webhook_cert_mode) {
+            (Some(url), _) => Some(
+                local::install(client, operator, &webhooks, url, &store)
+                    .await
+                    .context("--webhook-local-url")?,
+            ),
+            (None, CertMode::Files) => {
+                let files = CertFiles::new(
+                    &args.webhook_cert_dir,
+                    &args.webhook_cert_name,
+                    &args.webhook_key_name,
+                );
+                servers.spawn(tls::watch_files(
+                    store.clone(),
+                    files,
+                    CERT_POLL_INTERVAL,
+                    forever.clone(),
+                ));
+                None
+            }
+            (None, CertMode::SelfManaged) => {
+                let namespace = (args.webhook_service_namespace.clone())
+                    .or_else(|| std::env::var("POD_NAMESPACE").ok())
+                    .filter(|ns| !ns.is_empty())
+                    .unwrap_or_else(|| client.default_namespace().to_owned());
+                let manager = SelfManaged {
+                    client: client.clone(),
+                    secret: (args.webhook_secret_name.clone())
+                        .unwrap_or_else(|| format!("{operator}-webhook-server-cert")),
+                    service: ServiceRef {
+                        name: (args.webhook_service_name.clone())
+                            .unwrap_or_else(|| format!("{operator}-webhook-service")),
+                        namespace,
+                    },
+                    operator: operator.to_owned(),
+                };
+                servers.spawn(manager.run(
+                    store.clone(),
+                    args.webhook_cert_check_interval,
+                    forever.clone(),
+                ));
+                None
+            }
+        };
+        servers.spawn(async move {
+            while !store.is_loaded() {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            ready.set_ready();
+        });
+        Ok(installed)
+    }
+}

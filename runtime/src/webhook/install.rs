@@ -1,0 +1,285 @@
+//! Writing the webhook server's address and CA into the cluster: the `clientConfig` of the
+//! operator's Mutating/ValidatingWebhookConfigurations and the `spec.conversion` of its CRDs.
+//!
+//! - [`local_configurations`] and [`apply`]: `--webhook-local-url` creates its own copies of
+//!   the configurations (named `<operator>-local-<name>`) pointing at a URL, and removes them
+//!   on a clean shutdown ([`remove`]).
+//! - [`set_conversion`] and [`clear_conversion`]: a CRD's conversion webhook.
+//! - [`inject_ca_bundle`]: self-managed certificates keep the `caBundle` of every
+//!   configuration and CRD that calls the operator's Service current, as cert-manager's CA
+//!   injector does for kubebuilder projects.
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::{Api, Client};
+use serde_json::{Value, json};
+
+/// Why the configurations could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    /// The configurations' YAML does not parse.
+    #[error("config/webhook/manifests.yaml does not parse: {0}")]
+    Yaml(String),
+    /// The API server refused a request.
+    #[error("{what}: {source}")]
+    Kube {
+        /// What was being written.
+        what: String,
+        /// The API server's answer.
+        source: kube::Error,
+    },
+}
+
+fn kube_error(what: impl Into<String>) -> impl FnOnce(kube::Error) -> InstallError {
+    let what = what.into();
+    move |source| InstallError::Kube { what, source }
+}
+
+/// The PEM text of a CA as the base64 string a `caBundle` holds.
+pub fn ca_bundle(ca_pem: &str) -> Value {
+    serde_json::to_value(ByteString(ca_pem.as_bytes().to_vec())).expect("bytes serialize")
+}
+
+/// The configurations of `yaml` (the documents whose kind is a Mutating or Validating
+/// WebhookConfiguration), renamed `<prefix><name>`, every webhook calling `base_url` + its
+/// Service path, trusting `ca_pem`.
+pub fn local_configurations(
+    yaml: &str,
+    prefix: &str,
+    base_url: &str,
+    ca_pem: &str,
+) -> Result<Vec<Value>, InstallError> {
+    let documents: Vec<Value> =
+        serde_saphyr::from_multiple(yaml).map_err(|e| InstallError::Yaml(e.to_string()))?;
+    let mut out = Vec::new();
+    for mut doc in documents.into_iter().filter(|d| !d.is_null()) {
+        let kind = doc["kind"].as_str().unwrap_or_default();
+        if kind != "MutatingWebhookConfiguration" && kind != "ValidatingWebhookConfiguration" {
+            continue;
+        }
+        let name = doc["metadata"]["name"].as_str().unwrap_or_default();
+        doc["metadata"] = json!({ "name": format!("{prefix}{name}") });
+        if let Some(webhooks) = doc["webhooks"].as_array_mut() {
+            for webhook in webhooks {
+                let path = webhook["clientConfig"]["service"]["path"]
+                    .as_str()
+                    .unwrap_or("/")
+                    .to_owned();
+                webhook["clientConfig"] = json!({
+                    "url": format!("{}{path}", base_url.trim_end_matches('/')),
+                    "caBundle": ca_bundle(ca_pem),
+                });
+            }
+        }
+        out.push(doc);
+    }
+    Ok(out)
+}
+
+/// Server-side applies `configurations` as `field_manager`.
+pub async fn apply(
+    client: &Client,
+    configurations: &[Value],
+    field_manager: &str,
+) -> Result<(), InstallError> {
+    let params = PatchParams::apply(field_manager).force();
+    for doc in configurations {
+        let name = doc["metadata"]["name"].as_str().unwrap_or_default();
+        let what = format!(
+            "applying {} {name}",
+            doc["kind"].as_str().unwrap_or_default()
+        );
+        if doc["kind"] == "MutatingWebhookConfiguration" {
+            let api: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+            api.patch(name, &params, &Patch::Apply(doc))
+                .await
+                .map_err(kube_error(what))?;
+        } else {
+            let api: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+            api.patch(name, &params, &Patch::Apply(doc))
+                .await
+                .map_err(kube_error(what))?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes `configurations` (those already gone are fine).
+pub async fn remove(client: &Client, configurations: &[Value]) -> Result<(), InstallError> {
+    for doc in configurations {
+        let name = doc["metadata"]["name"].as_str().unwrap_or_default();
+        let what = format!(
+            "deleting {} {name}",
+            doc["kind"].as_str().unwrap_or_default()
+        );
+        let result = if doc["kind"] == "MutatingWebhookConfiguration" {
+            let api: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+            api.delete(name, &DeleteParams::default()).await.map(|_| ())
+        } else {
+            let api: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+            api.delete(name, &DeleteParams::default()).await.map(|_| ())
+        };
+        match result {
+            Err(kube::Error::Api(status)) if status.is_not_found() => {}
+            other => other.map_err(kube_error(what))?,
+        }
+    }
+    Ok(())
+}
+
+/// Makes the CRD `crd_name` convert through the webhook at `client_config` (a
+/// `WebhookClientConfig` as JSON), server-side applied as `field_manager`.
+pub async fn set_conversion(
+    client: &Client,
+    crd_name: &str,
+    client_config: Value,
+    field_manager: &str,
+) -> Result<(), InstallError> {
+    let conversion = json!({
+        "strategy": "Webhook",
+        "webhook": {
+            "clientConfig": client_config,
+            "conversionReviewVersions": ["v1"],
+        },
+    });
+    apply_conversion(client, crd_name, conversion, field_manager).await
+}
+
+/// Puts the CRD `crd_name` back to `strategy: None` (no conversion webhook).
+pub async fn clear_conversion(
+    client: &Client,
+    crd_name: &str,
+    field_manager: &str,
+) -> Result<(), InstallError> {
+    apply_conversion(
+        client,
+        crd_name,
+        json!({ "strategy": "None" }),
+        field_manager,
+    )
+    .await
+}
+
+async fn apply_conversion(
+    client: &Client,
+    crd_name: &str,
+    conversion: Value,
+    field_manager: &str,
+) -> Result<(), InstallError> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let patch = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": { "name": crd_name },
+        "spec": { "conversion": conversion },
+    });
+    api.patch(
+        crd_name,
+        &PatchParams::apply(field_manager).force(),
+        &Patch::Apply(&patch),
+    )
+    .await
+    .map_err(kube_error(format!(
+        "setting the conversion of CRD {crd_name}"
+    )))?;
+    Ok(())
+}
+
+/// A Service the webhooks are called through.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServiceRef {
+    /// Its name.
+    pub name: String,
+    /// Its namespace.
+    pub namespace: String,
+}
+
+impl ServiceRef {
+    fn matches(&self, client_config: &Value) -> bool {
+        let service = &client_config["service"];
+        service["name"] == self.name.as_str() && service["namespace"] == self.namespace.as_str()
+    }
+}
+
+/// Sets `caBundle` to `ca_pem` in every webhook of every Mutating/ValidatingWebhookConfiguration
+/// and every CRD conversion that calls `service`. Returns how many objects it changed.
+pub async fn inject_ca_bundle(
+    client: &Client,
+    service: &ServiceRef,
+    ca_pem: &str,
+) -> Result<usize, InstallError> {
+    let bundle = ca_bundle(ca_pem);
+    let mut changed = 0;
+    changed += inject_into::<MutatingWebhookConfiguration>(client, service, &bundle).await?;
+    changed += inject_into::<ValidatingWebhookConfiguration>(client, service, &bundle).await?;
+
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in crds
+        .list(&ListParams::default())
+        .await
+        .map_err(kube_error("listing CRDs"))?
+    {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let mut value = serde_json::to_value(&crd).expect("a CRD serializes");
+        let config = &mut value["spec"]["conversion"]["webhook"]["clientConfig"];
+        if !service.matches(config) || config["caBundle"] == bundle {
+            continue;
+        }
+        config["caBundle"] = bundle.clone();
+        let crd: CustomResourceDefinition =
+            serde_json::from_value(value).expect("a CRD deserializes");
+        crds.replace(&name, &PostParams::default(), &crd)
+            .await
+            .map_err(kube_error(format!("writing the caBundle of CRD {name}")))?;
+        changed += 1;
+    }
+    Ok(changed)
+}
+
+async fn inject_into<K>(
+    client: &Client,
+    service: &ServiceRef,
+    bundle: &Value,
+) -> Result<usize, InstallError>
+where
+    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::ClusterResourceScope>
+        + Clone
+        + std::fmt::Debug
+        + serde::Serialize
+        + serde::de::DeserializeOwned,
+{
+    let api: Api<K> = Api::all(client.clone());
+    let kind = K::kind(&());
+    let mut changed = 0;
+    for object in api
+        .list(&ListParams::default())
+        .await
+        .map_err(kube_error(format!("listing {kind}s")))?
+    {
+        let name = object.meta().name.clone().unwrap_or_default();
+        let mut value = serde_json::to_value(&object).expect("a configuration serializes");
+        let mut touched = false;
+        for webhook in value["webhooks"].as_array_mut().into_iter().flatten() {
+            let config = &mut webhook["clientConfig"];
+            if service.matches(config) && config["caBundle"] != *bundle {
+                config["caBundle"] = bundle.clone();
+                touched = true;
+            }
+        }
+        if !touched {
+            continue;
+        }
+        // A replace carries the resourceVersion read: a concurrent change makes it fail
+        // (409), and the next check tries again.
+        let object: K = serde_json::from_value(value).expect("a configuration deserializes");
+        api.replace(&name, &PostParams::default(), &object)
+            .await
+            .map_err(kube_error(format!("writing the caBundle of {kind} {name}")))?;
+        changed += 1;
+    }
+    Ok(changed)
+}

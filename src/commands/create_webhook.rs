@@ -1,0 +1,276 @@
+//! `operator-rs create webhook`: a kind's defaulting and validating webhooks, and conversion
+//! between its versions (hub and spoke), served by the runtime's webhook server. Records them
+//! in PROJECT (kubebuilder's `webhooks:`), scaffolds `src/webhooks/`, the kustomize config
+//! (config/webhook, config/certmanager, the CRD conversion patch, config/default's wiring) and
+//! regenerates config/webhook/manifests.yaml from the markers. Re-running is idempotent; adding
+//! a webhook type later keeps the user's code (its registration is all that is added).
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+use crate::cli::CreateWebhookArgs;
+use crate::names;
+use crate::project::{self, Project, Resource, ResourceWebhooks};
+use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
+
+const EXAMPLE: &str = "operator-rs create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation";
+
+pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
+    let mut project = Project::load(root)?;
+    let plan = plan(&project, args)?;
+    let resource = plan.resource.clone();
+
+    let entry = project
+        .resources
+        .iter_mut()
+        .find(|r| r.same_gvk(&resource.group, &resource.version, &resource.kind))
+        .expect("planned from PROJECT");
+    let webhooks = entry.webhooks.get_or_insert_with(|| ResourceWebhooks {
+        webhook_version: "v1".into(),
+        ..Default::default()
+    });
+    webhooks.defaulting |= args.defaulting;
+    webhooks.validation |= args.programmatic_validation;
+    webhooks.conversion |= args.conversion;
+    for spoke in &plan.spokes {
+        if !webhooks.spoke.contains(spoke) {
+            webhooks.spoke.push(spoke.clone());
+        }
+    }
+
+    let disk = DiskTree::new(root);
+    let mut overlay = Overlay::new(&disk);
+    let base = super::base_context(&project, "", "");
+    let kind_snake = names::kind_snake(&resource.kind);
+    let admission = args.defaulting || args.programmatic_validation;
+    let kind_file = format!("src/webhooks/{}/{kind_snake}.rs", resource.version);
+    let mut ctx = base.clone();
+    ctx.extend(context(&resource, &kind_snake));
+    ctx.insert("defaulting", &args.defaulting);
+    ctx.insert("validation", &args.programmatic_validation);
+    ctx.insert("conversion", &args.conversion);
+    ctx.insert("admission", &admission);
+    // The kind's admission file holds the user's code: rendered once (or with --force), and
+    // a later run only registers another webhook type.
+    ctx.insert(
+        "admission_file",
+        &(admission && (args.force || !exists(&overlay, &kind_file)?)),
+    );
+    ctx.insert(
+        "module_version",
+        if admission {
+            resource.version.as_str()
+        } else {
+            ""
+        },
+    );
+    let mut report = crate::scaffold::plan("webhook", &ctx, args.force, &mut overlay)?;
+
+    for spoke in &plan.spokes {
+        let spoke_resource = project
+            .find(&resource.group, spoke, &resource.kind)
+            .expect("checked in plan");
+        let spoke_file = format!("src/webhooks/{spoke}/{kind_snake}_conversion.rs");
+        let mut ctx = base.clone();
+        ctx.extend(context(&resource, &kind_snake));
+        for key in ["defaulting", "validation", "admission", "admission_file"] {
+            ctx.insert(key, &false);
+        }
+        ctx.insert("conversion", &true);
+        ctx.insert("module_version", spoke);
+        ctx.insert("spoke", spoke);
+        ctx.insert("spoke_api_version", &spoke_resource.api_version());
+        ctx.insert("spoke_type", &spoke_resource.path);
+        ctx.insert("hub_type", &resource.path);
+        ctx.insert(
+            "spoke_file",
+            &(args.force || !exists(&overlay, &spoke_file)?),
+        );
+        let more = crate::scaffold::plan("webhook", &ctx, args.force, &mut overlay)?;
+        for (path, action) in more.actions {
+            if !report.actions.iter().any(|(p, _)| *p == path) {
+                report.actions.push((path, action));
+            }
+        }
+    }
+
+    overlay.put(project::FILE, project.render()?);
+    super::generate::regenerate_into(&mut overlay, &project, false)?;
+    report.refuse_conflicts()?;
+    let (pending, removals) = overlay.into_changes();
+    super::check_generated_rust(&pending, Some(&resource.kind))?;
+    let changes = write_all(root, &pending, &removals)?;
+
+    super::print_changes(&report, &changes);
+    if resource.core {
+        eprintln!(
+            "warning: webhooks for built-in kinds may cause circular dependencies during deployment (the manager's own Pods are admitted by them)."
+        );
+    }
+    eprintln!(
+        "\nWebhooks of {} {} are ready. Next: implement them in src/webhooks/, then run\n  operator-rs generate manifests\n\
+         Deploy with cert-manager (config/certmanager), or run the manager with --webhook-cert-mode self-managed;\n\
+         outside the cluster: cargo run -- --webhook-local-url https://<host reachable from the API server>:9443",
+        resource.api_version(),
+        resource.kind
+    );
+    Ok(())
+}
+
+fn exists(overlay: &Overlay<'_>, path: &str) -> Result<bool> {
+    Ok(overlay.read(Path::new(path))?.is_some())
+}
+
+/// What a run scaffolds, checked against PROJECT.
+struct Plan {
+    resource: Resource,
+    spokes: Vec<String>,
+}
+
+fn plan(project: &Project, args: &CreateWebhookArgs) -> Result<Plan> {
+    let (group, version, kind) = (args.group.trim(), args.version.trim(), args.kind.trim());
+    for (flag, value) in [("group", group), ("version", version), ("kind", kind)] {
+        if value.starts_with('-') {
+            bail!(
+                "--{flag} has no value: it took {value:?}, which looks like the next flag\n  e.g. {EXAMPLE}"
+            );
+        }
+    }
+    names::validate_version(version)?;
+    names::validate_kind(kind)?;
+    if !args.defaulting && !args.programmatic_validation && !args.conversion {
+        bail!(
+            "create webhook needs at least one of --defaulting, --programmatic-validation and --conversion\n  e.g. {EXAMPLE}"
+        );
+    }
+    let Some(resource) = project.find(group, version, kind).cloned() else {
+        let known: Vec<String> = project
+            .resources
+            .iter()
+            .map(|r| {
+                format!(
+                    "--group {} --version {} --kind {}",
+                    r.group, r.version, r.kind
+                )
+            })
+            .collect();
+        let hint = if known.is_empty() {
+            format!(
+                "this project has no kinds yet: create one first, e.g. operator-rs create api --group {} --version {version} --kind {kind}",
+                if group.is_empty() { "batch" } else { group }
+            )
+        } else {
+            format!("kinds of this project: {}", known.join("; "))
+        };
+        bail!(
+            "{group}/{version} {kind} is not a kind of this project (see PROJECT); webhooks are created for existing kinds\n  {hint}\n  e.g. {EXAMPLE}"
+        );
+    };
+    let mut spokes: Vec<String> = Vec::new();
+    for spoke in args.spoke.iter().map(|s| s.trim()) {
+        if spoke.is_empty() {
+            continue;
+        }
+        names::validate_version(spoke)?;
+        if spokes.iter().any(|s| s == spoke) {
+            bail!("duplicate spoke version {spoke}: list each version once");
+        }
+        if spoke == version {
+            bail!("--spoke {spoke} is the hub (--version): a spoke is another version of {kind}");
+        }
+        if !project
+            .find(group, spoke, kind)
+            .is_some_and(Resource::has_api)
+        {
+            let versions: Vec<&str> = project
+                .versions_of(&resource)
+                .filter(|r| r.has_api() && r.version != version)
+                .map(|r| r.version.as_str())
+                .collect();
+            bail!(
+                "invalid spoke version {spoke}: {kind} has no version {spoke} in this project (other versions: {})\n  \
+                 add it first: operator-rs create api --group {group} --version {spoke} --kind {kind}",
+                if versions.is_empty() {
+                    "none".to_string()
+                } else {
+                    versions.join(", ")
+                }
+            );
+        }
+        spokes.push(spoke.to_string());
+    }
+    if args.conversion {
+        if !resource.has_api() {
+            bail!(
+                "--conversion converts between versions of a kind this project owns (a CRD); {kind} is built in"
+            );
+        }
+        if !resource.api.as_ref().is_some_and(|a| a.storage) {
+            let storage = project
+                .versions_of(&resource)
+                .find(|r| r.api.as_ref().is_some_and(|a| a.storage))
+                .map(|r| r.version.clone())
+                .unwrap_or_default();
+            bail!(
+                "the hub of a conversion is the storage version, which is {storage}, not {version}\n  e.g. --version {storage} --conversion --spoke {version}"
+            );
+        }
+        if spokes.is_empty() {
+            bail!(
+                "--conversion needs the versions that convert to {version}: pass --spoke <version>[,<version>...]\n  e.g. --version {version} --conversion --spoke v1"
+            );
+        }
+    } else if !spokes.is_empty() {
+        bail!("--spoke is for conversion webhooks: add --conversion");
+    }
+    Ok(Plan { resource, spokes })
+}
+
+/// The `create webhook` keys of the template context (see templates/README.md).
+fn context(r: &Resource, kind_snake: &str) -> tera::Context {
+    let mut ctx = tera::Context::new();
+    let full_group = if r.core && r.group == "core" {
+        String::new()
+    } else {
+        r.qualified_group()
+    };
+    let kind_lower = r.kind.to_ascii_lowercase();
+    let path_of = |prefix: &str| {
+        format!(
+            "/{prefix}-{}-{}-{kind_lower}",
+            full_group.replace('.', "-"),
+            r.version
+        )
+    };
+    ctx.insert("group", &r.group);
+    ctx.insert("version", &r.version);
+    ctx.insert("kind", &r.kind);
+    ctx.insert("kind_snake", kind_snake);
+    ctx.insert("kind_lower", &kind_lower);
+    ctx.insert("plural", &r.plural);
+    ctx.insert("full_group", &full_group);
+    ctx.insert(
+        "marker_group",
+        &if full_group.is_empty() {
+            "\"\"".to_string()
+        } else {
+            full_group.clone()
+        },
+    );
+    ctx.insert("api_version", &r.api_version());
+    ctx.insert("rust_type", &r.path);
+    ctx.insert("mutate_path", &path_of("mutate"));
+    ctx.insert("validate_path", &path_of("validate"));
+    ctx.insert("spoke", "");
+    ctx.insert("spoke_file", &false);
+    ctx
+}
+
+/// Whether the tree holds the webhook module (for generators).
+pub fn has_webhooks(tree: &dyn SourceTree) -> bool {
+    tree.read(Path::new("src/webhooks/mod.rs"))
+        .ok()
+        .flatten()
+        .is_some()
+}
