@@ -14,7 +14,7 @@
 //!   a manager running outside the cluster (`--webhook-local-url`).
 //! - `testing` (feature `testing`): a mock API server for reconcile unit tests, and
 //!   envtest, a real etcd and kube-apiserver for integration tests.
-
+//!
 //! Everything is behind the default feature `runtime`; without it the crate is empty (operator-rs
 //! depends on it that way, only to embed its sources).
 
@@ -26,4 +26,5 @@ pub mod controller;
 pub mod manager;
 #[cfg(feature = "testing")]
 pub mod testing;
+#[cfg(feature = "runtime")]
 pub mod webhook;
