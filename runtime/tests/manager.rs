@@ -340,7 +340,7 @@ async fn controllers_that_stop_as_soon_as_the_shutdown_fires_are_a_clean_exit() 
         let manager = Manager::with_client("test-operator", args, env.client()?).await?;
         let shutdown = manager.shutdown();
         let registrations = (0..3)
-            .map(|_| Registration::new("instant", |ctx| stops_at_once(ctx)))
+            .map(|_| Registration::new("instant", stops_at_once))
             .collect();
         let run = tokio::spawn(manager.run(registrations));
         tokio::time::sleep(Duration::from_millis(5)).await;

@@ -53,8 +53,7 @@ async fn sigterm_drains_controllers_releases_the_lease_and_exits_cleanly() -> an
         "0 disables"
     );
     let identity = manager.identity().to_owned();
-    let run =
-        tokio::spawn(manager.run(vec![Registration::new("signalled", |ctx| controller(ctx))]));
+    let run = tokio::spawn(manager.run(vec![Registration::new("signalled", controller)]));
     assert!(eventually(Duration::from_secs(5), || STARTED.load(Ordering::SeqCst)).await);
     assert_eq!(leases.holder(LEASE).await, Some(identity));
 

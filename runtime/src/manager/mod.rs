@@ -79,6 +79,7 @@ pub struct ManagerArgs {
     pub leader_elect: bool,
 
     /// Name of the leader election Lease [default: `<operator name>-leader`].
+    #[allow(rustdoc::broken_intra_doc_links)] // `[default: ...]` is clap's help text, not a link
     #[arg(long)]
     pub leader_election_id: Option<String>,
 

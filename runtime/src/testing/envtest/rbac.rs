@@ -132,8 +132,21 @@ impl ServiceAccountAccess {
 impl Envtest {
     /// Creates the ServiceAccount `namespace/name` (and the namespace, if need be), applies
     /// the RBAC manifests `rbac` (multi-document YAML, as `kubectl kustomize config/rbac`
-    /// renders it; see the [module docs](self) of `rbac` for how each kind is applied) bound
-    /// to it, waits until the API server authorizes by them, and returns its credentials.
+    /// renders it) bound to it, waits until the API server authorizes by them, and returns
+    /// its credentials (a token from the TokenRequest API, valid for a day).
+    ///
+    /// How each kind of document is applied:
+    ///
+    /// - `ClusterRole`: as it is.
+    /// - `Role`: in the ServiceAccount's namespace (kustomize puts it in the project's
+    ///   `<name>-system`, which a test has no use for: run the manager under test with
+    ///   `--leader-election-namespace` set to the ServiceAccount's namespace).
+    /// - `ClusterRoleBinding`, `RoleBinding`: subjects replaced by the ServiceAccount,
+    ///   renamed `<name>-<namespace>-<serviceaccount>` (so bindings of several
+    ///   ServiceAccounts never overwrite each other); a RoleBinding goes to the
+    ///   ServiceAccount's namespace.
+    /// - `ServiceAccount`: skipped (the test's own replaces the project's).
+    /// - Anything else: [`Error::Manifest`] naming the document.
     ///
     /// ```no_run
     /// # async fn f() -> anyhow::Result<()> {
