@@ -34,6 +34,17 @@
 //! }
 //! ```
 //!
+//! Each control plane signs ServiceAccount tokens with an RSA key it generates (about 0.3 s
+//! optimized, 10-30 s in an unoptimized test build on a loaded machine); a workspace that
+//! uses envtest should optimize the two crates that do it, even in debug builds:
+//!
+//! ```toml
+//! [profile.dev.package.num-bigint-dig]
+//! opt-level = 3
+//! [profile.dev.package.rsa]
+//! opt-level = 3
+//! ```
+//!
 //! Submodules: `assets` (finding the binaries), `process` (spawning, PDEATHSIG, logs),
 //! `control_plane` (the processes' lifecycle), `credentials` (keys, tokens, kubeconfigs),
 //! `cleanup` (nothing outlives the binary), `crds`, `rbac`, [`error`].
