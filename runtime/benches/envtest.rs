@@ -20,7 +20,7 @@ fn main() -> Result<(), Error> {
     let mut apiserver_restarts = Vec::new();
     let mut etcd_restarts = Vec::new();
     for _ in 0..rounds {
-        let (env, took) = timed(|| Envtest::start())?;
+        let (env, took) = timed(Envtest::start)?;
         with_manager.push(took);
         env.stop();
         let (env, took) = timed(|| Envtest::builder().controller_manager(false).start())?;
