@@ -8,6 +8,12 @@ use std::path::{Path, PathBuf};
 use super::error::{Error, Result};
 
 /// The variable naming the folder of the binaries.
+///
+/// ```
+/// use operator_rs_runtime::testing::envtest::ASSETS_VAR;
+///
+/// let assets = std::env::var_os(ASSETS_VAR); // e.g. ~/.cache/k8s-assets/1.36.2
+/// ```
 pub const ASSETS_VAR: &str = "KUBEBUILDER_ASSETS";
 
 /// The binaries of one control plane.

@@ -1,4 +1,11 @@
 //! What can go wrong while running a control plane for tests, each case saying how to fix it.
+//!
+//! ```
+//! use operator_rs_runtime::testing::envtest::error::Error;
+//!
+//! let error = Error::Stopped;
+//! assert!(error.to_string().contains("Envtest::start()"));
+//! ```
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -201,4 +208,12 @@ impl Error {
 }
 
 /// A result of envtest.
+///
+/// ```
+/// use operator_rs_runtime::testing::envtest::{Envtest, Result};
+///
+/// fn start() -> Result<Envtest> {
+///     Envtest::builder().start()
+/// }
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -34,6 +34,17 @@
 //! }
 //! ```
 //!
+//! Each control plane signs ServiceAccount tokens with an RSA key it generates (about 0.3 s
+//! optimized, 10-30 s in an unoptimized test build on a loaded machine); a workspace that
+//! uses envtest should optimize the two crates that do it, even in debug builds:
+//!
+//! ```toml
+//! [profile.dev.package.num-bigint-dig]
+//! opt-level = 3
+//! [profile.dev.package.rsa]
+//! opt-level = 3
+//! ```
+//!
 //! Submodules: `assets` (finding the binaries), `process` (spawning, PDEATHSIG, logs),
 //! `control_plane` (the processes' lifecycle), `credentials` (keys, tokens, kubeconfigs),
 //! `cleanup` (nothing outlives the binary), `crds`, `rbac`, [`error`].
@@ -61,7 +72,13 @@ pub use rbac::{ServiceAccountAccess, kustomize};
 use assets::Assets;
 use control_plane::{ControlPlane, files};
 
-/// The default of [`Builder::start_timeout`].
+/// The default of [`Builder::start_timeout`]: generous, for loaded CI machines.
+///
+/// ```
+/// use operator_rs_runtime::testing::envtest::DEFAULT_START_TIMEOUT;
+///
+/// assert!(DEFAULT_START_TIMEOUT.as_secs() >= 60);
+/// ```
 pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// Returns from the calling test (with `$ret`, if given) unless `$KUBEBUILDER_ASSETS` is
@@ -137,13 +154,27 @@ impl Default for Builder {
 
 impl Builder {
     /// How long each process may take to become ready (default [`DEFAULT_START_TIMEOUT`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use operator_rs_runtime::testing::envtest::Envtest;
+    ///
+    /// let patient = Envtest::builder().start_timeout(Duration::from_secs(300));
+    /// ```
     pub fn start_timeout(mut self, timeout: Duration) -> Self {
         self.start_timeout = timeout;
         self
     }
 
     /// Whether to run kube-controller-manager when its binary is in `$KUBEBUILDER_ASSETS`
-    /// (default: yes).
+    /// (default: yes). Without it nothing collects garbage or finishes namespace deletions,
+    /// and the control plane starts a little faster.
+    ///
+    /// ```
+    /// use operator_rs_runtime::testing::envtest::Envtest;
+    ///
+    /// let lean = Envtest::builder().controller_manager(false);
+    /// ```
     pub fn controller_manager(mut self, run: bool) -> Self {
         self.controller_manager = run;
         self
@@ -151,6 +182,14 @@ impl Builder {
 
     /// Starts a control plane of this test's own, stopped when it is dropped. Blocks until
     /// it serves (a few seconds).
+    ///
+    /// ```no_run
+    /// use operator_rs_runtime::testing::envtest::Envtest;
+    ///
+    /// let env = Envtest::builder().controller_manager(false).start()?;
+    /// println!("{}", env.server());
+    /// # Ok::<(), operator_rs_runtime::testing::envtest::Error>(())
+    /// ```
     pub fn start(self) -> Result<Envtest> {
         let assets = Assets::from_env()?;
         let plane = ControlPlane::start(&assets, self.controller_manager, self.start_timeout)?;

@@ -253,6 +253,48 @@ mod tests {
     }
 
     #[test]
+    fn a_process_that_exits_says_why_with_its_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut etcd = Process::new("etcd", "false".into(), Vec::new(), dir.path(), u64::MAX);
+        etcd.start().unwrap();
+        let status = loop {
+            if let Some(status) = etcd.exited() {
+                break status;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        std::fs::write(
+            &etcd.log,
+            "starting\nlisten tcp 127.0.0.1:2379: bind: address already in use\n",
+        )
+        .unwrap();
+        let error = etcd.exited_error(status, 2379);
+        assert!(
+            matches!(error, Error::PortInUse { port: 2379, .. }),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().contains("bind: address already in use"),
+            "{error}"
+        );
+
+        std::fs::write(&etcd.log, "panic: no space left on device\n").unwrap();
+        let message = etcd.exited_error(status, 2379).to_string();
+        assert!(
+            message.starts_with("etcd exited (exit status: 1) before it was ready"),
+            "{message}"
+        );
+        assert!(
+            message.ends_with("panic: no space left on device"),
+            "{message}"
+        );
+        let message = etcd.not_ready_error(Duration::from_secs(90)).to_string();
+        assert!(message.contains("not ready within 90s"), "{message}");
+        assert!(message.contains("start_timeout"), "{message}");
+        etcd.stop(Duration::from_secs(1));
+    }
+
+    #[test]
     fn free_ports_are_distinct() {
         let ports = free_ports(4).unwrap();
         let mut unique = ports.clone();

@@ -23,7 +23,7 @@ use k8s_openapi::api::authorization::v1::{
 };
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{
-    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, Subject,
+    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
 };
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Client, Resource};
@@ -132,8 +132,21 @@ impl ServiceAccountAccess {
 impl Envtest {
     /// Creates the ServiceAccount `namespace/name` (and the namespace, if need be), applies
     /// the RBAC manifests `rbac` (multi-document YAML, as `kubectl kustomize config/rbac`
-    /// renders it; see the [module docs](self) of `rbac` for how each kind is applied) bound
-    /// to it, waits until the API server authorizes by them, and returns its credentials.
+    /// renders it) bound to it, waits until the API server authorizes by them, and returns
+    /// its credentials (a token from the TokenRequest API, valid for a day).
+    ///
+    /// How each kind of document is applied:
+    ///
+    /// - `ClusterRole`: as it is.
+    /// - `Role`: in the ServiceAccount's namespace (kustomize puts it in the project's
+    ///   `<name>-system`, which a test has no use for: run the manager under test with
+    ///   `--leader-election-namespace` set to the ServiceAccount's namespace).
+    /// - `ClusterRoleBinding`, `RoleBinding`: subjects replaced by the ServiceAccount,
+    ///   renamed `<name>-<namespace>-<serviceaccount>` (so bindings of several
+    ///   ServiceAccounts never overwrite each other); a RoleBinding goes to the
+    ///   ServiceAccount's namespace.
+    /// - `ServiceAccount`: skipped (the test's own replaces the project's).
+    /// - Anything else: [`Error::Manifest`] naming the document.
     ///
     /// ```no_run
     /// # async fn f() -> anyhow::Result<()> {
@@ -347,13 +360,6 @@ impl RbacObject {
         subject: &Subject,
         all: &[RbacObject],
     ) -> Result<Option<Check>> {
-        let renamed = |name: &Option<String>| {
-            Some(format!(
-                "{}-{namespace}-{}",
-                name.as_deref().unwrap_or_default(),
-                subject.name
-            ))
-        };
         match self {
             Self::ClusterRole(role) => {
                 let mut role = role.clone();
@@ -369,41 +375,51 @@ impl RbacObject {
             }
             Self::ClusterRoleBinding(binding) => {
                 let mut binding = binding.clone();
-                clean(&mut binding.metadata, None);
-                binding.metadata.name = renamed(&binding.metadata.name);
-                binding.subjects = Some(vec![subject.clone()]);
-                let check =
-                    first_rule(all, &binding.role_ref.kind, &binding.role_ref.name).map(|rule| {
-                        Check {
-                            rule,
-                            namespace: None,
-                        }
-                    });
+                let (meta, role) = (&mut binding.metadata, &binding.role_ref);
+                let check = rebind(meta, &mut binding.subjects, role, None, subject, all);
                 apply(&Api::<ClusterRoleBinding>::all(client.clone()), binding).await?;
                 Ok(check)
             }
             Self::RoleBinding(binding) => {
                 let mut binding = binding.clone();
-                clean(&mut binding.metadata, Some(namespace));
-                binding.metadata.name = renamed(&binding.metadata.name);
-                binding.subjects = Some(vec![subject.clone()]);
-                let check =
-                    first_rule(all, &binding.role_ref.kind, &binding.role_ref.name).map(|rule| {
-                        Check {
-                            rule,
-                            namespace: Some(namespace.into()),
-                        }
-                    });
-                apply(
-                    &Api::<RoleBinding>::namespaced(client.clone(), namespace),
-                    binding,
-                )
-                .await?;
+                let (meta, role) = (&mut binding.metadata, &binding.role_ref);
+                let check = rebind(
+                    meta,
+                    &mut binding.subjects,
+                    role,
+                    Some(namespace),
+                    subject,
+                    all,
+                );
+                let api = Api::<RoleBinding>::namespaced(client.clone(), namespace);
+                apply(&api, binding).await?;
                 Ok(check)
             }
             Self::ServiceAccount => Ok(None),
         }
     }
+}
+
+/// Points a binding at the ServiceAccount `subject` alone, in `namespace` (`None`: cluster
+/// wide), renamed `<name>-<namespace>-<serviceaccount>`; returns a permission its role
+/// grants, to wait for.
+fn rebind(
+    meta: &mut ObjectMeta,
+    subjects: &mut Option<Vec<Subject>>,
+    role: &RoleRef,
+    namespace: Option<&str>,
+    subject: &Subject,
+    all: &[RbacObject],
+) -> Option<Check> {
+    clean(meta, namespace);
+    let account_namespace = subject.namespace.as_deref().unwrap_or_default();
+    let name = meta.name.as_deref().unwrap_or_default();
+    meta.name = Some(format!("{name}-{account_namespace}-{}", subject.name));
+    *subjects = Some(vec![subject.clone()]);
+    first_rule(all, &role.kind, &role.name).map(|rule| Check {
+        rule,
+        namespace: namespace.map(Into::into),
+    })
 }
 
 /// The first resource rule of the role `kind`/`name` among `all`, if it is there.
