@@ -3,19 +3,19 @@
 //! `config/default` with kubectl. Every generated build shares one target directory so kube and
 //! k8s-openapi compile once per run (`target/generated-projects`, or $OPERATOR_RS_TEST_TARGET_DIR).
 //!
-//! The reference project's own end-to-end suite (`tests/e2e.rs`, manager binary included) then
-//! runs against `scripts/fake-apiserver.py`, an in-memory stand-in for kube-apiserver: this
-//! machine has no cluster. What it emulates, and what it does not, is written at its top.
+//! The generated projects' integration tests (`tests/integration.rs`) run in their `cargo test`
+//! on envtest, and the reference project's end-to-end suite (`tests/e2e.rs`, manager binary
+//! included) runs against the same real control plane (etcd, kube-apiserver and
+//! kube-controller-manager from $KUBEBUILDER_ASSETS). Without it, both say so and are skipped.
 
 mod common;
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use common::*;
+use operator_rs_runtime::testing::envtest::Envtest;
 
 /// Cargo builds of generated projects run one at a time: they share a target directory.
 static CARGO: Mutex<()> = Mutex::new(());
@@ -80,9 +80,12 @@ fn the_reference_project_builds_lints_passes_its_tests_and_renders() {
     assert!(!of_kind(&docs, "ClusterRole").is_empty());
 
     // Its end-to-end suite, at-scale tests included (with few objects: this checks the
-    // harness and the manager's behaviour, not figures).
-    let server = FakeApiServer::start();
-    let kubeconfig = server.kubeconfig.to_str().unwrap();
+    // harness and the manager's behaviour, not figures), against a real control plane.
+    if !Envtest::available() {
+        return;
+    }
+    let env = Envtest::shared().expect("the control plane starts");
+    let kubeconfig = env.kubeconfig().to_str().unwrap();
     let envs = [("KUBECONFIG", kubeconfig), ("E2E_OBJECTS", "40")];
     let _guard = CARGO.lock().unwrap_or_else(|e| e.into_inner());
     let e2e = [
@@ -94,58 +97,4 @@ fn the_reference_project_builds_lints_passes_its_tests_and_renders() {
         "--test-threads=1",
     ];
     cargo_with(&dir, &e2e, &envs);
-}
-
-/// `scripts/fake-apiserver.py` on a free port, with a kubeconfig for it; stopped on drop.
-struct FakeApiServer {
-    child: Child,
-    kubeconfig: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl FakeApiServer {
-    fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/fake-apiserver.py");
-        let child = Command::new("python3")
-            .arg(script)
-            .arg(port.to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3 runs scripts/fake-apiserver.py");
-        let dir = tempfile::tempdir().unwrap();
-        let kubeconfig = dir.path().join("kubeconfig");
-        let config = format!(
-            "apiVersion: v1\nkind: Config\ncurrent-context: fake\n\
-             clusters: [{{name: fake, cluster: {{server: \"http://127.0.0.1:{port}\"}}}}]\n\
-             contexts: [{{name: fake, context: {{cluster: fake, user: fake, namespace: default}}}}]\n\
-             users: [{{name: fake, user: {{token: fake}}}}]\n"
-        );
-        std::fs::write(&kubeconfig, config).unwrap();
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(addr).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "the fake API server did not start"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Self {
-            child,
-            kubeconfig,
-            _dir: dir,
-        }
-    }
-}
-
-impl Drop for FakeApiServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }

@@ -138,14 +138,22 @@ pub fn read(dir: &Path, rel: &str) -> String {
 }
 
 /// The kinds of the reference project the end-to-end tests scaffold: two kinds in one group (one
-/// cluster-scoped), a deploy-image kind, a second version of one kind, and a controller for a
-/// built-in kind.
+/// cluster-scoped), a deploy-image kind, a second version of one kind, a controller for a
+/// built-in kind, and a two-version kind with webhooks.
 pub const REFERENCE_APIS: &[&str] = &[
     "--group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211 --run-as-user 1001",
     "--group webapp --version v1 --kind Guestbook",
     "--group webapp --version v1 --kind Admiral --namespaced=false",
     "--group webapp --version v2 --kind Guestbook --controller=false",
     "--group apps --version v1 --kind Deployment --resource=false --controller",
+    "--group batch --version v1 --kind CronJob",
+    "--group batch --version v2 --kind CronJob --controller=false",
+];
+
+/// The webhooks of the reference project: all three kinds on CronJob, whose hub is v1.
+pub const REFERENCE_WEBHOOKS: &[&str] = &[
+    "--group batch --version v1 --kind CronJob --defaulting --programmatic-validation",
+    "--group batch --version v1 --kind CronJob --conversion --spoke v2",
 ];
 
 /// `init` plus every reference API.
@@ -154,6 +162,9 @@ pub fn reference_project(name: &str) -> tempfile::TempDir {
     let dir = project_dir(&tmp, name);
     for api in REFERENCE_APIS {
         ok(&dir, &words(&format!("create api {api}")));
+    }
+    for webhook in REFERENCE_WEBHOOKS {
+        ok(&dir, &words(&format!("create webhook {webhook}")));
     }
     tmp
 }
