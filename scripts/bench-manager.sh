@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The generated manager's release binary size, start-up time to ready and idle RSS, measured
-# against a fake API server on loopback (scripts/fake-apiserver.py, with no objects).
+# against a real control plane on loopback (scripts/lib.sh real_cluster, with no objects).
 # Scaffolds init + Memcached (deploy-image) + Guestbook + Cluster + a Deployment controller, builds it in
 # release, starts the manager without leader election, polls /readyz, waits 10 s, reads
 # /proc/<pid>/status, then sends SIGTERM and checks the exit code.
@@ -13,7 +13,9 @@ manager="${CARGO_TARGET_DIR:-$work/target}/release/manager"
 strip -o "$work/manager.stripped" "$manager"
 echo "release binary: $(stat -c %s "$manager") bytes, stripped $(stat -c %s "$work/manager.stripped") bytes"
 
-fake_cluster 18443 "$work/kubeconfig"
+real_cluster "$work/kubeconfig"
+kubectl --kubeconfig "$work/kubeconfig" apply --server-side -f "$proj/config/crd/bases" >/dev/null
+kubectl --kubeconfig "$work/kubeconfig" wait --for condition=established --timeout=60s crd --all >/dev/null
 start=$(date +%s.%N)
 KUBECONFIG="$work/kubeconfig" POD_NAMESPACE=default "$manager" \
   --metrics-bind-address 127.0.0.1:18080 --health-probe-bind-address 127.0.0.1:18081 >"$work/manager.log" 2>&1 &

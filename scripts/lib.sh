@@ -20,18 +20,45 @@ scaffold_reference() {
   "$bin" -C "$1" create api --group apps --version v1 --kind Deployment --resource=false --controller >/dev/null 2>&1
 }
 
-# fake_cluster <port> <kubeconfig>: scripts/fake-apiserver.py in the background on <port>, and a
-# kubeconfig for it.
-fake_cluster() {
-  python3 "$repo/scripts/fake-apiserver.py" "$1" 2>/dev/null &
-  cat > "$2" <<KC
+# real_cluster <kubeconfig>: a real control plane in the background (etcd, kube-apiserver and
+# kube-controller-manager from $KUBEBUILDER_ASSETS, else ../shared/k8s/install.sh), with the
+# flags of shared/k8s/README.md on free loopback ports, and an admin kubeconfig for it.
+real_cluster() {
+  local assets=${KUBEBUILDER_ASSETS:-$("$repo/../shared/k8s/install.sh")}
+  local d="$work/cluster" ports
+  mkdir -p "$d/certs"
+  read -r -a ports < <(python3 -c 'import socket
+s=[socket.socket() for _ in range(4)]
+[x.bind(("127.0.0.1",0)) for x in s]
+print(" ".join(str(x.getsockname()[1]) for x in s))')
+  openssl genrsa -out "$d/sa.key" 2048 2>/dev/null
+  openssl rsa -in "$d/sa.key" -pubout -out "$d/sa.pub" 2>/dev/null
+  echo 'bench-admin-token,admin,admin,"system:masters"' > "$d/tokens.csv"
+  "$assets/etcd" --data-dir "$d/etcd" --listen-client-urls "http://127.0.0.1:${ports[0]}" \
+    --advertise-client-urls "http://127.0.0.1:${ports[0]}" --listen-peer-urls "http://127.0.0.1:${ports[1]}" \
+    --initial-advertise-peer-urls "http://127.0.0.1:${ports[1]}" \
+    --initial-cluster "default=http://127.0.0.1:${ports[1]}" --unsafe-no-fsync >"$d/etcd.log" 2>&1 &
+  "$assets/kube-apiserver" --etcd-servers "http://127.0.0.1:${ports[0]}" --bind-address 127.0.0.1 \
+    --advertise-address 127.0.0.1 --secure-port "${ports[2]}" --cert-dir "$d/certs" \
+    --token-auth-file "$d/tokens.csv" --authorization-mode RBAC \
+    --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$d/sa.pub" \
+    --service-account-signing-key-file "$d/sa.key" --service-cluster-ip-range 10.96.0.0/16 >"$d/apiserver.log" 2>&1 &
+  cat > "$1" <<KC
 apiVersion: v1
 kind: Config
-clusters: [{name: fake, cluster: {server: "http://127.0.0.1:$1"}}]
-contexts: [{name: fake, context: {cluster: fake, user: fake, namespace: default}}]
-current-context: fake
-users: [{name: fake, user: {token: fake}}]
+clusters: [{name: envtest, cluster: {server: "https://127.0.0.1:${ports[2]}", insecure-skip-tls-verify: true}}]
+contexts: [{name: envtest, context: {cluster: envtest, user: admin, namespace: default}}]
+current-context: envtest
+users: [{name: admin, user: {token: bench-admin-token}}]
 KC
-  for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$1/version" && return 0; sleep 0.1; done
-  echo "the fake API server did not start" >&2; return 1
+  for _ in $(seq 1 600); do
+    kubectl --kubeconfig "$1" get --raw /readyz >/dev/null 2>&1 && break; sleep 0.1
+  done
+  kubectl --kubeconfig "$1" get --raw /readyz >/dev/null || { tail "$d/apiserver.log" >&2; return 1; }
+  if [ -x "$assets/kube-controller-manager" ]; then
+    "$assets/kube-controller-manager" --kubeconfig "$1" --authentication-kubeconfig "$1" \
+      --authorization-kubeconfig "$1" --bind-address 127.0.0.1 --secure-port "${ports[3]}" \
+      --leader-elect=false --controllers '*' --service-account-private-key-file "$d/sa.key" \
+      --root-ca-file "$d/certs/apiserver.crt" --use-service-account-credentials=false >"$d/kcm.log" 2>&1 &
+  fi
 }
