@@ -73,9 +73,29 @@ fn the_reference_project_builds_lints_passes_its_tests_and_renders() {
     let dir = project_dir(&tmp, "memcached-operator");
     // What create api wrote is what the generators produce.
     ok(&dir, &["generate", "manifests", "--check"]);
+    // A user adds printcolumns of a type already used (clippy's duplicated_attributes must
+    // not fire on them), then regenerates the CRD.
+    let types = dir.join("src/api/v1/guestbook.rs");
+    let text = std::fs::read_to_string(&types).unwrap();
+    let more = r#"printcolumn(
+        name = "Started",
+        type_ = "date",
+        json_path = ".status.startTime"
+    ),
+    printcolumn(
+        name = "Phase",
+        type_ = "string",
+        json_path = ".status.phase"
+    ),
+    printcolumn(
+        name = "Age","#;
+    assert!(text.contains("printcolumn(\n        name = \"Age\","), "{text}");
+    let text = text.replacen("printcolumn(\n        name = \"Age\",", more, 1);
+    std::fs::write(&types, text).unwrap();
+    ok(&dir, &["generate", "manifests"]);
     build_lint_test(&dir);
     let docs = kustomize(&dir, "config/default");
-    assert_eq!(of_kind(&docs, "CustomResourceDefinition").len(), 3);
+    assert_eq!(of_kind(&docs, "CustomResourceDefinition").len(), 4);
     assert_eq!(of_kind(&docs, "Deployment").len(), 1);
     assert!(!of_kind(&docs, "ClusterRole").is_empty());
 
