@@ -89,7 +89,10 @@ fn the_reference_project_builds_lints_passes_its_tests_and_renders() {
     ),
     printcolumn(
         name = "Age","#;
-    assert!(text.contains("printcolumn(\n        name = \"Age\","), "{text}");
+    assert!(
+        text.contains("printcolumn(\n        name = \"Age\","),
+        "{text}"
+    );
     let text = text.replacen("printcolumn(\n        name = \"Age\",", more, 1);
     std::fs::write(&types, text).unwrap();
     ok(&dir, &["generate", "manifests"]);

@@ -38,6 +38,7 @@ fn config_default_renders_crds_a_hardened_manager_and_named_rbac() {
         names,
         [
             "admirals.webapp.example.com",
+            "cronjobs.batch.example.com",
             "guestbooks.webapp.example.com",
             "memcacheds.cache.example.com"
         ]
@@ -183,7 +184,7 @@ fn config_default_renders_crds_a_hardened_manager_and_named_rbac() {
         .filter_map(|r| r["metadata"]["name"].as_str())
         .filter(|n| n.ends_with("editor-role"))
         .collect();
-    assert_eq!(editors.len(), 3, "an editor role per kind: {editors:?}");
+    assert_eq!(editors.len(), 4, "an editor role per kind: {editors:?}");
 }
 
 #[test]
@@ -205,6 +206,8 @@ fn samples_render_one_object_per_kind_version() {
     assert_eq!(
         kinds,
         [
+            "batch.example.com/v1 CronJob",
+            "batch.example.com/v2 CronJob",
             "cache.example.com/v1alpha1 Memcached",
             "webapp.example.com/v1 Admiral",
             "webapp.example.com/v1 Guestbook",

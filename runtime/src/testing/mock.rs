@@ -47,11 +47,12 @@ impl ApiServerVerifier {
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// let (ctx, server) = mock_context();
     /// let pods = kube::Api::<k8s_openapi::api::core::v1::Pod>::default_namespaced(ctx.client);
+    /// let params = Default::default();
     /// let deleted = server.run(
     ///     async |server| {
     ///         server.fail(http::Method::DELETE, "/api/v1/namespaces/default/pods/p", 404).await;
     ///     },
-    ///     pods.delete("p", &Default::default()),
+    ///     pods.delete("p", &params),
     /// );
     /// assert!(deleted.await.is_err());
     /// # }
