@@ -77,16 +77,8 @@ fn the_reference_project_builds_lints_passes_its_tests_and_renders() {
     // not fire on them), then regenerates the CRD.
     let types = dir.join("src/api/v1/guestbook.rs");
     let text = std::fs::read_to_string(&types).unwrap();
-    let more = r#"printcolumn(
-        name = "Started",
-        type_ = "date",
-        json_path = ".status.startTime"
-    ),
-    printcolumn(
-        name = "Phase",
-        type_ = "string",
-        json_path = ".status.phase"
-    ),
+    let more = r#"printcolumn(name = "Started", type_ = "date", json_path = ".status.startTime"),
+    printcolumn(name = "Phase", type_ = "string", json_path = ".status.phase"),
     printcolumn(
         name = "Age","#;
     assert!(
