@@ -7,6 +7,7 @@
 //! - [`resolve`]: names and types (`use`, `super::`, aliases, std/serde_json/k8s-openapi types);
 //! - [`attrs`]: serde/schemars/kube attribute parsing and serde's rename rules;
 //! - [`schema`]: the `JsonSchema`/`KubeSchema` derive emulation over the real `SchemaGenerator`;
+//! - [`structural`]: kube-core's structural-schema rewrite in one linear pass;
 //! - [`values`]: static evaluation of defaults and literal constants;
 //! - [`k8s_table`]: every k8s-openapi type's real schema, by path (generated);
 //! - [`crd`]: `#[kube(...)]` and the CRD as `crd()` builds it;
@@ -22,6 +23,7 @@ mod loader;
 mod output;
 mod resolve;
 mod schema;
+pub mod structural;
 mod values;
 
 use std::collections::BTreeMap;
