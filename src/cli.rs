@@ -153,4 +153,8 @@ pub struct GenerateCrdsArgs {
     /// constructs the static reader cannot evaluate).
     #[arg(long)]
     pub exact: bool,
+    /// Cut field descriptions to this many bytes (0 drops them), like controller-gen's
+    /// `crd:maxDescLen`, for CRDs too large to install; overrides `crd: {maxDescLen}` in PROJECT.
+    #[arg(long, value_name = "BYTES")]
+    pub max_desc_len: Option<usize>,
 }

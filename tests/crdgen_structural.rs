@@ -84,13 +84,13 @@ fn keyword(inner: BoxedStrategy<Value>) -> BoxedStrategy<(String, Value)> {
     let names = || prop::sample::select(vec!["a", "b", "c"]);
     let map = {
         let inner = inner.clone();
-        prop::collection::vec((names(), inner), 0..4).prop_map(|kv| {
-            Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
-        })
+        prop::collection::vec((names(), inner), 0..4)
+            .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
     };
     let list = prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array);
     let kw = |k: &'static str, s: BoxedStrategy<Value>| s.prop_map(move |v| (k.to_string(), v));
-    let scalar_or = |s: BoxedStrategy<Value>, odd: Vec<Value>| prop_oneof![4 => s, 1 => pick(odd)].boxed();
+    let scalar_or =
+        |s: BoxedStrategy<Value>, odd: Vec<Value>| prop_oneof![4 => s, 1 => pick(odd)].boxed();
     prop_oneof![
         4 => kw("type", pick(vec![json!("object"), json!("object"), json!("string"), json!("integer"), json!(["string", "null"]), json!(null), json!("Object"), json!(3)])),
         3 => kw("description", pick(vec![json!("d1"), json!("d2"), json!(null), json!(7)])),

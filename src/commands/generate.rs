@@ -53,7 +53,7 @@ pub fn apply(root: &Path, output: &GeneratorOutput, check: bool) -> Result<Appli
 
 /// `generate crds`: the static reader by default, the compiler with `--exact`.
 pub fn run_crds(root: &Path, args: &crate::cli::GenerateCrdsArgs) -> Result<i32> {
-    let project = Project::load(root)?;
+    let project = with_crd_flags(Project::load(root)?, args);
     let output = crds(root, &project, args.exact)?;
     finish(root, ("CRDs", "crds"), &output, args.check)
 }
@@ -67,12 +67,20 @@ pub fn run_rbac(root: &Path, check: bool) -> Result<i32> {
 
 /// `generate manifests`: CRDs and RBAC together; both are checked before either is written.
 pub fn run_manifests(root: &Path, args: &crate::cli::GenerateCrdsArgs) -> Result<i32> {
-    let project = Project::load(root)?;
+    let project = with_crd_flags(Project::load(root)?, args);
     let mut output = crds(root, &project, args.exact)?;
     let rbac = crate::rbac::generate(&DiskTree::new(root), &project)?;
     output.files.extend(rbac.files);
     output.warnings.extend(rbac.warnings);
     finish(root, ("manifests", "manifests"), &output, args.check)
+}
+
+/// The CRD options of the command line override PROJECT's `crd:` (for this run only).
+fn with_crd_flags(mut project: Project, args: &crate::cli::GenerateCrdsArgs) -> Project {
+    if let Some(n) = args.max_desc_len {
+        project.crd.max_desc_len = Some(n);
+    }
+    project
 }
 
 fn crds(root: &Path, project: &Project, exact: bool) -> Result<GeneratorOutput> {

@@ -17,7 +17,8 @@ pub fn generate_exact(root: &Path, project: &Project) -> Result<GeneratorOutput>
     let tree = DiskTree::new(root);
     let mut kinds = super::static_kinds(&tree, false).map_err(|e| anyhow::anyhow!("{e}"))?;
     if kinds.is_empty() {
-        return super::output::files(&tree, &[]).map_err(|e| anyhow::anyhow!("{e}"));
+        return super::output::files(&tree, &[], &project.crd, super::Checks::ApiServer)
+            .map_err(|e| anyhow::anyhow!("{e}"));
     }
     // The Rust path of each generated root struct, as seen from a dependent crate.
     let krate = loader::load(&tree, Path::new("src/lib.rs"))
@@ -54,20 +55,27 @@ pub fn generate_exact(root: &Path, project: &Project) -> Result<GeneratorOutput>
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| root.join("target/crdgen-exact"));
+    eprintln!(
+        "building the --exact harness in {} (cold: kube and the crate compile, minutes; warm: seconds)",
+        target_dir.display()
+    );
+    let started = std::time::Instant::now();
+    // cargo's own progress (Compiling ..., errors) goes straight to the user's terminal.
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .arg("run")
-        .arg("--quiet")
         .arg("--manifest-path")
         .arg(harness.join("Cargo.toml"))
         .env("CARGO_TARGET_DIR", &target_dir)
+        .stderr(std::process::Stdio::inherit())
         .output()
         .context("running cargo for the --exact harness")?;
     if !output.status.success() {
-        bail!(
-            "the --exact harness failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        bail!("the --exact harness failed (cargo's messages are above)");
     }
+    eprintln!(
+        "--exact harness built and run in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
     let stdout = String::from_utf8(output.stdout).context("harness output is not UTF-8")?;
     let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
     if lines.len() != kinds.len() {
@@ -80,8 +88,10 @@ pub fn generate_exact(root: &Path, project: &Project) -> Result<GeneratorOutput>
     for (k, line) in kinds.iter_mut().zip(lines) {
         k.crd = serde_json::from_str(line).context("parsing a CRD printed by the harness")?;
     }
-    let crds = super::merge_kinds(kinds, project).map_err(|e| anyhow::anyhow!("{e}"))?;
-    super::output::files(&tree, &crds).map_err(|e| anyhow::anyhow!("{e}"))
+    let crds = super::merge_kinds(kinds, project, super::Checks::ApiServer)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    super::output::files(&tree, &crds, &project.crd, super::Checks::ApiServer)
+        .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 fn write_if_changed(path: &Path, text: &str) -> Result<()> {

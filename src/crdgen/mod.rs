@@ -8,9 +8,11 @@
 //! - [`attrs`]: serde/schemars/kube attribute parsing and serde's rename rules;
 //! - [`schema`]: the `JsonSchema`/`KubeSchema` derive emulation over the real `SchemaGenerator`;
 //! - [`structural`]: kube-core's structural-schema rewrite in one linear pass;
+//! - [`validate`]: what kube-apiserver checks on create (CEL rules, list/map combinations);
 //! - [`values`]: static evaluation of defaults and literal constants;
 //! - [`k8s_table`]: every k8s-openapi type's real schema, by path (generated);
 //! - [`crd`]: `#[kube(...)]` and the CRD as `crd()` builds it;
+//! - [`options`]: PROJECT's `crd:` options (known formats only, description length);
 //! - [`output`]: YAML, file layout, kustomization, warnings;
 //! - [`exact`]: the `--exact` harness.
 
@@ -20,10 +22,12 @@ mod error;
 mod exact;
 mod k8s_table;
 mod loader;
+mod options;
 mod output;
 mod resolve;
 mod schema;
 pub mod structural;
+mod validate;
 mod values;
 
 use std::collections::BTreeMap;
@@ -54,13 +58,39 @@ pub struct KindCrd {
 /// Read the crate under `tree` and return every CRD, without writing anything.
 pub fn crds(tree: &dyn SourceTree, project: &Project) -> Result<Vec<KindCrd>, CrdgenError> {
     let kinds = static_kinds(tree, true)?;
-    merge_kinds(kinds, project)
+    merge_kinds(kinds, project, Checks::ApiServer)
+}
+
+/// [`generate`] without kube-apiserver's checks: the files kube-derive's `crd()` would give.
+pub fn generate_unchecked(
+    tree: &dyn SourceTree,
+    project: &Project,
+) -> Result<GeneratorOutput, CrdgenError> {
+    let crds = crds_unchecked(tree, project)?;
+    output::files(tree, &crds, &project.crd, Checks::None)
+}
+
+/// [`crds`] without kube-apiserver's checks: what kube-derive writes, for comparing our verdict
+/// with the API server's own.
+pub fn crds_unchecked(
+    tree: &dyn SourceTree,
+    project: &Project,
+) -> Result<Vec<KindCrd>, CrdgenError> {
+    let kinds = static_kinds(tree, true)?;
+    merge_kinds(kinds, project, Checks::None)
+}
+
+/// Whether CRDs are checked as kube-apiserver checks them before they are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Checks {
+    ApiServer,
+    None,
 }
 
 /// `operator-rs generate crds`: every CRD file plus `config/crd/kustomization.yaml`.
 pub fn generate(tree: &dyn SourceTree, project: &Project) -> Result<GeneratorOutput, CrdgenError> {
     let crds = crds(tree, project)?;
-    output::files(tree, &crds)
+    output::files(tree, &crds, &project.crd, Checks::ApiServer)
 }
 
 /// The kinds of every crate root, with (`with_schema`) or without their schemas.
@@ -85,9 +115,12 @@ pub(crate) fn static_kinds(
     if roots.is_empty() {
         return Err(CrdgenError::NoCrateRoot(tree.root().to_path_buf()));
     }
+    validate::clear_rules();
     let mut kinds = Vec::new();
     for root in roots {
         let krate = Rc::new(loader::load(tree, &root)?);
+        // Type information is cached per crate (by definition id).
+        schema::clear_type_infos();
         for d in crd::custom_resources(&krate) {
             kinds.push(crd::build_kind(&krate, d, with_schema)?);
         }
@@ -99,6 +132,7 @@ pub(crate) fn static_kinds(
 pub(crate) fn merge_kinds(
     kinds: Vec<crd::KindDef>,
     project: &Project,
+    checks: Checks,
 ) -> Result<Vec<KindCrd>, CrdgenError> {
     let mut groups: BTreeMap<(String, String), Vec<crd::KindDef>> = BTreeMap::new();
     for k in kinds {
@@ -109,6 +143,21 @@ pub(crate) fn merge_kinds(
     }
     let mut out = Vec::new();
     for ((group, kind), versions) in groups {
+        let mut versions = versions;
+        for k in &mut versions {
+            for v in &mut k.crd.spec.versions {
+                if let Some(s) = v
+                    .schema
+                    .as_mut()
+                    .and_then(|s| s.open_api_v3_schema.as_mut())
+                {
+                    if checks == Checks::ApiServer {
+                        validate::check(s, &v.name, &k.loc)?;
+                    }
+                    options::apply(s, &project.crd);
+                }
+            }
+        }
         for (i, a) in versions.iter().enumerate() {
             if let Some(b) = versions[i + 1..].iter().find(|b| b.version == a.version) {
                 return Err(CrdgenError::Versions(format!(

@@ -205,9 +205,7 @@ fn own_keywords_valid(map: &Map<String, Value>) -> bool {
         "enum" => v.is_null() || v.is_array(),
         "maxItems" | "minItems" | "maxProperties" | "minProperties" => nullable_u32(v),
         "uniqueItems" => v.is_null() || v.is_boolean(),
-        "required" => v
-            .as_array()
-            .is_some_and(|a| a.iter().all(Value::is_string)),
+        "required" => v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
         _ => true,
     })
 }
@@ -227,7 +225,11 @@ fn normalize(map: &mut Map<String, Value>) {
         }
     }
     for key in ["properties", "patternProperties"] {
-        if map.get(key).and_then(Value::as_object).is_some_and(Map::is_empty) {
+        if map
+            .get(key)
+            .and_then(Value::as_object)
+            .is_some_and(Map::is_empty)
+        {
             map.remove(key);
         }
     }
@@ -339,7 +341,10 @@ fn merge_type(node: &mut Map<String, Value>, t: Value) -> Result<(), Conflict> {
 
 /// `hoist_subschema_enum_values`: `oneOf` variants with an `enum` are removed, their values
 /// appended to the node's `enum` and their type merged into the node's.
-fn hoist_enum_values(variants: &mut Vec<Value>, node: &mut Map<String, Value>) -> Result<(), Conflict> {
+fn hoist_enum_values(
+    variants: &mut Vec<Value>,
+    node: &mut Map<String, Value>,
+) -> Result<(), Conflict> {
     let mut result = Ok(());
     variants.retain(|variant| {
         let Some(Value::Array(values)) = variant.get("enum") else {
