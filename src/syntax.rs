@@ -128,11 +128,7 @@ mod tests {
             .collect();
         assert_eq!(items.len(), 1, "{f}");
         assert!(items[0].stmts.is_empty(), "the body of {f} was parsed");
-        bodies
-            .block(items[0])
-            .unwrap()
-            .to_token_stream()
-            .to_string()
+        bodies.block(items[0]).unwrap().to_token_stream().to_string()
     }
 
     #[test]
@@ -152,9 +148,7 @@ mod tests {
         let full = syn::parse_file(text).unwrap();
         assert_eq!(file.items.len(), full.items.len());
         assert_eq!(file.attrs.len(), 1);
-        let syn::Item::Mod(m) = &file.items[1] else {
-            panic!()
-        };
+        let syn::Item::Mod(m) = &file.items[1] else { panic!() };
         assert_eq!(m.content.as_ref().unwrap().1.len(), 2);
     }
 

@@ -110,12 +110,10 @@ impl Crate {
     /// The body of a function of module `m` (the loader keeps bodies unparsed).
     pub fn body(&self, m: ModId, block: &syn::Block) -> Result<syn::Block, CrdgenError> {
         let file = self.modules[m].file;
-        self.bodies[file]
-            .block(block)
-            .map_err(|e| CrdgenError::Source {
-                loc: self.loc(file, e.span()),
-                what: format!("does not parse as Rust: {e}"),
-            })
+        self.bodies[file].block(block).map_err(|e| CrdgenError::Source {
+            loc: self.loc(file, e.span()),
+            what: format!("does not parse as Rust: {e}"),
+        })
     }
 }
 

@@ -126,7 +126,11 @@ impl Folder<'_, '_> {
             }
             return self.pieces.len();
         }
-        let chosen = if in_loop { None } else { self.choose(&tags) };
+        let chosen = if in_loop {
+            None
+        } else {
+            self.choose(&tags)
+        };
         match chosen {
             Some(branch) => {
                 let (open, endif) = (&self.pieces[i], &self.pieces[end]);
@@ -204,19 +208,12 @@ impl Folder<'_, '_> {
 /// An empty raw block standing for a folded tag: tera trims around it as around the tag.
 fn push_barrier(out: &mut String, left: bool, right: bool) {
     out.push_str(if left { "{%- raw %}" } else { "{% raw %}" });
-    out.push_str(if right {
-        "{% endraw -%}"
-    } else {
-        "{% endraw %}"
-    });
+    out.push_str(if right { "{% endraw -%}" } else { "{% endraw %}" });
 }
 
 /// The name a `{% set name = ... %}` / `{% set_global name = ... %}` assigns.
 fn assigned_name(text: &str) -> Option<&str> {
-    let inner = text
-        .strip_prefix("{%")?
-        .trim_start_matches('-')
-        .trim_start();
+    let inner = text.strip_prefix("{%")?.trim_start_matches('-').trim_start();
     let rest = inner
         .strip_prefix("set_global ")
         .or_else(|| inner.strip_prefix("set "))?;
@@ -317,9 +314,7 @@ mod tests {
 
     #[test]
     fn known_chains_fold_to_their_branch() {
-        let folded = same(
-            "x {%- if b -%} B {%- elif not b and a -%}\n C {{ s }}\n {%- else %} D {% endif -%}  y",
-        );
+        let folded = same("x {%- if b -%} B {%- elif not b and a -%}\n C {{ s }}\n {%- else %} D {% endif -%}  y");
         assert!(!folded.contains("if"), "{folded}");
         assert!(!folded.contains(" D "), "{folded}");
         same("1\n{% if b %}no{% endif %}\n2");
@@ -337,10 +332,7 @@ mod tests {
     #[test]
     fn unknown_conditions_loops_and_shadowed_names_are_left_to_tera() {
         let folded = same("{% if s | length > 2 %}{% if a %}A{% endif %}{% endif %}");
-        assert!(
-            folded.starts_with("{% if s | length > 2 %}{% raw %}"),
-            "{folded}"
-        );
+        assert!(folded.starts_with("{% if s | length > 2 %}{% raw %}"), "{folded}");
         let folded = same("{% for a in [1] %}{% if a %}{{ a }}{% endif %}{% endfor %}");
         assert!(folded.contains("{% if a %}"), "{folded}");
         let folded = same("{% set b = true %}{% if b %}B{% endif %}");
