@@ -157,4 +157,8 @@ pub struct GenerateCrdsArgs {
     /// `crd:maxDescLen`, for CRDs too large to install; overrides `crd: {maxDescLen}` in PROJECT.
     #[arg(long, value_name = "BYTES")]
     pub max_desc_len: Option<usize>,
+    /// Write the CRDs even where kube-apiserver would refuse them (non-structural schemas, CEL
+    /// rules that do not compile...), as kube-derive's `crd()` does.
+    #[arg(long)]
+    pub skip_apiserver_checks: bool,
 }

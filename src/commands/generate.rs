@@ -54,7 +54,7 @@ pub fn apply(root: &Path, output: &GeneratorOutput, check: bool) -> Result<Appli
 /// `generate crds`: the static reader by default, the compiler with `--exact`.
 pub fn run_crds(root: &Path, args: &crate::cli::GenerateCrdsArgs) -> Result<i32> {
     let project = with_crd_flags(Project::load(root)?, args);
-    let output = crds(root, &project, args.exact)?;
+    let output = crds(root, &project, args)?;
     finish(root, ("CRDs", "crds"), &output, args.check)
 }
 
@@ -68,7 +68,7 @@ pub fn run_rbac(root: &Path, check: bool) -> Result<i32> {
 /// `generate manifests`: CRDs and RBAC together; both are checked before either is written.
 pub fn run_manifests(root: &Path, args: &crate::cli::GenerateCrdsArgs) -> Result<i32> {
     let project = with_crd_flags(Project::load(root)?, args);
-    let mut output = crds(root, &project, args.exact)?;
+    let mut output = crds(root, &project, args)?;
     let rbac = crate::rbac::generate(&DiskTree::new(root), &project)?;
     output.files.extend(rbac.files);
     output.warnings.extend(rbac.warnings);
@@ -83,11 +83,18 @@ fn with_crd_flags(mut project: Project, args: &crate::cli::GenerateCrdsArgs) -> 
     project
 }
 
-fn crds(root: &Path, project: &Project, exact: bool) -> Result<GeneratorOutput> {
-    if exact {
+fn crds(
+    root: &Path,
+    project: &Project,
+    args: &crate::cli::GenerateCrdsArgs,
+) -> Result<GeneratorOutput> {
+    let tree = DiskTree::new(root);
+    if args.exact {
         crate::crdgen::generate_exact(root, project)
+    } else if args.skip_apiserver_checks {
+        Ok(crate::crdgen::generate_unchecked(&tree, project)?)
     } else {
-        Ok(crate::crdgen::generate(&DiskTree::new(root), project)?)
+        Ok(crate::crdgen::generate(&tree, project)?)
     }
 }
 

@@ -173,16 +173,15 @@ fn warnings(
             .schema
             .as_ref()
             .and_then(|s| s.open_api_v3_schema.as_ref())
+            && !settings.known_formats_only
         {
-            if !settings.known_formats_only {
-                walk(s, &format!(".{}", v.name), &mut |s, at| {
-                    if let Some(f) = &s.format
-                        && UNKNOWN_INT_FORMATS.iter().any(|(u, _)| u == f)
-                    {
-                        unknown_formats.push(format!("{f} at `{at}`"));
-                    }
-                });
-            }
+            walk(s, &format!(".{}", v.name), &mut |s, at| {
+                if let Some(f) = &s.format
+                    && UNKNOWN_INT_FORMATS.iter().any(|(u, _)| u == f)
+                {
+                    unknown_formats.push(format!("{f} at `{at}`"));
+                }
+            });
         }
     }
     if !unknown_formats.is_empty() {

@@ -11,14 +11,7 @@ use super::{Place, Refusal};
 const SCALARS: &[&str] = &["string", "integer", "number", "boolean"];
 
 pub(super) fn check(s: &JSONSchemaProps, place: &Place<'_>, out: &mut Vec<Refusal>) {
-    let mut refuse = |reason: String, fix: &str| {
-        out.push(Refusal {
-            path: place.path.clone(),
-            reason,
-            fix: fix.into(),
-            rule: None,
-        })
-    };
+    let mut refuse = |reason: String, fix: &str| out.push(Refusal::at(place, reason, fix));
     let items = match &s.items {
         Some(JSONSchemaPropsOrArray::Schema(i)) => Some(&**i),
         _ => None,

@@ -51,8 +51,6 @@ pub(super) struct Place<'a> {
     pub path: String,
     /// Whether `oldSelf` can be correlated here (no list above, other than a list-map).
     pub correlatable: bool,
-    /// How many times the node can occur in one object (product of the list/map sizes above).
-    pub cardinality: f64,
 }
 
 /// A refusal found in one schema: its place, what the API server says, the fix, and the rule it
@@ -62,6 +60,18 @@ pub(super) struct Refusal {
     pub reason: String,
     pub fix: String,
     pub rule: Option<String>,
+}
+
+impl Refusal {
+    /// A refusal of the construct at `place` itself (not of a rule).
+    fn at(place: &Place<'_>, reason: String, fix: &str) -> Refusal {
+        Refusal {
+            path: place.path.clone(),
+            reason,
+            fix: fix.into(),
+            rule: None,
+        }
+    }
 }
 
 /// Check one version's schema; the first refusal is the error.
@@ -75,10 +85,8 @@ pub(crate) fn check(
         root: schema,
         path: String::new(),
         correlatable: true,
-        cardinality: 1.0,
     };
-    let mut total_cost = 0.0;
-    walk(schema, &root, &mut refusals, &mut total_cost);
+    walk(schema, &root, &mut refusals);
     match refusals.into_iter().next() {
         None => Ok(()),
         Some(r) => {
@@ -97,16 +105,11 @@ pub(crate) fn check(
     }
 }
 
-fn walk<'a>(
-    s: &'a JSONSchemaProps,
-    place: &Place<'a>,
-    out: &mut Vec<Refusal>,
-    total_cost: &mut f64,
-) {
+fn walk<'a>(s: &'a JSONSchemaProps, place: &Place<'a>, out: &mut Vec<Refusal>) {
     lists::check(s, place, out);
     structural::check(s, place, out);
     for r in s.x_kubernetes_validations.iter().flatten() {
-        *total_cost += rules::check(r, s, place, out) * place.cardinality;
+        rules::check(r, s, place, out);
     }
     if let Some(props) = &s.properties {
         for (k, p) in props {
@@ -114,7 +117,7 @@ fn walk<'a>(
                 path: format!("{}.{k}", place.path),
                 ..place.clone()
             };
-            walk(p, &child, out, total_cost);
+            walk(p, &child, out);
         }
     }
     if let Some(JSONSchemaPropsOrArray::Schema(i)) = &s.items {
@@ -122,16 +125,14 @@ fn walk<'a>(
             root: place.root,
             path: format!("{}[*]", place.path),
             correlatable: place.correlatable && s.x_kubernetes_list_type.as_deref() == Some("map"),
-            cardinality: place.cardinality * cost::max_items(s),
         };
-        walk(i, &child, out, total_cost);
+        walk(i, &child, out);
     }
     if let Some(JSONSchemaPropsOrBool::Schema(a)) = &s.additional_properties {
         let child = Place {
             path: format!("{}.*", place.path),
-            cardinality: place.cardinality * cost::max_properties(s),
             ..place.clone()
         };
-        walk(a, &child, out, total_cost);
+        walk(a, &child, out);
     }
 }

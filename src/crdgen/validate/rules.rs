@@ -225,13 +225,13 @@ struct Checker<'a> {
     errors: Vec<String>,
 }
 
-/// Check `rule` on `node`; push what the API server would refuse; return its estimated cost.
+/// Check `rule` on `node`; push what the API server would refuse.
 pub(super) fn check<'a>(
     rule: &ValidationRule,
     node: &'a JSONSchemaProps,
     place: &Place<'a>,
     out: &mut Vec<Refusal>,
-) -> f64 {
+) {
     let mut refuse = |reason: String, fix: &str| {
         out.push(Refusal {
             path: place.path.clone(),
@@ -251,7 +251,7 @@ pub(super) fn check<'a>(
                 ),
                 "fix the CEL syntax of the rule",
             );
-            return 0.0;
+            return;
         }
     };
     let mut c = Checker {
@@ -332,7 +332,6 @@ pub(super) fn check<'a>(
             "bound the lists, maps and strings the rule reads with `#[schemars(length(max = N))]` (maxItems/maxProperties/maxLength), or simplify the rule",
         );
     }
-    cost
 }
 
 fn one_line(s: &str) -> String {
@@ -420,10 +419,10 @@ impl<'a> Checker<'a> {
 
     fn field(&mut self, t: Ty<'a>, field: &str) -> Ty<'a> {
         let Ty::Schema(s) = t else { return Ty::Dyn };
-        if let Some(props) = &s.properties {
-            if let Some(p) = props.get(field).or_else(|| props.get(&unescape(field))) {
-                return Ty::Schema(p);
-            }
+        if let Some(props) = &s.properties
+            && let Some(p) = props.get(field).or_else(|| props.get(&unescape(field)))
+        {
+            return Ty::Schema(p);
         }
         if let Some(JSONSchemaPropsOrBool::Schema(v)) = &s.additional_properties {
             return Ty::Schema(v);

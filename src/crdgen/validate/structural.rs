@@ -12,14 +12,7 @@ use serde_json::Value;
 use super::{Place, Refusal};
 
 pub(super) fn check(s: &JSONSchemaProps, place: &Place<'_>, out: &mut Vec<Refusal>) {
-    let mut refuse = |reason: String, fix: &str| {
-        out.push(Refusal {
-            path: place.path.clone(),
-            reason,
-            fix: fix.into(),
-            rule: None,
-        })
-    };
+    let mut refuse = |reason: String, fix: &str| out.push(Refusal::at(place, reason, fix));
     if s.type_.as_deref().is_none_or(str::is_empty)
         && s.x_kubernetes_int_or_string != Some(true)
         && s.x_kubernetes_preserve_unknown_fields != Some(true)
@@ -48,7 +41,7 @@ pub(super) fn check(s: &JSONSchemaProps, place: &Place<'_>, out: &mut Vec<Refusa
         && let Err(why) = matches_schema(&d.0, s, "default")
     {
         refuse(
-            format!("{why}"),
+            why,
             "make the `#[serde(default)]` / `Default` value a valid value of the field's schema",
         );
     }
