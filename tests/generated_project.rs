@@ -12,8 +12,8 @@ mod common;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use std::sync::Mutex;
 
 use common::*;
 
@@ -85,14 +85,7 @@ fn the_reference_project_builds_lints_passes_its_tests_and_renders() {
     let kubeconfig = server.kubeconfig.to_str().unwrap();
     let envs = [("KUBECONFIG", kubeconfig), ("E2E_OBJECTS", "40")];
     let _guard = CARGO.lock().unwrap_or_else(|e| e.into_inner());
-    let e2e = [
-        "test",
-        "--test",
-        "e2e",
-        "--",
-        "--ignored",
-        "--test-threads=1",
-    ];
+    let e2e = ["test", "--test", "e2e", "--", "--ignored", "--test-threads=1"];
     cargo_with(&dir, &e2e, &envs);
 }
 
@@ -129,10 +122,7 @@ impl FakeApiServer {
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let deadline = Instant::now() + Duration::from_secs(20);
         while TcpStream::connect(addr).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "the fake API server did not start"
-            );
+            assert!(Instant::now() < deadline, "the fake API server did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
         Self {
