@@ -90,7 +90,7 @@ fn crds(
 ) -> Result<GeneratorOutput> {
     let tree = DiskTree::new(root);
     if args.exact {
-        crate::crdgen::generate_exact(root, project)
+        crate::crdgen::generate_exact(root, project, !args.skip_apiserver_checks)
     } else if args.skip_apiserver_checks {
         Ok(crate::crdgen::generate_unchecked(&tree, project)?)
     } else {

@@ -12,12 +12,22 @@ use super::loader;
 use crate::project::Project;
 use crate::workspace::{DiskTree, GeneratorOutput};
 
-/// Generate the CRDs through the compiler (see the module doc).
-pub fn generate_exact(root: &Path, project: &Project) -> Result<GeneratorOutput> {
+/// Generate the CRDs through the compiler (see the module doc); `apiserver_checks`: refuse what
+/// kube-apiserver would refuse, as the static reader does.
+pub fn generate_exact(
+    root: &Path,
+    project: &Project,
+    apiserver_checks: bool,
+) -> Result<GeneratorOutput> {
+    let checks = if apiserver_checks {
+        super::Checks::ApiServer
+    } else {
+        super::Checks::None
+    };
     let tree = DiskTree::new(root);
     let mut kinds = super::static_kinds(&tree, false).map_err(|e| anyhow::anyhow!("{e}"))?;
     if kinds.is_empty() {
-        return super::output::files(&tree, &[], &project.crd, super::Checks::ApiServer)
+        return super::output::files(&tree, &[], &project.crd, checks)
             .map_err(|e| anyhow::anyhow!("{e}"));
     }
     // The Rust path of each generated root struct, as seen from a dependent crate.
@@ -88,10 +98,8 @@ pub fn generate_exact(root: &Path, project: &Project) -> Result<GeneratorOutput>
     for (k, line) in kinds.iter_mut().zip(lines) {
         k.crd = serde_json::from_str(line).context("parsing a CRD printed by the harness")?;
     }
-    let crds = super::merge_kinds(kinds, project, super::Checks::ApiServer)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    super::output::files(&tree, &crds, &project.crd, super::Checks::ApiServer)
-        .map_err(|e| anyhow::anyhow!("{e}"))
+    let crds = super::merge_kinds(kinds, project, checks).map_err(|e| anyhow::anyhow!("{e}"))?;
+    super::output::files(&tree, &crds, &project.crd, checks).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 fn write_if_changed(path: &Path, text: &str) -> Result<()> {
