@@ -219,4 +219,12 @@ pub struct GenerateCrdsArgs {
     /// constructs the static reader cannot evaluate).
     #[arg(long)]
     pub exact: bool,
+    /// Cut field descriptions to this many bytes (0 drops them), like controller-gen's
+    /// `crd:maxDescLen`, for CRDs too large to install; overrides `crd: {maxDescLen}` in PROJECT.
+    #[arg(long, value_name = "BYTES")]
+    pub max_desc_len: Option<usize>,
+    /// Write the CRDs even where kube-apiserver would refuse them (non-structural schemas, CEL
+    /// rules that do not compile...), as kube-derive's `crd()` does.
+    #[arg(long)]
+    pub skip_apiserver_checks: bool,
 }

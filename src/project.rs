@@ -29,6 +29,29 @@ pub struct Project {
     pub k8s_openapi_feature: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
+    /// Options of `generate crds` (absent: kube-derive's output exactly).
+    #[serde(default, skip_serializing_if = "CrdSettings::is_default")]
+    pub crd: CrdSettings,
+}
+
+/// `crd:` in PROJECT: how `generate crds` tailors kube-derive's CRDs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CrdSettings {
+    /// Write the formats kube-apiserver knows (`int32`/`int64`) instead of schemars' `uint8`,
+    /// `uint32`, `uint64`... (which it accepts with an "unrecognized format" warning).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub known_formats_only: bool,
+    /// controller-gen's `crd:maxDescLen`: cut field descriptions to this many bytes (0 drops
+    /// them), for CRDs too large to install.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_desc_len: Option<usize>,
+}
+
+impl CrdSettings {
+    pub fn is_default(&self) -> bool {
+        *self == CrdSettings::default()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -203,6 +226,7 @@ mod tests {
             layout: vec![LAYOUT.into()],
             cli_version: "0.1.0".into(),
             k8s_openapi_feature: "v1_37".into(),
+            crd: Default::default(),
             resources: vec![Resource {
                 group: "cache".into(),
                 domain: "example.com".into(),

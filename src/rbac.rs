@@ -947,6 +947,7 @@ mod tests {
             layout: vec![LAYOUT.into()],
             cli_version: "0.1.0".into(),
             k8s_openapi_feature: "v1_37".into(),
+            crd: Default::default(),
             resources,
         }
     }

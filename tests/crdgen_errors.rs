@@ -16,6 +16,7 @@ fn project() -> Project {
         cli_version: "0.1.0".into(),
         k8s_openapi_feature: "v1_37".into(),
         resources: Vec::new(),
+        crd: Default::default(),
     }
 }
 

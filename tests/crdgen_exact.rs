@@ -18,10 +18,17 @@ fn project() -> Project {
         cli_version: "0.1.0".into(),
         k8s_openapi_feature: "v1_37".into(),
         resources: Vec::new(),
+        crd: Default::default(),
     }
 }
 
 fn agree(names: &[&str]) {
+    agree_with(names, &project(), false);
+}
+
+/// `--exact` and the static reader write the same files under `project`'s `crd:` options, with or
+/// without kube-apiserver's checks (some fixtures hold CRDs the API server refuses).
+fn agree_with(names: &[&str], project: &Project, checks: bool) {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
@@ -53,8 +60,14 @@ fn agree(names: &[&str]) {
     let target = repo.join("target/crdgen-exact");
     // The harness reads CARGO_TARGET_DIR from the environment; set it for this process only.
     unsafe { std::env::set_var("CARGO_TARGET_DIR", &target) };
-    let exact = crdgen::generate_exact(root, &project()).unwrap();
-    let stat = crdgen::generate(&DiskTree::new(root), &project()).unwrap();
+    let exact = crdgen::generate_exact(root, project, checks).unwrap();
+    let tree = DiskTree::new(root);
+    let stat = if checks {
+        crdgen::generate(&tree, project)
+    } else {
+        crdgen::generate_unchecked(&tree, project)
+    }
+    .unwrap();
     assert_eq!(exact.files.len(), stat.files.len());
     for (a, b) in exact.files.iter().zip(&stat.files) {
         assert_eq!(a.path, b.path);
@@ -95,4 +108,13 @@ fn exact_agrees_with_static_on_every_fixture() {
     assert!(names.len() >= 30, "{names:?}");
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     agree(&names);
+}
+
+/// PROJECT's `crd:` options (descriptions cut, known formats only) apply to `--exact` identically.
+#[test]
+fn exact_applies_crd_options() {
+    let mut p = project();
+    p.crd.max_desc_len = Some(12);
+    p.crd.known_formats_only = true;
+    agree_with(&["docs", "scalars"], &p, true);
 }

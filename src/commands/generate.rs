@@ -71,8 +71,8 @@ pub fn apply(root: &Path, output: &GeneratorOutput, check: bool) -> Result<Appli
 
 /// `generate crds`: the static reader by default, the compiler with `--exact`.
 pub fn run_crds(root: &Path, args: &crate::cli::GenerateCrdsArgs) -> Result<i32> {
-    let project = Project::load(root)?;
-    let output = crds(root, &project, args.exact)?;
+    let project = with_crd_flags(Project::load(root)?, args);
+    let output = crds(root, &project, args)?;
     finish(root, ("CRDs", "crds"), &output, args.check)
 }
 
@@ -93,8 +93,8 @@ pub fn run_webhooks(root: &Path, check: bool) -> Result<i32> {
 /// `generate manifests`: CRDs, RBAC and webhook configurations; all are checked before any
 /// is written.
 pub fn run_manifests(root: &Path, args: &crate::cli::GenerateCrdsArgs) -> Result<i32> {
-    let project = Project::load(root)?;
-    let mut output = crds(root, &project, args.exact)?;
+    let project = with_crd_flags(Project::load(root)?, args);
+    let mut output = crds(root, &project, args)?;
     let tree = DiskTree::new(root);
     for more in [
         crate::rbac::generate(&tree, &project)?,
@@ -106,11 +106,26 @@ pub fn run_manifests(root: &Path, args: &crate::cli::GenerateCrdsArgs) -> Result
     finish(root, ("manifests", "manifests"), &output, args.check)
 }
 
-fn crds(root: &Path, project: &Project, exact: bool) -> Result<GeneratorOutput> {
-    if exact {
-        crate::crdgen::generate_exact(root, project)
+/// The CRD options of the command line override PROJECT's `crd:` (for this run only).
+fn with_crd_flags(mut project: Project, args: &crate::cli::GenerateCrdsArgs) -> Project {
+    if let Some(n) = args.max_desc_len {
+        project.crd.max_desc_len = Some(n);
+    }
+    project
+}
+
+fn crds(
+    root: &Path,
+    project: &Project,
+    args: &crate::cli::GenerateCrdsArgs,
+) -> Result<GeneratorOutput> {
+    let tree = DiskTree::new(root);
+    if args.exact {
+        crate::crdgen::generate_exact(root, project, !args.skip_apiserver_checks)
+    } else if args.skip_apiserver_checks {
+        Ok(crate::crdgen::generate_unchecked(&tree, project)?)
     } else {
-        Ok(crate::crdgen::generate(&DiskTree::new(root), project)?)
+        Ok(crate::crdgen::generate(&tree, project)?)
     }
 }
 

@@ -51,6 +51,7 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
         cli_version: env!("CARGO_PKG_VERSION").into(),
         k8s_openapi_feature: super::K8S_OPENAPI_FEATURE.into(),
         resources: Vec::new(),
+        crd: Default::default(),
     };
     let license = match args.license {
         License::Apache2 => "apache2",

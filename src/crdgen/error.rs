@@ -44,6 +44,17 @@ pub enum CrdgenError {
     /// Two kinds claim one CRD, file or name: generating would lose one of them.
     #[error("{0}")]
     Clash(String),
+    /// A CRD kube-apiserver would refuse to create: where (the rule's attribute, else the kind),
+    /// what it would say, and the fix.
+    #[error("{loc}: kube-apiserver would refuse the CRD: {what} — {fix}")]
+    Refused {
+        loc: Location,
+        what: String,
+        fix: String,
+    },
+    /// A CRD kube-apiserver cannot store: the message names the file and the fix.
+    #[error("{0}")]
+    TooLarge(String),
     /// No crate root (`src/lib.rs` or `src/main.rs`) under the project.
     #[error("no crate root: neither src/lib.rs nor src/main.rs exists under {0}")]
     NoCrateRoot(PathBuf),
@@ -61,7 +72,8 @@ impl CrdgenError {
         match self {
             CrdgenError::Unsupported { loc, .. }
             | CrdgenError::KubeCannotRender { loc, .. }
-            | CrdgenError::Source { loc, .. } => Some(loc),
+            | CrdgenError::Source { loc, .. }
+            | CrdgenError::Refused { loc, .. } => Some(loc),
             _ => None,
         }
     }

@@ -12,13 +12,23 @@ use super::loader;
 use crate::project::Project;
 use crate::workspace::{DiskTree, GeneratorOutput};
 
-/// Generate the CRDs through the compiler (see the module doc).
-pub fn generate_exact(root: &Path, project: &Project) -> Result<GeneratorOutput> {
+/// Generate the CRDs through the compiler (see the module doc); `apiserver_checks`: refuse what
+/// kube-apiserver would refuse, as the static reader does.
+pub fn generate_exact(
+    root: &Path,
+    project: &Project,
+    apiserver_checks: bool,
+) -> Result<GeneratorOutput> {
+    let checks = if apiserver_checks {
+        super::Checks::ApiServer
+    } else {
+        super::Checks::None
+    };
     let tree = DiskTree::new(root);
     let found = super::static_kinds(&tree, false).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut kinds = found.kinds;
     if kinds.is_empty() {
-        return finish(&tree, &[], found.warnings);
+        return finish(&tree, &[], found.warnings, project, checks);
     }
     // The Rust path of each generated root struct, as seen from a dependent crate.
     let krate = loader::load(&tree, Path::new("src/lib.rs"))
@@ -56,20 +66,27 @@ pub fn generate_exact(root: &Path, project: &Project) -> Result<GeneratorOutput>
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| root.join("target/crdgen-exact"));
+    eprintln!(
+        "building the --exact harness in {} (cold: kube and the crate compile, minutes; warm: seconds)",
+        target_dir.display()
+    );
+    let started = std::time::Instant::now();
+    // cargo's own progress (Compiling ..., errors) goes straight to the user's terminal.
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .arg("run")
-        .arg("--quiet")
         .arg("--manifest-path")
         .arg(harness.join("Cargo.toml"))
         .env("CARGO_TARGET_DIR", &target_dir)
+        .stderr(std::process::Stdio::inherit())
         .output()
         .context("running cargo for the --exact harness")?;
     if !output.status.success() {
-        bail!(
-            "the --exact harness failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        bail!("the --exact harness failed (cargo's messages are above)");
     }
+    eprintln!(
+        "--exact harness built and run in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
     let stdout = String::from_utf8(output.stdout).context("harness output is not UTF-8")?;
     let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
     if lines.len() != kinds.len() {
@@ -82,8 +99,8 @@ pub fn generate_exact(root: &Path, project: &Project) -> Result<GeneratorOutput>
     for (k, line) in kinds.iter_mut().zip(lines) {
         k.crd = serde_json::from_str(line).context("parsing a CRD printed by the harness")?;
     }
-    let crds = super::merge_kinds(kinds, project).map_err(|e| anyhow::anyhow!("{e}"))?;
-    finish(&tree, &crds, found.warnings)
+    let crds = super::merge_kinds(kinds, project, checks).map_err(|e| anyhow::anyhow!("{e}"))?;
+    finish(&tree, &crds, found.warnings, project, checks)
 }
 
 /// The files of `crds`, the reader's warnings, and the stale files of `config/crd/bases`.
@@ -91,8 +108,11 @@ fn finish(
     tree: &DiskTree,
     crds: &[super::KindCrd],
     warnings: Vec<String>,
+    project: &Project,
+    checks: super::Checks,
 ) -> Result<GeneratorOutput> {
-    let mut out = super::output::files(tree, crds).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut out = super::output::files(tree, crds, &project.crd, checks)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     out.warnings.extend(warnings);
     super::mark_stale(tree, &mut out).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(out)

@@ -7,9 +7,12 @@
 //! - [`resolve`]: names and types (`use`, `super::`, aliases, std/serde_json/k8s-openapi types);
 //! - [`attrs`]: serde/schemars/kube attribute parsing and serde's rename rules;
 //! - [`schema`]: the `JsonSchema`/`KubeSchema` derive emulation over the real `SchemaGenerator`;
+//! - [`structural`]: kube-core's structural-schema rewrite in one linear pass;
+//! - [`validate`]: what kube-apiserver checks on create (CEL rules, list/map combinations);
 //! - [`values`]: static evaluation of defaults and literal constants;
 //! - [`k8s_table`]: every k8s-openapi type's real schema, by path (generated);
 //! - [`crd`]: `#[kube(...)]` and the CRD as `crd()` builds it;
+//! - [`options`]: PROJECT's `crd:` options (known formats only, description length);
 //! - [`output`]: YAML, file layout, kustomization, warnings;
 //! - [`exact`]: the `--exact` harness.
 
@@ -19,10 +22,13 @@ mod error;
 mod exact;
 mod k8s_table;
 mod loader;
+mod options;
 mod output;
 mod resolve;
 mod schema;
 mod source_checks;
+pub mod structural;
+mod validate;
 mod values;
 
 use std::collections::BTreeMap;
@@ -53,15 +59,41 @@ pub struct KindCrd {
 /// Read the crate under `tree` and return every CRD, without writing anything.
 pub fn crds(tree: &dyn SourceTree, project: &Project) -> Result<Vec<KindCrd>, CrdgenError> {
     let kinds = static_kinds(tree, true)?.kinds;
-    merge_kinds(kinds, project)
+    merge_kinds(kinds, project, Checks::ApiServer)
+}
+
+/// [`generate`] without kube-apiserver's checks: the files kube-derive's `crd()` would give.
+pub fn generate_unchecked(
+    tree: &dyn SourceTree,
+    project: &Project,
+) -> Result<GeneratorOutput, CrdgenError> {
+    let crds = crds_unchecked(tree, project)?;
+    output::files(tree, &crds, &project.crd, Checks::None)
+}
+
+/// [`crds`] without kube-apiserver's checks: what kube-derive writes, for comparing our verdict
+/// with the API server's own.
+pub fn crds_unchecked(
+    tree: &dyn SourceTree,
+    project: &Project,
+) -> Result<Vec<KindCrd>, CrdgenError> {
+    let kinds = static_kinds(tree, true)?.kinds;
+    merge_kinds(kinds, project, Checks::None)
+}
+
+/// Whether CRDs are checked as kube-apiserver checks them before they are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Checks {
+    ApiServer,
+    None,
 }
 
 /// `operator-rs generate crds`: every CRD file plus `config/crd/kustomization.yaml`; the files
 /// of `config/crd/bases` that no kind produces are stale (it owns that folder).
 pub fn generate(tree: &dyn SourceTree, project: &Project) -> Result<GeneratorOutput, CrdgenError> {
     let found = static_kinds(tree, true)?;
-    let crds = merge_kinds(found.kinds, project)?;
-    let mut out = output::files(tree, &crds)?;
+    let crds = merge_kinds(found.kinds, project, Checks::ApiServer)?;
+    let mut out = output::files(tree, &crds, &project.crd, Checks::ApiServer)?;
     out.warnings.extend(found.warnings);
     mark_stale(tree, &mut out)?;
     Ok(out)
@@ -117,11 +149,14 @@ pub(crate) fn static_kinds(tree: &dyn SourceTree, with_schema: bool) -> Result<F
     if roots.is_empty() {
         return Err(CrdgenError::NoCrateRoot(tree.root().to_path_buf()));
     }
+    validate::clear_rules();
     let mut kinds = Vec::new();
     let mut warnings = Vec::new();
     for root in roots {
         let krate = Rc::new(loader::load(tree, &root)?);
         source_checks::check_attribute_keys(&krate)?;
+        // Type information is cached per crate (by definition id).
+        schema::clear_type_infos();
         for d in crd::custom_resources(&krate) {
             source_checks::check_kube_attrs(&krate, d)?;
             kinds.push(crd::build_kind(&krate, d, with_schema)?);
@@ -140,6 +175,7 @@ pub(crate) fn static_kinds(tree: &dyn SourceTree, with_schema: bool) -> Result<F
 pub(crate) fn merge_kinds(
     kinds: Vec<crd::KindDef>,
     project: &Project,
+    checks: Checks,
 ) -> Result<Vec<KindCrd>, CrdgenError> {
     let mut groups: BTreeMap<(String, String), Vec<crd::KindDef>> = BTreeMap::new();
     for k in kinds {
@@ -150,6 +186,21 @@ pub(crate) fn merge_kinds(
     }
     let mut out = Vec::new();
     for ((group, kind), versions) in groups {
+        let mut versions = versions;
+        for k in &mut versions {
+            for v in &mut k.crd.spec.versions {
+                if let Some(s) = v
+                    .schema
+                    .as_mut()
+                    .and_then(|s| s.open_api_v3_schema.as_mut())
+                {
+                    if checks == Checks::ApiServer {
+                        validate::check(s, &v.name, &k.loc)?;
+                    }
+                    options::apply(s, &project.crd);
+                }
+            }
+        }
         for (i, a) in versions.iter().enumerate() {
             if let Some(b) = versions[i + 1..].iter().find(|b| b.version == a.version) {
                 return Err(CrdgenError::Versions(format!(

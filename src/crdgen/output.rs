@@ -8,7 +8,9 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 
 use super::error::CrdgenError;
-use super::{KindCrd, crd_path};
+use super::options::UNKNOWN_INT_FORMATS;
+use super::{Checks, KindCrd, crd_path};
+use crate::project::CrdSettings;
 use crate::workspace::{GeneratedFile, GeneratorOutput, SourceTree};
 
 /// The kustomization listing the CRDs.
@@ -16,6 +18,13 @@ pub const KUSTOMIZATION: &str = "config/crd/kustomization.yaml";
 const MARKER: &str = "# +operator-rs:scaffold:crdkustomizeresource";
 /// The limit of the `kubectl.kubernetes.io/last-applied-configuration` annotation.
 const LAST_APPLIED_LIMIT: usize = 262_144;
+/// etcd's default `--max-request-bytes`: a larger CRD cannot be stored.
+pub(crate) const ETCD_LIMIT: usize = 1_572_864;
+/// A CRD past a third of etcd's limit is warned about: one or two more versions of the same size
+/// (each version carries its whole schema) would not fit.
+const ETCD_WARN_AT: usize = ETCD_LIMIT / 3;
+/// How to make a CRD smaller, in every size message.
+const FIX_SIZE: &str = "drop field descriptions with `crd: {maxDescLen: 0}` in PROJECT (or `generate crds --max-desc-len 0`), as controller-gen's `crd:maxDescLen=0` does";
 
 /// The YAML of a CRD: serde-saphyr over the typed CRD (field order is the struct's, so the text is
 /// deterministic).
@@ -26,13 +35,26 @@ pub fn to_yaml(crd: &CustomResourceDefinition) -> String {
 pub(crate) fn files(
     tree: &dyn SourceTree,
     crds: &[KindCrd],
+    settings: &CrdSettings,
+    checks: Checks,
 ) -> Result<GeneratorOutput, CrdgenError> {
     let mut out = GeneratorOutput::default();
     let mut names = Vec::new();
     for k in crds {
         let path = crd_path(&k.group, &k.plural);
         let text = to_yaml(&k.crd);
-        warnings(&path, &k.crd, &text, &mut out.warnings);
+        let json_len = serde_json::to_string(&k.crd).map(|s| s.len()).unwrap_or(0);
+        // What etcd will hold: the JSON plus the managed fields kube-apiserver adds (a path per
+        // field); the YAML's length is a close and conservative measure of the two.
+        let stored = json_len.max(text.len());
+        if checks == Checks::ApiServer && stored > ETCD_LIMIT {
+            return Err(CrdgenError::TooLarge(format!(
+                "{}: the CRD is {} KiB, over etcd's 1.5 MiB limit per object: kube-apiserver cannot store it (\"etcdserver: request is too large\"); {FIX_SIZE}",
+                path.display(),
+                stored / 1024
+            )));
+        }
+        warnings(&path, &k.crd, &text, json_len, settings, &mut out.warnings);
         names.push(format!(
             "bases/{}",
             path.file_name()
@@ -121,8 +143,25 @@ pub fn kustomization(existing: Option<&str>, names: &[String]) -> String {
     s
 }
 
-fn warnings(path: &Path, crd: &CustomResourceDefinition, text: &str, out: &mut Vec<String>) {
-    let json_len = serde_json::to_string(crd).map(|s| s.len()).unwrap_or(0);
+fn warnings(
+    path: &Path,
+    crd: &CustomResourceDefinition,
+    text: &str,
+    json_len: usize,
+    settings: &CrdSettings,
+    out: &mut Vec<String>,
+) {
+    let stored = json_len.max(text.len());
+    if stored > ETCD_WARN_AT {
+        out.push(format!(
+            "{}: the CRD is {} KiB ({} version{}), past a third of etcd's 1.5 MiB limit per object: another version or two of this size will not install; {FIX_SIZE}",
+            path.display(),
+            stored / 1024,
+            crd.spec.versions.len(),
+            if crd.spec.versions.len() == 1 { "" } else { "s" }
+        ));
+    }
+    let mut unknown_formats = Vec::new();
     if json_len > LAST_APPLIED_LIMIT || text.len() > LAST_APPLIED_LIMIT {
         out.push(format!(
             "{}: the CRD is {} KiB, over the 256 KiB limit of the last-applied-configuration annotation: `kubectl apply` (client-side) will fail; install it with `kubectl apply --server-side` (or create/replace)",
@@ -135,36 +174,44 @@ fn warnings(path: &Path, crd: &CustomResourceDefinition, text: &str, out: &mut V
             .schema
             .as_ref()
             .and_then(|s| s.open_api_v3_schema.as_ref())
+            && !settings.known_formats_only
         {
-            untyped(s, &format!(".{}", v.name), path, out);
+            walk(s, &format!(".{}", v.name), &mut |s, at| {
+                if let Some(f) = &s.format
+                    && UNKNOWN_INT_FORMATS.iter().any(|(u, _)| u == f)
+                {
+                    unknown_formats.push(format!("{f} at `{at}`"));
+                }
+            });
         }
+    }
+    if !unknown_formats.is_empty() {
+        out.push(format!(
+            "{}: kube-apiserver does not know the format{} {} and accepts {} with an \"unrecognized format\" warning; to write the formats it knows (int32, int64) instead, set `crd: {{knownFormatsOnly: true}}` in PROJECT",
+            path.display(),
+            if unknown_formats.len() == 1 { "" } else { "s" },
+            unknown_formats.join(", "),
+            if unknown_formats.len() == 1 { "it" } else { "them" }
+        ));
     }
 }
 
-/// Warn about schemas the apiserver rejects as non-structural: no `type` and no
-/// `x-kubernetes-preserve-unknown-fields` / `x-kubernetes-int-or-string` (a bare `serde_json::Value`).
-fn untyped(s: &JSONSchemaProps, at: &str, path: &Path, out: &mut Vec<String>) {
-    let typed = s.type_.is_some()
-        || s.x_kubernetes_preserve_unknown_fields == Some(true)
-        || s.x_kubernetes_int_or_string == Some(true)
-        || s.any_of.is_some()
-        || s.one_of.is_some()
-        || s.all_of.is_some();
-    if !typed {
-        out.push(format!(
-            "{}: `{at}` has a schema with no type (a bare serde_json::Value?): the apiserver rejects it as non-structural; give the field `#[schemars(schema_with = ...)]` returning `{{\"type\": \"object\", \"x-kubernetes-preserve-unknown-fields\": true}}` or a concrete type",
-            path.display()
-        ));
-    }
+/// Call `f` on every schema under `s` with its path (`.v1.spec.field`, `[]` for items, `.*` for
+/// map values).
+fn walk(s: &JSONSchemaProps, at: &str, f: &mut impl FnMut(&JSONSchemaProps, &str)) {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+        JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+    };
+    f(s, at);
     if let Some(props) = &s.properties {
         for (k, p) in props {
-            untyped(p, &format!("{at}.{k}"), path, out);
+            walk(p, &format!("{at}.{k}"), f);
         }
     }
-    if let Some(k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsOrArray::Schema(i)) = &s.items {
-        untyped(i, &format!("{at}[]"), path, out);
+    if let Some(JSONSchemaPropsOrArray::Schema(i)) = &s.items {
+        walk(i, &format!("{at}[]"), f);
     }
-    if let Some(k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsOrBool::Schema(a)) = &s.additional_properties {
-        untyped(a, &format!("{at}.*"), path, out);
+    if let Some(JSONSchemaPropsOrBool::Schema(a)) = &s.additional_properties {
+        walk(a, &format!("{at}.*"), f);
     }
 }

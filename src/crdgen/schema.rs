@@ -598,6 +598,12 @@ fn x_kube(
 
 /// Evaluate a CEL rule: `"expr"`, `("expr", "message")` or a `Rule::new(..)` builder chain.
 pub(crate) fn eval_rule(krate: &Crate, m: ModId, e: &syn::Expr) -> Result<Rule, CrdgenError> {
+    let rule = eval_rule_inner(krate, m, e)?;
+    super::validate::record_rule(&rule.rule, krate.mod_loc(m, e.span()));
+    Ok(rule)
+}
+
+fn eval_rule_inner(krate: &Crate, m: ModId, e: &syn::Expr) -> Result<Rule, CrdgenError> {
     let bad = || {
         unsupported(
             krate,
@@ -617,7 +623,7 @@ pub(crate) fn eval_rule(krate: &Crate, m: ModId, e: &syn::Expr) -> Result<Rule, 
             s(&t.elems[0])?.as_str(),
             s(&t.elems[1])?.as_str(),
         ))),
-        syn::Expr::Paren(p) => eval_rule(krate, m, &p.expr),
+        syn::Expr::Paren(p) => eval_rule_inner(krate, m, &p.expr),
         syn::Expr::Call(c) if c.args.len() == 1 => {
             let syn::Expr::Path(p) = &*c.func else {
                 return Err(bad());
@@ -638,7 +644,7 @@ pub(crate) fn eval_rule(krate: &Crate, m: ModId, e: &syn::Expr) -> Result<Rule, 
             }
         }
         syn::Expr::MethodCall(mc) => {
-            let base = eval_rule(krate, m, &mc.receiver)?;
+            let base = eval_rule_inner(krate, m, &mc.receiver)?;
             let arg = mc.args.first().ok_or_else(bad)?;
             match mc.method.to_string().as_str() {
                 "message" => {
@@ -864,8 +870,29 @@ fn style_of(fields: &syn::Fields) -> Style {
     }
 }
 
+thread_local! {
+    /// [`TypeInfo::of`] per definition of the crate being read: schemas are inlined, so a type is
+    /// asked for at every place it is used (hundreds of times in large CRDs).
+    static TYPE_INFOS: RefCell<HashMap<DefId, Rc<TypeInfo>>> = RefCell::new(HashMap::new());
+}
+
+/// Forget the [`TypeInfo`]s of the previous crate.
+pub(crate) fn clear_type_infos() {
+    TYPE_INFOS.with(|t| t.borrow_mut().clear());
+}
+
 impl TypeInfo {
-    pub fn of(krate: &Crate, d: DefId) -> Result<TypeInfo, CrdgenError> {
+    /// The attributes and fields of a definition, read once per crate.
+    pub fn of(krate: &Crate, d: DefId) -> Result<Rc<TypeInfo>, CrdgenError> {
+        if let Some(info) = TYPE_INFOS.with(|t| t.borrow().get(&d).cloned()) {
+            return Ok(info);
+        }
+        let info = Rc::new(Self::read(krate, d)?);
+        TYPE_INFOS.with(|t| t.borrow_mut().insert(d, info.clone()));
+        Ok(info)
+    }
+
+    fn read(krate: &Crate, d: DefId) -> Result<TypeInfo, CrdgenError> {
         let def = &krate.defs[d];
         let m = def.module;
         let attrs_ = def.attrs();

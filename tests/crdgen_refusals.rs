@@ -1,0 +1,70 @@
+//! `generate crds` refuses what kube-apiserver would refuse, at the attribute that wrote it
+//! (`file:line:col`), with the API server's reason and the fix; and accepts what it accepts.
+//! The same cases go to the real API server in `tests/crdgen_apiserver.rs`.
+
+mod crdgen_cases;
+
+use crdgen_cases::{cases, crate_of, pos, project};
+use operator_rs::crdgen::{self, CrdgenError};
+use operator_rs::workspace::DiskTree;
+
+#[test]
+fn every_case_has_our_verdict_message_and_line() {
+    for case in cases() {
+        let dir = crate_of(&case.body);
+        let result = crdgen::generate(&DiskTree::new(dir.path()), &project());
+        match (case.refusal, result) {
+            (None, Ok(_)) => {}
+            (None, Err(e)) => panic!("{}: refused, expected accepted: {e}", case.name),
+            (Some(_), Ok(_)) => panic!("{}: accepted, expected refused", case.name),
+            (Some((marker, says)), Err(e)) => {
+                assert!(
+                    matches!(e, CrdgenError::Refused { .. }),
+                    "{}: {e}",
+                    case.name
+                );
+                let msg = e.to_string();
+                let (line, col) = pos(&case.body, marker);
+                let at = if marker == "CSpec" {
+                    // No attribute of its own: the error points at the kind.
+                    format!("src/lib.rs:{line}:")
+                } else {
+                    format!("src/lib.rs:{line}:{col}: ")
+                };
+                assert!(
+                    msg.starts_with(&at),
+                    "{}: expected {at}, got: {msg}",
+                    case.name
+                );
+                assert!(
+                    msg.contains("kube-apiserver would refuse the CRD"),
+                    "{}: {msg}",
+                    case.name
+                );
+                for s in says {
+                    assert!(msg.contains(s), "{}: expected {s:?} in: {msg}", case.name);
+                }
+                assert!(msg.contains(" — "), "{}: no fix in: {msg}", case.name);
+            }
+        }
+    }
+}
+
+/// The fixtures and the real-world corpus hold many valid rules and list-maps: none is refused.
+#[test]
+fn unchecked_and_checked_agree_on_valid_crds() {
+    let dir = crate_of(
+        &cases()
+            .into_iter()
+            .find(|c| c.name == "ok_rules")
+            .unwrap()
+            .body,
+    );
+    let tree = DiskTree::new(dir.path());
+    let checked = crdgen::crds(&tree, &project()).unwrap();
+    let unchecked = crdgen::crds_unchecked(&tree, &project()).unwrap();
+    assert_eq!(
+        crdgen::to_yaml(&checked[0].crd),
+        crdgen::to_yaml(&unchecked[0].crd)
+    );
+}
