@@ -5,6 +5,7 @@
 //! - [`commands`] carries out each command;
 //! - [`scaffold`] renders the embedded templates and inserts fragments at markers;
 //! - [`project`] reads and writes the `PROJECT` file, the record of what was scaffolded;
+//! - [`install_source`] is how this binary was installed, for generated projects to pin it;
 //! - [`names`] validates and derives names (groups, versions, kinds, plurals, Rust identifiers);
 //! - [`workspace`] is the project's files as a command sees them: the disk overlaid with pending writes;
 //! - [`crdgen`] derives CRD YAML from the user's Spec/Status structs without compiling;
@@ -17,6 +18,7 @@ pub mod builtin;
 pub mod cli;
 pub mod commands;
 pub mod crdgen;
+pub mod install_source;
 pub mod names;
 pub mod project;
 pub mod rbac;

@@ -57,7 +57,11 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
         License::Apache2 => "apache2",
         License::None => "none",
     };
-    let ctx = super::base_context(&project, &args.owner, license);
+    let mut ctx = super::base_context(&project, &args.owner, license);
+    ctx.insert(
+        "operator_rs_git",
+        &crate::install_source::git_install_args().unwrap_or_default(),
+    );
 
     let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);

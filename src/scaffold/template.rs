@@ -329,6 +329,7 @@ mod tests {
                 ("license", if bit(2) { "none" } else { "apache2" }),
                 ("year", "2026"),
                 ("cli_version", "0.1.0"),
+                ("operator_rs_git", ""),
                 ("k8s_feature", "v1_37"),
                 ("image", "controller:latest"),
                 ("group", "cache"),

@@ -1,0 +1,270 @@
+//! The generated project's CI workflow (`.github/workflows/ci.yml`), run here step by step as
+//! GitHub would: every `run:` step in the project folder with bash, in job order. `uses:` steps
+//! (checkout, toolchain, caches) are GitHub's own and say so when skipped; the one step that
+//! downloads the envtest binaries gets them from $KUBEBUILDER_ASSETS instead.
+//!
+//! Also the Makefile's `make operator-rs`, which pins the operator-rs a project was made with:
+//! it links an operator-rs of that version found on PATH, and otherwise installs one with
+//! `cargo install`, failing with what to set when it cannot.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+/// The generated projects' shared target directory (as tests/generated_project.rs).
+fn shared_target_dir() -> PathBuf {
+    std::env::var_os("OPERATOR_RS_TEST_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/generated-projects"))
+}
+
+/// A folder holding `operator-rs`: this build of the CLI, as `cargo install` would put it on PATH.
+fn path_with_cli(tmp: &Path) -> String {
+    let bin = tmp.join("path-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let link = bin.join("operator-rs");
+    if !link.exists() {
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_operator-rs"), &link).unwrap();
+    }
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// Runs `script` with bash in `dir`, as an Actions `run:` step (`bash -e -o pipefail`).
+fn bash(dir: &Path, script: &str, env: &BTreeMap<String, String>) -> std::process::Output {
+    Command::new("bash")
+        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
+        .current_dir(dir)
+        .envs(env)
+        .env("CARGO_TARGET_DIR", shared_target_dir())
+        .env_remove("CARGO_MANIFEST_DIR")
+        .env_remove("RUSTFLAGS")
+        .env_remove("MAKEFLAGS")
+        .env_remove("MFLAGS")
+        .output()
+        .expect("bash runs")
+}
+
+/// `${{ vars.NAME }}` is a repository variable: unset here, so empty, as on a fresh repository.
+/// Any other expression is one this runner does not know, and fails the test.
+fn expand(value: &str) -> String {
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(at) = rest.find("${{") {
+        out.push_str(&rest[..at]);
+        let end = rest[at..].find("}}").expect("an unterminated ${{") + at;
+        let expr = rest[at + 3..end].trim();
+        assert!(
+            expr.starts_with("vars.") || expr.starts_with("github."),
+            "the workflow uses `${{{{ {expr} }}}}`, which this runner cannot evaluate"
+        );
+        rest = &rest[end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn every_step_of_the_generated_ci_workflow_passes() {
+    let tmp = init_project("workflow-operator");
+    let dir = project_dir(&tmp, "workflow-operator");
+    ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--image",
+            "memcached:1.6",
+        ],
+    );
+    extend_the_manager(&dir);
+    let text = read(&dir, ".github/workflows/ci.yml");
+    let workflow: serde_json::Value = serde_saphyr::from_str(&text).expect("ci.yml is YAML");
+    let jobs = workflow["jobs"].as_object().expect("ci.yml has jobs");
+    assert!(!jobs.is_empty());
+
+    let path = path_with_cli(tmp.path());
+    let github_env = tmp.path().join("github-env");
+    let mut ran = Vec::new();
+    for (job, spec) in jobs {
+        // What earlier steps of this job exported through $GITHUB_ENV.
+        let mut job_env = BTreeMap::new();
+        std::fs::write(&github_env, "").unwrap();
+        for step in spec["steps"].as_array().expect("a job has steps") {
+            if let Some(action) = step["uses"].as_str() {
+                eprintln!("[{job}] skipped `uses: {action}`: a GitHub action, not a command");
+                continue;
+            }
+            let script = step["run"].as_str().expect("a step uses or runs");
+            let mut env = job_env.clone();
+            env.insert("PATH".to_string(), path.clone());
+            env.insert("CI".to_string(), "true".to_string());
+            env.insert("GITHUB_ENV".to_string(), github_env.display().to_string());
+            if let Some(vars) = step["env"].as_object() {
+                for (k, v) in vars {
+                    env.insert(
+                        k.clone(),
+                        expand(v.as_str().expect("env values are strings")),
+                    );
+                }
+            }
+            if script.contains("setup-envtest") {
+                match std::env::var("KUBEBUILDER_ASSETS") {
+                    Ok(assets) => {
+                        eprintln!("[{job}] the envtest binaries come from KUBEBUILDER_ASSETS");
+                        job_env.insert("KUBEBUILDER_ASSETS".to_string(), assets);
+                    }
+                    Err(_) => eprintln!(
+                        "[{job}] KUBEBUILDER_ASSETS unset: the envtest step is skipped, and the tests that need it say so"
+                    ),
+                }
+                continue;
+            }
+            let out = bash(&dir, script, &env);
+            assert!(
+                out.status.success(),
+                "[{job}] step `{script}` failed:\nstdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            ran.push(format!("[{job}] {}", script.lines().next().unwrap_or("")));
+            for line in std::fs::read_to_string(&github_env).unwrap().lines() {
+                if let Some((k, v)) = line.split_once('=') {
+                    job_env.insert(k.to_string(), v.to_string());
+                }
+            }
+        }
+    }
+    eprintln!("ran:\n  {}", ran.join("\n  "));
+    for needed in [
+        "cargo test",
+        "cargo clippy",
+        "make operator-rs",
+        "make check-manifests",
+    ] {
+        assert!(
+            ran.iter().any(|r| r.contains(needed)),
+            "the workflow has no `{needed}` step: {ran:?}"
+        );
+    }
+    // `make operator-rs` pinned the version the project was made with, and linked the
+    // operator-rs of that version it found on PATH.
+    let version = env!("CARGO_PKG_VERSION");
+    let pinned = dir.join(format!("bin/operator-rs-{version}"));
+    assert_eq!(
+        std::fs::canonicalize(&pinned).expect("make operator-rs made bin/operator-rs-<version>"),
+        std::fs::canonicalize(env!("CARGO_BIN_EXE_operator-rs")).unwrap()
+    );
+    assert!(
+        read(&dir, ".gitignore").lines().any(|l| l == "/bin/"),
+        "bin/ is not committed"
+    );
+
+    // The user's flag is the manager's.
+    let help = Command::new(shared_target_dir().join("debug/manager"))
+        .arg("--help")
+        .output()
+        .expect("the manager was built by the workflow");
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("--greeting") && help.contains("--leader-elect"),
+        "{help}"
+    );
+
+    // A flag that clashes with one of the runtime's fails the generated test, naming it.
+    let main = read(&dir, "src/main.rs").replace(
+        "    greeting: String,",
+        "    greeting: String,\n    #[arg(long)]\n    leader_elect: bool,",
+    );
+    std::fs::write(dir.join("src/main.rs"), main).unwrap();
+    let mut env = BTreeMap::new();
+    env.insert("PATH".to_string(), path);
+    let out = bash(&dir, "cargo test --bin manager", &env);
+    let output = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "a clashing flag passed: {output}");
+    assert!(
+        output.contains("the_command_line_is_consistent")
+            && (output.contains("leader_elect") || output.contains("leader-elect")),
+        "{output}"
+    );
+}
+
+/// What the generated README's "Extending the manager" shows: a flag of the operator's own and a
+/// task on every replica, added to `src/main.rs` without touching the runtime.
+fn extend_the_manager(dir: &Path) {
+    let main = read(dir, "src/main.rs");
+    let flag = "    manager: ManagerArgs,\n";
+    assert!(main.contains(flag), "{main}");
+    let main = main.replacen(
+        flag,
+        "    manager: ManagerArgs,\n    /// Greeting logged by the greeter task.\n    #[arg(long, default_value = \"hello\")]\n    greeting: String,\n",
+        1,
+    );
+    let run = "    let tasks = controllers::all();\n";
+    assert!(main.contains(run), "{main}");
+    let main = main.replacen(
+        run,
+        r#"    let mut tasks = controllers::all();
+    let greeting = cli.greeting;
+    let greeter = Registration::new("greeter", move |ctx| async move {
+        tracing::info!(%greeting, "greeter started");
+        ctx.shutdown.wait().await;
+        Ok(())
+    });
+    tasks.push(greeter.on_every_replica());
+"#,
+        1,
+    );
+    let main = main.replacen(
+        "use operator_rs_runtime::manager::{Manager, ManagerArgs};",
+        "use operator_rs_runtime::manager::{Manager, ManagerArgs, Registration};",
+        1,
+    );
+    std::fs::write(dir.join("src/main.rs"), main).unwrap();
+}
+
+#[test]
+fn make_operator_rs_says_what_to_set_when_it_cannot_install() {
+    let tmp = init_project("pin-operator");
+    let dir = project_dir(&tmp, "pin-operator");
+    let mut env = BTreeMap::new();
+    // The operator-rs on PATH is another version than the one asked for, so it is not used.
+    env.insert("PATH".to_string(), path_with_cli(tmp.path()));
+    let missing = tmp.path().join("no-such-checkout");
+    let script = format!(
+        "make operator-rs OPERATOR_RS_VERSION=9.9.9 OPERATOR_RS_SOURCE='--path {}'",
+        missing.display()
+    );
+    let out = bash(&dir, &script, &env);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "installing from nowhere succeeded");
+    assert!(
+        stderr.contains("could not install operator-rs 9.9.9")
+            && stderr.contains(&format!("cargo install --path {}", missing.display()))
+            && stderr.contains("set OPERATOR_RS_SOURCE"),
+        "{stderr}"
+    );
+    assert!(!dir.join("bin/operator-rs-9.9.9").exists());
+
+    // Without OPERATOR_RS_SOURCE, the default names crates.io and the pinned version.
+    let out = bash(&dir, "make -n operator-rs OPERATOR_RS_VERSION=9.9.9", &env);
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(plan.contains("src='operator-rs --version 9.9.9'"), "{plan}");
+}
