@@ -217,3 +217,110 @@ fn samples_render_one_object_per_kind_version() {
     let memcached = docs.iter().find(|d| d["kind"] == "Memcached").unwrap();
     assert!(memcached["spec"]["size"].is_number(), "{memcached}");
 }
+
+/// `config/webhook-self-managed`, swapped in for cert-manager as its header says: no
+/// Certificate, the manager run with `--webhook-cert-mode=self-managed` and its webhook port, and
+/// RBAC that is enough for the runtime's certificate manager on a real API server, with the
+/// Secret rights confined to the manager's namespace.
+#[test]
+fn self_managed_webhook_certificates_render_and_their_rbac_suffices() {
+    let tmp = reference_project("memcached-operator");
+    let dir = project_dir(&tmp, "memcached-operator");
+    let path = dir.join("config/default/kustomization.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("- ../certmanager\n")
+            && text.contains("- path: manager_webhook_patch.yaml\n")
+    );
+    let text = text
+        .replace("- ../certmanager\n", "- ../webhook-self-managed\n")
+        .replace(
+            "- path: manager_webhook_patch.yaml\n",
+            "- path: manager_webhook_self_managed_patch.yaml\n  target: {kind: Deployment, name: controller-manager}\n",
+        );
+    std::fs::write(&path, text).unwrap();
+    let docs = kustomize(&dir, "config/default");
+    assert!(of_kind(&docs, "Certificate").is_empty() && of_kind(&docs, "Issuer").is_empty());
+    let deployment = of_kind(&docs, "Deployment")[0];
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    assert!(strings(&container["args"]).contains(&"--webhook-cert-mode=self-managed"));
+    assert!(
+        strings(&container["args"]).contains(&"--leader-elect"),
+        "{container}"
+    );
+    let ports: Vec<i64> = (container["ports"].as_array().unwrap().iter())
+        .filter_map(|p| p["containerPort"].as_i64())
+        .collect();
+    assert!(ports.contains(&9443) && ports.contains(&8080), "{ports:?}");
+    assert!(deployment["spec"]["template"]["spec"]["volumes"].is_null());
+    let role = of_kind(&docs, "Role")
+        .into_iter()
+        .find(|r| r["metadata"]["name"] == "memcached-operator-webhook-cert-role")
+        .expect("the Secret role");
+    assert_eq!(role["metadata"]["namespace"], "memcached-operator-system");
+    let binding = of_kind(&docs, "ClusterRoleBinding")
+        .into_iter()
+        .find(|r| r["metadata"]["name"] == "memcached-operator-webhook-cabundle-rolebinding")
+        .expect("the caBundle binding");
+    assert_eq!(
+        binding["subjects"][0]["name"],
+        "memcached-operator-controller-manager"
+    );
+
+    // The rights, on a real API server: the certificate manager of the runtime, as that
+    // ServiceAccount, makes its Secret and injects the CA into a configuration calling it.
+    use operator_rs_runtime::testing::envtest::Envtest;
+    if !Envtest::available() {
+        eprintln!("SKIPPED the RBAC half of this test: KUBEBUILDER_ASSETS is not set");
+        return;
+    }
+    let env = Envtest::shared().expect("the control plane starts");
+    let rbac_dir = dir.join("config/webhook-self-managed");
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+            use kube::api::{Api, PostParams};
+            use operator_rs_runtime::webhook::install::ServiceRef;
+            use operator_rs_runtime::webhook::self_managed::SelfManaged;
+            use operator_rs_runtime::webhook::tls::CertStore;
+            let namespace = env.create_namespace("self-managed").await.unwrap();
+            let access = env
+                .service_account_from_kustomize(&namespace, "controller-manager", &rbac_dir)
+                .await
+                .unwrap();
+            let config: ValidatingWebhookConfiguration = serde_json::from_value(serde_json::json!({
+                "metadata": {"name": format!("{namespace}-validating")},
+                "webhooks": [{
+                    "name": "vcronjob-v1.kb.io",
+                    "admissionReviewVersions": ["v1"],
+                    "sideEffects": "None",
+                    "failurePolicy": "Ignore",
+                    "clientConfig": {"service": {"name": "webhook-service", "namespace": namespace, "path": "/validate"}},
+                    "rules": [{"apiGroups": ["batch.example.com"], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["cronjobs"]}],
+                }],
+            }))
+            .unwrap();
+            let admin = env.client().unwrap();
+            let configs: Api<ValidatingWebhookConfiguration> = Api::all(admin);
+            configs.create(&PostParams::default(), &config).await.unwrap();
+            let manager = SelfManaged {
+                client: access.client().unwrap(),
+                secret: "memcached-operator-webhook-server-cert".into(),
+                service: ServiceRef {
+                    name: "webhook-service".into(),
+                    namespace: namespace.clone(),
+                },
+                operator: "memcached-operator".into(),
+            };
+            let bundle = manager
+                .reconcile(&CertStore::new())
+                .await
+                .expect("the generated RBAC lets the manager make its certificates");
+            let injected = configs.get(&format!("{namespace}-validating")).await.unwrap();
+            let injected = injected.webhooks.unwrap()[0].client_config.ca_bundle.clone();
+            assert_eq!(String::from_utf8(injected.unwrap().0).unwrap(), bundle);
+        });
+}

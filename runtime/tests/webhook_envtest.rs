@@ -455,3 +455,187 @@ async fn self_managed_certificates_are_issued_injected_and_renewed() {
         "served by the old CA"
     );
 }
+
+/// This machine's address on its network, which Endpoints accept (loopback they refuse).
+fn host_address() -> Option<std::net::IpAddr> {
+    // A UDP "connect" sends nothing: it only asks the kernel which address would be used.
+    ["8.8.8.8:9", "10.255.255.1:9", "[2001:db8::1]:9"]
+        .into_iter()
+        .find_map(|target| {
+            let any = if target.starts_with('[') {
+                "[::]:0"
+            } else {
+                "0.0.0.0:0"
+            };
+            let socket = std::net::UdpSocket::bind(any).ok()?;
+            socket.connect(target).ok()?;
+            let ip = socket.local_addr().ok()?.ip();
+            (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
+        })
+}
+
+/// The Service in front of the webhook server, as `config/webhook/service.yaml` makes it, with
+/// the Endpoints and EndpointSlice a Deployment's pod would give it: this machine's address
+/// and the port the manager serves on.
+async fn webhook_service(client: &kube::Client, namespace: &str, ip: std::net::IpAddr, port: u16) {
+    use k8s_openapi::api::core::v1::{Endpoints, Service};
+    use k8s_openapi::api::discovery::v1::EndpointSlice;
+    let service: Service = serde_json::from_value(json!({
+        "metadata": {"name": "webhook-service"},
+        "spec": {"ports": [{"name": "https", "port": 443, "targetPort": port}]},
+    }))
+    .unwrap();
+    let endpoints: Endpoints = serde_json::from_value(json!({
+        "metadata": {"name": "webhook-service"},
+        "subsets": [{"addresses": [{"ip": ip.to_string()}], "ports": [{"name": "https", "port": port}]}],
+    }))
+    .unwrap();
+    let slice: EndpointSlice = serde_json::from_value(json!({
+        "metadata": {"name": "webhook-service-1", "labels": {
+            "kubernetes.io/service-name": "webhook-service",
+            "endpointslice.kubernetes.io/managed-by": "webhook-envtest",
+        }},
+        "addressType": if ip.is_ipv4() { "IPv4" } else { "IPv6" },
+        "endpoints": [{"addresses": [ip.to_string()], "conditions": {"ready": true}}],
+        "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
+    }))
+    .unwrap();
+    let pp = PostParams::default();
+    Api::<Service>::namespaced(client.clone(), namespace)
+        .create(&pp, &service)
+        .await
+        .unwrap();
+    Api::<Endpoints>::namespaced(client.clone(), namespace)
+        .create(&pp, &endpoints)
+        .await
+        .unwrap();
+    Api::<EndpointSlice>::namespaced(client.clone(), namespace)
+        .create(&pp, &slice)
+        .await
+        .unwrap();
+}
+
+/// `--webhook-cert-mode self-managed` end to end, as in a cluster without cert-manager: the
+/// configurations and the CRD's conversion are deployed calling the Service (as kustomize
+/// renders them), the manager makes its certificates and injects their CA, and the API server
+/// calls it through the Service: defaulting, validation and conversion.
+#[tokio::test]
+async fn the_api_server_calls_a_self_managed_manager_through_its_service() {
+    skip_unless_available!();
+    let Some(ip) = host_address() else {
+        eprintln!(
+            "SKIPPED the_api_server_calls_a_self_managed_manager_through_its_service: this machine has no non-loopback address for the webhook Service's Endpoints"
+        );
+        return;
+    };
+    // A control plane of its own: the other tests' configurations call the same kind.
+    let env = tokio::task::spawn_blocking(|| Envtest::builder().controller_manager(false).start())
+        .await
+        .unwrap()
+        .unwrap();
+    let client = env.client().unwrap();
+    let namespace = env.create_namespace("webhook-system").await.unwrap();
+
+    // As deployed: the CRD converts through the Service, the configurations call it; no
+    // caBundle anywhere yet.
+    let mut crd: CustomResourceDefinition = serde_saphyr::from_str(CRD).unwrap();
+    crd.spec.conversion = Some(
+        serde_json::from_value(json!({
+            "strategy": "Webhook",
+            "webhook": {
+                "conversionReviewVersions": ["v1"],
+                "clientConfig": {"service": {"name": "webhook-service", "namespace": namespace, "path": "/convert"}},
+            },
+        }))
+        .unwrap(),
+    );
+    env.install_crd(&crd).await.unwrap();
+    let deployed = CONFIGURATIONS.replace("namespace: system", &format!("namespace: {namespace}"));
+    for doc in deployed.split("---\n").filter(|d| !d.trim().is_empty()) {
+        let value: serde_json::Value = serde_saphyr::from_str(doc).unwrap();
+        match value["kind"].as_str() {
+            Some("MutatingWebhookConfiguration") => {
+                let config: MutatingWebhookConfiguration = serde_json::from_value(value).unwrap();
+                Api::<MutatingWebhookConfiguration>::all(client.clone())
+                    .create(&PostParams::default(), &config)
+                    .await
+                    .unwrap();
+            }
+            _ => {
+                let config: ValidatingWebhookConfiguration = serde_json::from_value(value).unwrap();
+                Api::<ValidatingWebhookConfiguration>::all(client.clone())
+                    .create(&PostParams::default(), &config)
+                    .await
+                    .unwrap();
+            }
+        }
+    }
+    let port = free_port();
+    webhook_service(&client, &namespace, ip, port).await;
+
+    let bind = format!("--webhook-bind-address=0.0.0.0:{port}");
+    let service_namespace = format!("--webhook-service-namespace={namespace}");
+    let args = Cli::parse_from([
+        "manager",
+        "--metrics-bind-address=0",
+        "--health-probe-bind-address=0",
+        "--webhook-cert-mode=self-managed",
+        "--webhook-service-name=webhook-service",
+        service_namespace.as_str(),
+        bind.as_str(),
+    ])
+    .manager;
+    let manager = Manager::with_client(OPERATOR, args, client.clone())
+        .await
+        .unwrap()
+        .webhooks(webhooks());
+    let shutdown = manager.shutdown();
+    let task = tokio::spawn(manager.run(Vec::new()));
+
+    let started = std::time::Instant::now();
+    let (v1_api, v2_api) = (
+        cronjobs("v1", &client, &namespace),
+        cronjobs("v2", &client, &namespace),
+    );
+    // Defaulting through the Service (retried until the caBundle is injected and seen).
+    let created = create_defaulted(&v1_api, &cronjob("nightly", "0 3 * * *")).await;
+    assert_eq!(created.data["spec"]["suspend"], false);
+    eprintln!(
+        "self-managed: certificates made, CA injected and the first call through the Service after {:.1?}",
+        started.elapsed()
+    );
+    // Validation.
+    let err = v1_api
+        .create(&PostParams::default(), &cronjob("bad", "0 3"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("must have 5 fields"), "{err}");
+    // Conversion: stored as v2, read back as v1 unchanged.
+    let as_v2 = v2_api.get("nightly").await.unwrap();
+    assert_eq!(as_v2.data["spec"]["minute"], "0");
+    let as_v1 = v1_api.get("nightly").await.unwrap();
+    assert_eq!(as_v1.data["spec"], created.data["spec"]);
+    // The caBundle the API server trusted is the Secret's CA.
+    let secret = Api::<Secret>::namespaced(client.clone(), &namespace)
+        .get(&format!("{OPERATOR}-webhook-server-cert"))
+        .await
+        .unwrap();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let injected = crds.get("cronjobs.batch.example.com").await.unwrap();
+    let bundle = injected
+        .spec
+        .conversion
+        .unwrap()
+        .webhook
+        .unwrap()
+        .client_config
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(bundle.ca_bundle.unwrap().0).unwrap(),
+        secret_text(&secret, "ca.crt")
+    );
+
+    shutdown.trigger();
+    task.await.unwrap().unwrap();
+}

@@ -361,6 +361,9 @@ fn apiserver_args(dir: &Path, ports: Ports) -> Vec<OsString> {
         dir.join(files::SA_KEY).into(),
         "--service-cluster-ip-range".into(),
         "10.96.0.0/16".into(),
+        // No kube-proxy routes ClusterIPs here: the API server calls webhook (and aggregated
+        // API) Services at their endpoints' addresses instead.
+        "--enable-aggregator-routing=true".into(),
     ])
 }
 
