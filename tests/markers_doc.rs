@@ -250,11 +250,9 @@ fn alternatives(cell: &str) -> Result<Vec<Vec<Snippet>>, String> {
 }
 
 fn check(code: &str) -> Result<Check, String> {
-    let (place, rest) = code
-        .split_once(' ')
-        .ok_or_else(|| {
-            format!("`{code}` is not `<place> <JSON>`, `refused <text>` nor `warns <text>`")
-        })?;
+    let (place, rest) = code.split_once(' ').ok_or_else(|| {
+        format!("`{code}` is not `<place> <JSON>`, `refused <text>` nor `warns <text>`")
+    })?;
     match place {
         "refused" => return Ok(Check::Refused(rest.trim().to_string())),
         "warns" => return Ok(Check::Warns(rest.trim().to_string())),
@@ -427,7 +425,9 @@ fn guess_row(line: usize, row: &[String], page: &mut Page) -> Result<(), String>
     };
     let mut alts = alternatives(guess)?;
     if alts.len() != 1 {
-        return Err(format!("a guess is one snippet (with its helpers): `{guess}`"));
+        return Err(format!(
+            "a guess is one snippet (with its helpers): `{guess}`"
+        ));
     }
     page.guesses.push(Case {
         line,
@@ -597,7 +597,10 @@ fn crds_by_kind(dir: &Path) -> BTreeMap<String, Value> {
         if p.extension().is_some_and(|x| x == "yaml") && !p.ends_with("kustomization.yaml") {
             let crd: Value = serde_saphyr::from_str(&std::fs::read_to_string(&p).unwrap())
                 .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-            out.insert(crd["spec"]["names"]["kind"].as_str().unwrap().to_string(), crd);
+            out.insert(
+                crd["spec"]["names"]["kind"].as_str().unwrap().to_string(),
+                crd,
+            );
         }
     }
     out
@@ -667,8 +670,7 @@ fn every_row_generates_what_it_says() {
     std::fs::write(dir.join(MODULE_FILE), render_fixture(&page)).unwrap();
     let run = common::run(&dir, &["generate", "crds"]);
     assert_eq!(
-        run.code,
-        0,
+        run.code, 0,
         "generate crds refused the cases of {DOC}:\n{}\n(the line is in {MODULE_FILE}, the same as {FIXTURE}; each case's comment names its line of {DOC})",
         run.stderr
     );

@@ -848,7 +848,12 @@ fn field_info(
         }
     }
     let validation = validation_attrs(krate, m, &merged.schemars, Dialect::Schemars)?
-        .or(validation_attrs(krate, m, &merged.validate, Dialect::Validate)?)
+        .or(validation_attrs(
+            krate,
+            m,
+            &merged.validate,
+            Dialect::Validate,
+        )?)
         .or(validation_attrs(krate, m, &merged.garde, Dialect::Garde)?);
     let (rules, merge_strategy) = x_kube(krate, m, &f.attrs)?;
     let has_ser_with = merged
