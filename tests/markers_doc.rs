@@ -443,6 +443,15 @@ fn kind_of(n: usize) -> String {
     format!("Case{n}")
 }
 
+/// The snippets of `case` of one sort, each between `before` and `after`.
+fn joined(case: &Case, sort: fn(&Snippet) -> Option<&String>, before: &str, after: &str) -> String {
+    case.snippets
+        .iter()
+        .filter_map(sort)
+        .map(|code| format!("{before}{code}{after}"))
+        .collect()
+}
+
 /// The module of one case, as `operator-rs` and kube-derive both read it.
 fn render_case(out: &mut String, n: usize, case: &Case) {
     let kind = kind_of(n);
@@ -455,6 +464,42 @@ fn render_case(out: &mut String, n: usize, case: &Case) {
     } else {
         "JsonSchema"
     };
+    let kind_attrs = joined(
+        case,
+        |s| match s {
+            Snippet::KindAttr(c) => Some(c),
+            _ => None,
+        },
+        "",
+        "\n",
+    );
+    let spec_attrs = joined(
+        case,
+        |s| match s {
+            Snippet::SpecAttr(c) => Some(c),
+            _ => None,
+        },
+        "",
+        "\n",
+    );
+    let fields = joined(
+        case,
+        |s| match s {
+            Snippet::Field(c) => Some(c),
+            _ => None,
+        },
+        "",
+        ",\n",
+    );
+    let items = joined(
+        case,
+        |s| match s {
+            Snippet::Item(c) => Some(c),
+            _ => None,
+        },
+        "\n",
+        "\n",
+    );
     out.push_str(&format!(
         "\n/// {DOC} line {}: `{}`.\npub mod case_{n} {{\n",
         case.line,
@@ -462,37 +507,8 @@ fn render_case(out: &mut String, n: usize, case: &Case) {
     ));
     out.push_str("#![allow(unused_imports)]\nuse k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;\nuse k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;\nuse kube::{CustomResource, KubeSchema};\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\nuse std::collections::BTreeMap;\n\n");
     out.push_str(&format!(
-        "#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, {schema_derive})]\n#[kube(group = \"{GROUP}\", version = \"v1\", kind = \"{kind}\")]\n"
+        "#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, {schema_derive})]\n#[kube(group = \"{GROUP}\", version = \"v1\", kind = \"{kind}\")]\n{kind_attrs}#[serde(rename_all = \"camelCase\")]\n{spec_attrs}pub struct {kind}Spec {{\n{fields}}}\n{items}}}\n"
     ));
-    for s in &case.snippets {
-        if let Snippet::KindAttr(a) = s {
-            out.push_str(a);
-            out.push('\n');
-        }
-    }
-    out.push_str("#[serde(rename_all = \"camelCase\")]\n");
-    for s in &case.snippets {
-        if let Snippet::SpecAttr(a) = s {
-            out.push_str(a);
-            out.push('\n');
-        }
-    }
-    out.push_str(&format!("pub struct {kind}Spec {{\n"));
-    for s in &case.snippets {
-        if let Snippet::Field(f) = s {
-            out.push_str(f);
-            out.push_str(",\n");
-        }
-    }
-    out.push_str("}\n");
-    for s in &case.snippets {
-        if let Snippet::Item(i) = s {
-            out.push('\n');
-            out.push_str(i);
-            out.push('\n');
-        }
-    }
-    out.push_str("}\n");
 }
 
 /// What one `generate crds` run builds: the cases of the marker tables, then the guesses it
