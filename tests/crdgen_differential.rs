@@ -184,6 +184,9 @@ mod schemars_attrs;
 mod serde_attrs;
 #[path = "../fixtures/crdgen/versions3.rs"]
 mod versions3;
+// Rendered from docs/markers.md by tests/markers_doc.rs: every snippet of the page.
+#[path = "../fixtures/crdgen/markers_doc.rs"]
+mod markers_doc;
 
 #[test]
 fn basic() {
@@ -454,4 +457,9 @@ fn durations() {
 #[test]
 fn enum_variants() {
     check("enum_variants", vec![enum_variants::Storage::crd()]);
+}
+
+#[test]
+fn markers_doc() {
+    check("markers_doc", markers_doc::crds());
 }

@@ -1,5 +1,6 @@
 //! Attribute parsing: `#[serde(...)]` and `#[schemars(...)]` merged the way schemars_derive does
-//! (a schemars keyword overrides the serde one of the same name), `#[validate(...)]`, doc comments,
+//! (a schemars keyword overrides the serde one of the same name), `#[validate(...)]` and
+//! `#[garde(...)]` (validation keywords schemars reads), doc comments,
 //! `#[kube(...)]` and `#[x_kube(...)]`, and serde's rename rules.
 
 use proc_macro2::{Span, TokenStream};
@@ -133,12 +134,15 @@ pub(crate) struct Merged {
     /// `#[serde(with/serialize_with = ...)]` items (kept as serde has them).
     pub serde_with: Vec<MetaItem>,
     pub validate: Vec<MetaItem>,
+    /// `#[garde(...)]`, which schemars reads for validation keywords too.
+    pub garde: Vec<MetaItem>,
 }
 
 pub(crate) fn merged(attrs: &[syn::Attribute]) -> syn::Result<Merged> {
     let schemars = meta_items(attrs, "schemars")?;
     let serde_all = meta_items(attrs, "serde")?;
     let validate = meta_items(attrs, "validate")?;
+    let garde = meta_items(attrs, "garde")?;
     let mut schemars_names: Vec<String> = Vec::new();
     let mut unset: Vec<String> = Vec::new();
     let mut serde = Vec::new();
@@ -172,6 +176,7 @@ pub(crate) fn merged(attrs: &[syn::Attribute]) -> syn::Result<Merged> {
         schemars,
         serde_with,
         validate,
+        garde,
     })
 }
 

@@ -161,7 +161,10 @@ pub(crate) fn static_kinds(tree: &dyn SourceTree, with_schema: bool) -> Result<F
             source_checks::check_kube_attrs(&krate, d)?;
             kinds.push(crd::build_kind(&krate, d, with_schema)?);
         }
-        for w in source_checks::macro_warnings(&krate) {
+        let warned = source_checks::macro_warnings(&krate)
+            .into_iter()
+            .chain(source_checks::kube_attr_warnings(&krate));
+        for w in warned {
             if !warnings.contains(&w) {
                 warnings.push(w);
             }

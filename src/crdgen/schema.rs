@@ -106,6 +106,23 @@ pub(crate) struct Validation {
 }
 
 impl Validation {
+    /// Keywords of `self`, then those only `other` sets: schemars reads `#[schemars]`,
+    /// `#[validate]` and `#[garde]` into one set (a keyword given twice does not compile).
+    fn or(self, other: Validation) -> Validation {
+        Validation {
+            length: self.length.or(other.length),
+            range: self.range.or(other.range),
+            pattern: self.pattern.or(other.pattern),
+            contains: self.contains.or(other.contains),
+            required: self.required || other.required,
+            format: self.format.or(other.format),
+            inner: match (self.inner, other.inner) {
+                (Some(a), Some(b)) => Some(Box::new(a.or(*b))),
+                (a, b) => a.or(b),
+            },
+        }
+    }
+
     fn is_default(&self) -> bool {
         self.length.is_none()
             && self.range.is_none()
@@ -390,11 +407,20 @@ fn parse_extensions(
     Ok(out)
 }
 
+/// The attribute validation keywords come from; schemars reads each in its own dialect:
+/// `#[validate]` has no `pattern(..)` nor `inner(..)`, `#[garde]` has no `regex(..)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    Schemars,
+    Validate,
+    Garde,
+}
+
 fn validation_attrs(
     krate: &Crate,
     m: ModId,
     items: &[MetaItem],
-    validate: bool,
+    dialect: Dialect,
 ) -> Result<Validation, CrdgenError> {
     let mut v = Validation::default();
     for it in items {
@@ -437,11 +463,11 @@ fn validation_attrs(
                 }
             }
             ("required", MetaKind::Flag) => v.required = true,
-            ("pattern", MetaKind::List(ts)) if !validate => {
+            ("pattern", MetaKind::List(ts)) if dialect != Dialect::Validate => {
                 let e: syn::Expr = syn::parse2(ts.clone()).map_err(|e| syn_err(krate, m, e))?;
                 v.pattern = Some(values::string_value(krate, &e, m)?);
             }
-            ("regex", MetaKind::List(ts)) => {
+            ("regex", MetaKind::List(ts)) if dialect != Dialect::Garde => {
                 let nested =
                     attrs::parse_meta_list(ts.clone()).map_err(|e| syn_err(krate, m, e))?;
                 for n in nested {
@@ -469,10 +495,10 @@ fn validation_attrs(
                     v.contains = Some(values::string_value(krate, &e, m)?);
                 }
             }
-            ("inner", MetaKind::List(ts)) if !validate => {
+            ("inner", MetaKind::List(ts)) if dialect != Dialect::Validate => {
                 let nested =
                     attrs::parse_meta_list(ts.clone()).map_err(|e| syn_err(krate, m, e))?;
-                v.inner = Some(Box::new(validation_attrs(krate, m, &nested, false)?));
+                v.inner = Some(Box::new(validation_attrs(krate, m, &nested, dialect)?));
             }
             _ => {}
         }
@@ -821,11 +847,14 @@ fn field_info(
             }
         }
     }
-    let mut validation = validation_attrs(krate, m, &merged.schemars, false)?;
-    let v2 = validation_attrs(krate, m, &merged.validate, true)?;
-    if validation.is_default() {
-        validation = v2;
-    }
+    let validation = validation_attrs(krate, m, &merged.schemars, Dialect::Schemars)?
+        .or(validation_attrs(
+            krate,
+            m,
+            &merged.validate,
+            Dialect::Validate,
+        )?)
+        .or(validation_attrs(krate, m, &merged.garde, Dialect::Garde)?);
     let (rules, merge_strategy) = x_kube(krate, m, &f.attrs)?;
     let has_ser_with = merged
         .serde_with

@@ -2,11 +2,13 @@
 //! key in `#[serde]`, `#[schemars]`, `#[x_kube]`, `#[garde]`, `#[validate]` or `#[kube]` (the
 //! compiler rejects it; guessing would silently change the CRD), a name in `#[kube(...)]` that the
 //! command line would refuse (no path is ever built from an unchecked name), two kinds whose CRDs
-//! or names collide, and item macros the static reader cannot see into.
+//! or names collide; and it warns about item macros the static reader cannot see into, and about
+//! `#[kube(...)]` where kube-derive ignores it.
 
 use std::collections::BTreeMap;
 
 use proc_macro2::Span;
+use syn::spanned::Spanned;
 
 use super::attrs::{self, Position};
 use super::crd::KindDef;
@@ -160,6 +162,35 @@ pub(crate) fn check_clashes(kinds: &[KindDef]) -> Result<(), CrdgenError> {
         }
     }
     Ok(())
+}
+
+/// Warnings for `#[kube(...)]` on a field or a variant: kube-derive reads `#[kube]` only on the
+/// `#[derive(CustomResource)]` struct, so there it compiles and does nothing (a guess such as
+/// `#[kube(validation = "...")]` on a field would be silently lost).
+pub(crate) fn kube_attr_warnings(krate: &Crate) -> Vec<String> {
+    let mut out = Vec::new();
+    for (d, def) in krate.defs.iter().enumerate() {
+        let mut places: Vec<(&[syn::Attribute], &str)> = Vec::new();
+        match &def.item {
+            DefItem::Struct(s) => places.extend(s.fields.iter().map(|f| (&f.attrs[..], "a field"))),
+            DefItem::Enum(e) => {
+                for v in &e.variants {
+                    places.push((&v.attrs, "a variant"));
+                    places.extend(v.fields.iter().map(|f| (&f.attrs[..], "a field")));
+                }
+            }
+            DefItem::Alias(_) => {}
+        }
+        for (attrs, place) in places {
+            for a in attrs.iter().filter(|a| a.path().is_ident("kube")) {
+                out.push(format!(
+                    "{}: `#[kube(...)]` on {place} does nothing: kube-derive reads it only on the `#[derive(CustomResource)]` struct. For a CEL rule on a field write `#[x_kube(validation = \"...\")]` and derive `KubeSchema` (operator-rs's docs/markers.md has every marker's Rust form)",
+                    krate.def_loc(d, a.span())
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Warnings for item macro invocations, which may expand to a kind the static reader cannot see.

@@ -19,7 +19,7 @@ pub(super) fn check(s: &JSONSchemaProps, place: &Place<'_>, out: &mut Vec<Refusa
     {
         refuse(
             "type: must not be empty for specified object fields (the schema is not structural; a bare serde_json::Value?)".into(),
-            "give the field a concrete type, or `#[schemars(schema_with = ...)]` returning `{\"type\": \"object\", \"x-kubernetes-preserve-unknown-fields\": true}`",
+            "give the field a concrete type, or keep any JSON with `#[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]` (add `\"type\" = \"object\"` to accept objects only)",
         );
     }
     if let Some(JSONSchemaPropsOrArray::Schemas(_)) = &s.items {
