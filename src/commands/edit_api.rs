@@ -19,6 +19,9 @@ use crate::suggest::suggest;
 use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 use kube_attr::Change;
 
+/// A byte range of a file and the text that replaces it.
+type Splice = (Range<usize>, String);
+
 /// What a version's `#[kube(...)]` declares, of what `edit api` changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Settings {
@@ -88,7 +91,7 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
     refuse_unserved(&versions, &target, me, &stored, args)?;
 
     // The source: each changed version's attributes, spliced into its file.
-    let mut files: BTreeMap<PathBuf, (String, Vec<(Range<usize>, String)>)> = BTreeMap::new();
+    let mut files: BTreeMap<PathBuf, (String, Vec<Splice>)> = BTreeMap::new();
     for (v, t) in versions.iter().zip(&target) {
         let changes = changes_between(&v.now, t);
         if changes.is_empty() {
@@ -386,11 +389,7 @@ fn changes_between(now: &Settings, target: &Settings) -> Vec<Change> {
 /// The splices of the file that make `changes` to a version's `#[kube(...)]` attributes: a key
 /// set where it is written (dropped from any other attribute), else in the attribute that
 /// declares `version`; each changed attribute laid out as rustfmt would.
-fn edit_struct(
-    root: &Path,
-    v: &Version,
-    changes: &[Change],
-) -> Result<Vec<(Range<usize>, String)>> {
+fn edit_struct(root: &Path, v: &Version, changes: &[Change]) -> Result<Vec<Splice>> {
     let home = v
         .attrs
         .iter()
@@ -410,11 +409,11 @@ fn edit_struct(
         } else {
             None
         };
-        for a in 0..v.attrs.len() {
+        for (a, attr_changes) in per_attr.iter_mut().enumerate() {
             if Some(a) == keeper {
-                per_attr[a].push(change.clone());
+                attr_changes.push(change.clone());
             } else if holders.contains(&a) {
-                per_attr[a].push(Change::Remove(key));
+                attr_changes.push(Change::Remove(key));
             }
         }
     }
