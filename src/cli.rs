@@ -29,6 +29,9 @@ pub enum Command {
     /// Add to the project (`create api`).
     #[command(subcommand, after_help = CREATE_EXAMPLE)]
     Create(CreateCommand),
+    /// Change what the project's types declare (`edit api`: storage, served, deprecated versions).
+    #[command(subcommand, after_help = EDIT_EXAMPLE)]
+    Edit(EditCommand),
     /// Regenerate manifests from the source: CRDs from the types, RBAC from the controllers' markers.
     #[command(subcommand, after_help = GENERATE_EXAMPLE)]
     Generate(GenerateCommand),
@@ -56,6 +59,8 @@ pub enum Command {
 
 const CREATE_EXAMPLE: &str =
     "Example:\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached";
+const EDIT_EXAMPLE: &str =
+    "Example:\n  operator-rs edit api --group batch --version v2 --kind CronJob --storage";
 const GENERATE_EXAMPLE: &str = "Examples:\n  operator-rs generate manifests\n  operator-rs generate crds --check   # in CI: exit 1 with a diff when stale";
 
 /// A working command line for the command that `args` (the process's arguments) names, to show
@@ -69,6 +74,7 @@ pub fn example_for(args: &[String]) -> &'static str {
         Some("create") => {
             "operator-rs create api --group cache --version v1alpha1 --kind Memcached"
         }
+        Some("edit") => "operator-rs edit api --group batch --version v2 --kind CronJob --storage",
         Some("generate") => "operator-rs generate manifests --check",
         Some("completion") => "operator-rs completion bash",
         _ => "operator-rs init --domain example.com",
@@ -183,6 +189,43 @@ pub struct CreateApiArgs {
     /// Overwrite the kind's files if they exist.
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EditCommand {
+    /// Change one version of a kind where the types declare it, its `#[kube(...)]` attribute:
+    /// make it the storage version, serve it or not, deprecate it; then update PROJECT and
+    /// regenerate the CRDs. The rest of the source stays as you wrote it.
+    #[command(
+        after_help = "Examples:\n  operator-rs edit api --group batch --version v2 --kind CronJob --storage\n  operator-rs edit api --group batch --version v1 --kind CronJob --deprecated=\"batch/v1 CronJob is deprecated; use batch/v2\"\n  operator-rs edit api --group batch --version v1 --kind CronJob --served=false\n  operator-rs edit api --group batch --version v1 --kind CronJob --served=true --no-deprecated"
+    )]
+    Api(EditApiArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct EditApiArgs {
+    /// The API group, short (`batch`, as `create api` took it) or full (`batch.example.com`).
+    #[arg(long, default_value = "")]
+    pub group: String,
+    /// The version to change, e.g. `v2`.
+    #[arg(long)]
+    pub version: String,
+    /// The kind, e.g. `CronJob`.
+    #[arg(long)]
+    pub kind: String,
+    /// Make this version the storage version: drop its `storage = false` and write
+    /// `storage = false` into the version stored until now.
+    #[arg(long)]
+    pub storage: bool,
+    /// Whether the API server serves this version (`served = false` in `#[kube(...)]`).
+    #[arg(long, action = ArgAction::Set, value_name = "BOOL")]
+    pub served: Option<bool>,
+    /// Mark this version deprecated; with a value, the warning clients get instead of the default.
+    #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "WARNING", conflicts_with = "no_deprecated")]
+    pub deprecated: Option<String>,
+    /// Mark this version no longer deprecated.
+    #[arg(long)]
+    pub no_deprecated: bool,
 }
 
 #[derive(Debug, Subcommand)]

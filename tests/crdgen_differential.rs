@@ -62,7 +62,16 @@ pub fn fixture_crate(name: &str) -> tempfile::TempDir {
 }
 
 fn check_with(name: &str, project: &Project, expected: Vec<CustomResourceDefinition>) {
-    let dir = fixture_crate(name);
+    check_in(fixture_crate(name), name, project, expected)
+}
+
+/// [`check_with`] on a crate already laid out in `dir`.
+fn check_in(
+    dir: tempfile::TempDir,
+    name: &str,
+    project: &Project,
+    expected: Vec<CustomResourceDefinition>,
+) {
     let tree = DiskTree::new(dir.path());
     let out = crdgen::generate_unchecked(&tree, project).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_eq!(
@@ -339,7 +348,9 @@ fn modular() {
     check("modular", vec![modular::api::v1::Site::crd()]);
 }
 
-/// Every version says `storage = false`: the storage version comes from PROJECT alone.
+/// The source decides the storage version: every version saying `storage = false` is refused
+/// even where PROJECT marks one (its mark only picks the version the fix names); once the
+/// source stores v1beta1, the merge is kube-core's with v1beta1 stored.
 #[test]
 fn versions3_storage_from_project() {
     let mut project = project();
@@ -362,6 +373,25 @@ fn versions3_storage_from_project() {
             webhooks: None,
         });
     }
+    let dir = fixture_crate("versions3");
+    let err = crdgen::generate(&DiskTree::new(dir.path()), &project).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("Shop.ver.example.com has no storage version")
+            && msg.contains(
+                "operator-rs edit api --group ver --version v1beta1 --kind Shop --storage"
+            ),
+        "{msg}"
+    );
+    let file = dir.path().join("src/versions3.rs");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let stored = text.replacen(
+        "        storage = false,\n        status = \"ShopStatus\",",
+        "        status = \"ShopStatus\",",
+        1,
+    );
+    assert_ne!(stored, text, "the fixture's v1beta1 says `storage = false`");
+    std::fs::write(&file, stored).unwrap();
     let merged = merge_crds(
         vec![
             versions3::v1alpha1::Shop::crd(),
@@ -371,7 +401,7 @@ fn versions3_storage_from_project() {
         "v1beta1",
     )
     .unwrap();
-    check_with("versions3", &project, vec![merged]);
+    check_in(dir, "versions3", &project, vec![merged]);
 }
 
 /// Without PROJECT's word, three `storage = false` versions have no storage version.

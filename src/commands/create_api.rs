@@ -452,6 +452,8 @@ fn context(
         None => builtin::lookup(&r.group, &r.version, &r.kind).is_none_or(|b| b.namespaced),
     };
     ctx.insert("namespaced", &namespaced);
+    // A further version of a kind is not stored: its types say `storage = false`.
+    ctx.insert("stored", &r.api.as_ref().is_none_or(|a| a.storage));
     ctx.insert("resource", &(scaffold_resource && r.has_api()));
     ctx.insert("controller", &r.controller);
     ctx.insert("builtin", &r.core);

@@ -3,6 +3,7 @@
 pub mod completion;
 pub mod create_api;
 pub mod create_webhook;
+pub mod edit_api;
 pub mod generate;
 pub mod init;
 pub mod upgrade_runtime;
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::cli::{Cli, Command, CreateCommand, GenerateCommand};
+use crate::cli::{Cli, Command, CreateCommand, EditCommand, GenerateCommand};
 use crate::project::Project;
 use crate::scaffold::Report;
 use crate::workspace::Verb;
@@ -31,7 +32,10 @@ pub fn run(cli: Cli) -> Result<i32> {
     // rolls back what a dead command left before reading anything).
     let _lock = match &cli.command {
         // `init` locks once its flags are checked (it may have to create the folder first).
-        Command::Create(_) | Command::Generate(_) | Command::UpgradeRuntime { .. }
+        Command::Create(_)
+        | Command::Edit(_)
+        | Command::Generate(_)
+        | Command::UpgradeRuntime { .. }
             if root.is_dir() =>
         {
             Some(crate::workspace::lock::lock(&root)?)
@@ -44,6 +48,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Create(CreateCommand::Webhook(args)) => {
             create_webhook::run(&root, &args).map(|_| 0)
         }
+        Command::Edit(EditCommand::Api(args)) => edit_api::run(&root, &args).map(|_| 0),
         Command::Generate(GenerateCommand::Crds(args)) => generate::run_crds(&root, &args),
         Command::Generate(GenerateCommand::Rbac(args)) => generate::run_rbac(&root, args.check),
         Command::Generate(GenerateCommand::Webhooks(args)) => {

@@ -99,8 +99,10 @@ pub fn generate_exact(
     for (k, line) in kinds.iter_mut().zip(lines) {
         k.crd = serde_json::from_str(line).context("parsing a CRD printed by the harness")?;
     }
-    let crds = super::merge_kinds(kinds, project, checks).map_err(|e| anyhow::anyhow!("{e}"))?;
-    finish(&tree, &crds, found.warnings, project, checks)
+    let mut warnings = found.warnings;
+    let crds = super::merge_kinds(kinds, project, checks, &mut warnings)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    finish(&tree, &crds, warnings, project, checks)
 }
 
 /// The files of `crds`, the reader's warnings, and the stale files of `config/crd/bases`.

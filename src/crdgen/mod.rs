@@ -59,7 +59,7 @@ pub struct KindCrd {
 /// Read the crate under `tree` and return every CRD, without writing anything.
 pub fn crds(tree: &dyn SourceTree, project: &Project) -> Result<Vec<KindCrd>, CrdgenError> {
     let kinds = static_kinds(tree, true)?.kinds;
-    merge_kinds(kinds, project, Checks::ApiServer)
+    merge_kinds(kinds, project, Checks::ApiServer, &mut Vec::new())
 }
 
 /// [`generate`] without kube-apiserver's checks: the files kube-derive's `crd()` would give.
@@ -78,7 +78,7 @@ pub fn crds_unchecked(
     project: &Project,
 ) -> Result<Vec<KindCrd>, CrdgenError> {
     let kinds = static_kinds(tree, true)?.kinds;
-    merge_kinds(kinds, project, Checks::None)
+    merge_kinds(kinds, project, Checks::None, &mut Vec::new())
 }
 
 /// Whether CRDs are checked as kube-apiserver checks them before they are written.
@@ -92,9 +92,10 @@ pub(crate) enum Checks {
 /// of `config/crd/bases` that no kind produces are stale (it owns that folder).
 pub fn generate(tree: &dyn SourceTree, project: &Project) -> Result<GeneratorOutput, CrdgenError> {
     let found = static_kinds(tree, true)?;
-    let crds = merge_kinds(found.kinds, project, Checks::ApiServer)?;
+    let mut warnings = found.warnings;
+    let crds = merge_kinds(found.kinds, project, Checks::ApiServer, &mut warnings)?;
     let mut out = output::files(tree, &crds, &project.crd, Checks::ApiServer)?;
-    out.warnings.extend(found.warnings);
+    out.warnings.extend(warnings);
     mark_stale(tree, &mut out)?;
     Ok(out)
 }
@@ -179,6 +180,7 @@ pub(crate) fn merge_kinds(
     kinds: Vec<crd::KindDef>,
     project: &Project,
     checks: Checks,
+    warnings: &mut Vec<String>,
 ) -> Result<Vec<KindCrd>, CrdgenError> {
     let mut groups: BTreeMap<(String, String), Vec<crd::KindDef>> = BTreeMap::new();
     for k in kinds {
@@ -223,53 +225,16 @@ pub(crate) fn merge_kinds(
             });
             continue;
         }
-        let from_project: Vec<&str> = project
-            .resources
+        let declared: Vec<DeclaredVersion<'_>> = versions
             .iter()
-            .filter(|r| {
-                r.kind == kind
-                    && r.qualified_group() == group
-                    && r.api.as_ref().is_some_and(|a| a.storage)
+            .map(|k| DeclaredVersion {
+                version: &k.version,
+                loc: &k.loc,
+                storage: k.storage,
             })
-            .map(|r| r.version.as_str())
-            .filter(|v| versions.iter().any(|k| k.version == *v))
             .collect();
-        let stored = match from_project.as_slice() {
-            [one] => one.to_string(),
-            [] => {
-                let storing: Vec<&crd::KindDef> = versions.iter().filter(|k| k.storage).collect();
-                match storing.as_slice() {
-                    [one] => one.version.clone(),
-                    [] => {
-                        return Err(CrdgenError::Versions(format!(
-                            "{kind}.{group} has no storage version: every version has `#[kube(storage = false)]` ({}); mark exactly one with `storage` in PROJECT or drop `storage = false` from one",
-                            versions
-                                .iter()
-                                .map(|k| format!("{} at {}", k.version, k.loc))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )));
-                    }
-                    several => {
-                        return Err(CrdgenError::Versions(format!(
-                            "{kind}.{group} has {} storage versions: {} (a version is a storage version unless it says `#[kube(storage = false)]`); keep exactly one, e.g. add `#[kube(storage = false)]` to the others or set `storage: true` for one of them in PROJECT",
-                            several.len(),
-                            several
-                                .iter()
-                                .map(|k| format!("{} at {}", k.version, k.loc))
-                                .collect::<Vec<_>>()
-                                .join(" and ")
-                        )));
-                    }
-                }
-            }
-            several => {
-                return Err(CrdgenError::Versions(format!(
-                    "{kind}.{group}: PROJECT marks several storage versions ({}); keep exactly one `storage: true`",
-                    several.join(" and ")
-                )));
-            }
-        };
+        let (stored, warning) = storage_version(&group, &kind, &declared, project)?;
+        warnings.extend(warning);
         let merged =
             kube_core::crd::merge_crds(versions.into_iter().map(|k| k.crd).collect(), &stored)
                 .map_err(|e| {
@@ -285,6 +250,125 @@ pub(crate) fn merge_kinds(
         });
     }
     Ok(out)
+}
+
+/// A version of a kind as the static reader finds it in the source (without its schema).
+#[derive(Debug, Clone)]
+pub struct FoundVersion {
+    /// The full group, e.g. `batch.example.com`.
+    pub group: String,
+    pub kind: String,
+    pub version: String,
+    /// Where its `#[derive(CustomResource)]` struct's name is.
+    pub loc: Location,
+    pub storage: bool,
+}
+
+/// Every `#[derive(CustomResource)]` struct of the crate under `tree`, in module order.
+pub fn kind_versions(tree: &dyn SourceTree) -> Result<Vec<FoundVersion>, CrdgenError> {
+    Ok(static_kinds(tree, false)?
+        .kinds
+        .into_iter()
+        .map(|k| FoundVersion {
+            group: k.group,
+            kind: k.kind,
+            version: k.version,
+            loc: k.loc,
+            storage: k.storage,
+        })
+        .collect())
+}
+
+/// One version of a kind as its source declares it.
+#[derive(Debug, Clone)]
+pub(crate) struct DeclaredVersion<'a> {
+    pub version: &'a str,
+    /// Where its `#[derive(CustomResource)]` struct is.
+    pub loc: &'a Location,
+    /// What its `#[kube(...)]` says: a storage version unless it says `storage = false`.
+    pub storage: bool,
+}
+
+/// The storage version of a kind of several versions (`group` is the full group), and a warning
+/// when PROJECT had to decide. The source decides: exactly one version without
+/// `#[kube(storage = false)]`. PROJECT's `storage: true` only mirrors it, and breaks the tie of
+/// projects made before `create api` wrote `storage = false`, where every version defaults to
+/// being stored and PROJECT marks one. Zero or several storage versions otherwise are refused,
+/// with where each version is and the command that fixes it.
+pub(crate) fn storage_version(
+    group: &str,
+    kind: &str,
+    versions: &[DeclaredVersion<'_>],
+    project: &Project,
+) -> Result<(String, Option<String>), CrdgenError> {
+    let resources: Vec<&crate::project::Resource> = project
+        .resources
+        .iter()
+        .filter(|r| r.kind == kind && r.qualified_group() == group && r.has_api())
+        .collect();
+    let marked: Vec<&str> = resources
+        .iter()
+        .filter(|r| r.api.as_ref().is_some_and(|a| a.storage))
+        .map(|r| r.version.as_str())
+        .filter(|v| versions.iter().any(|d| d.version == *v))
+        .collect();
+    // `--group` as `create api` took it (the short group), else the full group.
+    let group_flag = resources.first().map_or(group, |r| r.group.as_str());
+    let fix = |version: &str| {
+        format!(
+            "operator-rs edit api --group {group_flag} --version {version} --kind {kind} --storage"
+        )
+    };
+    let list = |vs: &[&DeclaredVersion<'_>]| {
+        vs.iter()
+            .map(|d| format!("{} at {}", d.version, d.loc))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let storing: Vec<&DeclaredVersion<'_>> = versions.iter().filter(|d| d.storage).collect();
+    match storing.as_slice() {
+        [one] => {
+            let warning = match marked.as_slice() {
+                [m] if *m != one.version => Some(format!(
+                    "{kind}.{group}: PROJECT records {m} as the storage version, but the source says {} (at {}); the source decides. Record it in PROJECT with\n  {}",
+                    one.version,
+                    one.loc,
+                    fix(one.version)
+                )),
+                _ => None,
+            };
+            Ok((one.version.to_string(), warning))
+        }
+        [] => {
+            let all: Vec<&DeclaredVersion<'_>> = versions.iter().collect();
+            let pick = marked
+                .first()
+                .copied()
+                .unwrap_or_else(|| versions[0].version);
+            Err(CrdgenError::Versions(format!(
+                "{kind}.{group} has no storage version: every version says `#[kube(storage = false)]` ({}). Exactly one version must be stored; make one the storage version, e.g.\n  {}",
+                list(&all),
+                fix(pick)
+            )))
+        }
+        several => match marked.as_slice() {
+            [m] if several.iter().any(|d| d.version == *m) => Ok((
+                m.to_string(),
+                Some(format!(
+                    "{kind}.{group}: {} are all storage versions in the source (none says `#[kube(storage = false)]`); PROJECT's `storage: true` picks {m}, as in projects made before operator-rs wrote `storage = false`. Make the source say so with\n  {}",
+                    list(several),
+                    fix(m)
+                )),
+            )),
+            _ => Err(CrdgenError::Versions(format!(
+                "{kind}.{group} has {} storage versions: {} (a version is a storage version unless its `#[kube(...)]` says `storage = false`). Keep exactly one: e.g.\n  {}\n  makes {} the storage version and writes `storage = false` into the others",
+                several.len(),
+                list(several),
+                fix(several[0].version),
+                several[0].version
+            ))),
+        },
+    }
 }
 
 /// Where the CRD of `group`/`plural` is written.

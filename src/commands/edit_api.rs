@@ -1,0 +1,552 @@
+//! `operator-rs edit api`: change one version of a kind where the types declare it, its
+//! `#[kube(...)]` attribute (storage, served, deprecated), then PROJECT (which mirrors the
+//! storage version) and the CRDs; checked first, written all-or-nothing under the project lock.
+//! The types are the single source of truth: PROJECT is never the place to make such a change.
+
+mod kube_attr;
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use proc_macro2::LineColumn;
+
+use crate::cli::EditApiArgs;
+use crate::crdgen::{self, DeclaredVersion, FoundVersion};
+use crate::project::{self, Project};
+use crate::suggest::suggest;
+use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
+use kube_attr::Change;
+
+/// A byte range of a file and the text that replaces it.
+type Splice = (Range<usize>, String);
+
+/// What a version's `#[kube(...)]` declares, of what `edit api` changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Settings {
+    storage: bool,
+    served: bool,
+    /// `Some(None)`: `deprecated`; `Some(Some(w))`: `deprecated = "w"`.
+    deprecated: Option<Option<String>>,
+}
+
+/// One `#[kube(...)]` attribute of a version's struct, where it is in its file.
+#[derive(Debug)]
+struct AttrAt {
+    range: Range<usize>,
+    text: String,
+    items: Vec<kube_attr::Item>,
+    /// How many inline `mod`s deep the struct is, and the indentation of the attribute's line
+    /// (None when the attribute does not start its line).
+    depth: usize,
+    indent: Option<String>,
+}
+
+/// One version of the kind, as its source declares it.
+#[derive(Debug)]
+struct Version {
+    found: FoundVersion,
+    attrs: Vec<AttrAt>,
+    now: Settings,
+}
+
+pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
+    if !args.storage && args.served.is_none() && args.deprecated.is_none() && !args.no_deprecated {
+        bail!(
+            "nothing to change: pass --storage, --served=<true|false>, --deprecated[=<warning>] or --no-deprecated\n  e.g. operator-rs edit api --group {} --version {} --kind {} --storage",
+            or_example(&args.group, "batch"),
+            or_example(&args.version, "v2"),
+            or_example(&args.kind, "CronJob")
+        );
+    }
+    let mut project = Project::load(root)?;
+    let disk = DiskTree::new(root);
+    let found = crdgen::kind_versions(&disk)?;
+    let (group, kind) = find_kind(&project, &found, args)?;
+    let versions: Vec<Version> = found
+        .into_iter()
+        .filter(|f| f.group == group && f.kind == kind)
+        .map(|f| read_version(&disk, f))
+        .collect::<Result<_>>()?;
+    let me = find_version(&versions, args, &group)?;
+    let version = versions[me].found.version.clone();
+
+    let mut target: Vec<Settings> = versions.iter().map(|v| v.now.clone()).collect();
+    if args.storage {
+        for (i, t) in target.iter_mut().enumerate() {
+            t.storage = i == me;
+        }
+    }
+    if let Some(served) = args.served {
+        target[me].served = served;
+    }
+    if let Some(w) = &args.deprecated {
+        target[me].deprecated = Some((!w.is_empty()).then(|| w.clone()));
+    }
+    if args.no_deprecated {
+        target[me].deprecated = None;
+    }
+    let stored = storage_after(&versions, &target, &group, &kind, &project)?;
+    refuse_unserved(&versions, &target, me, &stored, args)?;
+
+    // The source: each changed version's attributes, spliced into its file.
+    let mut files: BTreeMap<PathBuf, (String, Vec<Splice>)> = BTreeMap::new();
+    for (v, t) in versions.iter().zip(&target) {
+        let changes = changes_between(&v.now, t);
+        if changes.is_empty() {
+            continue;
+        }
+        let file = v.found.loc.file.clone();
+        if !files.contains_key(&file) {
+            let text = disk
+                .read(&file)?
+                .with_context(|| format!("{} disappeared", file.display()))?;
+            files.insert(file.clone(), (text, Vec::new()));
+        }
+        let splices = &mut files.get_mut(&file).expect("inserted").1;
+        splices.extend(edit_struct(root, v, &changes)?);
+    }
+    let mut overlay = Overlay::new(&disk);
+    for (file, (mut text, mut splices)) in files {
+        splices.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
+        for (range, new) in splices {
+            text.replace_range(range, &new);
+        }
+        overlay.put(file, text);
+    }
+
+    // PROJECT mirrors the source's storage version.
+    for r in project
+        .resources
+        .iter_mut()
+        .filter(|r| r.kind == kind && r.qualified_group() == group)
+    {
+        if let Some(api) = r.api.as_mut() {
+            api.storage = r.version == stored;
+        }
+    }
+    overlay.put(project::FILE, project.render()?);
+
+    // The CRDs, as `generate crds` writes them.
+    match crdgen::generate(&overlay, &project) {
+        Ok(out) => {
+            for w in &out.warnings {
+                eprintln!("warning: {w}");
+            }
+            for f in out.files {
+                overlay.put(f.path, f.contents);
+            }
+            for s in out.stale {
+                overlay.remove(s);
+            }
+        }
+        Err(e) => eprintln!(
+            "warning: the CRDs were not regenerated: {e}\n  Fix that, then run `operator-rs generate crds` (or `operator-rs generate crds --exact`)."
+        ),
+    }
+    let (pending, removals) = overlay.into_changes();
+    super::check_generated_rust(&pending, None)?;
+    let changes = write_all(root, &pending, &removals)?;
+    super::print_changes(&crate::scaffold::Report::default(), &changes);
+    let t = &target[me];
+    eprintln!(
+        "\n{}{group}/{version} {kind}: {}, {}{}.",
+        if changes.is_empty() {
+            "nothing to change: "
+        } else {
+            ""
+        },
+        if stored == version {
+            "the storage version".to_string()
+        } else {
+            format!("not stored (the storage version is {stored})")
+        },
+        if t.served { "served" } else { "not served" },
+        match &t.deprecated {
+            None => String::new(),
+            Some(None) => ", deprecated".to_string(),
+            Some(Some(w)) => format!(", deprecated ({w:?})"),
+        }
+    );
+    Ok(())
+}
+
+fn or_example<'a>(given: &'a str, example: &'a str) -> &'a str {
+    if given.trim().is_empty() {
+        example
+    } else {
+        given
+    }
+}
+
+/// The full group and the kind `args` name, or a refusal naming the kinds there are.
+fn find_kind(
+    project: &Project,
+    found: &[FoundVersion],
+    args: &EditApiArgs,
+) -> Result<(String, String)> {
+    let group = args.group.trim();
+    let kind = args.kind.trim();
+    let qualified = match group {
+        "" => project.domain.clone(),
+        g if g == project.domain || g.ends_with(&format!(".{}", project.domain)) => g.to_string(),
+        g => format!("{g}.{}", project.domain),
+    };
+    let in_group = |f: &&FoundVersion| f.group == group || f.group == qualified;
+    if let Some(f) = found.iter().filter(in_group).find(|f| f.kind == kind) {
+        return Ok((f.group.clone(), f.kind.clone()));
+    }
+    if found.is_empty() {
+        bail!(
+            "this project declares no kinds (no `#[derive(CustomResource)]` under src/), so there is no {kind} to edit\n  create one first: operator-rs create api --group {} --version v1 --kind {kind}",
+            or_example(group, "batch")
+        );
+    }
+    let mut kinds: Vec<(&str, &str)> = found
+        .iter()
+        .map(|f| (f.kind.as_str(), f.group.as_str()))
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    let short = |g: &str| {
+        project
+            .resources
+            .iter()
+            .find(|r| r.qualified_group() == g && r.has_api())
+            .map_or(g.to_string(), |r| r.group.clone())
+    };
+    let names: Vec<&str> = kinds.iter().map(|(k, _)| *k).collect();
+    let elsewhere: Vec<&str> = kinds
+        .iter()
+        .filter(|(k, _)| *k == kind)
+        .map(|(_, g)| *g)
+        .collect();
+    let hint = if let Some(g) = elsewhere.first() {
+        format!(
+            "{kind} is in group {g}\n  e.g. operator-rs edit api --group {} --version {} --kind {kind} ...",
+            short(g),
+            args.version
+        )
+    } else if let Some(s) = suggest(kind, &names) {
+        let g = kinds.iter().find(|(k, _)| *k == s).map_or("", |(_, g)| g);
+        format!(
+            "did you mean {s}?\n  e.g. operator-rs edit api --group {} --version {} --kind {s} ...",
+            short(g),
+            args.version
+        )
+    } else {
+        format!(
+            "the kinds are {}",
+            kinds
+                .iter()
+                .map(|(k, g)| format!("{k} ({})", short(g)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    bail!("no kind {kind} in group {qualified}: {hint}");
+}
+
+/// The index of `args.version` among `versions`, or a refusal naming the versions there are.
+fn find_version(versions: &[Version], args: &EditApiArgs, group: &str) -> Result<usize> {
+    let version = args.version.trim();
+    if let Some(i) = versions.iter().position(|v| v.found.version == version) {
+        return Ok(i);
+    }
+    let kind = &versions[0].found.kind;
+    let names: Vec<&str> = versions.iter().map(|v| v.found.version.as_str()).collect();
+    let listed = versions
+        .iter()
+        .map(|v| format!("{} (at {})", v.found.version, v.found.loc))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let hint = match suggest(version, &names) {
+        Some(s) => format!("did you mean {s}? "),
+        None => String::new(),
+    };
+    bail!(
+        "{kind}.{group} has no version {version}: {hint}its versions are {listed}\n  to add a version: operator-rs create api --group {} --version {version} --kind {kind} --controller=false",
+        or_example(&args.group, group)
+    );
+}
+
+/// The storage version once `target` is written, decided as `generate crds` decides it.
+fn storage_after(
+    versions: &[Version],
+    target: &[Settings],
+    group: &str,
+    kind: &str,
+    project: &Project,
+) -> Result<String> {
+    if let [only] = versions {
+        return Ok(only.found.version.clone());
+    }
+    let declared: Vec<DeclaredVersion<'_>> = versions
+        .iter()
+        .zip(target)
+        .map(|(v, t)| DeclaredVersion {
+            version: &v.found.version,
+            loc: &v.found.loc,
+            storage: t.storage,
+        })
+        .collect();
+    // The warning, if any, is printed when the CRDs are regenerated.
+    let (stored, _) = crdgen::storage_version(group, kind, &declared, project)?;
+    Ok(stored)
+}
+
+/// A storage version is served, and a CRD serves at least one version.
+fn refuse_unserved(
+    versions: &[Version],
+    target: &[Settings],
+    me: usize,
+    stored: &str,
+    args: &EditApiArgs,
+) -> Result<()> {
+    let v = &versions[me].found;
+    let cmd = |version: &str, flags: &str| {
+        format!(
+            "operator-rs edit api --group {} --version {version} --kind {} {flags}",
+            or_example(&args.group, &v.group),
+            v.kind
+        )
+    };
+    if !target[me].served && stored == v.version {
+        if args.storage {
+            bail!(
+                "{} {} is not served (`served = false` at {}), and a storage version must be served; serve it as well:\n  {}",
+                v.version,
+                v.kind,
+                v.loc,
+                cmd(&v.version, "--storage --served=true")
+            );
+        }
+        let other = versions
+            .iter()
+            .zip(target)
+            .find(|(o, t)| o.found.version != v.version && t.served)
+            .map_or("<another version>", |(o, _)| o.found.version.as_str());
+        bail!(
+            "{} is the storage version of {}, and a storage version must be served; make another version the storage version first:\n  {}",
+            v.version,
+            v.kind,
+            cmd(other, "--storage")
+        );
+    }
+    if !target.iter().any(|t| t.served) {
+        let listed = versions
+            .iter()
+            .map(|o| o.found.version.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        bail!(
+            "{} is the only served version of {} (versions: {listed}), and a CRD must serve at least one; serve another first, e.g.\n  {}",
+            v.version,
+            v.kind,
+            cmd(
+                versions
+                    .iter()
+                    .map(|o| o.found.version.as_str())
+                    .find(|o| *o != v.version)
+                    .unwrap_or("<another version>"),
+                "--served=true"
+            )
+        );
+    }
+    Ok(())
+}
+
+/// The attribute changes that take a version from `now` to `target`.
+fn changes_between(now: &Settings, target: &Settings) -> Vec<Change> {
+    let mut out = Vec::new();
+    if now.storage != target.storage {
+        out.push(if target.storage {
+            Change::Remove("storage")
+        } else {
+            Change::Set("storage", "storage = false".into())
+        });
+    }
+    if now.served != target.served {
+        out.push(if target.served {
+            Change::Remove("served")
+        } else {
+            Change::Set("served", "served = false".into())
+        });
+    }
+    if now.deprecated != target.deprecated {
+        out.push(match &target.deprecated {
+            None => Change::Remove("deprecated"),
+            Some(None) => Change::Set("deprecated", "deprecated".into()),
+            // Debug of a str is a valid Rust string literal (quotes, backslashes, control
+            // characters escaped).
+            Some(Some(w)) => Change::Set("deprecated", format!("deprecated = {w:?}")),
+        });
+    }
+    out
+}
+
+/// The splices of the file that make `changes` to a version's `#[kube(...)]` attributes: a key
+/// set where it is written (dropped from any other attribute), else in the attribute that
+/// declares `version`; each changed attribute laid out as rustfmt would.
+fn edit_struct(root: &Path, v: &Version, changes: &[Change]) -> Result<Vec<Splice>> {
+    let home = v
+        .attrs
+        .iter()
+        .position(|a| a.items.iter().any(|i| i.key == "version"))
+        .unwrap_or(0);
+    let mut per_attr: Vec<Vec<Change>> = vec![Vec::new(); v.attrs.len()];
+    for change in changes {
+        let (key, set) = match change {
+            Change::Remove(k) => (*k, false),
+            Change::Set(k, _) => (*k, true),
+        };
+        let holders: Vec<usize> = (0..v.attrs.len())
+            .filter(|a| v.attrs[*a].items.iter().any(|i| i.key == key))
+            .collect();
+        let keeper = if set {
+            Some(holders.first().copied().unwrap_or(home))
+        } else {
+            None
+        };
+        for (a, attr_changes) in per_attr.iter_mut().enumerate() {
+            if Some(a) == keeper {
+                attr_changes.push(change.clone());
+            } else if holders.contains(&a) {
+                attr_changes.push(Change::Remove(key));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (attr, changes) in v.attrs.iter().zip(per_attr) {
+        let edited = kube_attr::edit(&attr.text, &changes).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: cannot edit the `#[kube(...)]` attribute of {} {}: {e}",
+                v.found.loc,
+                v.found.version,
+                v.found.kind
+            )
+        })?;
+        let Some(edited) = edited else { continue };
+        let laid_out = attr
+            .indent
+            .as_deref()
+            .and_then(|indent| kube_attr::rustfmt(&edited, attr.depth, indent, root))
+            .unwrap_or(edited);
+        out.push((attr.range.clone(), laid_out));
+    }
+    Ok(out)
+}
+
+/// Read a version's `#[kube(...)]` attributes from its file.
+fn read_version(tree: &DiskTree, found: FoundVersion) -> Result<Version> {
+    let file = &found.loc.file;
+    let full = tree
+        .read(file)?
+        .with_context(|| format!("{} disappeared", file.display()))?;
+    // The reader's lines and columns are those of the text without a byte-order mark.
+    let bom = if full.starts_with('\u{feff}') { 3 } else { 0 };
+    let text = &full[bom..];
+    let (parsed, _) =
+        crate::syntax::parse_file(text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let (attrs, depth) = struct_attrs(&parsed.items, &found, 0).with_context(|| {
+        format!(
+            "{}: no struct {} found where the reader saw it",
+            found.loc, found.kind
+        )
+    })?;
+    let mut out = Vec::new();
+    for a in attrs.iter().filter(|a| a.path().is_ident("kube")) {
+        let start = offset(text, a.pound_token.span.start());
+        let end = offset(text, a.bracket_token.span.close().end());
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let before = &text[line_start..start];
+        let attr_text = text[start..end].to_string();
+        let parsed =
+            kube_attr::parse(&attr_text).map_err(|e| anyhow::anyhow!("{}: {e}", found.loc))?;
+        out.push(AttrAt {
+            range: start + bom..end + bom,
+            text: attr_text,
+            items: parsed.items,
+            depth,
+            indent: before.trim().is_empty().then(|| before.to_string()),
+        });
+    }
+    let now = settings(&out, &found)?;
+    Ok(Version {
+        found,
+        attrs: out,
+        now,
+    })
+}
+
+/// The attributes of the struct or enum whose name is at `found.loc`, and how many inline
+/// `mod`s deep it is.
+fn struct_attrs<'a>(
+    items: &'a [syn::Item],
+    found: &FoundVersion,
+    depth: usize,
+) -> Option<(&'a [syn::Attribute], usize)> {
+    let at = |ident: &syn::Ident| {
+        let s = ident.span().start();
+        s.line == found.loc.line && s.column + 1 == found.loc.column
+    };
+    for item in items {
+        match item {
+            syn::Item::Struct(s) if at(&s.ident) => return Some((&s.attrs, depth)),
+            syn::Item::Enum(e) if at(&e.ident) => return Some((&e.attrs, depth)),
+            syn::Item::Mod(m) => {
+                if let Some((_, inner)) = &m.content
+                    && let Some(hit) = struct_attrs(inner, found, depth + 1)
+                {
+                    return Some(hit);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The byte offset of a line and column (in characters) of `text`.
+fn offset(text: &str, at: LineColumn) -> usize {
+    let line_start = if at.line <= 1 {
+        0
+    } else {
+        text.match_indices('\n')
+            .nth(at.line - 2)
+            .map_or(text.len(), |(i, _)| i + 1)
+    };
+    text[line_start..]
+        .char_indices()
+        .nth(at.column)
+        .map_or(text.len(), |(i, _)| line_start + i)
+}
+
+/// What the attributes declare (kube-derive's defaults where they say nothing).
+fn settings(attrs: &[AttrAt], found: &FoundVersion) -> Result<Settings> {
+    let mut s = Settings {
+        storage: found.storage,
+        served: true,
+        deprecated: None,
+    };
+    for item in attrs.iter().flat_map(|a| &a.items) {
+        match item.key.as_str() {
+            "served" => {
+                s.served = item.as_bool().with_context(|| {
+                    format!(
+                        "{}: `served` of {} {} is not `true` or `false`",
+                        found.loc, found.version, found.kind
+                    )
+                })?
+            }
+            "deprecated" => {
+                s.deprecated = Some(item.value.as_ref().map(|v| {
+                    syn::parse_str::<syn::LitStr>(v).map_or_else(|_| v.clone(), |l| l.value())
+                }))
+            }
+            _ => {}
+        }
+    }
+    Ok(s)
+}

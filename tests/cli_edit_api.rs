@@ -1,0 +1,501 @@
+//! `operator-rs edit api`: the types are the source of truth for which version of a kind is
+//! stored, served and deprecated. Runs the real binary on scaffolded and hand-written projects
+//! and checks the edited source (parses, rustfmt-clean), PROJECT, the CRD and the refusals.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+
+const V1: &str = "src/api/v1/cron_job.rs";
+const V2: &str = "src/api/v2/cron_job.rs";
+const CRD: &str = "config/crd/bases/batch.example.com_cronjobs.yaml";
+
+/// A project with CronJob in batch/v1 (stored) and batch/v2.
+fn two_versions(name: &str) -> tempfile::TempDir {
+    let tmp = init_project(name);
+    let dir = project_dir(&tmp, name);
+    ok(
+        &dir,
+        &words("create api --group batch --version v1 --kind CronJob"),
+    );
+    ok(
+        &dir,
+        &words("create api --group batch --version v2 --kind CronJob --controller=false"),
+    );
+    tmp
+}
+
+/// The CRD's versions by name: (name, served, storage, deprecated, deprecationWarning).
+fn crd_versions(dir: &Path) -> Vec<(String, bool, bool, bool, Option<String>)> {
+    let crd: serde_json::Value = serde_saphyr::from_str(&read(dir, CRD)).unwrap();
+    let mut versions = crd["spec"]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["name"].as_str().unwrap().to_string(),
+                v["served"].as_bool().unwrap(),
+                v["storage"].as_bool().unwrap(),
+                v["deprecated"].as_bool().unwrap_or(false),
+                v["deprecationWarning"].as_str().map(str::to_string),
+            )
+        })
+        .collect::<Vec<_>>();
+    versions.sort();
+    versions
+}
+
+/// Which versions PROJECT marks `storage: true`.
+fn project_storage(dir: &Path) -> Vec<String> {
+    operator_rs::project::Project::parse(&read(dir, "PROJECT"))
+        .unwrap()
+        .resources
+        .iter()
+        .filter(|r| r.api.as_ref().is_some_and(|a| a.storage))
+        .map(|r| r.version.clone())
+        .collect()
+}
+
+/// The file parses as Rust and `rustfmt --check` accepts it (skipped, visibly, without rustfmt).
+fn assert_clean_rust(dir: &Path, rel: &str) {
+    let text = read(dir, rel);
+    if let Err(e) = syn::parse_file(&text) {
+        panic!("{rel} does not parse: {e}\n{text}");
+    }
+    match Command::new("rustfmt")
+        .args(["--edition", "2024", "--check", rel])
+        .current_dir(dir)
+        .output()
+    {
+        Ok(out) => assert!(
+            out.status.success(),
+            "{rel} is not rustfmt-clean:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(_) => println!("SKIP rustfmt --check {rel}: rustfmt is not installed"),
+    }
+}
+
+fn edit(dir: &Path, line: &str) -> Run {
+    ok(dir, &words(&format!("edit api {line}")))
+}
+
+/// `create api` of a further version writes `storage = false` into its types; `edit api`
+/// moves the storage version there and back, in the source, PROJECT and the CRD.
+#[test]
+fn storage_moves_back_and_forth() {
+    let tmp = two_versions("storage-moves");
+    let dir = project_dir(&tmp, "storage-moves");
+    let (v1_before, v2_before) = (read(&dir, V1), read(&dir, V2));
+    assert!(!v1_before.contains("storage = false"), "{v1_before}");
+    assert!(v2_before.contains("    storage = false,\n"), "{v2_before}");
+    let crd_before = read(&dir, CRD);
+    assert_eq!(
+        crd_versions(&dir)
+            .iter()
+            .map(|v| (v.0.as_str(), v.2))
+            .collect::<Vec<_>>(),
+        vec![("v1", true), ("v2", false)]
+    );
+
+    let r = edit(&dir, "--group batch --version v2 --kind CronJob --storage");
+    assert!(
+        r.stderr.contains(V1) && r.stderr.contains(V2) && r.stderr.contains(CRD),
+        "{}",
+        r.stderr
+    );
+    let (v1, v2) = (read(&dir, V1), read(&dir, V2));
+    assert!(v1.contains("storage = false"), "{v1}");
+    assert!(!v2.contains("storage = false"), "{v2}");
+    for rel in [V1, V2] {
+        assert_clean_rust(&dir, rel);
+    }
+    assert_eq!(
+        crd_versions(&dir)
+            .iter()
+            .map(|v| (v.0.as_str(), v.2))
+            .collect::<Vec<_>>(),
+        vec![("v1", false), ("v2", true)]
+    );
+    assert_eq!(project_storage(&dir), vec!["v2"]);
+    let check = run(&dir, &words("generate crds --check"));
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+
+    // Again: nothing to do, nothing written.
+    let before = snapshot(&dir);
+    let r = edit(&dir, "--group batch --version v2 --kind CronJob --storage");
+    assert!(r.stderr.contains("nothing to change"), "{}", r.stderr);
+    assert_eq!(snapshot(&dir), before);
+
+    // And back: v1 is as `create api` wrote it, the CRD as it was.
+    edit(&dir, "--group batch --version v1 --kind CronJob --storage");
+    assert_eq!(read(&dir, V1), v1_before);
+    assert!(read(&dir, V2).contains("storage = false"));
+    assert_clean_rust(&dir, V2);
+    assert_eq!(read(&dir, CRD), crd_before);
+    assert_eq!(project_storage(&dir), vec!["v1"]);
+}
+
+/// `--deprecated`, with and without a warning, `--no-deprecated`, and `--served`.
+#[test]
+fn deprecated_and_served() {
+    let tmp = two_versions("deprecated");
+    let dir = project_dir(&tmp, "deprecated");
+    edit(
+        &dir,
+        "--group batch --version v2 --kind CronJob --deprecated",
+    );
+    assert_eq!(
+        crd_versions(&dir)[1],
+        ("v2".into(), true, false, true, None)
+    );
+    assert_clean_rust(&dir, V2);
+
+    // A warning with quotes and a backslash comes out in the CRD exactly.
+    let warning = r#"batch/v2 CronJob is "gone" \ use v1"#;
+    let flag = format!("--deprecated={warning}");
+    ok(
+        &dir,
+        &[
+            "edit",
+            "api",
+            "--group",
+            "batch",
+            "--version",
+            "v2",
+            "--kind",
+            "CronJob",
+            &flag,
+        ],
+    );
+    assert_eq!(
+        crd_versions(&dir)[1],
+        ("v2".into(), true, false, true, Some(warning.to_string()))
+    );
+    assert_eq!(read(&dir, V2).matches("\n    deprecated").count(), 1);
+    assert_clean_rust(&dir, V2);
+    let check = run(&dir, &words("generate crds --check"));
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+
+    edit(
+        &dir,
+        "--group batch --version v2 --kind CronJob --no-deprecated",
+    );
+    assert_eq!(
+        crd_versions(&dir)[1],
+        ("v2".into(), true, false, false, None)
+    );
+    assert!(!read(&dir, V2).contains("deprecated ="));
+
+    edit(
+        &dir,
+        "--group batch --version v2 --kind CronJob --served=false",
+    );
+    assert_eq!(
+        crd_versions(&dir)[1],
+        ("v2".into(), false, false, false, None)
+    );
+    assert!(read(&dir, V2).contains("served = false"));
+    assert_clean_rust(&dir, V2);
+    edit(
+        &dir,
+        "--group batch --version v2 --kind CronJob --served=true",
+    );
+    assert!(!read(&dir, V2).contains("served ="));
+    assert!(crd_versions(&dir)[1].1, "v2 is served again");
+}
+
+/// What is refused, with what it says, and that nothing is written.
+#[test]
+fn refusals() {
+    let tmp = two_versions("refusals");
+    let dir = project_dir(&tmp, "refusals");
+    let before = snapshot(&dir);
+    let refused = |line: &str, expected: &[&str]| {
+        let r = run(&dir, &words(&format!("edit api {line}")));
+        assert_ne!(r.code, 0, "edit api {line} was accepted");
+        for e in expected {
+            assert!(
+                r.stderr.contains(e),
+                "edit api {line}: no {e:?} in\n{}",
+                r.stderr
+            );
+        }
+        assert_eq!(snapshot(&dir), before, "edit api {line} wrote something");
+    };
+    refused(
+        "--group batch --version v1 --kind CronJob",
+        &["nothing to change", "--storage"],
+    );
+    refused(
+        "--group batch --version v1 --kind CronJb --storage",
+        &[
+            "no kind CronJb in group batch.example.com",
+            "did you mean CronJob?",
+        ],
+    );
+    refused(
+        "--group cache --version v1 --kind CronJob --storage",
+        &["CronJob is in group batch.example.com", "--group batch"],
+    );
+    refused(
+        "--group batch --version v3 --kind CronJob --storage",
+        &[
+            "CronJob.batch.example.com has no version v3",
+            "v1 (at src/api/v1/cron_job.rs:",
+            "v2 (at src/api/v2/cron_job.rs:",
+            "create api --group batch --version v3 --kind CronJob --controller=false",
+        ],
+    );
+    refused(
+        "--group batch --version v1 --kind CronJob --served=false",
+        &[
+            "v1 is the storage version of CronJob",
+            "must be served",
+            "operator-rs edit api --group batch --version v2 --kind CronJob --storage",
+        ],
+    );
+    refused(
+        "--group batch --version v1 --kind CronJob --deprecated --no-deprecated",
+        &["cannot be used with"],
+    );
+    // An unserved version cannot become the storage version unless served too.
+    edit(
+        &dir,
+        "--group batch --version v2 --kind CronJob --served=false",
+    );
+    let before = snapshot(&dir);
+    let r = run(
+        &dir,
+        &words("edit api --group batch --version v2 --kind CronJob --storage"),
+    );
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("v2 CronJob is not served")
+            && r.stderr.contains("--storage --served=true"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(snapshot(&dir), before);
+    edit(
+        &dir,
+        "--group batch --version v2 --kind CronJob --storage --served=true",
+    );
+    let mut versions: Vec<(String, bool, bool)> = crd_versions(&dir)
+        .into_iter()
+        .map(|v| (v.0, v.1, v.2))
+        .collect();
+    versions.sort();
+    assert_eq!(
+        versions,
+        vec![("v1".into(), true, false), ("v2".into(), true, true)]
+    );
+}
+
+#[test]
+fn help_has_an_example() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = ok(tmp.path(), &words("edit api --help"));
+    assert!(
+        r.stdout
+            .contains("operator-rs edit api --group batch --version v2 --kind CronJob --storage"),
+        "{}",
+        r.stdout
+    );
+    for flag in ["--storage", "--served", "--deprecated", "--no-deprecated"] {
+        assert!(r.stdout.contains(flag), "{flag}: {}", r.stdout);
+    }
+}
+
+/// Hand-written versions in one file (inline modules, raw strings, comments, a second
+/// `#[kube]` attribute): zero or two storage versions are refused with where each version is and
+/// the command that fixes it; that command works, and leaves the file rustfmt-clean.
+const HANDWRITTEN: &str = r##"//! Shops, written by hand.
+
+pub mod v1 {
+    use kube::CustomResource;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    /// The first shop.
+    #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+    #[kube(group = "shop.example.com", version = "v1", kind = "Shop", namespaced)]
+    #[kube(printcolumn(name = "Size", type_ = "integer", json_path = r#".spec.size"#))]
+    pub struct ShopSpec {
+        pub size: i32,
+    }
+}
+
+pub mod v2 {
+    use kube::CustomResource;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    /// The second shop.
+    #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+    #[kube(
+        group = "shop.example.com", // the group
+        version = "v2",
+        kind = "Shop",
+        // Every shop lives in a namespace.
+        namespaced,
+        doc = r#"A "shop", version 2"#,
+    )]
+    pub struct ShopSpec {
+        pub size: i64,
+    }
+}
+"##;
+
+fn handwritten_project(name: &str, text: &str) -> tempfile::TempDir {
+    let tmp = init_project(name);
+    let dir = project_dir(&tmp, name);
+    std::fs::write(dir.join("src/shops.rs"), text).unwrap();
+    let lib = read(&dir, "src/lib.rs");
+    std::fs::write(dir.join("src/lib.rs"), format!("{lib}pub mod shops;\n")).unwrap();
+    tmp
+}
+
+/// The fix command a refusal prints, run as printed.
+fn run_printed_fix(dir: &Path, stderr: &str) -> Run {
+    let line = stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("operator-rs "))
+        .unwrap_or_else(|| panic!("no command in\n{stderr}"));
+    ok(dir, &words(line))
+}
+
+#[test]
+fn two_storage_versions_by_hand() {
+    let tmp = handwritten_project("two-storage", HANDWRITTEN);
+    let dir = project_dir(&tmp, "two-storage");
+    let r = run(&dir, &words("generate crds"));
+    assert_ne!(r.code, 0);
+    for e in [
+        "Shop.shop.example.com has 2 storage versions",
+        "v1 at src/shops.rs:12:16",
+        "v2 at src/shops.rs:32:16",
+        "operator-rs edit api --group shop.example.com --version v1 --kind Shop --storage",
+    ] {
+        assert!(r.stderr.contains(e), "no {e:?} in\n{}", r.stderr);
+    }
+    run_printed_fix(&dir, &r.stderr);
+    let text = read(&dir, "src/shops.rs");
+    // Only v2's attribute changed: one line more, the comments and raw strings kept.
+    assert_eq!(
+        text,
+        HANDWRITTEN.replace(
+            "        doc = r#\"A \"shop\", version 2\"#,\n",
+            "        doc = r#\"A \"shop\", version 2\"#,\n        storage = false,\n"
+        )
+    );
+    assert_clean_rust(&dir, "src/shops.rs");
+    let check = run(&dir, &words("generate crds --check"));
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+
+    // v2 stored: v1's one-line attribute grows past the width, and is laid out as rustfmt does.
+    edit(
+        &dir,
+        "--group shop.example.com --version v2 --kind Shop --storage",
+    );
+    let text = read(&dir, "src/shops.rs");
+    assert!(
+        text.contains("    #[kube(\n        group = \"shop.example.com\",\n        version = \"v1\",\n        kind = \"Shop\",\n        namespaced,\n        storage = false\n    )]\n    #[kube(printcolumn("),
+        "{text}"
+    );
+    assert_clean_rust(&dir, "src/shops.rs");
+    assert_eq!(
+        read(&dir, "src/shops.rs")
+            .matches("storage = false")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn zero_storage_versions_by_hand() {
+    let text = HANDWRITTEN
+        .replace("namespaced)]", "namespaced, storage = false)]")
+        .replace(
+            "        doc = r#\"A \"shop\", version 2\"#,\n",
+            "        doc = r#\"A \"shop\", version 2\"#,\n        storage = false,\n",
+        );
+    let tmp = handwritten_project("zero-storage", &text);
+    let dir = project_dir(&tmp, "zero-storage");
+    let r = run(&dir, &words("generate crds"));
+    assert_ne!(r.code, 0);
+    for e in [
+        "Shop.shop.example.com has no storage version",
+        "v1 at src/shops.rs:12:16",
+        "v2 at src/shops.rs:33:16",
+        "operator-rs edit api --group shop.example.com --version v1 --kind Shop --storage",
+    ] {
+        assert!(r.stderr.contains(e), "no {e:?} in\n{}", r.stderr);
+    }
+    run_printed_fix(&dir, &r.stderr);
+    assert_eq!(
+        read(&dir, "src/shops.rs")
+            .matches("storage = false")
+            .count(),
+        1
+    );
+    assert_clean_rust(&dir, "src/shops.rs");
+    let check = run(&dir, &words("generate crds --check"));
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+}
+
+/// A version that is the only served one cannot be unserved (here the storage version is
+/// unserved by hand, which kube-apiserver refuses anyway).
+#[test]
+fn only_served_version() {
+    let text = HANDWRITTEN
+        .replace("namespaced)]", "namespaced, storage = false)]")
+        .replace(
+            "        namespaced,\n",
+            "        namespaced,\n        served = false,\n",
+        );
+    let tmp = handwritten_project("only-served", &text);
+    let dir = project_dir(&tmp, "only-served");
+    let r = run(
+        &dir,
+        &words("edit api --group shop.example.com --version v1 --kind Shop --served=false"),
+    );
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("v1 is the only served version of Shop")
+            && r.stderr.contains("--version v2 --kind Shop --served=true"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// A project made before `create api` wrote `storage = false`: every version defaults to being
+/// stored and PROJECT marks one. It keeps working, with a warning and the command that records
+/// the choice in the source.
+#[test]
+fn projects_made_before_storage_in_the_source() {
+    let tmp = two_versions("legacy");
+    let dir = project_dir(&tmp, "legacy");
+    let v2 = read(&dir, V2).replace("    storage = false,\n", "");
+    std::fs::write(dir.join(V2), v2).unwrap();
+    let r = ok(&dir, &words("generate crds --check"));
+    assert!(
+        r.stderr.contains("PROJECT's `storage: true` picks v1")
+            && r.stderr.contains(
+                "operator-rs edit api --group batch --version v1 --kind CronJob --storage"
+            ),
+        "{}",
+        r.stderr
+    );
+    let r = run_printed_fix(&dir, &r.stderr);
+    assert!(!r.stderr.contains("picks v1"), "{}", r.stderr);
+    assert!(read(&dir, V2).contains("storage = false"));
+    assert_clean_rust(&dir, V2);
+    let r = ok(&dir, &words("generate crds --check"));
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
+}
