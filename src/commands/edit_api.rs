@@ -128,23 +128,8 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
     }
     overlay.put(project::FILE, project.render()?);
 
-    // The CRDs, as `generate crds` writes them.
-    match crdgen::generate(&overlay, &project) {
-        Ok(out) => {
-            for w in &out.warnings {
-                eprintln!("warning: {w}");
-            }
-            for f in out.files {
-                overlay.put(f.path, f.contents);
-            }
-            for s in out.stale {
-                overlay.remove(s);
-            }
-        }
-        Err(e) => eprintln!(
-            "warning: the CRDs were not regenerated: {e}\n  Fix that, then run `operator-rs generate crds` (or `operator-rs generate crds --exact`)."
-        ),
-    }
+    // The CRDs (and the other manifests), as `generate manifests` writes them.
+    super::generate::regenerate_into(&mut overlay, &project, true)?;
     let (pending, removals) = overlay.into_changes();
     super::check_generated_rust(&pending, None)?;
     let changes = write_all(root, &pending, &removals)?;
