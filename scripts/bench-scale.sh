@@ -156,7 +156,8 @@ if [ -n "$only" ]; then
 else
   run=(make test-e2e E2E_OBJECTS="$n")
 fi
+# The whole output (the manager's log tail when a test fails) stays in $target/bench-scale.log.
 KUBECONFIG="$work/kubeconfig" CARGO_TARGET_DIR="$target" E2E_OBJECTS="$n" "${run[@]}" 2>&1 |
-  grep -E "figures of this run|^- |^test |test result|panicked"
+  tee "$target/bench-scale.log" | grep -E -A3 "figures of this run|^- |^test |test result|panicked" || true
 echo "control plane CPU at the end: $(server_cpu)"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
