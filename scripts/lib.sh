@@ -7,7 +7,27 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CARGO_TARGET_DIR="$repo/target" cargo build --release --quiet --manifest-path "$repo/Cargo.toml"
 bin="$repo/target/release/operator-rs"
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+# Background jobs get SIGTERM, then SIGKILL: a kube-apiserver whose etcd is gone never finishes
+# its graceful shutdown, and would outlive the script.
+cleanup() {
+  local jobs
+  jobs=$(jobs -p)
+  if [ -n "$jobs" ]; then
+    # shellcheck disable=SC2086 # one pid per word
+    kill $jobs 2>/dev/null || true
+    local job alive
+    for _ in $(seq 1 50); do
+      alive=
+      for job in $jobs; do kill -0 "$job" 2>/dev/null && alive=1; done
+      [ -n "$alive" ] || break
+      sleep 0.1
+    done
+    # shellcheck disable=SC2086 # one pid per word
+    kill -KILL $jobs 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
 
 # scaffold_reference <dir>: init + Memcached (deploy-image) + Guestbook + Cluster
 # (cluster-scoped) + a controller for the built-in Deployment.

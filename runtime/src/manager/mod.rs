@@ -63,7 +63,12 @@ pub use shutdown::Shutdown;
 pub use telemetry::LogFormat;
 
 /// Default of `--concurrency`: reconciles one controller runs at once.
-pub const DEFAULT_CONCURRENCY: u16 = 4;
+///
+/// A reconcile spends nearly all its time waiting on the API server, so the rate of a catch-up
+/// (every object reconciled after a start) grows with it: on a real kube-apiserver, 4 left the
+/// server idle between requests. Bounded, unlike kube's default (unbounded), because every
+/// request in flight holds an HTTP/1.1 connection of its own (BENCHMARKS.md, "At scale").
+pub const DEFAULT_CONCURRENCY: u16 = 32;
 
 /// The manager's flags, named like controller-runtime's. Flatten them into the operator's own
 /// command line (`#[command(flatten)]`) to add flags of its own (see the module docs).
