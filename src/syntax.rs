@@ -38,7 +38,13 @@ pub(crate) fn parse_file(text: &str) -> syn::Result<(syn::File, Bodies)> {
         .map_err(|e: proc_macro2::LexError| syn::Error::new(e.span(), e))?;
     check_nesting(&tokens)?;
     let mut bodies = Bodies::default();
-    let elided = elide_bodies(tokens, &mut bodies);
+    // Without the letters `fn` there is no function body to set aside (type-only files, such as
+    // generated API types, are most of a large crate's text).
+    let elided = if source.contains("fn") {
+        elide_bodies(tokens, &mut bodies).unwrap_or_else(|unchanged| unchanged)
+    } else {
+        tokens
+    };
     match syn::parse2::<syn::File>(elided) {
         Ok(file) => Ok((file, bodies)),
         // Whatever confused the elision (or the error itself) gets syn's full verdict.
@@ -118,9 +124,11 @@ fn skip_shebang(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// Replaces the brace group that follows each `fn` signature with an empty one. A signature
 /// ends at its body or at `;` (a declaration, or a `fn` pointer type); braces inside `<...>` are
-/// const generic arguments, not a body.
-fn elide_bodies(stream: TokenStream, bodies: &mut Bodies) -> TokenStream {
+/// const generic arguments, not a body. `Err` gives back `stream` when it holds no body (so that
+/// groups without functions are kept as they are, not rebuilt).
+fn elide_bodies(stream: TokenStream, bodies: &mut Bodies) -> Result<TokenStream, TokenStream> {
     let mut out = Vec::new();
+    let mut changed = false;
     let mut in_signature = false;
     let mut angle_depth = 0i32;
     let mut after_dash = false;
@@ -146,6 +154,7 @@ fn elide_bodies(stream: TokenStream, bodies: &mut Bodies) -> TokenStream {
                 if in_signature && angle_depth <= 0 && group.delimiter() == Delimiter::Brace =>
             {
                 in_signature = false;
+                changed = true;
                 let start = group.span_open().start();
                 bodies.0.insert((start.line, start.column), group.stream());
                 let mut empty = Group::new(Delimiter::Brace, TokenStream::new());
@@ -154,14 +163,21 @@ fn elide_bodies(stream: TokenStream, bodies: &mut Bodies) -> TokenStream {
             }
             TokenTree::Group(group) if !in_signature => {
                 // Module, impl and trait contents hold functions of their own.
-                let mut inner = Group::new(group.delimiter(), elide_bodies(group.stream(), bodies));
-                inner.set_span(group.span());
-                out.push(TokenTree::Group(inner));
+                match elide_bodies(group.stream(), bodies) {
+                    Ok(elided) => {
+                        changed = true;
+                        let mut inner = Group::new(group.delimiter(), elided);
+                        inner.set_span(group.span());
+                        out.push(TokenTree::Group(inner));
+                    }
+                    Err(_) => out.push(TokenTree::Group(group)),
+                }
             }
             other => out.push(other),
         }
     }
-    out.into_iter().collect()
+    let stream: TokenStream = out.into_iter().collect();
+    if changed { Ok(stream) } else { Err(stream) }
 }
 
 #[cfg(test)]

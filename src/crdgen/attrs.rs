@@ -39,9 +39,20 @@ pub(crate) fn lit_str(e: &Expr) -> Option<String> {
         Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Str(s),
             ..
-        }) => Some(s.value()),
+        }) => Some(lit_str_value(s)),
         Expr::Group(g) => lit_str(&g.expr),
         _ => None,
+    }
+}
+
+/// The value of a string literal. Most literals (doc comments above all) have no escapes: their
+/// text between the quotes is the value, without syn's character-by-character unescaping.
+fn lit_str_value(s: &syn::LitStr) -> String {
+    let repr = s.token().to_string();
+    match repr.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+        // `\r` too: a CRLF inside a literal means `\n`.
+        Some(inner) if !inner.contains(['\\', '\r', '"']) => inner.to_string(),
+        _ => s.value(),
     }
 }
 

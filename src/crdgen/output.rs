@@ -32,6 +32,53 @@ pub fn to_yaml(crd: &CustomResourceDefinition) -> String {
     serde_saphyr::to_string(crd).expect("a CustomResourceDefinition serializes to YAML")
 }
 
+/// The length of a CRD's JSON, counted without building the text.
+fn json_len(crd: &CustomResourceDefinition) -> usize {
+    /// A writer that only counts bytes.
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, crd).map_or(0, |()| count.0)
+}
+
+/// Each CRD's YAML and the length of its JSON, in order. The CRDs are dealt out over the
+/// machine's cores in turn (large CRDs are megabytes of YAML, and often neighbours).
+fn rendered(crds: &[KindCrd]) -> Vec<(String, usize)> {
+    let render = |k: &KindCrd| (to_yaml(&k.crd), json_len(&k.crd));
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(crds.len());
+    if threads < 2 {
+        return crds.iter().map(render).collect();
+    }
+    let mut done: Vec<(usize, (String, usize))> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    (t..crds.len())
+                        .step_by(threads)
+                        .map(|i| (i, render(&crds[i])))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
 pub(crate) fn files(
     tree: &dyn SourceTree,
     crds: &[KindCrd],
@@ -40,10 +87,8 @@ pub(crate) fn files(
 ) -> Result<GeneratorOutput, CrdgenError> {
     let mut out = GeneratorOutput::default();
     let mut names = Vec::new();
-    for k in crds {
+    for (k, (text, json_len)) in crds.iter().zip(rendered(crds)) {
         let path = crd_path(&k.group, &k.plural);
-        let text = to_yaml(&k.crd);
-        let json_len = serde_json::to_string(&k.crd).map(|s| s.len()).unwrap_or(0);
         // What etcd will hold: the JSON plus the managed fields kube-apiserver adds (a path per
         // field); the YAML's length is a close and conservative measure of the two.
         let stored = json_len.max(text.len());
