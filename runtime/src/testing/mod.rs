@@ -4,10 +4,13 @@
 //!   tests of a [`Reconciler`](crate::controller::Reconciler) with no cluster.
 //! - [`envtest`]: a real etcd and kube-apiserver (and kube-controller-manager when present)
 //!   from `$KUBEBUILDER_ASSETS`, for integration tests, like controller-runtime's envtest.
+//! - [`local_webhooks`]: webhooks of a manager under test running outside the cluster, set
+//!   up by the test as the cluster's admin, so the manager needs no more than its RBAC.
 //! - [`operator`]: an operator's controllers running on that control plane with exactly the
 //!   RBAC of its `config/rbac`, for its integration tests.
 
 pub mod envtest;
+pub mod local_webhooks;
 pub mod mock;
 pub mod operator;
 
