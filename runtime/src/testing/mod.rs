@@ -6,6 +6,7 @@
 //!   from `$KUBEBUILDER_ASSETS`, for integration tests, like controller-runtime's envtest.
 //! - [`local_webhooks`]: webhooks of a manager under test running outside the cluster, set
 //!   up by the test as the cluster's admin, so the manager needs no more than its RBAC.
+//! - [`refusal`]: RBAC refusals in a manager's log, told from an API server warming up.
 //! - [`operator`]: an operator's controllers running on that control plane with exactly the
 //!   RBAC of its `config/rbac`, for its integration tests.
 
@@ -13,5 +14,6 @@ pub mod envtest;
 pub mod local_webhooks;
 pub mod mock;
 pub mod operator;
+pub mod refusal;
 
 pub use mock::{ApiServerVerifier, Received, mock_context};

@@ -123,7 +123,7 @@ pub(crate) fn write_kubeconfig(
 
 /// Writes a kubeconfig for the cluster of `config` (any cluster: its URL, CA, TLS server name,
 /// proxy, and whether it skips TLS verification) as `user` with `token`, in `namespace`. The
-/// CA goes to a file beside it, `<path>.ca.crt`.
+/// CA goes to a file beside it, `path` with the extension `ca.crt`.
 pub(crate) fn write_kubeconfig_like(
     path: &Path,
     config: &kube::Config,
@@ -131,6 +131,10 @@ pub(crate) fn write_kubeconfig_like(
     token: &str,
     namespace: &str,
 ) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    }
     let server = config.cluster_url.to_string();
     let mut cluster = json!({"server": server.trim_end_matches('/')});
     if let Some(roots) = config.root_cert.as_ref().filter(|roots| !roots.is_empty()) {

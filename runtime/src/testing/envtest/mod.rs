@@ -68,6 +68,7 @@ use kube::api::{Api, PostParams};
 
 pub use assets::ASSETS_VAR;
 pub use error::{Error, Result};
+pub(crate) use rbac::service_account_review as rbac_review;
 pub use rbac::{ServiceAccountAccess, kustomize};
 
 use assets::Assets;

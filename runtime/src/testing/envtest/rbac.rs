@@ -134,7 +134,7 @@ impl ServiceAccountAccess {
     /// the RBAC manifests `rbac` (multi-document YAML, as `kubectl kustomize config/rbac`
     /// renders it) bound to it, waits until the API server authorizes by them, and returns
     /// its credentials (a token from the TokenRequest API, valid for a day), with a kubeconfig
-    /// written to `kubeconfig` (its CA beside it, `<kubeconfig>.ca.crt`).
+    /// written to `kubeconfig` (its CA beside it, with the extension `ca.crt`).
     ///
     /// How each kind of document is applied:
     ///
@@ -492,6 +492,28 @@ fn first_rule(all: &[RbacObject], kind: &str, name: &str) -> Option<PolicyRule> 
         .cloned()
 }
 
+/// A review of whether the ServiceAccount `username` (`system:serviceaccount:<namespace>:..`)
+/// may make the request `attributes`, with the groups the API server gives it.
+pub(crate) fn service_account_review(
+    namespace: &str,
+    username: &str,
+    attributes: ResourceAttributes,
+) -> SubjectAccessReview {
+    SubjectAccessReview {
+        spec: SubjectAccessReviewSpec {
+            user: Some(username.into()),
+            groups: Some(vec![
+                "system:serviceaccounts".into(),
+                format!("system:serviceaccounts:{namespace}"),
+                "system:authenticated".into(),
+            ]),
+            resource_attributes: Some(attributes),
+            ..SubjectAccessReviewSpec::default()
+        },
+        ..SubjectAccessReview::default()
+    }
+}
+
 /// Waits until `username` may do what `check` says.
 async fn wait_until_allowed(
     client: &Client,
@@ -500,25 +522,14 @@ async fn wait_until_allowed(
     check: Check,
 ) -> Result<()> {
     let first = |values: &Option<Vec<String>>| values.as_ref().and_then(|v| v.first().cloned());
-    let review = SubjectAccessReview {
-        spec: SubjectAccessReviewSpec {
-            user: Some(username.into()),
-            groups: Some(vec![
-                "system:serviceaccounts".into(),
-                format!("system:serviceaccounts:{namespace}"),
-                "system:authenticated".into(),
-            ]),
-            resource_attributes: Some(ResourceAttributes {
-                namespace: check.namespace.clone(),
-                verb: check.rule.verbs.first().cloned(),
-                group: first(&check.rule.api_groups),
-                resource: first(&check.rule.resources),
-                ..ResourceAttributes::default()
-            }),
-            ..SubjectAccessReviewSpec::default()
-        },
-        ..SubjectAccessReview::default()
+    let attributes = ResourceAttributes {
+        namespace: check.namespace.clone(),
+        verb: check.rule.verbs.first().cloned(),
+        group: first(&check.rule.api_groups),
+        resource: first(&check.rule.resources),
+        ..ResourceAttributes::default()
     };
+    let review = service_account_review(namespace, username, attributes);
     let reviews = Api::<SubjectAccessReview>::all(client.clone());
     let deadline = Instant::now() + RBAC_TIMEOUT;
     loop {
