@@ -7,8 +7,11 @@
 //! makes a CA and a serving certificate for `127.0.0.1` (written to a folder, as cert-manager's
 //! Secret is mounted), applies copies of `config/webhook/manifests.yaml` named
 //! `<operator>-e2e-<name>` and the conversion of every CRD that `config/crd` converts by
-//! webhook, all calling `https://127.0.0.1:<port>`; the manager then only serves them, from
-//! files ([`LocalWebhooks::manager_args`]).
+//! webhook, all calling `https://127.0.0.1:<port>` ([`LocalWebhooks::prepare`], then
+//! [`LocalWebhooks::point_at`] once the manager serves); the manager only serves them, from
+//! files ([`LocalWebhooks::manager_args`]). While no manager runs, [`LocalWebhooks::uninstall`]
+//! takes them back, so that objects can be created (as they could not in a cluster whose
+//! operator is down: the configurations fail closed).
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -39,10 +42,10 @@ pub struct LocalWebhooks {
 }
 
 impl LocalWebhooks {
-    /// Points the cluster of `admin` at webhooks served on a free port of `127.0.0.1`, with a
-    /// certificate written to `cert_dir` (`tls.crt`, `tls.key`); returns `None` when the
-    /// project in `project` has no webhooks (no `config/webhook/manifests.yaml`, or no
-    /// configuration and no conversion in it).
+    /// Makes a CA and a certificate for `127.0.0.1`, written to `cert_dir` (`tls.crt`,
+    /// `tls.key`), for webhooks served on a free port; returns `None` when the project in
+    /// `project` has no webhooks (no `config/webhook/manifests.yaml`, or no configuration and
+    /// no conversion in it). Nothing is written to the cluster yet.
     ///
     /// ```no_run
     /// # async fn f() -> anyhow::Result<()> {
@@ -50,20 +53,16 @@ impl LocalWebhooks {
     ///
     /// let admin = kube::Client::try_default().await?;
     /// let cert_dir = std::env::temp_dir().join("webhook-certs");
-    /// let webhooks = LocalWebhooks::install(&admin, "memcached-operator", ".".as_ref(), &cert_dir).await?;
-    /// let args = webhooks.as_ref().map(LocalWebhooks::manager_args).unwrap_or_default();
-    /// // start the manager with `args`; when done:
-    /// if let Some(webhooks) = webhooks {
+    /// let webhooks = LocalWebhooks::prepare("memcached-operator", ".".as_ref(), &cert_dir)?;
+    /// if let Some(mut webhooks) = webhooks {
+    ///     // start the manager with `webhooks.manager_args()`; once it is ready:
+    ///     webhooks.point_at(&admin, webhooks.address()).await?;
+    ///     // ... when it has stopped:
     ///     webhooks.uninstall(&admin).await?;
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn install(
-        admin: &Client,
-        operator: &str,
-        project: &Path,
-        cert_dir: &Path,
-    ) -> Result<Option<Self>> {
+    pub fn prepare(operator: &str, project: &Path, cert_dir: &Path) -> Result<Option<Self>> {
         let manifests = project.join("config/webhook/manifests.yaml");
         let yaml = match std::fs::read_to_string(&manifests) {
             Ok(yaml) => yaml,
@@ -93,16 +92,14 @@ impl LocalWebhooks {
         if configurations.is_empty() && crds.is_empty() {
             return Ok(None);
         }
-        let mut webhooks = Self {
+        Ok(Some(Self {
             manifests: yaml,
             crds,
             ca_pem: ca.cert_pem,
             operator: operator.to_owned(),
             address,
             cert_dir: cert_dir.to_owned(),
-        };
-        webhooks.point_at(admin, address).await?;
-        Ok(Some(webhooks))
+        }))
     }
 
     /// Points the configurations and conversions at a manager serving on `address` (of
