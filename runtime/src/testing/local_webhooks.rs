@@ -9,7 +9,7 @@
 //! `<operator>-e2e-<name>` and the conversion of every CRD that `config/crd` converts by
 //! webhook, all calling `https://127.0.0.1:<port>` ([`LocalWebhooks::prepare`], then
 //! [`LocalWebhooks::point_at`] once the manager serves); the manager only serves them, from
-//! files ([`LocalWebhooks::manager_args`]). While no manager runs, [`LocalWebhooks::uninstall`]
+//! files ([`LocalWebhooks::manager_args_at`]). While no manager runs, [`LocalWebhooks::uninstall`]
 //! takes them back, so that objects can be created (as they could not in a cluster whose
 //! operator is down: the configurations fail closed).
 
@@ -55,7 +55,7 @@ impl LocalWebhooks {
     /// let cert_dir = std::env::temp_dir().join("webhook-certs");
     /// let webhooks = LocalWebhooks::prepare("memcached-operator", ".".as_ref(), &cert_dir)?;
     /// if let Some(mut webhooks) = webhooks {
-    ///     // start the manager with `webhooks.manager_args()`; once it is ready:
+    ///     // start the manager with `webhooks.manager_args_at(webhooks.address())`; once it is ready:
     ///     webhooks.point_at(&admin, webhooks.address()).await?;
     ///     // ... when it has stopped:
     ///     webhooks.uninstall(&admin).await?;
@@ -133,12 +133,6 @@ impl LocalWebhooks {
 
     fn field_manager(&self) -> String {
         format!("{}-e2e-webhooks", self.operator)
-    }
-
-    /// The manager's flags to serve them where they point: `--webhook-bind-address` and
-    /// `--webhook-cert-dir`.
-    pub fn manager_args(&self) -> Vec<String> {
-        self.manager_args_at(self.address)
     }
 
     /// The flags of a manager that serves them on `address` (another replica; see
