@@ -31,6 +31,25 @@ fn cargo(dir: &Path, args: &[&str]) {
 }
 
 fn cargo_with(dir: &Path, args: &[&str], envs: &[(&str, &str)]) {
+    let out = cargo_output(dir, args, envs);
+    assert!(
+        out.success,
+        "`cargo {}` failed in the generated project {}:\nstdout:\n{}\nstderr:\n{}",
+        args.join(" "),
+        dir.display(),
+        out.stdout,
+        out.stderr
+    );
+}
+
+/// What a cargo command printed, and whether it succeeded.
+struct CargoOutput {
+    success: bool,
+    stdout: String,
+    stderr: String,
+}
+
+fn cargo_output(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> CargoOutput {
     let out = Command::new(env!("CARGO"))
         .args(args)
         .envs(envs.iter().copied())
@@ -41,14 +60,11 @@ fn cargo_with(dir: &Path, args: &[&str], envs: &[(&str, &str)]) {
         .env_remove("RUSTFLAGS")
         .output()
         .expect("cargo runs");
-    assert!(
-        out.status.success(),
-        "`cargo {}` failed in the generated project {}:\nstdout:\n{}\nstderr:\n{}",
-        args.join(" "),
-        dir.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    CargoOutput {
+        success: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
 }
 
 /// The bar every generated project is held to.
@@ -95,21 +111,64 @@ fn the_reference_project_builds_lints_passes_its_tests_and_renders() {
     assert!(!of_kind(&docs, "ClusterRole").is_empty());
 
     // Its end-to-end suite, at-scale tests included (with few objects: this checks the
-    // harness and the manager's behaviour, not figures), against a real control plane.
+    // harness and the manager's behaviour, not figures), against a real control plane, the
+    // manager running with exactly the RBAC of config/rbac.
     if !Envtest::available() {
         return;
     }
     let env = Envtest::shared().expect("the control plane starts");
     let kubeconfig = env.kubeconfig().to_str().unwrap();
-    let envs = [("KUBECONFIG", kubeconfig), ("E2E_OBJECTS", "40")];
     let _guard = CARGO.lock().unwrap_or_else(|e| e.into_inner());
-    let e2e = [
+    let envs = [("KUBECONFIG", kubeconfig), ("E2E_OBJECTS", "40")];
+    cargo_with(&dir, &e2e(&["--skip", "_faults::"]), &envs);
+
+    // The faults, each on a control plane of its own, for one kind (the others run the same
+    // code): a deploy-image kind, with owned Deployments.
+    let envs = [("KUBECONFIG", kubeconfig), ("E2E_OBJECTS", "20")];
+    cargo_with(
+        &dir,
+        &e2e(&["--nocapture", "memcached_v1alpha1_faults::"]),
+        &envs,
+    );
+
+    // A rule missing from config/rbac fails the suite with the 403 it caused.
+    let role = dir.join("config/rbac/role.yaml");
+    let granted = std::fs::read_to_string(&role).unwrap();
+    let status_rule = "- apiGroups:\n  - cache.example.com\n  resources:\n  - memcacheds/status\n";
+    let at = granted
+        .find(status_rule)
+        .expect("role.yaml grants memcacheds/status");
+    let end = granted[at + 1..]
+        .find("\n- ")
+        .map_or(granted.len(), |i| at + 2 + i);
+    let stripped = format!("{}{}", &granted[..at], &granted[end..]);
+    std::fs::write(&role, &stripped).unwrap();
+    let out = cargo_output(&dir, &e2e(&["--exact", "memcached_v1alpha1"]), &envs);
+    std::fs::write(&role, &granted).unwrap();
+    let output = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        !out.success,
+        "the e2e suite passed without memcacheds/status:\n{output}"
+    );
+    assert!(
+        output.contains("config/rbac lacks a rule")
+            && output.contains("cannot patch resource")
+            && output.contains("memcacheds/status"),
+        "the failure does not name the 403 of the missing rule:\n{output}"
+    );
+}
+
+/// `cargo test --test e2e -- --ignored --test-threads=1 <more>`.
+fn e2e<'a>(more: &[&'a str]) -> Vec<&'a str> {
+    let mut args = [
         "test",
         "--test",
         "e2e",
         "--",
         "--ignored",
         "--test-threads=1",
-    ];
-    cargo_with(&dir, &e2e, &envs);
+    ]
+    .to_vec();
+    args.extend(more);
+    args
 }

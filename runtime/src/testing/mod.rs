@@ -4,11 +4,16 @@
 //!   tests of a [`Reconciler`](crate::controller::Reconciler) with no cluster.
 //! - [`envtest`]: a real etcd and kube-apiserver (and kube-controller-manager when present)
 //!   from `$KUBEBUILDER_ASSETS`, for integration tests, like controller-runtime's envtest.
+//! - [`local_webhooks`]: webhooks of a manager under test running outside the cluster, set
+//!   up by the test as the cluster's admin, so the manager needs no more than its RBAC.
+//! - [`refusal`]: RBAC refusals in a manager's log, told from an API server warming up.
 //! - [`operator`]: an operator's controllers running on that control plane with exactly the
 //!   RBAC of its `config/rbac`, for its integration tests.
 
 pub mod envtest;
+pub mod local_webhooks;
 pub mod mock;
 pub mod operator;
+pub mod refusal;
 
 pub use mock::{ApiServerVerifier, Received, mock_context};

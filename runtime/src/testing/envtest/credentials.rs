@@ -117,18 +117,62 @@ pub(crate) fn write_kubeconfig(
     token: &str,
     namespace: &str,
 ) -> Result<()> {
+    let cluster = json!({"server": server, "certificate-authority": ca_file});
+    write_token_kubeconfig(path, cluster, user, token, namespace)
+}
+
+/// Writes a kubeconfig for the cluster of `config` (any cluster: its URL, CA, TLS server name,
+/// proxy, and whether it skips TLS verification) as `user` with `token`, in `namespace`. The
+/// CA goes to a file beside it, `path` with the extension `ca.crt`.
+pub(crate) fn write_kubeconfig_like(
+    path: &Path,
+    config: &kube::Config,
+    user: &str,
+    token: &str,
+    namespace: &str,
+) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    }
+    let server = config.cluster_url.to_string();
+    let mut cluster = json!({"server": server.trim_end_matches('/')});
+    if let Some(roots) = config.root_cert.as_ref().filter(|roots| !roots.is_empty()) {
+        let pems: Vec<pem::Pem> = (roots.iter())
+            .map(|der| pem::Pem::new("CERTIFICATE", der.clone()))
+            .collect();
+        let ca_file = path.with_extension("ca.crt");
+        write_private(&ca_file, &pem::encode_many(&pems))?;
+        cluster["certificate-authority"] = json!(ca_file);
+    }
+    if config.accept_invalid_certs {
+        cluster["insecure-skip-tls-verify"] = json!(true);
+    }
+    if let Some(name) = &config.tls_server_name {
+        cluster["tls-server-name"] = json!(name);
+    }
+    if let Some(proxy) = &config.proxy_url {
+        cluster["proxy-url"] = json!(proxy.to_string());
+    }
+    write_token_kubeconfig(path, cluster, user, token, namespace)
+}
+
+fn write_token_kubeconfig(
+    path: &Path,
+    cluster: serde_json::Value,
+    user: &str,
+    token: &str,
+    namespace: &str,
+) -> Result<()> {
     let kubeconfig = json!({
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": "envtest", "cluster": {
-            "server": server,
-            "certificate-authority": ca_file,
-        }}],
+        "clusters": [{"name": "cluster", "cluster": cluster}],
         "users": [{"name": user, "user": {"token": token}}],
-        "contexts": [{"name": "envtest", "context": {
-            "cluster": "envtest", "user": user, "namespace": namespace,
+        "contexts": [{"name": "context", "context": {
+            "cluster": "cluster", "user": user, "namespace": namespace,
         }}],
-        "current-context": "envtest",
+        "current-context": "context",
     });
     let yaml = serde_saphyr::to_string(&kubeconfig).map_err(|e| {
         Error::io(
@@ -175,5 +219,30 @@ mod tests {
             std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
             0o600
         );
+    }
+
+    #[tokio::test]
+    async fn a_kubeconfig_like_another_keeps_its_cluster_and_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = "-----BEGIN CERTIFICATE-----\nAAEC\n-----END CERTIFICATE-----\n";
+        let mut admin = client_config("https://10.0.0.1:6443", ca.as_bytes(), "admin").unwrap();
+        admin.tls_server_name = Some("kubernetes".into());
+        let path = dir.path().join("sa.kubeconfig");
+        write_kubeconfig_like(&path, &admin, "sa", "sekret", "ns1").unwrap();
+        let kubeconfig = kube::config::Kubeconfig::read_from(&path).unwrap();
+        let cluster = kubeconfig.clusters[0].cluster.as_ref().unwrap();
+        assert_eq!(cluster.server.as_deref(), Some("https://10.0.0.1:6443"));
+        assert_eq!(cluster.tls_server_name.as_deref(), Some("kubernetes"));
+        let ca_file = cluster.certificate_authority.as_deref().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(ca_file).unwrap().replace("\r", ""),
+            ca
+        );
+        let options = kube::config::KubeConfigOptions::default();
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+            .await
+            .unwrap();
+        assert_eq!(config.root_cert, admin.root_cert);
+        assert_eq!(config.default_namespace, "ns1");
     }
 }

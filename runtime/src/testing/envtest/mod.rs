@@ -3,7 +3,8 @@
 //! [`Envtest`] runs etcd and kube-apiserver (and kube-controller-manager when its binary is
 //! there, for garbage collection and namespace deletion) from `$KUBEBUILDER_ASSETS` on free
 //! loopback ports, and hands out clients: an admin [`kube::Client`], and clients limited to
-//! the RBAC an operator ships ([`Envtest::service_account`]). It installs CRDs from a
+//! the RBAC an operator ships ([`Envtest::service_account`]; [`ServiceAccountAccess::create`]
+//! does the same on any cluster). It installs CRDs from a
 //! project's `config/crd/bases` ([`Envtest::install_crds`]), and can restart kube-apiserver
 //! or etcd in place for fault tests.
 //!
@@ -67,10 +68,12 @@ use kube::api::{Api, PostParams};
 
 pub use assets::ASSETS_VAR;
 pub use error::{Error, Result};
+pub(crate) use rbac::service_account_review as rbac_review;
 pub use rbac::{ServiceAccountAccess, kustomize};
 
 use assets::Assets;
 use control_plane::{ControlPlane, files};
+pub(crate) use credentials::write_private;
 
 /// The default of [`Builder::start_timeout`]: generous, for loaded CI machines.
 ///

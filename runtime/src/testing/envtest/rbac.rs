@@ -32,7 +32,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::Envtest;
-use super::control_plane::files;
 use super::crds::{FIELD_MANAGER, parse_documents};
 use super::credentials;
 use super::error::{Error, Result};
@@ -129,11 +128,13 @@ impl ServiceAccountAccess {
     }
 }
 
-impl Envtest {
-    /// Creates the ServiceAccount `namespace/name` (and the namespace, if need be), applies
+impl ServiceAccountAccess {
+    /// On the cluster of the admin configuration `admin` (any cluster: envtest's, or the
+    /// current kubeconfig's), creates the ServiceAccount `namespace/name` (and the namespace, if need be), applies
     /// the RBAC manifests `rbac` (multi-document YAML, as `kubectl kustomize config/rbac`
     /// renders it) bound to it, waits until the API server authorizes by them, and returns
-    /// its credentials (a token from the TokenRequest API, valid for a day).
+    /// its credentials (a token from the TokenRequest API, valid for a day), with a kubeconfig
+    /// written to `kubeconfig` (its CA beside it, with the extension `ca.crt`).
     ///
     /// How each kind of document is applied:
     ///
@@ -150,9 +151,9 @@ impl Envtest {
     ///
     /// ```no_run
     /// # async fn f() -> anyhow::Result<()> {
-    /// use operator_rs_runtime::testing::envtest::Envtest;
+    /// use operator_rs_runtime::testing::envtest::ServiceAccountAccess;
     ///
-    /// let env = Envtest::shared()?;
+    /// let admin = kube::Config::infer().await?;
     /// let rbac = "
     /// apiVersion: rbac.authorization.k8s.io/v1
     /// kind: Role
@@ -166,17 +167,20 @@ impl Envtest {
     /// roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: config-reader}
     /// subjects: []
     /// ";
-    /// let reader = env.service_account("apps", "reader", rbac).await?;
+    /// let kubeconfig = std::env::temp_dir().join("reader.kubeconfig");
+    /// let reader = ServiceAccountAccess::create(&admin, "apps", "reader", rbac, &kubeconfig).await?;
     /// let client = reader.client()?;
     /// # Ok(()) }
     /// ```
-    pub async fn service_account(
-        &self,
+    pub async fn create(
+        admin: &kube::Config,
         namespace: &str,
         name: &str,
         rbac: &str,
-    ) -> Result<ServiceAccountAccess> {
-        let client = self.client()?;
+        kubeconfig: &Path,
+    ) -> Result<Self> {
+        let client = Client::try_from(admin.clone())
+            .map_err(|e| Error::api("building an admin client", e))?;
         let origin = PathBuf::from("(RBAC manifests)");
         let objects = parse_documents(&origin, rbac)?
             .into_iter()
@@ -225,23 +229,70 @@ impl Envtest {
             .and_then(Value::as_str)
             .unwrap_or_default();
 
-        let mut config = credentials::with_token(self.config(), token);
+        let mut config = credentials::with_token(admin, token);
         config.default_namespace = namespace.into();
-        let kubeconfig = self.dir().join(format!("{namespace}-{name}.kubeconfig"));
-        credentials::write_kubeconfig(
-            &kubeconfig,
-            &self.server(),
-            &self.dir().join(files::SERVING_CERT),
-            &username,
-            token,
-            namespace,
-        )?;
+        credentials::write_kubeconfig_like(kubeconfig, admin, &username, token, namespace)?;
         Ok(ServiceAccountAccess {
             namespace: namespace.into(),
             name: name.into(),
             config,
-            kubeconfig,
+            kubeconfig: kubeconfig.to_owned(),
         })
+    }
+
+    /// [`ServiceAccountAccess::create`] with the RBAC of a kustomize folder (a project's
+    /// `config/rbac`), rendered with `kubectl kustomize`.
+    ///
+    /// ```no_run
+    /// # async fn f() -> anyhow::Result<()> {
+    /// use operator_rs_runtime::testing::envtest::ServiceAccountAccess;
+    ///
+    /// let admin = kube::Config::infer().await?;
+    /// let kubeconfig = std::env::temp_dir().join("manager.kubeconfig");
+    /// let manager =
+    ///     ServiceAccountAccess::from_kustomize(&admin, "e2e", "manager", "config/rbac".as_ref(), &kubeconfig)
+    ///         .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn from_kustomize(
+        admin: &kube::Config,
+        namespace: &str,
+        name: &str,
+        dir: &Path,
+        kubeconfig: &Path,
+    ) -> Result<Self> {
+        let rbac = kustomize(dir)?;
+        Self::create(admin, namespace, name, &rbac, kubeconfig).await
+    }
+}
+
+impl Envtest {
+    /// [`ServiceAccountAccess::create`] on this control plane, the kubeconfig in its folder.
+    ///
+    /// ```no_run
+    /// # async fn f() -> anyhow::Result<()> {
+    /// use operator_rs_runtime::testing::envtest::Envtest;
+    ///
+    /// let env = Envtest::shared()?;
+    /// let rbac = "
+    /// apiVersion: rbac.authorization.k8s.io/v1
+    /// kind: Role
+    /// metadata: {name: config-reader}
+    /// rules:
+    /// - {apiGroups: [''], resources: [configmaps], verbs: [get, list]}
+    /// ";
+    /// let reader = env.service_account("apps", "reader", rbac).await?;
+    /// let client = reader.client()?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn service_account(
+        &self,
+        namespace: &str,
+        name: &str,
+        rbac: &str,
+    ) -> Result<ServiceAccountAccess> {
+        let kubeconfig = self.dir().join(format!("{namespace}-{name}.kubeconfig"));
+        ServiceAccountAccess::create(self.config(), namespace, name, rbac, &kubeconfig).await
     }
 
     /// [`Envtest::service_account`] with the RBAC of a kustomize folder (a project's
@@ -441,6 +492,28 @@ fn first_rule(all: &[RbacObject], kind: &str, name: &str) -> Option<PolicyRule> 
         .cloned()
 }
 
+/// A review of whether the ServiceAccount `username` (`system:serviceaccount:<namespace>:..`)
+/// may make the request `attributes`, with the groups the API server gives it.
+pub(crate) fn service_account_review(
+    namespace: &str,
+    username: &str,
+    attributes: ResourceAttributes,
+) -> SubjectAccessReview {
+    SubjectAccessReview {
+        spec: SubjectAccessReviewSpec {
+            user: Some(username.into()),
+            groups: Some(vec![
+                "system:serviceaccounts".into(),
+                format!("system:serviceaccounts:{namespace}"),
+                "system:authenticated".into(),
+            ]),
+            resource_attributes: Some(attributes),
+            ..SubjectAccessReviewSpec::default()
+        },
+        ..SubjectAccessReview::default()
+    }
+}
+
 /// Waits until `username` may do what `check` says.
 async fn wait_until_allowed(
     client: &Client,
@@ -449,25 +522,14 @@ async fn wait_until_allowed(
     check: Check,
 ) -> Result<()> {
     let first = |values: &Option<Vec<String>>| values.as_ref().and_then(|v| v.first().cloned());
-    let review = SubjectAccessReview {
-        spec: SubjectAccessReviewSpec {
-            user: Some(username.into()),
-            groups: Some(vec![
-                "system:serviceaccounts".into(),
-                format!("system:serviceaccounts:{namespace}"),
-                "system:authenticated".into(),
-            ]),
-            resource_attributes: Some(ResourceAttributes {
-                namespace: check.namespace.clone(),
-                verb: check.rule.verbs.first().cloned(),
-                group: first(&check.rule.api_groups),
-                resource: first(&check.rule.resources),
-                ..ResourceAttributes::default()
-            }),
-            ..SubjectAccessReviewSpec::default()
-        },
-        ..SubjectAccessReview::default()
+    let attributes = ResourceAttributes {
+        namespace: check.namespace.clone(),
+        verb: check.rule.verbs.first().cloned(),
+        group: first(&check.rule.api_groups),
+        resource: first(&check.rule.resources),
+        ..ResourceAttributes::default()
     };
+    let review = service_account_review(namespace, username, attributes);
     let reviews = Api::<SubjectAccessReview>::all(client.clone());
     let deadline = Instant::now() + RBAC_TIMEOUT;
     loop {
