@@ -10,7 +10,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
 
@@ -19,12 +19,6 @@ use operator_rs_runtime::testing::envtest::Envtest;
 
 /// Cargo builds of generated projects run one at a time: they share a target directory.
 static CARGO: Mutex<()> = Mutex::new(());
-
-fn shared_target_dir() -> PathBuf {
-    std::env::var_os("OPERATOR_RS_TEST_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/generated-projects"))
-}
 
 fn cargo(dir: &Path, args: &[&str]) {
     cargo_with(dir, args, &[]);
@@ -74,13 +68,6 @@ fn build_lint_test(dir: &Path) {
     cargo(dir, &["build", "--all-targets"]);
     cargo(dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
     cargo(dir, &["test"]);
-}
-
-#[test]
-fn a_project_with_no_api_builds_lints_and_passes_its_tests() {
-    let tmp = init_project("bare-operator");
-    let dir = project_dir(&tmp, "bare-operator");
-    build_lint_test(&dir);
 }
 
 #[test]

@@ -156,6 +156,15 @@ pub const REFERENCE_WEBHOOKS: &[&str] = &[
     "--group batch --version v1 --kind CronJob --conversion --spoke v2",
 ];
 
+/// The target directory every cargo build of a generated project shares, so that kube and
+/// k8s-openapi compile once per run (`target/generated-projects`, or
+/// $OPERATOR_RS_TEST_TARGET_DIR).
+pub fn shared_target_dir() -> PathBuf {
+    std::env::var_os("OPERATOR_RS_TEST_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/generated-projects"))
+}
+
 /// `init` plus every reference API.
 pub fn reference_project(name: &str) -> tempfile::TempDir {
     let tmp = init_project(name);
