@@ -1,5 +1,6 @@
 //! Wall-time benchmarks of the release binary, as a user runs it (process start included):
-//! `init` + `create api` together, and `generate crds` on projects of 1 to 200 kinds.
+//! `init`, `create api`, and the two together. `generate crds` on projects of 1 to 200 kinds is
+//! measured by `cargo bench --bench crdgen`.
 //! Run: `cargo bench --bench scaffold` (add `-- --quick` for fewer rounds). Figures go to BENCHMARKS.md.
 
 use std::path::Path;
@@ -92,42 +93,6 @@ fn main() {
         let s = stats(xs);
         println!(
             "  {name:<20} min {:>10}  median {:>10}  mean {:>10}",
-            ms(s.min),
-            ms(s.median),
-            ms(s.mean)
-        );
-    }
-
-    // generate crds on projects of n kinds.
-    println!("generate crds (median of {rounds} runs; one project per size):");
-    for n in [1usize, 10, 50, 100, 200] {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("scale-op");
-        std::fs::create_dir(&dir).unwrap();
-        run(&dir, &["init", "--domain", "example.com"]);
-        for k in 0..n {
-            let kind = format!("Kind{k}");
-            run(
-                &dir,
-                &[
-                    "create",
-                    "api",
-                    "--group",
-                    "g",
-                    "--version",
-                    "v1",
-                    "--kind",
-                    &kind,
-                    "--controller=false",
-                ],
-            );
-        }
-        let xs: Vec<Duration> = (0..rounds)
-            .map(|_| run(&dir, &["generate", "crds"]))
-            .collect();
-        let s = stats(xs);
-        println!(
-            "  {n:>4} kinds           min {:>10}  median {:>10}  mean {:>10}",
             ms(s.min),
             ms(s.median),
             ms(s.mean)
