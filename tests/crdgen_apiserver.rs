@@ -1,6 +1,9 @@
-//! Our verdict against the real kube-apiserver's: every case of `tests/crdgen_cases/` is generated
-//! without our checks and created on a real API server (etcd + kube-apiserver started here, flags
-//! of /work/shared/k8s/README.md); the API server must refuse exactly the CRDs we refuse.
+//! Our verdict against the real kube-apiserver's (etcd + kube-apiserver started here, flags of
+//! /work/shared/k8s/README.md): every source case of `tests/crdgen_cases/` and every fixture is
+//! generated without our checks and created; every schema case is created as it is; the API server
+//! must refuse exactly what we refuse. And every cost case: the rule is put under a list of
+//! `maxItems` K, where K is the fewest runs at which we find it over budget; the API server must
+//! refuse it there with the same factor (to six decimals: the same cost) and accept it at K - 1.
 //! Needs `KUBEBUILDER_ASSETS` (`export KUBEBUILDER_ASSETS=$(/work/shared/k8s/install.sh)`);
 //! without it the test prints one line and is skipped.
 
@@ -11,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crdgen_cases::{cases, crate_of, project};
+use crdgen_cases::{cases, crate_of, project, schemas};
 use operator_rs::crdgen;
 use operator_rs::workspace::DiskTree;
 
@@ -137,6 +140,53 @@ fn start(assets: &Path) -> ControlPlane {
     }
 }
 
+/// Create (server-side dry run) the CRD of kind `C` in group `<name>.example.com` with `root` as
+/// its schema; `Err` with the API server's message when it refuses.
+fn create(cp: &ControlPlane, name: &str, root: &serde_json::Value) -> Result<(), String> {
+    let group = format!("{}.example.com", name.replace('_', "-"));
+    let crd = serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("cs.{group}")},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "cs", "singular": "c", "kind": "C", "listKind": "CList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                          "schema": {"openAPIV3Schema": root}}]
+        }
+    });
+    let mut child = Command::new("kubectl")
+        .args(["--kubeconfig", cp.kubeconfig.to_str().unwrap()])
+        .args(["create", "--dry-run=server", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(crd.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+}
+
+/// The factor in an "exceeds budget by factor of X" message.
+fn factor_in(msg: &str, what: &str) -> Option<String> {
+    let at = msg.find(&format!("{what} exceeds budget by factor of "))?;
+    let rest = &msg[at + what.len() + " exceeds budget by factor of ".len()..];
+    let end = rest.find(" (").unwrap_or(rest.len());
+    Some(rest[..end].trim().to_string())
+}
+
 #[test]
 fn apiserver_refuses_what_we_refuse() {
     let Some(assets) = std::env::var_os("KUBEBUILDER_ASSETS") else {
@@ -147,6 +197,93 @@ fn apiserver_refuses_what_we_refuse() {
     };
     let cp = start(Path::new(&assets));
     let mut disagreements = Vec::new();
+    schema_cases(&cp, &mut disagreements);
+    cost_cases(&cp, &mut disagreements);
+    source_cases(&cp, &mut disagreements);
+    assert!(
+        disagreements.is_empty(),
+        "kube-apiserver and generate crds disagree on:\n{}",
+        disagreements.join("\n")
+    );
+}
+
+/// Every schema case, created as it is.
+fn schema_cases(cp: &ControlPlane, disagreements: &mut Vec<String>) {
+    for case in schemas::schema_cases() {
+        let root = schemas::root(case.spec.clone());
+        let ours = crdgen::apiserver_verdict(&serde_json::from_value(root.clone()).unwrap());
+        let theirs = create(cp, case.name, &root);
+        eprintln!("{}: ours {ours:?}, kube-apiserver {theirs:?}", case.name);
+        if ours.is_ok() != theirs.is_ok() {
+            disagreements.push(format!(
+                "schema case {}: ours {ours:?}, kube-apiserver {theirs:?}",
+                case.name
+            ));
+        }
+    }
+}
+
+/// Every cost case, at the fewest runs we refuse it at and one run fewer.
+fn cost_cases(cp: &ControlPlane, disagreements: &mut Vec<String>) {
+    let at = |node: &serde_json::Value, rule: &str, k: u64| {
+        let mut node = node.clone();
+        node["x-kubernetes-validations"] = serde_json::json!([{"rule": rule}]);
+        schemas::root(serde_json::json!({"type": "object", "properties": {
+            "l": {"type": "array", "maxItems": k, "items": node}
+        }}))
+    };
+    let ours = |root: &serde_json::Value| {
+        crdgen::apiserver_verdict(&serde_json::from_value(root.clone()).unwrap())
+    };
+    for (i, (node, rule)) in schemas::cost_rules().into_iter().enumerate() {
+        let name = format!("cost{i}");
+        // The fewest runs at which we refuse the rule (none below 10^13: it costs nothing).
+        let (mut lo, mut hi) = (0u64, 10_000_000_000_000u64);
+        if ours(&at(&node, rule, hi)).is_ok() {
+            let theirs = create(cp, &name, &at(&node, rule, hi));
+            eprintln!("{rule}: ours free, kube-apiserver {theirs:?}");
+            if theirs.is_err() {
+                disagreements.push(format!(
+                    "cost of `{rule}`: we find it free, kube-apiserver: {theirs:?}"
+                ));
+            }
+            continue;
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if ours(&at(&node, rule, mid)).is_ok() {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let our_msg = ours(&at(&node, rule, hi)).unwrap_err();
+        let our_factor = factor_in(&our_msg, "estimated rule cost");
+        let theirs = create(cp, &name, &at(&node, rule, hi));
+        let their_factor = theirs
+            .as_ref()
+            .err()
+            .and_then(|m| factor_in(m, "estimated rule cost"));
+        let below = if hi > 1 {
+            create(cp, &name, &at(&node, rule, hi - 1))
+        } else {
+            Ok(())
+        };
+        eprintln!(
+            "{rule}: K={hi}, ours {our_factor:?}, kube-apiserver {their_factor:?} (at K-1: {})",
+            below.is_ok()
+        );
+        if our_factor.is_none() || our_factor != their_factor || below.is_err() {
+            disagreements.push(format!(
+                "cost of `{rule}` at maxItems {hi}: ours {our_msg}; kube-apiserver {theirs:?}; at {}: {below:?}",
+                hi - 1
+            ));
+        }
+    }
+}
+
+/// The source cases and every fixture of the differential tests, generated without our checks.
+fn source_cases(cp: &ControlPlane, disagreements: &mut Vec<String>) {
     // The cases, then every fixture of the differential tests (each in its own crate).
     let mut crates: Vec<(String, tempfile::TempDir)> = cases()
         .into_iter()
@@ -196,8 +333,4 @@ fn apiserver_refuses_what_we_refuse() {
             disagreements.push(name.clone());
         }
     }
-    assert!(
-        disagreements.is_empty(),
-        "kube-apiserver and generate crds disagree on {disagreements:?}"
-    );
 }

@@ -68,3 +68,23 @@ fn unchecked_and_checked_agree_on_valid_crds() {
         crdgen::to_yaml(&unchecked[0].crd)
     );
 }
+
+/// Every refusal class of the API server's CRD validation, as a schema: our reason, or our
+/// acceptance of its borderline neighbour. `tests/crdgen_apiserver.rs` holds the same verdicts
+/// to the real API server's.
+#[test]
+fn every_schema_refusal_class_has_our_reason() {
+    let mut wrong = Vec::new();
+    for case in crdgen_cases::schemas::schema_cases() {
+        let schema =
+            serde_json::from_value(crdgen_cases::schemas::root(case.spec.clone())).unwrap();
+        match (case.refusal, crdgen::apiserver_verdict(&schema)) {
+            (None, Ok(())) => {}
+            (Some(says), Err(why)) if why.contains(says) => {}
+            (expected, got) => {
+                wrong.push(format!("{}: expected {expected:?}, got {got:?}", case.name))
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

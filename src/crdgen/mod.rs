@@ -29,6 +29,8 @@ mod schema;
 mod source_checks;
 pub mod structural;
 mod validate;
+#[doc(hidden)]
+pub use validate::verdict as apiserver_verdict;
 mod values;
 
 use std::collections::BTreeMap;
