@@ -143,7 +143,21 @@ fn start(assets: &Path) -> ControlPlane {
 /// Create (server-side dry run) the CRD of kind `C` in group `<name>.example.com` with `root` as
 /// its schema; `Err` with the API server's message when it refuses.
 fn create(cp: &ControlPlane, name: &str, root: &serde_json::Value) -> Result<(), String> {
-    let group = format!("{}.example.com", name.replace('_', "-"));
+    // The name's first word, as a DNS label.
+    let label: String = name
+        .split(' ')
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let group = format!("{label}.example.com");
     let crd = serde_json::json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -198,7 +212,9 @@ fn apiserver_refuses_what_we_refuse() {
     let cp = start(Path::new(&assets));
     let mut disagreements = Vec::new();
     schema_cases(&cp, &mut disagreements);
+    published_crds(&cp, &mut disagreements);
     cost_cases(&cp, &mut disagreements);
+    message_costs(&cp, &mut disagreements);
     source_cases(&cp, &mut disagreements);
     assert!(
         disagreements.is_empty(),
@@ -223,62 +239,146 @@ fn schema_cases(cp: &ControlPlane, disagreements: &mut Vec<String>) {
     }
 }
 
-/// Every cost case, at the fewest runs we refuse it at and one run fewer.
-fn cost_cases(cp: &ControlPlane, disagreements: &mut Vec<String>) {
-    let at = |node: &serde_json::Value, rule: &str, k: u64| {
-        let mut node = node.clone();
-        node["x-kubernetes-validations"] = serde_json::json!([{"rule": rule}]);
-        schemas::root(serde_json::json!({"type": "object", "properties": {
-            "l": {"type": "array", "maxItems": k, "items": node}
-        }}))
-    };
-    let ours = |root: &serde_json::Value| {
-        crdgen::apiserver_verdict(&serde_json::from_value(root.clone()).unwrap())
-    };
-    for (i, (node, rule)) in schemas::cost_rules().into_iter().enumerate() {
-        let name = format!("cost{i}");
-        // The fewest runs at which we refuse the rule (none below 10^13: it costs nothing).
-        let (mut lo, mut hi) = (0u64, 10_000_000_000_000u64);
-        if ours(&at(&node, rule, hi)).is_ok() {
-            let theirs = create(cp, &name, &at(&node, rule, hi));
-            eprintln!("{rule}: ours free, kube-apiserver {theirs:?}");
-            if theirs.is_err() {
+/// The published CRDs of `fixtures/crdgen-validate/`, as they are.
+fn published_crds(cp: &ControlPlane, disagreements: &mut Vec<String>) {
+    for (name, crd) in schemas::published_crds() {
+        let crd: k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition =
+            serde_json::from_value(crd).unwrap();
+        for v in &crd.spec.versions {
+            let schema = v
+                .schema
+                .as_ref()
+                .and_then(|s| s.open_api_v3_schema.as_ref())
+                .unwrap();
+            let ours = crdgen::apiserver_verdict(schema);
+            let theirs = create(cp, "published", &serde_json::to_value(schema).unwrap());
+            eprintln!(
+                "{name} {}: ours {ours:?}, kube-apiserver {theirs:?}",
+                v.name
+            );
+            if ours.is_ok() != theirs.is_ok() {
                 disagreements.push(format!(
-                    "cost of `{rule}`: we find it free, kube-apiserver: {theirs:?}"
+                    "published {name} {}: ours {ours:?}, kube-apiserver {theirs:?}",
+                    v.name
                 ));
             }
-            continue;
         }
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if ours(&at(&node, rule, mid)).is_ok() {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        let our_msg = ours(&at(&node, rule, hi)).unwrap_err();
-        let our_factor = factor_in(&our_msg, "estimated rule cost");
-        let theirs = create(cp, &name, &at(&node, rule, hi));
-        let their_factor = theirs
-            .as_ref()
-            .err()
-            .and_then(|m| factor_in(m, "estimated rule cost"));
-        let below = if hi > 1 {
-            create(cp, &name, &at(&node, rule, hi - 1))
+    }
+}
+
+/// Where our verdict on a case scaled by `n` (runs of a rule, bound of a message) turns.
+enum Turn {
+    /// We accept it at every `n` up to the given one: it costs nothing that scales.
+    Never(u64),
+    /// We refuse it at every `n`, 0 included.
+    Always,
+    /// We refuse it from this `n` on, and accept it below.
+    At(u64),
+}
+
+fn turn(refuses: impl Fn(u64) -> bool, max: u64) -> Turn {
+    if !refuses(max) {
+        return Turn::Never(max);
+    }
+    if refuses(0) {
+        return Turn::Always;
+    }
+    let (mut lo, mut hi) = (0, max);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if refuses(mid) {
+            hi = mid;
         } else {
-            Ok(())
-        };
-        eprintln!(
-            "{rule}: K={hi}, ours {our_factor:?}, kube-apiserver {their_factor:?} (at K-1: {})",
-            below.is_ok()
-        );
-        if our_factor.is_none() || our_factor != their_factor || below.is_err() {
-            disagreements.push(format!(
-                "cost of `{rule}` at maxItems {hi}: ours {our_msg}; kube-apiserver {theirs:?}; at {}: {below:?}",
-                hi - 1
-            ));
+            lo = mid;
         }
+    }
+    Turn::At(hi)
+}
+
+/// Hold the API server to our verdict on a scaled case: accepted where we accept it; at the
+/// turn, refused with our factor (to six decimals: the same cost) and accepted one below.
+fn agree_on_scale(
+    cp: &ControlPlane,
+    name: &str,
+    what: &str,
+    case: impl Fn(u64) -> serde_json::Value,
+    max: u64,
+    disagreements: &mut Vec<String>,
+) {
+    let ours = |n: u64| crdgen::apiserver_verdict(&serde_json::from_value(case(n)).unwrap());
+    let theirs_factor = |r: &Result<(), String>| r.as_ref().err().and_then(|m| factor_in(m, what));
+    let (n, below) = match turn(|n| ours(n).is_err(), max) {
+        Turn::Never(n) => {
+            let theirs = create(cp, name, &case(n));
+            eprintln!("{name}: free to {n}, kube-apiserver {theirs:?}");
+            if theirs.is_err() {
+                disagreements.push(format!(
+                    "{name}: we accept it at {n}, kube-apiserver: {theirs:?}"
+                ));
+            }
+            return;
+        }
+        Turn::Always => (0, None),
+        Turn::At(n) => (n, Some(n - 1)),
+    };
+    let our_msg = ours(n).unwrap_err();
+    let our_factor = factor_in(&our_msg, what);
+    let theirs = create(cp, name, &case(n));
+    let below_ok = below.map(|b| create(cp, name, &case(b)));
+    eprintln!(
+        "{name}: at {n} ours {our_factor:?}, kube-apiserver {:?}, one below accepted: {:?}",
+        theirs_factor(&theirs),
+        below_ok.as_ref().map(Result::is_ok)
+    );
+    if our_factor.is_none()
+        || our_factor != theirs_factor(&theirs)
+        || below_ok.as_ref().is_some_and(Result::is_err)
+    {
+        disagreements.push(format!(
+            "{name} at {n}: ours {our_msg}; kube-apiserver {theirs:?}; one below: {below_ok:?}"
+        ));
+    }
+}
+
+/// Every message cost case, scaled by the bound of the string or list it reads.
+fn message_costs(cp: &ControlPlane, disagreements: &mut Vec<String>) {
+    for (i, (list, message)) in schemas::message_costs().into_iter().enumerate() {
+        let case = |n: u64| {
+            schemas::root(serde_json::json!({"type": "object", "properties": {
+                "a": schemas::message_node(n, list, message)
+            }}))
+        };
+        let name = format!("message{i} `{message}`");
+        agree_on_scale(
+            cp,
+            &name,
+            "estimated messageExpression cost",
+            case,
+            1 << 40,
+            disagreements,
+        );
+    }
+}
+
+/// Every cost case, scaled by the runs of its rule (the `maxItems` of the list above it).
+fn cost_cases(cp: &ControlPlane, disagreements: &mut Vec<String>) {
+    for (i, (node, rule)) in schemas::cost_rules().into_iter().enumerate() {
+        let case = |k: u64| {
+            let mut node = node.clone();
+            node["x-kubernetes-validations"] = serde_json::json!([{"rule": rule}]);
+            schemas::root(serde_json::json!({"type": "object", "properties": {
+                "l": {"type": "array", "maxItems": k, "items": node}
+            }}))
+        };
+        let name = format!("cost{i} `{rule}`");
+        agree_on_scale(
+            cp,
+            &name,
+            "estimated rule cost",
+            case,
+            10_000_000_000_000,
+            disagreements,
+        );
     }
 }
 

@@ -65,7 +65,7 @@ impl<'d> Checker<'_, 'd> {
     fn expr(&mut self, e: &E) -> Ty<'d> {
         let t = match &e.node {
             Node::Lit(l) => Ty::P(match l {
-                Lit::Bool => Prim::Bool,
+                Lit::Bool(_) => Prim::Bool,
                 Lit::Int(_) => Prim::Int,
                 Lit::Uint => Prim::Uint,
                 Lit::Double => Prim::Double,

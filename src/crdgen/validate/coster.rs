@@ -134,6 +134,13 @@ struct Coster<'c, 'd> {
     locals: HashMap<String, Vec<LocalVar>>,
 }
 
+/// `isBind`: an empty range, a false condition, an accumulator of its own.
+fn is_bind(c: &Comp) -> bool {
+    matches!(&c.range.node, Node::List(l) if l.is_empty())
+        && matches!(c.cond.node, Node::Lit(Lit::Bool(false)))
+        && c.accu != ACCU
+}
+
 impl<'c, 'd> Coster<'c, 'd> {
     fn ty(&self, e: &E) -> Ty<'d> {
         self.checked.types[e.id].clone()
@@ -321,8 +328,29 @@ impl<'c, 'd> Coster<'c, 'd> {
                 }
                 sum.add(fixed(STRUCT_CREATE))
             }
+            Node::Comp(c) if is_bind(c) => self.bind(e, c),
             Node::Comp(c) => self.comprehension(e, c),
         }
+    }
+
+    /// `costBind`: a bind is evaluated lazily, once.
+    fn bind(&mut self, e: &E, c: &Comp) -> Est {
+        let mut sum = self.cost(&c.range).add(self.cost(&c.init));
+        let accu = LocalVar {
+            path: self.path(&c.init),
+            size: self.compute_size(&c.init),
+            entry: self.entry_size(&c.init),
+        };
+        self.push(&c.accu, accu);
+        sum = sum.add(self.cost(&c.result));
+        self.pop(&c.accu);
+        if let Some(s) = self.compute_size(&c.result) {
+            self.sizes.insert(e.id, s);
+        }
+        if let Some(s) = self.entry_size(&c.result) {
+            self.entries.insert(e.id, s);
+        }
+        sum
     }
 
     fn comprehension(&mut self, e: &E, c: &Comp) -> Est {

@@ -12,7 +12,7 @@ use super::types;
 /// A literal's kind and, for strings and bytes, its size (runes, bytes).
 #[derive(Debug, Clone)]
 pub(super) enum Lit {
-    Bool,
+    Bool(bool),
     Int(i64),
     Uint,
     Double,
@@ -125,7 +125,7 @@ impl Builder {
         Ok(match &e.expr {
             CelExpr::Unspecified => return Err("an empty expression".into()),
             CelExpr::Literal(l) => self.lit(match l {
-                LiteralValue::Boolean(_) => Lit::Bool,
+                LiteralValue::Boolean(b) => Lit::Bool(*b.inner()),
                 LiteralValue::Int(i) => Lit::Int(**i),
                 LiteralValue::UInt(_) => Lit::Uint,
                 LiteralValue::Double(_) => Lit::Double,
@@ -269,7 +269,7 @@ impl Builder {
         let (init, cond, step, result) = match name {
             "all" | "exists" => {
                 let all = name == "all";
-                let init = self.lit(Lit::Bool);
+                let init = self.lit(Lit::Bool(all));
                 let a = accu(self);
                 let c = if all { a } else { self.call("!_", vec![a]) };
                 let cond = self.call("@not_strictly_false", vec![c]);
@@ -281,7 +281,7 @@ impl Builder {
             }
             "existsOne" => {
                 let init = self.lit(Lit::Int(0));
-                let cond = self.lit(Lit::Bool);
+                let cond = self.lit(Lit::Bool(true));
                 let a = accu(self);
                 let one = self.lit(Lit::Int(1));
                 let inc = self.call("_+_", vec![a, one]);
@@ -299,7 +299,7 @@ impl Builder {
                 } else {
                     self.mk(Node::Map(vec![]))
                 };
-                let cond = self.lit(Lit::Bool);
+                let cond = self.lit(Lit::Bool(true));
                 let value = body.pop().expect("transform value");
                 let filter = body.pop();
                 let a = accu(self);
@@ -337,16 +337,18 @@ impl Builder {
         }))))
     }
 
-    /// `list.sortBy(v, key)`: the keys are mapped like `map(v, key)`, then the list is sorted by
-    /// them (`@sortByAssociatedKeys`); costed as the map plus the sort of the list.
+    /// `list.sortBy(v, key)` as cel-go's lists extension expands it: a bind of the list to
+    /// `@__sortBy_input__`, sorted by the keys `map(v, key)` computes.
     fn sort_by(&mut self, range: &IdedExpr, v: String, key: &IdedExpr) -> Result<E, String> {
+        const INPUT: &str = "@__sortBy_input__";
         let list = self.expr(range)?;
-        let keys_range = list.clone();
-        self.locals.extend([v.clone(), ACCU.to_string()]);
+        self.locals
+            .extend([INPUT.to_string(), v.clone(), ACCU.to_string()]);
         let key = self.expr(key)?;
-        self.locals.truncate(self.locals.len() - 2);
+        self.locals.truncate(self.locals.len() - 3);
+        let input = self.ident(INPUT);
         let init = self.mk(Node::List(vec![]));
-        let cond = self.lit(Lit::Bool);
+        let cond = self.lit(Lit::Bool(true));
         let a = self.ident(ACCU);
         let l = self.mk(Node::List(vec![key]));
         let step = self.call("_+_", vec![a, l]);
@@ -354,18 +356,32 @@ impl Builder {
         let keys = self.mk(Node::Comp(Box::new(Comp {
             var: v,
             var2: None,
-            range: keys_range,
+            range: input,
             accu: ACCU.into(),
             init,
             cond,
             step,
             result,
         })));
-        Ok(self.mk(Node::Call {
+        let target = self.ident(INPUT);
+        let sorted = self.mk(Node::Call {
             func: "@sortByAssociatedKeys".into(),
-            target: Some(Box::new(list)),
+            target: Some(Box::new(target)),
             args: vec![keys],
-        }))
+        });
+        let empty = self.mk(Node::List(vec![]));
+        let never = self.lit(Lit::Bool(false));
+        let step = self.ident(INPUT);
+        Ok(self.mk(Node::Comp(Box::new(Comp {
+            var: "#unused".into(),
+            var2: None,
+            range: empty,
+            accu: INPUT.into(),
+            init: list,
+            cond: never,
+            step,
+            result: sorted,
+        }))))
     }
 }
 

@@ -5,7 +5,7 @@
 //! no `properties` beside a non-`true` `additionalProperties`, no unsupported keyword, a valid
 //! `pattern`, the root an object that is not nullable, `kind`/`apiVersion`/`metadata` of the
 //! right types, embedded resources consistent, value validations (`anyOf`/`oneOf`/`allOf`/`not`)
-//! free of everything structural and naming only specified properties, and a `default` that is a
+//! free of everything structural, and a `default` that is a
 //! valid, pruned value of its schema (type, enum, nullability, lengths, bounds, pattern, counts,
 //! required properties, no unknown fields) outside the resource's metadata.
 
@@ -52,7 +52,7 @@ pub(super) fn check(s: &JSONSchemaProps, place: &Place, out: &mut Vec<Refusal>) 
         };
         refuse(
             format!(
-                "type: Required value: must not be empty {what} (the schema is not structural; a bare serde_json::Value?)"
+                "type: must not be empty {what} (the schema is not structural; a bare serde_json::Value?)"
             ),
             "give the field a concrete type, or keep any JSON with `#[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]` (add `\"type\" = \"object\"` to accept objects only)",
         );
@@ -194,14 +194,6 @@ pub(super) fn check(s: &JSONSchemaProps, place: &Place, out: &mut Vec<Refusal>) 
             refuse(
                 format!("{name}{at}: {what} to be structural"),
                 "make the enum's variants share one structure (kube's structural rewrite hoists only tagged/untagged variants with properties), and keep doc comments off the variants' inner schemas",
-            );
-        }
-        if let Some(p) = missing_property(branch, s) {
-            refuse(
-                format!(
-                    "properties[{p}]: Required value: because it is defined in {name}.properties[{p}]"
-                ),
-                "declare every property a variant names on the enum's structure too",
             );
         }
     }
@@ -350,33 +342,6 @@ fn structural_inside(
     for (name, b) in value_validations(s) {
         if let Some((at, what)) = structural_inside(b, false, false) {
             return Some((format!(".{name}{at}"), what));
-        }
-    }
-    None
-}
-
-/// A property a value-validation branch names that the structural schema `s` does not specify
-/// (`validateStructuralCompleteness`).
-fn missing_property(v: &JSONSchemaProps, s: &JSONSchemaProps) -> Option<String> {
-    for (k, vp) in v.properties.iter().flatten() {
-        match s.properties.as_ref().and_then(|p| p.get(k)) {
-            None => return Some(k.clone()),
-            Some(sp) => {
-                if let Some(m) = missing_property(vp, sp) {
-                    return Some(format!("{k}].properties[{m}"));
-                }
-            }
-        }
-    }
-    if let (Some(JSONSchemaPropsOrArray::Schema(vi)), Some(JSONSchemaPropsOrArray::Schema(si))) =
-        (&v.items, &s.items)
-        && let Some(m) = missing_property(vi, si)
-    {
-        return Some(m);
-    }
-    for (_, b) in value_validations(v) {
-        if let Some(m) = missing_property(b, s) {
-            return Some(m);
         }
     }
     None

@@ -167,7 +167,7 @@ fn assignable<'d>(sig: &Ty<'static>, actual: &Ty<'d>, s: &mut HashMap<u8, Ty<'d>
 }
 
 /// Two bound types that agree (either may be dyn, inside lists and maps too; null agrees with
-/// an object).
+/// an object and an optional).
 fn compatible(a: &Ty<'_>, b: &Ty<'_>) -> bool {
     if a.is_dyn() || b.is_dyn() {
         return true;
@@ -175,7 +175,8 @@ fn compatible(a: &Ty<'_>, b: &Ty<'_>) -> bool {
     match (a, b) {
         (Ty::List(x), Ty::List(y)) | (Ty::Type(x), Ty::Type(y)) => compatible(x, y),
         (Ty::Map(k, v), Ty::Map(l, w)) => compatible(k, l) && compatible(v, w),
-        (Ty::Object(_), Ty::P(Prim::Null)) | (Ty::P(Prim::Null), Ty::Object(_)) => true,
+        (Ty::Object(_) | Ty::Opaque(OPTIONAL, _), Ty::P(Prim::Null))
+        | (Ty::P(Prim::Null), Ty::Object(_) | Ty::Opaque(OPTIONAL, _)) => true,
         (Ty::Opaque(n, x), Ty::Opaque(m, y)) => {
             n == m && x.len() == y.len() && x.iter().zip(y).all(|(p, q)| compatible(p, q))
         }
