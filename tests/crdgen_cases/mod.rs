@@ -235,6 +235,77 @@ pub fn cases() -> Vec<Case> {
             "    #[schemars(extend(\"x-kubernetes-list-type\" = \"set\"))]\n    pub items: Vec<Atomic>,\n",
             "#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\n#[schemars(extend(\"x-kubernetes-map-type\" = \"atomic\"))]\npub struct Atomic {\n    pub name: String,\n}\n",
         ),
+        // kube's structural rewrite drops the `additionalProperties: false` schemars writes.
+        accepted(
+            "deny_unknown_fields",
+            "    pub strict: Strict,\n",
+            "#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\n#[serde(deny_unknown_fields)]\npub struct Strict {\n    pub a: String,\n}\n",
+        ),
+        refused(
+            "default_too_long",
+            "    #[serde(default = \"default_name\")]\n    #[schemars(length(max = 3))]\n    pub name: String,\n",
+            "fn default_name() -> String {\n    \"toolong\".into()\n}\n",
+            "CSpec",
+            &["default: Too long: may not be more than 3"],
+        ),
+        refused(
+            "default_out_of_range",
+            "    #[serde(default = \"default_replicas\")]\n    #[schemars(range(min = 1, max = 5))]\n    pub replicas: i32,\n",
+            "fn default_replicas() -> i32 {\n    0\n}\n",
+            "CSpec",
+            &["default: Invalid value: 0: in body should be greater than or equal to 1"],
+        ),
+        refused(
+            "cel_rule_two_lines",
+            "    #[x_kube(validation = \"self > 0 &&\n        self < 10\")]\n    pub replicas: i32,\n",
+            "",
+            "\"self > 0 &&",
+            &["spans several lines, and then a message must be specified"],
+        ),
+        accepted(
+            "cel_rule_two_lines_message",
+            "    #[x_kube(validation = Rule::new(\"self > 0 &&\n        self < 10\").message(\"between 1 and 9\"))]\n    pub replicas: i32,\n",
+            "",
+        ),
+        refused(
+            "cel_message_expression_int",
+            "    #[x_kube(validation = Rule::new(\"self > 0\").message(Message::Expression(\"self\".into())))]\n    pub replicas: i32,\n",
+            "",
+            "Rule::new(\"self > 0\")",
+            &["evaluates to int, and a messageExpression must evaluate to a string"],
+        ),
+        refused(
+            "map_type_on_list",
+            "    #[schemars(extend(\"x-kubernetes-map-type\" = \"atomic\"))]\n    pub names: Vec<String>,\n",
+            "",
+            "extend(\"x-kubernetes-map-type\"",
+            &["type must be object if x-kubernetes-map-type is specified"],
+        ),
+        refused(
+            "list_type_on_string",
+            "    #[schemars(extend(\"x-kubernetes-list-type\" = \"set\"))]\n    pub name: String,\n",
+            "",
+            "extend(\"x-kubernetes-list-type\"",
+            &["type must be array if x-kubernetes-list-type is specified"],
+        ),
+        // kube's structural rewrite drops the `uniqueItems: true` schemars writes for sets.
+        accepted(
+            "unique_items",
+            "    pub names: std::collections::BTreeSet<String>,\n",
+            "",
+        ),
+        refused(
+            "root_rule_labels",
+            "    pub replicas: i32,\n",
+            "",
+            "\"self.metadata.labels",
+            &["undefined field 'labels'"],
+        ),
+        accepted(
+            "root_rule_name",
+            "    pub replicas: i32,\n",
+            "",
+        ),
         accepted(
             "ok_rules",
             "    #[x_kube(validation = \"self >= 0 && self <= 100\")]\n    pub replicas: i32,\n    #[x_kube(validation = Rule::new(\"self == oldSelf\").message(\"immutable\"))]\n    pub name: String,\n    #[x_kube(validation = \"has(self.label) ? self.label.startsWith('a') : true\")]\n    pub item: Item,\n    #[schemars(length(max = 16))]\n    #[x_kube(validation = \"self.all(x, x.size() < 64)\")]\n    pub names: Vec<String>,\n    #[schemars(length(max = 63))]\n    #[x_kube(validation = \"self.matches('^[a-z]+$')\")]\n    pub slug: String,\n    #[x_kube(validation = Rule::new(\"self.size() > 0\").message(Message::Expression(\"'tags must not be empty'\".into())))]\n    pub tags: Vec<String>,\n",
@@ -253,6 +324,16 @@ pub fn cases() -> Vec<Case> {
                 "kind = \"C\")]",
                 "kind = \"C\", validation = \"self.spec.nope == 1\")]",
             );
+        }
+        let root_rule = match c.name {
+            "root_rule_labels" => Some("self.metadata.labels.size() < 10"),
+            "root_rule_name" => Some("self.metadata.name.size() < 64 && self.kind == 'C'"),
+            _ => None,
+        };
+        if let Some(r) = root_rule {
+            c.body = c
+                .body
+                .replace("kind = \"C\")]", &format!("kind = \"C\", validation = \"{r}\")]"));
         }
         c
     })
