@@ -90,19 +90,13 @@ fn every_schema_refusal_class_has_our_reason() {
 fn published_crds_pass_every_check() {
     let mut refused = Vec::new();
     let mut rules = 0;
-    for (name, crd) in crdgen_cases::schemas::published_crds() {
-        rules += crd.to_string().matches("\"rule\"").count();
-        let crd: k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition =
-            serde_json::from_value(crd).unwrap();
-        for v in &crd.spec.versions {
-            let schema = v
-                .schema
-                .as_ref()
-                .and_then(|s| s.open_api_v3_schema.as_ref())
-                .unwrap();
-            if let Err(why) = crdgen::apiserver_verdict(schema) {
-                refused.push(format!("{name} {}: {why}", v.name));
-            }
+    for (name, schema) in crdgen_cases::schemas::published_schemas() {
+        rules += serde_json::to_string(&schema)
+            .unwrap()
+            .matches("\"rule\"")
+            .count();
+        if let Err(why) = crdgen::apiserver_verdict(&schema) {
+            refused.push(format!("{name}: {why}"));
         }
     }
     assert!(rules > 400, "the corpus holds {rules} rules");

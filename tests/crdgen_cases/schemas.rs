@@ -3,6 +3,9 @@
 //! unit. `tests/crdgen_refusals.rs` holds our verdicts to the reasons below;
 //! `tests/crdgen_apiserver.rs` holds them to the real API server's.
 
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, JSONSchemaProps,
+};
 use serde_json::{Value, json};
 
 /// A schema for `.spec` and, for a refusal, words our reason must contain.
@@ -909,22 +912,26 @@ pub fn cost_rules() -> Vec<(Value, &'static str)> {
     out
 }
 
-/// The published CRDs of `fixtures/crdgen-validate/`, by file name.
-pub fn published_crds() -> Vec<(String, Value)> {
+/// The version schemas of the published CRDs of `fixtures/crdgen-validate/`, each named by its
+/// file and version.
+pub fn published_schemas() -> Vec<(String, JSONSchemaProps)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/crdgen-validate");
-    let mut out: Vec<(String, Value)> = std::fs::read_dir(dir)
+    let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .map(|p| {
-            let name = p.file_stem().unwrap().to_string_lossy().into_owned();
-            (
-                name,
-                serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap(),
-            )
-        })
         .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
+    files.sort();
+    let mut out = Vec::new();
+    for p in files {
+        let crd: CustomResourceDefinition =
+            serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        let file = p.file_stem().unwrap().to_string_lossy().into_owned();
+        for v in crd.spec.versions {
+            let schema = v.schema.and_then(|s| s.open_api_v3_schema).unwrap();
+            out.push((format!("{file} {}", v.name), schema));
+        }
+    }
     out
 }
 

@@ -749,11 +749,7 @@ impl<'c, 'd> Coster<'c, 'd> {
                 let with = self.node_size(&args[1]);
                 let (mut count, mut retained) = (fixed(0), fixed(0));
                 if to_replace.min == 0 {
-                    count.max = if sz.max < u64::MAX {
-                        sz.max + 1
-                    } else {
-                        sz.max
-                    };
+                    count.max = sz.max.saturating_add(1);
                     retained.max = sz.max;
                 } else if with.max <= to_replace.min {
                     retained.max = sz.max;
@@ -761,11 +757,7 @@ impl<'c, 'd> Coster<'c, 'd> {
                     count.max = (sz.max as f64 / to_replace.min as f64).ceil() as u64;
                 }
                 if to_replace.max == 0 {
-                    count.min = if sz.min < u64::MAX {
-                        sz.min + 1
-                    } else {
-                        sz.min
-                    };
+                    count.min = sz.min.saturating_add(1);
                     retained.min = sz.min;
                 } else if to_replace.max <= with.min {
                     retained.min = sz.min;

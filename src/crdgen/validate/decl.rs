@@ -81,13 +81,6 @@ pub(super) fn decl(s: &JSONSchemaProps, resource_root: bool) -> Option<Decl> {
         };
         return Some(Decl::prim(Prim::Dyn, max, 1));
     }
-    let with_meta;
-    let s = if resource_root {
-        with_meta = with_type_and_object_meta(s);
-        &with_meta
-    } else {
-        s
-    };
     match s.type_.as_deref() {
         Some("array") => {
             let Some(JSONSchemaPropsOrArray::Schema(items)) = &s.items else {
@@ -121,7 +114,10 @@ pub(super) fn decl(s: &JSONSchemaProps, resource_root: bool) -> Option<Decl> {
             let required = s.required.as_deref().unwrap_or_default();
             let mut fields = BTreeMap::new();
             let mut min_size = 2;
-            for (name, prop) in s.properties.iter().flatten() {
+            let meta = (resource_root && !has_type_and_object_meta(s)).then(type_and_object_meta);
+            let props = s.properties.iter().flatten();
+            let props = props.filter(|(n, _)| meta.is_none() || !META.contains(&n.as_str()));
+            for (name, prop) in props.chain(meta.iter().flatten().map(|(n, p)| (n, p))) {
                 let Some(field) = decl(prop, prop.x_kubernetes_embedded_resource == Some(true))
                 else {
                     continue;
@@ -169,42 +165,43 @@ pub(super) fn decl(s: &JSONSchemaProps, resource_root: bool) -> Option<Decl> {
     }
 }
 
-/// `WithTypeAndObjectMeta`: the root of a resource with `kind`, `apiVersion` and
-/// `metadata.{name,generateName}` declared, as the API server always exposes them.
-fn with_type_and_object_meta(s: &JSONSchemaProps) -> JSONSchemaProps {
+const META: [&str; 3] = ["kind", "apiVersion", "metadata"];
+
+/// Whether the root of a resource already declares `kind`, `apiVersion` and
+/// `metadata.{name,generateName}` as `WithTypeAndObjectMeta` wants them.
+fn has_type_and_object_meta(s: &JSONSchemaProps) -> bool {
     let is = |p: Option<&JSONSchemaProps>, t: &str| p.and_then(|p| p.type_.as_deref()) == Some(t);
     let props = s.properties.as_ref();
     let meta = props.and_then(|p| p.get("metadata"));
     let meta_props = meta.and_then(|m| m.properties.as_ref());
-    if is(props.and_then(|p| p.get("kind")), "string")
+    is(props.and_then(|p| p.get("kind")), "string")
         && is(props.and_then(|p| p.get("apiVersion")), "string")
         && is(meta, "object")
         && is(meta_props.and_then(|p| p.get("name")), "string")
         && is(meta_props.and_then(|p| p.get("generateName")), "string")
-    {
-        return s.clone();
-    }
+}
+
+/// `WithTypeAndObjectMeta`: the `kind`, `apiVersion` and `metadata.{name,generateName}` the API
+/// server always declares at the root of a resource (in place of the schema's own).
+fn type_and_object_meta() -> Vec<(String, JSONSchemaProps)> {
     let string = || JSONSchemaProps {
         type_: Some("string".into()),
         ..Default::default()
     };
-    let mut out = s.clone();
-    let props = out.properties.get_or_insert_with(Default::default);
-    props.insert("kind".into(), string());
-    props.insert("apiVersion".into(), string());
-    props.insert(
-        "metadata".into(),
-        JSONSchemaProps {
-            type_: Some("object".into()),
-            properties: Some(
-                [("name".into(), string()), ("generateName".into(), string())]
-                    .into_iter()
-                    .collect(),
-            ),
-            ..Default::default()
-        },
-    );
-    out
+    let metadata = JSONSchemaProps {
+        type_: Some("object".into()),
+        properties: Some(
+            [("name".into(), string()), ("generateName".into(), string())]
+                .into_iter()
+                .collect(),
+        ),
+        ..Default::default()
+    };
+    vec![
+        ("kind".into(), string()),
+        ("apiVersion".into(), string()),
+        ("metadata".into(), metadata),
+    ]
 }
 
 /// CEL's words that a property name may not be used as unescaped.
