@@ -213,6 +213,7 @@ fn apiserver_refuses_what_we_refuse() {
     let mut disagreements = Vec::new();
     schema_cases(&cp, &mut disagreements);
     published_crds(&cp, &mut disagreements);
+    type_cases(&cp, &mut disagreements);
     cost_cases(&cp, &mut disagreements);
     message_costs(&cp, &mut disagreements);
     source_cases(&cp, &mut disagreements);
@@ -248,6 +249,21 @@ fn published_crds(cp: &ControlPlane, disagreements: &mut Vec<String>) {
         if ours.is_ok() != theirs.is_ok() {
             disagreements.push(format!(
                 "published {name}: ours {ours:?}, kube-apiserver {theirs:?}"
+            ));
+        }
+    }
+}
+
+/// Every type case: the API server accepts exactly the rules we accept.
+fn type_cases(cp: &ControlPlane, disagreements: &mut Vec<String>) {
+    for (i, (rule, _)) in schemas::type_rules().into_iter().enumerate() {
+        let root = schemas::type_case(rule);
+        let ours = crdgen::apiserver_verdict(&serde_json::from_value(root.clone()).unwrap());
+        let theirs = create(cp, &format!("type{i}"), &root);
+        eprintln!("type `{rule}`: ours {ours:?}, kube-apiserver {theirs:?}");
+        if ours.is_ok() != theirs.is_ok() {
+            disagreements.push(format!(
+                "type `{rule}`: ours {ours:?}, kube-apiserver {theirs:?}"
             ));
         }
     }

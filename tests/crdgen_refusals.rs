@@ -102,3 +102,21 @@ fn published_crds_pass_every_check() {
     assert!(rules > 400, "the corpus holds {rules} rules");
     assert!(refused.is_empty(), "{}", refused.join("\n"));
 }
+
+/// Every type case: our type checker accepts or refuses it as kube-apiserver's does (held to the
+/// real one in `tests/crdgen_apiserver.rs`).
+#[test]
+fn every_type_case_is_checked_as_expected() {
+    let mut wrong = Vec::new();
+    for (rule, ok) in crdgen_cases::schemas::type_rules() {
+        let root = crdgen_cases::schemas::type_case(rule);
+        let ours = crdgen::apiserver_verdict(&serde_json::from_value(root).unwrap());
+        if ours.is_ok() != ok {
+            wrong.push(format!(
+                "`{rule}`: expected {}, got {ours:?}",
+                if ok { "accepted" } else { "refused" }
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -151,13 +151,14 @@ impl<'d> Checker<'_, 'd> {
         }
     }
 
-    /// The element type of a list or map literal: every element of one type (dyn aside).
+    /// The element type of a list or map literal: every element of exactly one type (`dyn` is a
+    /// type of its own there: `[dyn(x), 1]` is refused).
     fn homogeneous<'x>(&mut self, items: impl Iterator<Item = &'x E>) -> Ty<'d> {
         let mut elem: Option<Ty<'d>> = None;
         for x in items {
             let t = self.expr(x);
             match &elem {
-                _ if t.is_dyn() => {}
+                _ if matches!(t, Ty::Error) => {}
                 None => elem = Some(t),
                 Some(prev) if prev.same(&t) => {}
                 Some(prev) => {

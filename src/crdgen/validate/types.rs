@@ -173,7 +173,9 @@ fn compatible(a: &Ty<'_>, b: &Ty<'_>) -> bool {
         return true;
     }
     match (a, b) {
-        (Ty::List(x), Ty::List(y)) | (Ty::Type(x), Ty::Type(y)) => compatible(x, y),
+        (Ty::List(x), Ty::List(y)) => compatible(x, y),
+        // Type values compare whatever types they stand for (`type(self) == map`).
+        (Ty::Type(_), Ty::Type(_)) => true,
         (Ty::Map(k, v), Ty::Map(l, w)) => compatible(k, l) && compatible(v, w),
         (Ty::Object(_) | Ty::Opaque(OPTIONAL, _), Ty::P(Prim::Null))
         | (Ty::P(Prim::Null), Ty::Object(_) | Ty::Opaque(OPTIONAL, _)) => true,
@@ -595,6 +597,16 @@ pub(super) fn resolve<'d>(name: &str, member: bool, args: &[Ty<'d>]) -> Resolved
             .iter()
             .zip(args)
             .all(|(p, a)| assignable(p, a, &mut s))
+        {
+            continue;
+        }
+        // Sorting, ordering and extremes are declared for the comparable types only.
+        if matches!(
+            o.id.as_str(),
+            "list_sort" | "list_min" | "list_max" | "list_is_sorted"
+        ) && !s
+            .get(&0)
+            .is_none_or(|t| matches!(t, Ty::P(p) if *p != Prim::Null))
         {
             continue;
         }
