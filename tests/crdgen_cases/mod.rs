@@ -256,6 +256,13 @@ pub fn cases() -> Vec<Case> {
             &["default: Invalid value: 0: in body should be greater than or equal to 1"],
         ),
         refused(
+            "default_fails_rule",
+            "    #[serde(default = \"no_replicas\")]\n    #[x_kube(validation = \"self > 0\")]\n    pub replicas: i32,\n",
+            "fn no_replicas() -> i32 {\n    0\n}\n",
+            "CSpec",
+            &["default: Invalid value: 0: failed rule: self > 0"],
+        ),
+        refused(
             "cel_rule_two_lines",
             "    #[x_kube(validation = \"self > 0 &&\n        self < 10\")]\n    pub replicas: i32,\n",
             "",

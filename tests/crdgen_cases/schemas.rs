@@ -249,6 +249,59 @@ pub fn schema_cases() -> Vec<SchemaCase> {
                 json!({"a": {"type": "object", "properties": {"b": {"type": "string", "maxLength": 3, "pattern": "^[a-z]+$"}}, "required": ["b"], "default": {"b": "abc"}}}),
             ),
         ),
+        refused(
+            "default_fails_rule",
+            obj(
+                json!({"a": {"type": "string", "default": "x", "x-kubernetes-validations": [{"rule": "self == 'y'"}]}}),
+            ),
+            "failed rule: self == 'y'",
+        ),
+        accepted(
+            "default_passes_rule",
+            obj(
+                json!({"a": {"type": "string", "default": "y", "x-kubernetes-validations": [{"rule": "self == 'y'"}]}}),
+            ),
+        ),
+        refused(
+            "default_int_rule",
+            obj(
+                json!({"a": {"type": "integer", "default": 0, "x-kubernetes-validations": [{"rule": "self > 0"}]}}),
+            ),
+            "failed rule",
+        ),
+        refused(
+            "default_child_rule",
+            obj(
+                json!({"a": {"type": "object", "properties": {"b": {"type": "integer", "x-kubernetes-validations": [{"rule": "self >= 1"}]}}, "default": {"b": 0}}}),
+            ),
+            "failed rule",
+        ),
+        refused(
+            "default_list_rule",
+            obj(
+                json!({"a": {"type": "array", "items": s(), "default": ["a", "b"], "x-kubernetes-validations": [{"rule": "self.size() <= 1"}]}}),
+            ),
+            "failed rule",
+        ),
+        accepted(
+            "default_transition_rule",
+            obj(
+                json!({"a": {"type": "string", "default": "x", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}),
+            ),
+        ),
+        accepted(
+            "default_object_rule",
+            obj(
+                json!({"a": {"type": "object", "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}}, "default": {"min": 1, "max": 2}, "x-kubernetes-validations": [{"rule": "self.min <= self.max"}]}}),
+            ),
+        ),
+        refused(
+            "default_object_rule_fails",
+            obj(
+                json!({"a": {"type": "object", "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}}, "default": {"min": 3, "max": 2}, "x-kubernetes-validations": [{"rule": "self.min <= self.max"}]}}),
+            ),
+            "failed rule",
+        ),
         // Lists and maps.
         refused(
             "list_type_on_object",

@@ -11,6 +11,7 @@ mod checker;
 mod cost;
 mod coster;
 mod decl;
+mod defaults;
 mod expr;
 mod lists;
 mod re2;

@@ -5,9 +5,8 @@
 //! no `properties` beside a non-`true` `additionalProperties`, no unsupported keyword, a valid
 //! `pattern`, the root an object that is not nullable, `kind`/`apiVersion`/`metadata` of the
 //! right types, embedded resources consistent, value validations (`anyOf`/`oneOf`/`allOf`/`not`)
-//! free of everything structural, and a `default` that is a
-//! valid, pruned value of its schema (type, enum, nullability, lengths, bounds, pattern, counts,
-//! required properties, no unknown fields) outside the resource's metadata.
+//! free of everything structural, and a `default` only outside the resource's metadata and valid
+//! there ([`super::defaults`]).
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
@@ -201,7 +200,7 @@ pub(super) fn check(s: &JSONSchemaProps, place: &Place, out: &mut Vec<Refusal>) 
         let why = if place.no_defaults {
             Some("default must not be set in the metadata of the resource (nor in maps inside resource metadata)".to_string())
         } else {
-            valid_default(&d.0, s, "default").err()
+            super::defaults::check(&d.0, s, "default").err()
         };
         if let Some(why) = why {
             refuse(
@@ -345,181 +344,4 @@ fn structural_inside(
         }
     }
     None
-}
-
-/// Whether `v` is a valid default of `s` as the API server validates defaults: its OpenAPI
-/// validations, recursively, with no field the schema does not know.
-fn valid_default(v: &Value, s: &JSONSchemaProps, at: &str) -> Result<(), String> {
-    if v.is_null() {
-        // A null default is refused where the schema has an enum, even a nullable one with null
-        // among its values (kube-apiserver 1.36 says "Unsupported value: null").
-        return if s.nullable == Some(true) && s.enum_.is_none() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{at}: null is not allowed (the schema is not nullable)"
-            ))
-        };
-    }
-    if let Some(values) = &s.enum_
-        && !values.iter().any(|e| e.0 == *v)
-    {
-        return Err(format!("{at}: Unsupported value: {v}, not one of the enum"));
-    }
-    let ok = match s.type_.as_deref() {
-        Some("string") => v.is_string(),
-        Some("integer") => v.is_i64() || v.is_u64(),
-        Some("number") => v.is_number(),
-        Some("boolean") => v.is_boolean(),
-        Some("array") => v.is_array(),
-        Some("object") => v.is_object(),
-        _ => true,
-    };
-    if !ok {
-        return Err(format!(
-            "{at}: Invalid value: {v}: must be of type {}",
-            s.type_.as_deref().unwrap_or_default()
-        ));
-    }
-    match v {
-        Value::String(text) => {
-            let len = text.chars().count() as i64;
-            if let Some(max) = s.max_length
-                && len > max
-            {
-                return Err(format!("{at}: Too long: may not be more than {max} bytes"));
-            }
-            if let Some(min) = s.min_length
-                && len < min
-            {
-                return Err(format!(
-                    "{at}: Invalid value: {v}: should be at least {min} chars long"
-                ));
-            }
-            if let Some(p) = &s.pattern
-                && let Ok(re) = regex_lite(p)
-                && !re.is_match(text)
-            {
-                return Err(format!(
-                    "{at}: Invalid value: {v}: in body should match '{p}'"
-                ));
-            }
-        }
-        Value::Number(n) => {
-            let x = n.as_f64().unwrap_or_default();
-            let excl_max = s.exclusive_maximum == Some(true);
-            let excl_min = s.exclusive_minimum == Some(true);
-            if let Some(m) = s.maximum
-                && (x > m || (excl_max && x == m))
-            {
-                let how = if excl_max {
-                    "less than"
-                } else {
-                    "less than or equal to"
-                };
-                return Err(format!(
-                    "{at}: Invalid value: {v}: in body should be {how} {m}"
-                ));
-            }
-            if let Some(m) = s.minimum
-                && (x < m || (excl_min && x == m))
-            {
-                let how = if excl_min {
-                    "greater than"
-                } else {
-                    "greater than or equal to"
-                };
-                return Err(format!(
-                    "{at}: Invalid value: {v}: in body should be {how} {m}"
-                ));
-            }
-            if let Some(m) = s.multiple_of
-                && m > 0.0
-                && ((x / m).round() * m - x).abs() > 1e-9 * x.abs().max(1.0)
-            {
-                return Err(format!(
-                    "{at}: Invalid value: {v}: in body should be a multiple of {m}"
-                ));
-            }
-        }
-        Value::Array(items) => {
-            if let Some(max) = s.max_items
-                && items.len() as i64 > max
-            {
-                return Err(format!(
-                    "{at}: Too many: {}: must have at most {max} items",
-                    items.len()
-                ));
-            }
-            if let Some(min) = s.min_items
-                && (items.len() as i64) < min
-            {
-                return Err(format!(
-                    "{at}: Invalid value: should have at least {min} items"
-                ));
-            }
-            if let Some(JSONSchemaPropsOrArray::Schema(i)) = &s.items {
-                for (n, x) in items.iter().enumerate() {
-                    valid_default(x, i, &format!("{at}[{n}]"))?;
-                }
-            }
-        }
-        Value::Object(m) => {
-            if let Some(max) = s.max_properties
-                && m.len() as i64 > max
-            {
-                return Err(format!(
-                    "{at}: Too many: {}: must have at most {max} properties",
-                    m.len()
-                ));
-            }
-            if let Some(min) = s.min_properties
-                && (m.len() as i64) < min
-            {
-                return Err(format!(
-                    "{at}: Invalid value: should have at least {min} properties"
-                ));
-            }
-            for r in s.required.iter().flatten() {
-                let has_default = s
-                    .properties
-                    .as_ref()
-                    .and_then(|p| p.get(r))
-                    .is_some_and(|p| p.default.is_some());
-                if !m.contains_key(r) && !has_default {
-                    return Err(format!("{at}.{r}: Required value"));
-                }
-            }
-            let known = s.x_kubernetes_preserve_unknown_fields == Some(true)
-                || s.x_kubernetes_embedded_resource == Some(true);
-            for (k, x) in m {
-                let sub = s.properties.as_ref().and_then(|p| p.get(k)).or(
-                    match &s.additional_properties {
-                        Some(JSONSchemaPropsOrBool::Schema(a)) => Some(&**a),
-                        _ => None,
-                    },
-                );
-                match sub {
-                    Some(sub) => valid_default(x, sub, &format!("{at}.{k}"))?,
-                    None if known
-                        || matches!(
-                            s.additional_properties,
-                            Some(JSONSchemaPropsOrBool::Bool(true))
-                        ) => {}
-                    None => {
-                        return Err(format!(
-                            "{at}: Invalid value: {v}: must not have unknown fields"
-                        ));
-                    }
-                }
-            }
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
-/// A compiled pattern for checking defaults (the Rust `regex` crate: RE2 semantics).
-fn regex_lite(p: &str) -> Result<regex::Regex, regex::Error> {
-    regex::Regex::new(p)
 }
