@@ -196,6 +196,9 @@ pub(crate) fn merge_kinds(
         let mut versions = versions;
         for k in &mut versions {
             for v in &mut k.crd.spec.versions {
+                if checks == Checks::ApiServer {
+                    validate::check_version(v, &k.loc)?;
+                }
                 if let Some(s) = v
                     .schema
                     .as_mut()

@@ -313,6 +313,46 @@ pub fn cases() -> Vec<Case> {
             "    pub replicas: i32,\n",
             "",
         ),
+        refused(
+            "printcolumn_type",
+            "    pub replicas: i32,\n",
+            "",
+            "CSpec",
+            &["printer column `Replicas`: type: must be one of boolean,date,integer,number,string"],
+        ),
+        refused(
+            "selectable_unknown_field",
+            "    pub tier: String,\n",
+            "",
+            "CSpec",
+            &["selectable field `.spec.nope`: is an invalid path: does not refer to a valid field"],
+        ),
+        refused(
+            "selectable_object",
+            "    pub item: Item,\n",
+            ITEM,
+            "CSpec",
+            &["must point to a field of type string, boolean or integer"],
+        ),
+        accepted(
+            "selectable_string",
+            "    pub tier: String,\n",
+            "",
+        ),
+        refused(
+            "scale_outside_spec",
+            "    pub replicas: i32,\n",
+            "#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\npub struct CStatus {\n    pub replicas: i32,\n}\n",
+            "CSpec",
+            &["scale.specReplicasPath `.replicas`: should be a json path under .spec"],
+        ),
+        refused(
+            "deprecation_warning_line_break",
+            "    pub replicas: i32,\n",
+            "",
+            "CSpec",
+            &["deprecationWarning: must only contain printable UTF-8 characters"],
+        ),
         accepted(
             "ok_rules",
             "    #[x_kube(validation = \"self >= 0 && self <= 100\")]\n    pub replicas: i32,\n    #[x_kube(validation = Rule::new(\"self == oldSelf\").message(\"immutable\"))]\n    pub name: String,\n    #[x_kube(validation = \"has(self.label) ? self.label.startsWith('a') : true\")]\n    pub item: Item,\n    #[schemars(length(max = 16))]\n    #[x_kube(validation = \"self.all(x, x.size() < 64)\")]\n    pub names: Vec<String>,\n    #[schemars(length(max = 63))]\n    #[x_kube(validation = \"self.matches('^[a-z]+$')\")]\n    pub slug: String,\n    #[x_kube(validation = Rule::new(\"self.size() > 0\").message(Message::Expression(\"'tags must not be empty'\".into())))]\n    pub tags: Vec<String>,\n",
@@ -331,6 +371,24 @@ pub fn cases() -> Vec<Case> {
                 "kind = \"C\")]",
                 "kind = \"C\", validation = \"self.spec.nope == 1\")]",
             );
+        }
+        let kube_attr = match c.name {
+            "printcolumn_type" => Some(
+                r#"printcolumn(name = "Replicas", type_ = "int", json_path = ".spec.replicas")"#,
+            ),
+            "selectable_unknown_field" => Some(r#"selectable = ".spec.nope""#),
+            "selectable_object" => Some(r#"selectable = ".spec.item""#),
+            "selectable_string" => Some(r#"selectable = ".spec.tier""#),
+            "scale_outside_spec" => Some(
+                r##"status = "CStatus", scale = r#"{"specReplicasPath":".replicas","statusReplicasPath":".status.replicas"}"#"##,
+            ),
+            "deprecation_warning_line_break" => Some(r#"deprecated = "v1 is old,\nuse v2""#),
+            _ => None,
+        };
+        if let Some(a) = kube_attr {
+            c.body = c
+                .body
+                .replace("kind = \"C\")]", &format!("kind = \"C\", {a})]"));
         }
         let root_rule = match c.name {
             "root_rule_labels" => Some("self.metadata.labels.size() < 10"),

@@ -18,11 +18,12 @@ mod re2;
 mod rules;
 mod structural;
 mod types;
+mod version;
 
 use std::cell::RefCell;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+    CustomResourceDefinitionVersion, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
 };
 use serde_json::Value;
 
@@ -191,6 +192,22 @@ pub(crate) fn check(
                 fix: r.fix,
             })
         }
+    }
+}
+
+/// Check what one version sets beside its schema (printer columns, selectable fields, scale,
+/// deprecation warning), refused at the kind.
+pub(crate) fn check_version(
+    v: &CustomResourceDefinitionVersion,
+    kind_loc: &Location,
+) -> Result<(), CrdgenError> {
+    match version::check(v) {
+        None => Ok(()),
+        Some((what, fix)) => Err(CrdgenError::Refused {
+            loc: kind_loc.clone(),
+            what: format!("version {}: {what}", v.name),
+            fix: fix.into(),
+        }),
     }
 }
 
