@@ -680,6 +680,26 @@ pub fn schema_cases() -> Vec<SchemaCase> {
             ),
             "must evaluate to a bool",
         ),
+        refused(
+            "cel_on_untyped_node",
+            obj(
+                json!({"a": rule(json!({"x-kubernetes-preserve-unknown-fields": true}), json!({"rule": "true"}))}),
+            ),
+            "sits on a node CEL has no type for",
+        ),
+        refused(
+            "cel_on_list_of_untyped",
+            obj(
+                json!({"a": rule(list_of(json!({"x-kubernetes-preserve-unknown-fields": true}), json!({})), json!({"rule": "self.size() > 0"}))}),
+            ),
+            "sits on a node CEL has no type for",
+        ),
+        accepted(
+            "cel_on_typed_preserved",
+            obj(
+                json!({"a": rule(json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}), json!({"rule": "self == oldSelf"}))}),
+            ),
+        ),
         // oldSelf.
         refused(
             "old_self_in_list",

@@ -42,12 +42,18 @@ pub(super) fn check(
     let mut found: Vec<(String, String)> = Vec::new();
     let mut refuse = |reason: String, fix: &str| found.push((reason, fix.to_string()));
     fields(rule, node, &mut refuse);
-    if found.is_empty()
-        && let Some(decl) = decl
-    {
-        compile(rule, decl, place, total, &mut |r, f| {
+    match decl {
+        _ if !found.is_empty() => {}
+        Some(decl) => compile(rule, decl, place, total, &mut |r, f| {
             found.push((r, f.to_string()))
-        });
+        }),
+        None => found.push((
+            format!(
+                "the rule `{}` sits on a node CEL has no type for (failed to construct type information for x-kubernetes-validations rules: unable to convert structural schema to CEL declarations)",
+                rule.rule.trim()
+            ),
+            "give the node a type (`\"type\" = \"object\"` next to `x-kubernetes-preserve-unknown-fields`), or move the rule to a typed node".into(),
+        )),
     }
     out.extend(found.into_iter().map(|(reason, fix)| Refusal {
         path: place.path.clone(),
