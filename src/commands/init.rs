@@ -62,6 +62,10 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
         "operator_rs_git",
         &crate::install_source::git_install_args().unwrap_or_default(),
     );
+    let image = crate::scaffold::context::ImageRef::parse("controller:latest");
+    ctx.insert("image_name", &image.name);
+    ctx.insert("image_tag", &image.tag);
+    ctx.insert("image_digest", &image.digest);
 
     let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);

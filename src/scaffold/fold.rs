@@ -195,7 +195,7 @@ impl Folder<'_, '_> {
 
     /// The value of a plain name of the context: `Some(None)` when it is missing, `None` when
     /// it is not known before rendering (an expression, or a name a `set` assigns).
-    fn name(&self, name: &str) -> Option<Option<&serde_json::Value>> {
+    fn name(&self, name: &str) -> Option<Option<&tera::Value>> {
         let plain = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         (plain && !self.shadowed.contains(name)).then(|| self.ctx.get(name))
     }

@@ -3,6 +3,7 @@
 //! [`Overlay`] — nothing touches the disk until every file is computed and every check passed.
 //! Re-running is always safe: existing user files are refused (or kept) and insertions are idempotent.
 
+pub mod context;
 mod fold;
 pub mod markers;
 pub mod template;
@@ -88,6 +89,7 @@ pub fn plan(
         .map(|t| template::prepare(t.body, ctx, &mut next))
         .collect();
     let mut tera = tera::Tera::default();
+    tera.autoescape_on(Vec::<&str>::new());
     tera.add_raw_templates(
         active
             .iter()
@@ -98,7 +100,7 @@ pub fn plan(
     .context("parsing the embedded templates (a bug in operator-rs)")?;
     let mut full_ctx = ctx.clone();
     for (name, text) in prepared.iter().flat_map(|p| &p.texts) {
-        full_ctx.insert(name.as_str(), text);
+        full_ctx.insert(name.clone(), text);
     }
     let ctx = &full_ctx;
 
@@ -106,7 +108,7 @@ pub fn plan(
     let mut conflicts = BTreeSet::new();
 
     for t in active.iter().filter(|t| !t.is_fragment()) {
-        let path = render_path(t, ctx)?;
+        let path = render_path(&tera, t, ctx)?;
         let body = render(&tera, t, ctx)?;
         match overlay.read(&path)? {
             None => {
@@ -137,7 +139,7 @@ pub fn plan(
 
     for t in active.iter().filter(|t| t.is_fragment()) {
         let marker = t.front.marker.as_deref().unwrap_or_default();
-        let path = render_path(t, ctx)?;
+        let path = render_path(&tera, t, ctx)?;
         let fragment = render(&tera, t, ctx)?;
         let Some(current) = overlay.read(&path)? else {
             bail!(
@@ -203,26 +205,16 @@ fn condition_holds(when: Option<&str>, ctx: &tera::Context) -> bool {
         Some(k) => (true, k.trim()),
         None => (false, when),
     };
-    let value = ctx.get(key).map(truthy).unwrap_or(false);
+    let value = ctx.get(key).is_some_and(tera::Value::is_truthy);
     value != negate
 }
 
-fn truthy(v: &serde_json::Value) -> bool {
-    match v {
-        serde_json::Value::Null => false,
-        serde_json::Value::Bool(b) => *b,
-        serde_json::Value::String(s) => !s.is_empty(),
-        serde_json::Value::Array(a) => !a.is_empty(),
-        _ => true,
-    }
-}
-
-fn render_path(t: &Template, ctx: &tera::Context) -> Result<PathBuf> {
+fn render_path(tera: &tera::Tera, t: &Template, ctx: &tera::Context) -> Result<PathBuf> {
     // A path without tera syntax renders to itself.
     let rendered = if template::is_static(&t.front.path) {
         t.front.path.clone()
     } else {
-        tera::Tera::one_off(&t.front.path, ctx, false).map_err(|e| {
+        tera.render_str(&t.front.path, ctx, false).map_err(|e| {
             anyhow!(
                 "rendering the output path of template {}: {}",
                 t.name,

@@ -388,7 +388,7 @@ mod tests {
                     assert!(p.skeleton.len() <= t.body.len() + 40 * p.texts.len());
                     let mut full = ctx.clone();
                     for (k, v) in &p.texts {
-                        full.insert(k.as_str(), v);
+                        full.insert(k.clone(), v);
                     }
                     let got = tera::Tera::one_off(&p.skeleton, &full, false)
                         .unwrap_or_else(|e| panic!("{}: {e:?}", t.name));
@@ -415,7 +415,7 @@ mod tests {
         ctx.insert("y", "Y");
         let want = tera::Tera::one_off(body, &ctx, false).unwrap();
         for (k, v) in &p.texts {
-            ctx.insert(k.as_str(), v);
+            ctx.insert(k.clone(), v);
         }
         assert_eq!(tera::Tera::one_off(&p.skeleton, &ctx, false).unwrap(), want);
     }
