@@ -4,7 +4,6 @@
 //! Re-running is always safe: existing user files are refused (or kept) and insertions are idempotent.
 
 pub mod context;
-mod fold;
 pub mod markers;
 pub mod template;
 
@@ -14,6 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, anyhow, bail};
 
 use crate::workspace::{Overlay, SourceTree};
+use context::Family;
 use markers::Inserted;
 use template::{IfExists, Template, templates_for};
 
@@ -66,43 +66,27 @@ impl Report {
     }
 }
 
-/// Render every template of `command` (`init`, `api`) with `ctx` into `overlay`.
+/// Render every template of `ctx`'s family with it into `overlay`.
 /// Files whose policy is `error` and that exist already are not planned unless `force`: they are
 /// left in [`Report::conflicts`], which the caller refuses (with any conflicts of its own).
-pub fn plan(
-    command: &str,
-    ctx: &tera::Context,
-    force: bool,
-    overlay: &mut Overlay<'_>,
-) -> Result<Report> {
-    let templates = templates_for(command)?;
-    let active: Vec<&Template> = templates
-        .iter()
-        .filter(|t| condition_holds(t.front.when.as_deref(), ctx))
-        .collect::<Vec<_>>();
-    // Only the templates this run renders are parsed, each with the `if` chains the context
-    // decides folded and as a skeleton whose literal text comes from the context (see
-    // `template::prepare`): parsing is most of a scaffolding run's time.
-    let mut next = 0;
-    let prepared: Vec<template::Prepared> = active
-        .iter()
-        .map(|t| template::prepare(t.body, ctx, &mut next))
-        .collect();
+pub fn plan<C: Family>(ctx: &C, force: bool, overlay: &mut Overlay<'_>) -> Result<Report> {
+    let ctx = tera::Context::from_serialize(ctx)
+        .map_err(|e| anyhow!("{}", error_chain(&e)))
+        .context("building the template context (a bug in operator-rs)")?;
+    let ctx = &ctx;
+    let templates = templates_for(C::TEMPLATES)?;
+    let mut active = Vec::new();
+    for t in &templates {
+        if condition_holds(t, ctx)? {
+            active.push(t);
+        }
+    }
+    // Only the templates this run renders are parsed.
     let mut tera = tera::Tera::default();
     tera.autoescape_on(Vec::<&str>::new());
-    tera.add_raw_templates(
-        active
-            .iter()
-            .zip(&prepared)
-            .map(|(t, p)| (t.name.as_str(), p.skeleton.as_str())),
-    )
-    .map_err(|e| anyhow!("{}", error_chain(&e)))
-    .context("parsing the embedded templates (a bug in operator-rs)")?;
-    let mut full_ctx = ctx.clone();
-    for (name, text) in prepared.iter().flat_map(|p| &p.texts) {
-        full_ctx.insert(name.clone(), text);
-    }
-    let ctx = &full_ctx;
+    tera.add_raw_templates(active.iter().map(|t| (t.name.as_str(), t.body)))
+        .map_err(|e| anyhow!("{}", error_chain(&e)))
+        .context("parsing the embedded templates (a bug in operator-rs)")?;
 
     let mut report = Report::default();
     let mut conflicts = BTreeSet::new();
@@ -196,17 +180,23 @@ pub fn yaml_scalar(value: &str) -> String {
         .unwrap_or_else(|| serde_json::to_string(value).expect("a string serializes"))
 }
 
-/// Evaluate a front matter `when:` (`key` or `not key`) against the context.
-fn condition_holds(when: Option<&str>, ctx: &tera::Context) -> bool {
-    let Some(when) = when.map(str::trim) else {
-        return true;
+/// Evaluate a template's front matter `when:` (`key` or `not key`) against the context; a key
+/// the context lacks is refused (a bug in operator-rs), not taken as false.
+fn condition_holds(t: &Template, ctx: &tera::Context) -> Result<bool> {
+    let Some(when) = t.front.when.as_deref().map(str::trim) else {
+        return Ok(true);
     };
     let (negate, key) = match when.strip_prefix("not ") {
         Some(k) => (true, k.trim()),
         None => (false, when),
     };
-    let value = ctx.get(key).is_some_and(tera::Value::is_truthy);
-    value != negate
+    let Some(value) = ctx.get(key) else {
+        bail!(
+            "template {}: `when: {when}` names `{key}`, which is not in its context (a bug in operator-rs)",
+            t.name
+        );
+    };
+    Ok(value.is_truthy() != negate)
 }
 
 fn render_path(tera: &tera::Tera, t: &Template, ctx: &tera::Context) -> Result<PathBuf> {
