@@ -424,3 +424,221 @@ impl WebhookContext {
 fn rust_literal(value: &str) -> String {
     format!("{value:?}")
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::project::{Api, DeployImage};
+    use crate::scaffold::template::{Template, templates_for};
+
+    #[test]
+    fn image_references_split_as_set_image_does() {
+        let split = |image: &str| {
+            let r = ImageRef::parse(image);
+            (r.name, r.tag, r.digest)
+        };
+        let s = |a: &str, b: &str, c: &str| (a.to_string(), b.to_string(), c.to_string());
+        assert_eq!(split("controller:latest"), s("controller", "latest", ""));
+        assert_eq!(split("controller"), s("controller", "latest", ""));
+        assert_eq!(
+            split("localhost:5000/acme/op"),
+            s("localhost:5000/acme/op", "latest", "")
+        );
+        assert_eq!(
+            split("localhost:5000/acme/op:v2"),
+            s("localhost:5000/acme/op", "v2", "")
+        );
+        assert_eq!(
+            split("ghcr.io/acme/op@sha256:abc"),
+            s("ghcr.io/acme/op", "", "sha256:abc")
+        );
+    }
+
+    fn project() -> Project {
+        Project {
+            version: "3".into(),
+            domain: "example.com".into(),
+            repo: "github.com/acme/memcached-operator".into(),
+            project_name: "memcached-operator".into(),
+            crate_name: "memcached_operator".into(),
+            layout: vec![crate::project::LAYOUT.into()],
+            cli_version: "0.1.0".into(),
+            k8s_openapi_feature: "v1_37".into(),
+            resources: Vec::new(),
+            crd: Default::default(),
+        }
+    }
+
+    /// A deploy-image kind with every optional setting given, so that every optional name is
+    /// in its context.
+    fn memcached() -> Resource {
+        Resource {
+            group: "cache".into(),
+            domain: "example.com".into(),
+            version: "v1alpha1".into(),
+            kind: "Memcached".into(),
+            plural: "memcacheds".into(),
+            api: Some(Api {
+                crd_version: "v1".into(),
+                namespaced: true,
+                storage: true,
+            }),
+            controller: true,
+            core: false,
+            path: "crate::api::v1alpha1::Memcached".into(),
+            deploy_image: Some(DeployImage {
+                image: "memcached:1.6".into(),
+                container_port: Some(11211),
+                container_command: vec!["memcached".into(), "-m=64".into()],
+                run_as_user: Some(1001),
+            }),
+            webhooks: None,
+        }
+    }
+
+    /// The names of a context, as the templates see them.
+    fn keys(ctx: &impl Family) -> BTreeSet<String> {
+        match serde_json::to_value(ctx).expect("a context serializes") {
+            serde_json::Value::Object(map) => map.keys().cloned().collect(),
+            other => panic!("a context is a map, not {other}"),
+        }
+    }
+
+    /// Every name a template reads from its context: in its body, its output path and its
+    /// `when:`, but not the names it sets itself (loop variables tera leaves out already).
+    fn names_read(t: &Template) -> BTreeSet<String> {
+        let mut tera = tera::Tera::default();
+        tera.add_raw_template("body", t.body)
+            .unwrap_or_else(|e| panic!("{}: {e}", t.name));
+        tera.add_raw_template("path", &t.front.path)
+            .unwrap_or_else(|e| panic!("{} (path): {e}", t.name));
+        let mut names: BTreeSet<String> = ["body", "path"]
+            .iter()
+            .flat_map(|n| tera.get_template_variables(n).unwrap())
+            .map(str::to_string)
+            .collect();
+        if let Some(when) = &t.front.when {
+            names.insert(when.trim().trim_start_matches("not ").trim().to_string());
+        }
+        for set in names_set(t.body) {
+            names.remove(set);
+        }
+        names
+    }
+
+    /// The names a template assigns with `{% set name = ... %}`.
+    fn names_set(body: &str) -> Vec<&str> {
+        body.split("{%")
+            .skip(1)
+            .filter_map(|tag| {
+                let tag = tag.trim_start_matches('-').trim_start();
+                let rest = tag.strip_prefix("set ")?;
+                rest.split(|c: char| c == '=' || c.is_whitespace())
+                    .find(|w| !w.is_empty())
+            })
+            .collect()
+    }
+
+    /// Each family's template folder is read with exactly the names of its context: a name no
+    /// field provides (misspelled in a template, or dropped from the struct) fails here, and so
+    /// does a field no template reads.
+    fn check_family(ctx: &impl Family, folder: &str) {
+        let fields = keys(ctx);
+        let mut read = BTreeSet::new();
+        let templates = templates_for(folder).unwrap();
+        assert!(!templates.is_empty(), "no templates in {folder}");
+        for t in &templates {
+            let names = names_read(t);
+            let unknown: Vec<&String> = names.difference(&fields).collect();
+            assert!(
+                unknown.is_empty(),
+                "template {} reads {unknown:?}, which its context ({folder}) does not have",
+                t.name
+            );
+            read.extend(names);
+        }
+        let unused: Vec<&String> = fields.difference(&read).collect();
+        assert!(
+            unused.is_empty(),
+            "no template of {folder} reads {unused:?}: drop them from its context"
+        );
+    }
+
+    #[test]
+    fn the_init_templates_read_exactly_the_init_context() {
+        let ctx = InitContext::new(&project(), "Acme", "apache2", String::new());
+        check_family(&ctx, InitContext::TEMPLATES);
+    }
+
+    #[test]
+    fn the_api_templates_read_exactly_the_api_context() {
+        let ctx = ApiContext::new(&project(), &memcached(), true);
+        check_family(&ctx, ApiContext::TEMPLATES);
+    }
+
+    #[test]
+    fn the_webhook_templates_read_exactly_the_webhook_context() {
+        let types = WebhookTypes {
+            defaulting: true,
+            validation: true,
+            conversion: true,
+        };
+        let ctx = WebhookContext::admission(&project(), &memcached(), types, true);
+        check_family(&ctx, WebhookContext::TEMPLATES);
+        let spoke = Resource {
+            version: "v1beta1".into(),
+            path: "crate::api::v1beta1::Memcached".into(),
+            ..memcached()
+        };
+        let ctx = WebhookContext::conversion(&project(), &memcached(), &spoke, true);
+        check_family(&ctx, WebhookContext::TEMPLATES);
+    }
+
+    #[test]
+    fn optional_settings_are_absent_not_empty() {
+        // `{% if container_port is defined %}`: a port not given must not be in the context.
+        let plain = Resource {
+            deploy_image: None,
+            ..memcached()
+        };
+        let names = keys(&ApiContext::new(&project(), &plain, true));
+        assert!(!names.contains("container_port"), "{names:?}");
+        assert!(!names.contains("run_as_user"), "{names:?}");
+        assert!(names.contains("container_image"), "{names:?}");
+    }
+
+    #[test]
+    fn controller_flavours_are_exclusive() {
+        let builtin = Resource {
+            group: "apps".into(),
+            domain: String::new(),
+            version: "v1".into(),
+            kind: "Deployment".into(),
+            plural: "deployments".into(),
+            api: None,
+            core: true,
+            path: "k8s_openapi::api::apps::v1::Deployment".into(),
+            deploy_image: None,
+            ..memcached()
+        };
+        let plain = Resource {
+            deploy_image: None,
+            ..memcached()
+        };
+        for (r, want) in [
+            (memcached(), [false, true, false]),
+            (plain, [true, false, false]),
+            (builtin, [false, false, true]),
+        ] {
+            let c = ApiContext::new(&project(), &r, true).controller;
+            assert_eq!(
+                [c.flavour_plain, c.flavour_deploy_image, c.flavour_builtin],
+                want,
+                "{}",
+                r.kind
+            );
+        }
+    }
+}

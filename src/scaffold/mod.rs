@@ -249,3 +249,29 @@ fn indent(text: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn template(when: &str) -> Template {
+        let body = format!("{{#- operator-rs\npath: a\nwhen: {when}\n-#}}\nx");
+        Template {
+            name: "t.tera".into(),
+            front: template::parse_front_matter("t.tera", &body).unwrap(),
+            body: "x",
+        }
+    }
+
+    #[test]
+    fn when_reads_a_context_key_and_refuses_an_unknown_one() {
+        let mut ctx = tera::Context::new();
+        ctx.insert("on", &true);
+        ctx.insert("empty", "");
+        assert!(condition_holds(&template("on"), &ctx).unwrap());
+        assert!(!condition_holds(&template("not on"), &ctx).unwrap());
+        assert!(!condition_holds(&template("empty"), &ctx).unwrap());
+        let err = condition_holds(&template("mispelled"), &ctx).unwrap_err();
+        assert!(err.to_string().contains("`mispelled`"), "{err}");
+    }
+}

@@ -81,8 +81,8 @@ pub fn parse_front_matter(name: &str, body: &str) -> Result<FrontMatter> {
         .with_context(|| format!("template {name}: invalid front matter"))
 }
 
-/// The body of a template without its front matter and the line break that closes it (tera 1
-/// does not honour `-#}`'s right trim on comments, so the engine strips it).
+/// The body of a template without its front matter and the line break that closes it (tera
+/// never sees the front matter).
 fn strip_front_matter(body: &str) -> &str {
     match body
         .strip_prefix(OPEN)
