@@ -430,7 +430,6 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
-    use crate::project::{Api, DeployImage};
     use crate::scaffold::template::{Template, templates_for};
 
     #[test]
@@ -456,46 +455,53 @@ mod tests {
         );
     }
 
+    /// A project with a deploy-image kind given every optional setting (so that every optional
+    /// name is in its context) and a second version of it, read as `PROJECT` is.
+    const PROJECT: &str = "version: \"3\"
+domain: example.com
+repo: github.com/acme/memcached-operator
+projectName: memcached-operator
+crateName: memcached_operator
+layout:
+- rust.operator-rs.io/v1
+cliVersion: 0.1.0
+k8sOpenapiFeature: v1_37
+resources:
+- group: cache
+  domain: example.com
+  version: v1alpha1
+  kind: Memcached
+  plural: memcacheds
+  api:
+    crdVersion: v1
+    namespaced: true
+    storage: true
+  controller: true
+  path: crate::api::v1alpha1::Memcached
+  deployImage:
+    image: memcached:1.6
+    containerPort: 11211
+    containerCommand:
+    - memcached
+    - -m=64
+    runAsUser: 1001
+- group: cache
+  domain: example.com
+  version: v1beta1
+  kind: Memcached
+  plural: memcacheds
+  api:
+    crdVersion: v1
+    namespaced: true
+  path: crate::api::v1beta1::Memcached
+";
+
     fn project() -> Project {
-        Project {
-            version: "3".into(),
-            domain: "example.com".into(),
-            repo: "github.com/acme/memcached-operator".into(),
-            project_name: "memcached-operator".into(),
-            crate_name: "memcached_operator".into(),
-            layout: vec![crate::project::LAYOUT.into()],
-            cli_version: "0.1.0".into(),
-            k8s_openapi_feature: "v1_37".into(),
-            resources: Vec::new(),
-            crd: Default::default(),
-        }
+        Project::parse(PROJECT).unwrap()
     }
 
-    /// A deploy-image kind with every optional setting given, so that every optional name is
-    /// in its context.
     fn memcached() -> Resource {
-        Resource {
-            group: "cache".into(),
-            domain: "example.com".into(),
-            version: "v1alpha1".into(),
-            kind: "Memcached".into(),
-            plural: "memcacheds".into(),
-            api: Some(Api {
-                crd_version: "v1".into(),
-                namespaced: true,
-                storage: true,
-            }),
-            controller: true,
-            core: false,
-            path: "crate::api::v1alpha1::Memcached".into(),
-            deploy_image: Some(DeployImage {
-                image: "memcached:1.6".into(),
-                container_port: Some(11211),
-                container_command: vec!["memcached".into(), "-m=64".into()],
-                run_as_user: Some(1001),
-            }),
-            webhooks: None,
-        }
+        project().resources[0].clone()
     }
 
     /// The names of a context, as the templates see them.
@@ -587,12 +593,8 @@ mod tests {
         };
         let ctx = WebhookContext::admission(&project(), &memcached(), types, true);
         check_family(&ctx, WebhookContext::TEMPLATES);
-        let spoke = Resource {
-            version: "v1beta1".into(),
-            path: "crate::api::v1beta1::Memcached".into(),
-            ..memcached()
-        };
-        let ctx = WebhookContext::conversion(&project(), &memcached(), &spoke, true);
+        let spoke = &project().resources[1];
+        let ctx = WebhookContext::conversion(&project(), &memcached(), spoke, true);
         check_family(&ctx, WebhookContext::TEMPLATES);
     }
 
