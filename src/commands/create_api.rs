@@ -10,11 +10,12 @@ use crate::builtin;
 use crate::cli::CreateApiArgs;
 use crate::names;
 use crate::project::{self, Api, DeployImage, Project, Resource};
+use crate::scaffold::context::ApiContext;
 use crate::workspace::{DiskTree, Overlay, write_all};
 
 pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let mut project = Project::load(root)?;
-    let (resource, ctx_extra) = plan_resource(&project, args)?;
+    let resource = plan_resource(&project, args)?;
 
     // Record the resource: replace the same GVK (with --force), else append.
     match project
@@ -26,11 +27,10 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
         None => project.resources.push(resource.clone()),
     }
 
-    let mut ctx = super::base_context(&project, "", "");
-    ctx.extend(ctx_extra);
+    let ctx = ApiContext::new(&project, &resource, args.resource);
     let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);
-    let report = crate::scaffold::plan("api", &ctx, args.force, &mut overlay)?;
+    let report = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
     report.refuse_conflicts()?;
     overlay.put(project::FILE, project.render()?);
     super::generate::regenerate_into(&mut overlay, &project, resource.has_api())?;
@@ -59,9 +59,8 @@ fn merge_into(existing: &mut Resource, new: &Resource) {
     }
 }
 
-/// Validate the flags against the names' rules and the project, and work out the resource and
-/// the template context for it.
-fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<(Resource, tera::Context)> {
+/// Validate the flags against the names' rules and the project, and work out the resource.
+fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
     let group = args.group.trim();
     let version = args.version.trim();
     let kind = args.kind.trim();
@@ -172,8 +171,7 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<(Resource, t
         check_controller_slot(project, &resource, args.force)?;
     }
     resource.deploy_image = deploy_image(args, &resource)?;
-    let ctx = context(&resource, project, &kind_snake, args.resource);
-    Ok((resource, ctx))
+    Ok(resource)
 }
 
 fn example(flag: &str) -> &'static str {
@@ -406,115 +404,4 @@ fn deploy_image(args: &CreateApiArgs, resource: &Resource) -> Result<Option<Depl
         container_command: command,
         run_as_user: args.run_as_user,
     }))
-}
-
-/// `value` as a Rust string literal (quotes, backslashes and control characters escaped).
-fn rust_literal(value: &str) -> String {
-    format!("{value:?}")
-}
-
-/// The `create api` keys of the template context (see templates/README.md).
-/// `scaffold_resource`: whether to render the kind's types and CRD files (`--resource`); a
-/// controller added later for an existing kind leaves its (possibly edited) types alone.
-fn context(
-    r: &Resource,
-    project: &Project,
-    kind_snake: &str,
-    scaffold_resource: bool,
-) -> tera::Context {
-    let mut ctx = tera::Context::new();
-    let full_group = if r.core && r.group == "core" {
-        String::new()
-    } else {
-        r.qualified_group()
-    };
-    ctx.insert("group", &r.group);
-    ctx.insert("version", &r.version);
-    ctx.insert("kind", &r.kind);
-    ctx.insert("kind_snake", kind_snake);
-    ctx.insert("kind_lower", &r.kind.to_ascii_lowercase());
-    ctx.insert("plural", &r.plural);
-    ctx.insert(
-        "plural_is_default",
-        &(r.plural == names::default_plural(&r.kind)),
-    );
-    ctx.insert("full_group", &full_group);
-    ctx.insert(
-        "api_version",
-        &if full_group.is_empty() {
-            r.version.clone()
-        } else {
-            format!("{full_group}/{}", r.version)
-        },
-    );
-    let namespaced = match &r.api {
-        Some(a) => a.namespaced,
-        None => builtin::lookup(&r.group, &r.version, &r.kind).is_none_or(|b| b.namespaced),
-    };
-    ctx.insert("namespaced", &namespaced);
-    // A further version of a kind is not stored: its types say `storage = false`.
-    ctx.insert("stored", &r.api.as_ref().is_none_or(|a| a.storage));
-    ctx.insert("resource", &(scaffold_resource && r.has_api()));
-    ctx.insert("controller", &r.controller);
-    ctx.insert("builtin", &r.core);
-    ctx.insert("rust_type", &r.path);
-    let finalizer_group = if full_group.is_empty() {
-        project.domain.clone()
-    } else {
-        full_group.clone()
-    };
-    ctx.insert("finalizer", &format!("{finalizer_group}/finalizer"));
-    ctx.insert(
-        "first_in_version",
-        &!project
-            .resources
-            .iter()
-            .any(|o| o.has_api() && o.version == r.version && o.kind != r.kind),
-    );
-    let di = r.deploy_image.as_ref();
-    ctx.insert("deploy_image", &di.is_some());
-    // The controller's flavour: one template each.
-    ctx.insert("flavour_builtin", &(r.controller && r.core));
-    ctx.insert(
-        "resource_controller",
-        &(r.controller && !r.core && r.has_api()),
-    );
-    ctx.insert(
-        "flavour_deploy_image",
-        &(r.controller && !r.core && di.is_some()),
-    );
-    ctx.insert("flavour_plain", &(r.controller && !r.core && di.is_none()));
-    // Strings pasted into Rust source go in as Rust literals.
-    ctx.insert(
-        "container_image_rust",
-        &rust_literal(di.map_or("", |d| d.image.as_str())),
-    );
-    ctx.insert(
-        "container_command_rust",
-        &(di.map(|d| {
-            d.container_command
-                .iter()
-                .map(|a| rust_literal(a))
-                .collect::<Vec<_>>()
-        }))
-        .unwrap_or_default(),
-    );
-    let image = di.map(|d| d.image.clone()).unwrap_or_default();
-    // For YAML templates: `value: {{ container_image_yaml }}` is right whatever the image is.
-    ctx.insert(
-        "container_image_yaml",
-        &crate::scaffold::yaml_scalar(&image),
-    );
-    ctx.insert("container_image", &image);
-    if let Some(port) = di.and_then(|d| d.container_port) {
-        ctx.insert("container_port", &port);
-    }
-    ctx.insert(
-        "container_command",
-        &di.map(|d| d.container_command.clone()).unwrap_or_default(),
-    );
-    if let Some(uid) = di.and_then(|d| d.run_as_user) {
-        ctx.insert("run_as_user", &uid);
-    }
-    ctx
 }

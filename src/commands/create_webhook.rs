@@ -12,6 +12,7 @@ use anyhow::{Result, bail};
 use crate::cli::CreateWebhookArgs;
 use crate::names;
 use crate::project::{self, Project, Resource, ResourceWebhooks};
+use crate::scaffold::context::{WebhookContext, WebhookTypes};
 use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 
 const EXAMPLE: &str = "operator-rs create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation";
@@ -41,53 +42,28 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
 
     let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);
-    let base = super::base_context(&project, "", "");
     let kind_snake = names::kind_snake(&resource.kind);
-    let admission = args.defaulting || args.programmatic_validation;
     let kind_file = format!("src/webhooks/{}/{kind_snake}.rs", resource.version);
-    let mut ctx = base.clone();
-    ctx.extend(context(&resource, &kind_snake));
-    ctx.insert("defaulting", &args.defaulting);
-    ctx.insert("validation", &args.programmatic_validation);
-    ctx.insert("conversion", &args.conversion);
-    ctx.insert("admission", &admission);
     // The kind's admission file holds the user's code: rendered once (or with --force), and
     // a later run only registers another webhook type.
-    ctx.insert(
-        "admission_file",
-        &(admission && (args.force || !exists(&overlay, &kind_file)?)),
-    );
-    ctx.insert(
-        "module_version",
-        if admission {
-            resource.version.as_str()
-        } else {
-            ""
-        },
-    );
-    let mut report = crate::scaffold::plan("webhook", &ctx, args.force, &mut overlay)?;
+    let types = WebhookTypes {
+        defaulting: args.defaulting,
+        validation: args.programmatic_validation,
+        conversion: args.conversion,
+    };
+    let admission_file = (args.defaulting || args.programmatic_validation)
+        && (args.force || !exists(&overlay, &kind_file)?);
+    let ctx = WebhookContext::admission(&project, &resource, types, admission_file);
+    let mut report = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
 
     for spoke in &plan.spokes {
         let spoke_resource = project
             .find(&resource.group, spoke, &resource.kind)
             .expect("checked in plan");
         let spoke_file = format!("src/webhooks/{spoke}/{kind_snake}_conversion.rs");
-        let mut ctx = base.clone();
-        ctx.extend(context(&resource, &kind_snake));
-        for key in ["defaulting", "validation", "admission", "admission_file"] {
-            ctx.insert(key, &false);
-        }
-        ctx.insert("conversion", &true);
-        ctx.insert("module_version", spoke);
-        ctx.insert("spoke", spoke);
-        ctx.insert("spoke_api_version", &spoke_resource.api_version());
-        ctx.insert("spoke_type", &spoke_resource.path);
-        ctx.insert("hub_type", &resource.path);
-        ctx.insert(
-            "spoke_file",
-            &(args.force || !exists(&overlay, &spoke_file)?),
-        );
-        let more = crate::scaffold::plan("webhook", &ctx, args.force, &mut overlay)?;
+        let spoke_file = args.force || !exists(&overlay, &spoke_file)?;
+        let ctx = WebhookContext::conversion(&project, &resource, spoke_resource, spoke_file);
+        let more = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
         for (path, action) in more.actions {
             if !report.actions.iter().any(|(p, _)| *p == path) {
                 report.actions.push((path, action));
@@ -225,46 +201,6 @@ fn plan(project: &Project, args: &CreateWebhookArgs) -> Result<Plan> {
         bail!("--spoke is for conversion webhooks: add --conversion");
     }
     Ok(Plan { resource, spokes })
-}
-
-/// The `create webhook` keys of the template context (see templates/README.md).
-fn context(r: &Resource, kind_snake: &str) -> tera::Context {
-    let mut ctx = tera::Context::new();
-    let full_group = if r.core && r.group == "core" {
-        String::new()
-    } else {
-        r.qualified_group()
-    };
-    let kind_lower = r.kind.to_ascii_lowercase();
-    let path_of = |prefix: &str| {
-        format!(
-            "/{prefix}-{}-{}-{kind_lower}",
-            full_group.replace('.', "-"),
-            r.version
-        )
-    };
-    ctx.insert("group", &r.group);
-    ctx.insert("version", &r.version);
-    ctx.insert("kind", &r.kind);
-    ctx.insert("kind_snake", kind_snake);
-    ctx.insert("kind_lower", &kind_lower);
-    ctx.insert("plural", &r.plural);
-    ctx.insert("full_group", &full_group);
-    ctx.insert(
-        "marker_group",
-        &if full_group.is_empty() {
-            "\"\"".to_string()
-        } else {
-            full_group.clone()
-        },
-    );
-    ctx.insert("api_version", &r.api_version());
-    ctx.insert("rust_type", &r.path);
-    ctx.insert("mutate_path", &path_of("mutate"));
-    ctx.insert("validate_path", &path_of("validate"));
-    ctx.insert("spoke", "");
-    ctx.insert("spoke_file", &false);
-    ctx
 }
 
 /// Whether the tree holds the webhook module (for generators).

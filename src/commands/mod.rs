@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command, CreateCommand, EditCommand, GenerateCommand};
-use crate::project::Project;
 use crate::scaffold::Report;
 use crate::workspace::Verb;
 
@@ -67,22 +66,6 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
     }
-}
-
-/// The template context every command shares: the project's identity.
-pub fn base_context(project: &Project, owner: &str, license: &str) -> tera::Context {
-    let mut ctx = tera::Context::new();
-    ctx.insert("project_name", &project.project_name);
-    ctx.insert("crate_name", &project.crate_name);
-    ctx.insert("domain", &project.domain);
-    ctx.insert("repo", &project.repo);
-    ctx.insert("owner", owner);
-    ctx.insert("license", license);
-    ctx.insert("year", &current_year().to_string());
-    ctx.insert("cli_version", env!("CARGO_PKG_VERSION"));
-    ctx.insert("k8s_feature", &project.k8s_openapi_feature);
-    ctx.insert("image", "controller:latest");
-    ctx
 }
 
 /// Print every file a command changed, one line a file, as `cargo new` does: the scaffold's own

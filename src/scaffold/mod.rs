@@ -3,7 +3,7 @@
 //! [`Overlay`] — nothing touches the disk until every file is computed and every check passed.
 //! Re-running is always safe: existing user files are refused (or kept) and insertions are idempotent.
 
-mod fold;
+pub mod context;
 pub mod markers;
 pub mod template;
 
@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, anyhow, bail};
 
 use crate::workspace::{Overlay, SourceTree};
+use context::Family;
 use markers::Inserted;
 use template::{IfExists, Template, templates_for};
 
@@ -65,48 +66,33 @@ impl Report {
     }
 }
 
-/// Render every template of `command` (`init`, `api`) with `ctx` into `overlay`.
+/// Render every template of `ctx`'s family with it into `overlay`.
 /// Files whose policy is `error` and that exist already are not planned unless `force`: they are
 /// left in [`Report::conflicts`], which the caller refuses (with any conflicts of its own).
-pub fn plan(
-    command: &str,
-    ctx: &tera::Context,
-    force: bool,
-    overlay: &mut Overlay<'_>,
-) -> Result<Report> {
-    let templates = templates_for(command)?;
-    let active: Vec<&Template> = templates
-        .iter()
-        .filter(|t| condition_holds(t.front.when.as_deref(), ctx))
-        .collect::<Vec<_>>();
-    // Only the templates this run renders are parsed, each with the `if` chains the context
-    // decides folded and as a skeleton whose literal text comes from the context (see
-    // `template::prepare`): parsing is most of a scaffolding run's time.
-    let mut next = 0;
-    let prepared: Vec<template::Prepared> = active
-        .iter()
-        .map(|t| template::prepare(t.body, ctx, &mut next))
-        .collect();
-    let mut tera = tera::Tera::default();
-    tera.add_raw_templates(
-        active
-            .iter()
-            .zip(&prepared)
-            .map(|(t, p)| (t.name.as_str(), p.skeleton.as_str())),
-    )
-    .map_err(|e| anyhow!("{}", error_chain(&e)))
-    .context("parsing the embedded templates (a bug in operator-rs)")?;
-    let mut full_ctx = ctx.clone();
-    for (name, text) in prepared.iter().flat_map(|p| &p.texts) {
-        full_ctx.insert(name.as_str(), text);
+pub fn plan<C: Family>(ctx: &C, force: bool, overlay: &mut Overlay<'_>) -> Result<Report> {
+    let ctx = tera::Context::from_serialize(ctx)
+        .map_err(|e| anyhow!("{}", error_chain(&e)))
+        .context("building the template context (a bug in operator-rs)")?;
+    let ctx = &ctx;
+    let templates = templates_for(C::TEMPLATES)?;
+    let mut active = Vec::new();
+    for t in &templates {
+        if condition_holds(t, ctx)? {
+            active.push(t);
+        }
     }
-    let ctx = &full_ctx;
+    // Only the templates this run renders are parsed.
+    let mut tera = tera::Tera::default();
+    tera.autoescape_on(Vec::<&str>::new());
+    tera.add_raw_templates(active.iter().map(|t| (t.name.as_str(), t.body)))
+        .map_err(|e| anyhow!("{}", error_chain(&e)))
+        .context("parsing the embedded templates (a bug in operator-rs)")?;
 
     let mut report = Report::default();
     let mut conflicts = BTreeSet::new();
 
     for t in active.iter().filter(|t| !t.is_fragment()) {
-        let path = render_path(t, ctx)?;
+        let path = render_path(&tera, t, ctx)?;
         let body = render(&tera, t, ctx)?;
         match overlay.read(&path)? {
             None => {
@@ -137,7 +123,7 @@ pub fn plan(
 
     for t in active.iter().filter(|t| t.is_fragment()) {
         let marker = t.front.marker.as_deref().unwrap_or_default();
-        let path = render_path(t, ctx)?;
+        let path = render_path(&tera, t, ctx)?;
         let fragment = render(&tera, t, ctx)?;
         let Some(current) = overlay.read(&path)? else {
             bail!(
@@ -194,35 +180,31 @@ pub fn yaml_scalar(value: &str) -> String {
         .unwrap_or_else(|| serde_json::to_string(value).expect("a string serializes"))
 }
 
-/// Evaluate a front matter `when:` (`key` or `not key`) against the context.
-fn condition_holds(when: Option<&str>, ctx: &tera::Context) -> bool {
-    let Some(when) = when.map(str::trim) else {
-        return true;
+/// Evaluate a template's front matter `when:` (`key` or `not key`) against the context; a key
+/// the context lacks is refused (a bug in operator-rs), not taken as false.
+fn condition_holds(t: &Template, ctx: &tera::Context) -> Result<bool> {
+    let Some(when) = t.front.when.as_deref().map(str::trim) else {
+        return Ok(true);
     };
     let (negate, key) = match when.strip_prefix("not ") {
         Some(k) => (true, k.trim()),
         None => (false, when),
     };
-    let value = ctx.get(key).map(truthy).unwrap_or(false);
-    value != negate
+    let Some(value) = ctx.get(key) else {
+        bail!(
+            "template {}: `when: {when}` names `{key}`, which is not in its context (a bug in operator-rs)",
+            t.name
+        );
+    };
+    Ok(value.is_truthy() != negate)
 }
 
-fn truthy(v: &serde_json::Value) -> bool {
-    match v {
-        serde_json::Value::Null => false,
-        serde_json::Value::Bool(b) => *b,
-        serde_json::Value::String(s) => !s.is_empty(),
-        serde_json::Value::Array(a) => !a.is_empty(),
-        _ => true,
-    }
-}
-
-fn render_path(t: &Template, ctx: &tera::Context) -> Result<PathBuf> {
+fn render_path(tera: &tera::Tera, t: &Template, ctx: &tera::Context) -> Result<PathBuf> {
     // A path without tera syntax renders to itself.
     let rendered = if template::is_static(&t.front.path) {
         t.front.path.clone()
     } else {
-        tera::Tera::one_off(&t.front.path, ctx, false).map_err(|e| {
+        tera.render_str(&t.front.path, ctx, false).map_err(|e| {
             anyhow!(
                 "rendering the output path of template {}: {}",
                 t.name,
@@ -266,4 +248,30 @@ fn indent(text: &str) -> String {
         .map(|l| format!("    {l}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn template(when: &str) -> Template {
+        let body = format!("{{#- operator-rs\npath: a\nwhen: {when}\n-#}}\nx");
+        Template {
+            name: "t.tera".into(),
+            front: template::parse_front_matter("t.tera", &body).unwrap(),
+            body: "x",
+        }
+    }
+
+    #[test]
+    fn when_reads_a_context_key_and_refuses_an_unknown_one() {
+        let mut ctx = tera::Context::new();
+        ctx.insert("on", &true);
+        ctx.insert("empty", "");
+        assert!(condition_holds(&template("on"), &ctx).unwrap());
+        assert!(!condition_holds(&template("not on"), &ctx).unwrap());
+        assert!(!condition_holds(&template("empty"), &ctx).unwrap());
+        let err = condition_holds(&template("mispelled"), &ctx).unwrap_err();
+        assert!(err.to_string().contains("`mispelled`"), "{err}");
+    }
 }
