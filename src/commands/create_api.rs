@@ -10,68 +10,73 @@ use crate::builtin;
 use crate::cli::CreateApiArgs;
 use crate::names;
 use crate::project::{self, Api, DeployImage, Project, Resource};
-use crate::scaffold::context::ApiContext;
+use crate::scaffold::context::{ApiContext, ApiParts};
 use crate::workspace::{DiskTree, Overlay, write_all};
 
 pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let mut project = Project::load(root)?;
     let resource = plan_resource(&project, args)?;
 
-    // Record the resource: replace the same GVK (with --force), else append.
-    match project
+    // Record the resource: merge into the same GVK (a re-run), else append. The templates see the
+    // kind as PROJECT now records it, and render the parts this run asks for.
+    let kind = match project
         .resources
         .iter_mut()
         .find(|r| r.same_gvk(&resource.group, &resource.version, &resource.kind))
     {
-        Some(existing) => merge_into(existing, &resource),
-        None => project.resources.push(resource.clone()),
-    }
-
-    let ctx = ApiContext::new(&project, &resource, args.resource);
+        Some(existing) => {
+            merge_into(existing, &resource, args.controller);
+            existing.clone()
+        }
+        None => {
+            project.resources.push(resource.clone());
+            resource.clone()
+        }
+    };
+    let parts = ApiParts {
+        types: args.resource,
+        controller: args.controller,
+    };
+    let ctx = ApiContext::new(&project, &kind, parts);
     let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);
     let report = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
     report.refuse_conflicts()?;
     overlay.put(project::FILE, project.render()?);
-    super::generate::regenerate_into(&mut overlay, &project, resource.has_api())?;
+    super::generate::regenerate_into(&mut overlay, &project, kind.has_api())?;
     let (pending, removals) = overlay.into_changes();
-    super::check_generated_rust(&pending, Some(&resource.kind))?;
+    super::check_generated_rust(&pending, Some(&kind.kind))?;
     let changes = write_all(root, &pending, &removals)?;
 
     super::print_changes(&report, &changes);
     eprintln!(
         "\n{} {} is ready. Next: implement it, then regenerate the manifests with\n  operator-rs generate manifests",
-        resource.api_version(),
-        resource.kind
+        kind.api_version(),
+        kind.kind
     );
     Ok(())
 }
 
-/// A second run for the same GVK (e.g. `--controller` after `--controller=false`) adds to it.
-fn merge_into(existing: &mut Resource, new: &Resource) {
+/// A second run for the same GVK adds to it, as kubebuilder's `Resource.Update`: a controller
+/// stays once made (`--controller` after `--controller=false` adds one; `--force
+/// --controller=false` re-scaffolds the types and keeps it). A run that scaffolds the controller
+/// sets what it runs: `--force` without `--image` makes a deploy-image kind plain again.
+fn merge_into(existing: &mut Resource, new: &Resource, scaffolds_controller: bool) {
     existing.controller |= new.controller;
     if new.api.is_some() {
         existing.api = new.api.clone();
         existing.plural = new.plural.clone();
     }
-    if new.deploy_image.is_some() {
+    if scaffolds_controller {
         existing.deploy_image = new.deploy_image.clone();
     }
 }
 
 /// Validate the flags against the names' rules and the project, and work out the resource.
 fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
-    let group = args.group.trim();
-    let version = args.version.trim();
-    let kind = args.kind.trim();
-    for (flag, value) in [("group", group), ("version", version), ("kind", kind)] {
-        if value.starts_with('-') {
-            bail!(
-                "--{flag} has no value: it took {value:?}, which looks like the next flag\n  e.g. --{flag} {}",
-                example(flag)
-            );
-        }
-    }
+    let (group, version, kind) = args
+        .gvk
+        .values(|flag| format!("--{flag} {}", example(flag)))?;
     names::validate_version(version)?;
     names::validate_kind(kind)?;
     if !args.resource && !args.controller {
@@ -139,7 +144,7 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
     } else if let Some(b) = builtin::lookup(group, version, kind) {
         Resource {
             group: if b.group.is_empty() {
-                "core".into()
+                project::CORE_GROUP.into()
             } else {
                 b.group.to_string()
             },
@@ -377,6 +382,17 @@ fn deploy_image(args: &CreateApiArgs, resource: &Resource) -> Result<Option<Depl
     if !resource.has_api() || !args.controller || resource.core {
         bail!(
             "--image needs a kind of this project with a controller (it scaffolds a controller that runs the image)\n  e.g. --group cache --version v1alpha1 --kind Memcached --image memcached:1.6"
+        );
+    }
+    if !args.resource && resource.deploy_image.is_none() {
+        bail!(
+            "--image with --resource=false: {} {} was not made with --image, and a deploy-image controller needs the fields its types get (size, and the container's settings)\n  \
+             re-scaffold the types too (your changes to them are lost): operator-rs create api --group {} --version {} --kind {} --image {image} --force",
+            resource.api_version(),
+            resource.kind,
+            resource.group,
+            resource.version,
+            resource.kind
         );
     }
     names::validate_image(image)?;

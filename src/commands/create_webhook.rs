@@ -10,6 +10,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use crate::cli::CreateWebhookArgs;
+use crate::crdgen;
 use crate::names;
 use crate::project::{self, Project, Resource, ResourceWebhooks};
 use crate::scaffold::context::{WebhookContext, WebhookTypes};
@@ -19,7 +20,8 @@ const EXAMPLE: &str = "operator-rs create webhook --group batch --version v1 --k
 
 pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     let mut project = Project::load(root)?;
-    let plan = plan(&project, args)?;
+    let disk = DiskTree::new(root);
+    let plan = plan(&project, &disk, args)?;
     let resource = plan.resource.clone();
 
     let entry = project
@@ -40,7 +42,6 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
         }
     }
 
-    let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);
     let kind_snake = names::kind_snake(&resource.kind);
     let kind_file = format!("src/webhooks/{}/{kind_snake}.rs", resource.version);
@@ -104,15 +105,8 @@ struct Plan {
     spokes: Vec<String>,
 }
 
-fn plan(project: &Project, args: &CreateWebhookArgs) -> Result<Plan> {
-    let (group, version, kind) = (args.group.trim(), args.version.trim(), args.kind.trim());
-    for (flag, value) in [("group", group), ("version", version), ("kind", kind)] {
-        if value.starts_with('-') {
-            bail!(
-                "--{flag} has no value: it took {value:?}, which looks like the next flag\n  e.g. {EXAMPLE}"
-            );
-        }
-    }
+fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateWebhookArgs) -> Result<Plan> {
+    let (group, version, kind) = args.gvk.values(|_| EXAMPLE.to_string())?;
     names::validate_version(version)?;
     names::validate_kind(kind)?;
     if !args.defaulting && !args.programmatic_validation && !args.conversion {
@@ -182,16 +176,7 @@ fn plan(project: &Project, args: &CreateWebhookArgs) -> Result<Plan> {
                 "--conversion converts between versions of a kind this project owns (a CRD); {kind} is built in"
             );
         }
-        if !resource.api.as_ref().is_some_and(|a| a.storage) {
-            let storage = project
-                .versions_of(&resource)
-                .find(|r| r.api.as_ref().is_some_and(|a| a.storage))
-                .map(|r| r.version.clone())
-                .unwrap_or_default();
-            bail!(
-                "the hub of a conversion is the storage version, which is {storage}, not {version}\n  e.g. --version {storage} --conversion --spoke {version}"
-            );
-        }
+        check_hub(project, tree, &resource, &spokes)?;
         if spokes.is_empty() {
             bail!(
                 "--conversion needs the versions that convert to {version}: pass --spoke <version>[,<version>...]\n  e.g. --version {version} --conversion --spoke v1"
@@ -201,6 +186,69 @@ fn plan(project: &Project, args: &CreateWebhookArgs) -> Result<Plan> {
         bail!("--spoke is for conversion webhooks: add --conversion");
     }
     Ok(Plan { resource, spokes })
+}
+
+/// The hub of a conversion is the kind's storage version as its types declare it (the source
+/// decides since `edit api` exists; PROJECT only mirrors it), as `generate crds` reads it: every
+/// version is in the types, exactly one of them stored.
+fn check_hub(
+    project: &Project,
+    tree: &dyn SourceTree,
+    hub: &Resource,
+    spokes: &[String],
+) -> Result<()> {
+    let (group, kind, version) = (hub.api_group(), &hub.kind, &hub.version);
+    let found: Vec<crdgen::FoundVersion> = crdgen::kind_versions(tree)?
+        .into_iter()
+        .filter(|f| f.group == group && f.kind == *kind)
+        .collect();
+    for v in std::iter::once(version).chain(spokes) {
+        if !found.iter().any(|f| f.version == *v) {
+            let declared: Vec<String> = found
+                .iter()
+                .map(|f| format!("{} at {}", f.version, f.loc))
+                .collect();
+            bail!(
+                "{kind}.{group} {v} is in PROJECT but no `#[derive(CustomResource)]` of the crate declares it (found: {}); conversion needs the types of every version it converts\n  \
+                 restore src/api/{v}/ (e.g. from version control), or re-scaffold it: operator-rs create api --group {} --version {v} --kind {kind} --controller=false --force",
+                if declared.is_empty() {
+                    "none".to_string()
+                } else {
+                    declared.join(", ")
+                },
+                hub.group
+            );
+        }
+    }
+    let declared: Vec<crdgen::DeclaredVersion<'_>> = found
+        .iter()
+        .map(|f| crdgen::DeclaredVersion {
+            version: &f.version,
+            loc: &f.loc,
+            storage: f.storage,
+        })
+        .collect();
+    let (stored, _) = crdgen::storage_version(&group, kind, &declared, project)?;
+    if stored != *version {
+        let at = found
+            .iter()
+            .find(|f| f.version == stored)
+            .map(|f| format!(" (at {})", f.loc))
+            .unwrap_or_default();
+        let others: Vec<&str> = found
+            .iter()
+            .map(|f| f.version.as_str())
+            .filter(|v| *v != stored)
+            .collect();
+        bail!(
+            "the hub of a conversion is the storage version, which the types declare is {stored}{at}, not {version}\n  \
+             e.g. --version {stored} --conversion --spoke {}\n  \
+             or make {version} the storage version first: operator-rs edit api --group {} --version {version} --kind {kind} --storage",
+            others.join(","),
+            hub.group
+        );
+    }
+    Ok(())
 }
 
 /// Whether the tree holds the webhook module (for generators).

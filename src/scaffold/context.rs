@@ -152,11 +152,7 @@ impl KindNames {
             kind_lower: r.kind.to_ascii_lowercase(),
             version: r.version.clone(),
             plural: r.plural.clone(),
-            full_group: if r.core && r.group == "core" {
-                String::new()
-            } else {
-                r.qualified_group()
-            },
+            full_group: r.api_group(),
             rust_type: r.path.clone(),
         }
     }
@@ -188,10 +184,19 @@ impl Family for ApiContext {
     const TEMPLATES: &'static str = "api";
 }
 
+/// What one `create api` run renders of a kind; the rest of the context says what the kind is
+/// (its entry in PROJECT), which the fragments that describe the whole kind (its tests) follow.
+#[derive(Debug, Clone, Copy)]
+pub struct ApiParts {
+    /// The kind's types and CRD files (`--resource`); a controller added later for an existing
+    /// kind leaves its (possibly edited) types alone.
+    pub types: bool,
+    /// The controller file (`--controller`); a re-run with `--controller=false` leaves it alone.
+    pub controller: bool,
+}
+
 impl ApiContext {
-    /// `scaffold_resource`: whether to render the kind's types and CRD files (`--resource`); a
-    /// controller added later for an existing kind leaves its (possibly edited) types alone.
-    pub fn new(project: &Project, r: &Resource, scaffold_resource: bool) -> ApiContext {
+    pub fn new(project: &Project, r: &Resource, parts: ApiParts) -> ApiContext {
         let names = KindNames::new(r);
         let api_version = if names.full_group.is_empty() {
             r.version.clone()
@@ -208,9 +213,9 @@ impl ApiContext {
             api_version,
             namespaced,
             stored: r.api.as_ref().is_none_or(|a| a.storage),
-            resource: scaffold_resource && r.has_api(),
+            resource: parts.types && r.has_api(),
             builtin: r.core,
-            controller: ControllerContext::new(project, r, &names),
+            controller: ControllerContext::new(project, r, &names, parts.controller),
             names,
         }
     }
@@ -221,7 +226,8 @@ impl ApiContext {
 pub struct ControllerContext {
     /// The kind has a controller in this project.
     pub controller: bool,
-    /// Which controller template renders (one per flavour).
+    /// Which controller template renders (one per flavour; none when this run leaves the
+    /// controller alone).
     pub flavour_plain: bool,
     pub flavour_deploy_image: bool,
     pub flavour_builtin: bool,
@@ -236,7 +242,7 @@ pub struct ControllerContext {
 }
 
 impl ControllerContext {
-    fn new(project: &Project, r: &Resource, names: &KindNames) -> ControllerContext {
+    fn new(project: &Project, r: &Resource, names: &KindNames, render: bool) -> ControllerContext {
         let deploy_image = r.deploy_image.is_some();
         let finalizer_group = if names.full_group.is_empty() {
             &project.domain
@@ -245,9 +251,9 @@ impl ControllerContext {
         };
         ControllerContext {
             controller: r.controller,
-            flavour_plain: r.controller && !r.core && !deploy_image,
-            flavour_deploy_image: r.controller && !r.core && deploy_image,
-            flavour_builtin: r.controller && r.core,
+            flavour_plain: render && r.controller && !r.core && !deploy_image,
+            flavour_deploy_image: render && r.controller && !r.core && deploy_image,
+            flavour_builtin: render && r.controller && r.core,
             resource_controller: r.controller && !r.core && r.has_api(),
             finalizer: format!("{finalizer_group}/finalizer"),
             deploy_image,
@@ -432,6 +438,11 @@ mod tests {
     use super::*;
     use crate::scaffold::template::{Template, templates_for};
 
+    const ALL: ApiParts = ApiParts {
+        types: true,
+        controller: true,
+    };
+
     #[test]
     fn image_references_split_as_set_image_does() {
         let split = |image: &str| {
@@ -580,7 +591,7 @@ resources:
 
     #[test]
     fn the_api_templates_read_exactly_the_api_context() {
-        let ctx = ApiContext::new(&project(), &memcached(), true);
+        let ctx = ApiContext::new(&project(), &memcached(), ALL);
         check_family(&ctx, ApiContext::TEMPLATES);
     }
 
@@ -605,7 +616,7 @@ resources:
             deploy_image: None,
             ..memcached()
         };
-        let names = keys(&ApiContext::new(&project(), &plain, true));
+        let names = keys(&ApiContext::new(&project(), &plain, ALL));
         assert!(!names.contains("container_port"), "{names:?}");
         assert!(!names.contains("run_as_user"), "{names:?}");
         assert!(names.contains("container_image"), "{names:?}");
@@ -634,7 +645,7 @@ resources:
             (plain, [true, false, false]),
             (builtin, [false, false, true]),
         ] {
-            let c = ApiContext::new(&project(), &r, true).controller;
+            let c = ApiContext::new(&project(), &r, ALL).controller;
             assert_eq!(
                 [c.flavour_plain, c.flavour_deploy_image, c.flavour_builtin],
                 want,

@@ -4,6 +4,7 @@
 //! Re-running is always safe: existing user files are refused (or kept) and insertions are idempotent.
 
 pub mod context;
+mod entries;
 pub mod markers;
 pub mod template;
 
@@ -125,6 +126,7 @@ pub fn plan<C: Family>(ctx: &C, force: bool, overlay: &mut Overlay<'_>) -> Resul
         let marker = t.front.marker.as_deref().unwrap_or_default();
         let path = render_path(&tera, t, ctx)?;
         let fragment = render(&tera, t, ctx)?;
+        let owns = render_owns(&tera, t, ctx)?;
         let Some(current) = overlay.read(&path)? else {
             bail!(
                 "cannot add to {}: the file is missing. operator-rs inserts this at its `{}{marker}` marker:\n{}\n  \
@@ -134,7 +136,12 @@ pub fn plan<C: Family>(ctx: &C, force: bool, overlay: &mut Overlay<'_>) -> Resul
                 indent(&fragment)
             );
         };
-        match markers::insert(&current, &path, marker, &fragment) {
+        let insertion = markers::Fragment {
+            marker,
+            text: &fragment,
+            owns: &owns,
+        };
+        match markers::insert(&current, &path, &insertion) {
             Inserted::Added(new) => {
                 overlay.put(path.clone(), new);
                 report.record(&path, Action::Update);
@@ -148,6 +155,24 @@ pub fn plan<C: Family>(ctx: &C, force: bool, overlay: &mut Overlay<'_>) -> Resul
                 markers::PREFIX,
                 indent(&fragment)
             ),
+        }
+    }
+
+    // A fragment that owns entries says what the kind has: when its condition no longer holds
+    // (a re-run without `--image`), what an earlier run inserted goes.
+    for t in &templates {
+        if !t.is_fragment() || t.front.owns.is_none() || active.iter().any(|a| a.name == t.name) {
+            continue;
+        }
+        let path = render_path(&tera, t, ctx)?;
+        let Some(current) = overlay.read(&path)? else {
+            continue;
+        };
+        let marker = t.front.marker.as_deref().unwrap_or_default();
+        let owns = render_owns(&tera, t, ctx)?;
+        if let Some(new) = markers::remove(&current, &path, marker, &owns) {
+            overlay.put(path.clone(), new);
+            report.record(&path, Action::Update);
         }
     }
     Ok(report)
@@ -225,6 +250,21 @@ fn render_path(tera: &tera::Tera, t: &Template, ctx: &tera::Context) -> Result<P
         );
     }
     Ok(path)
+}
+
+/// The names in a fragment's `owns:` (none without one).
+fn render_owns(tera: &tera::Tera, t: &Template, ctx: &tera::Context) -> Result<Vec<String>> {
+    let Some(owns) = &t.front.owns else {
+        return Ok(Vec::new());
+    };
+    let rendered = tera.render_str(owns, ctx, false).map_err(|e| {
+        anyhow!(
+            "rendering the `owns:` of template {}: {}",
+            t.name,
+            error_chain(&e)
+        )
+    })?;
+    Ok(rendered.split_whitespace().map(str::to_string).collect())
 }
 
 fn render(tera: &tera::Tera, t: &Template, ctx: &tera::Context) -> Result<String> {

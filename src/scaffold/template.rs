@@ -9,6 +9,10 @@
 //! when: controller
 //! -#}
 //! ```
+//!
+//! A fragment that renders differently for one kind also lists the entries it owns
+//! (`owns: {{ kind_snake }}_{{ version }} {{ kind_snake }}_{{ version }}_faults`), so that a re-run
+//! in another variant replaces them (see `scaffold::markers`).
 
 use include_dir::{Dir, include_dir};
 use serde::Deserialize;
@@ -47,6 +51,12 @@ pub struct FrontMatter {
     /// For fragments: the marker name (`+operator-rs:scaffold:<marker>`) to insert before.
     #[serde(default)]
     pub marker: Option<String>,
+    /// For fragments that render differently for one kind (by flavour, scope, controller): the
+    /// names, rendered with tera and separated by spaces, of every entry (Rust item, YAML
+    /// sequence entry) any variant inserts. A re-run replaces those entries instead of adding a
+    /// second copy, and removes them when `when:` no longer holds.
+    #[serde(default)]
+    pub owns: Option<String>,
 }
 
 fn default_if_exists() -> IfExists {
@@ -104,14 +114,27 @@ pub fn is_static(body: &str) -> bool {
 /// The bodies of every embedded Rust template that is plain text: they render to themselves, so
 /// their output is known to parse (the `static_rust_templates_parse` test checks it).
 pub fn static_rust_bodies() -> Vec<&'static str> {
+    rust_file_bodies()
+        .into_iter()
+        .filter(|b| is_static(b))
+        .collect()
+}
+
+/// The bodies of the embedded Rust templates of whole files (`*.rs.tera`, fragments left out),
+/// without their front matter.
+pub fn rust_file_bodies() -> Vec<&'static str> {
     fn walk(dir: &'static Dir<'static>, out: &mut Vec<&'static str>) {
         for file in dir.files() {
             if !file.path().to_string_lossy().ends_with(".rs.tera") {
                 continue;
             }
-            if let Some(body) = file.contents_utf8().map(strip_front_matter)
-                && is_static(body)
-            {
+            let Some(text) = file.contents_utf8() else {
+                continue;
+            };
+            let body = strip_front_matter(text);
+            // A fragment's front matter names its marker (read without parsing the YAML).
+            let front = &text[..text.len() - body.len()];
+            if !front.lines().any(|l| l.starts_with("marker:")) {
                 out.push(body);
             }
         }
@@ -209,7 +232,7 @@ mod tests {
     }
 
     fn dup_name(file: &syn::File) -> Option<String> {
-        crate::commands::duplicate_type_name(file)
+        crate::workspace::rust_check::duplicate_name(file)
     }
 
     #[test]
