@@ -315,3 +315,147 @@ mod tests {
         assert!(err.to_string().contains("`mispelled`"), "{err}");
     }
 }
+
+/// The fragments `create api` renders differently for one kind, held to what re-running needs.
+#[cfg(test)]
+mod variant_tests {
+    use super::*;
+    use crate::project::{DeployImage, Project, Resource};
+    use context::{ApiContext, ApiParts};
+
+    const PROJECT: &str = "version: \"3\"\ndomain: example.com\nprojectName: p\ncrateName: p\nlayout:\n- rust.operator-rs.io/v1\ncliVersion: 0.1.0\nk8sOpenapiFeature: v1_37\nresources:\n- group: cache\n  domain: example.com\n  version: v1\n  kind: Memcached\n  plural: memcacheds\n  api:\n    crdVersion: v1\n    namespaced: true\n    storage: true\n  controller: true\n  path: crate::api::v1::Memcached\n- group: apps\n  version: v1\n  kind: Deployment\n  plural: deployments\n  controller: true\n  core: true\n  path: k8s_openapi::api::apps::v1::Deployment\n";
+
+    /// Every variant of one kind `create api` can scaffold (and a built-in kind's).
+    fn variants() -> Vec<(String, Project, Resource)> {
+        let project = Project::parse(PROJECT).unwrap();
+        let plain = project.resources[0].clone();
+        let image = |port: Option<u16>, user| DeployImage {
+            image: format!("memcached:1.{}", port.map_or(6, |_| 7)),
+            container_port: port,
+            container_command: vec!["memcached".into()],
+            run_as_user: user,
+        };
+        let mut out = Vec::new();
+        for namespaced in [true, false] {
+            for controller in [true, false] {
+                for deploy_image in [
+                    None,
+                    Some(image(None, None)),
+                    Some(image(Some(11211), Some(1001))),
+                ] {
+                    if deploy_image.is_some() && !controller {
+                        continue;
+                    }
+                    let mut r = plain.clone();
+                    r.api.as_mut().unwrap().namespaced = namespaced;
+                    r.controller = controller;
+                    let name = format!(
+                        "namespaced={namespaced} controller={controller} image={:?}",
+                        deploy_image.as_ref().map(|d| d.container_port)
+                    );
+                    r.deploy_image = deploy_image;
+                    out.push((name, project.clone(), r));
+                }
+            }
+        }
+        out.push((
+            "built-in".into(),
+            project.clone(),
+            project.resources[1].clone(),
+        ));
+        out
+    }
+
+    /// Each fragment of `templates/api` rendered in each variant (where its condition holds).
+    fn renders() -> Vec<(String, String, Vec<String>, String)> {
+        let mut out = Vec::new();
+        for (variant, project, r) in variants() {
+            let all = ApiParts {
+                types: true,
+                controller: true,
+            };
+            let ctx = tera::Context::from_serialize(&ApiContext::new(&project, &r, all)).unwrap();
+            let mut tera = tera::Tera::default();
+            tera.autoescape_on(Vec::<&str>::new());
+            for t in templates_for("api")
+                .unwrap()
+                .iter()
+                .filter(|t| t.is_fragment())
+            {
+                if !condition_holds(t, &ctx).unwrap() {
+                    continue;
+                }
+                tera.add_raw_template(&t.name, t.body).unwrap();
+                let text = render(&tera, t, &ctx).unwrap();
+                let owns = render_owns(&tera, t, &ctx).unwrap();
+                out.push((t.name.clone(), variant.clone(), owns, text));
+            }
+        }
+        out
+    }
+
+    /// A fragment that renders differently for one kind declares `owns:`, owns every entry it
+    /// inserts (so a re-run replaces all of an earlier variant), and frames every variant with
+    /// the same blank lines (so a replacement in place is a first insertion, byte for byte).
+    #[test]
+    fn fragments_that_vary_own_their_entries_and_frame_alike() {
+        let renders = renders();
+        let names: BTreeSet<&String> = renders.iter().map(|(n, ..)| n).collect();
+        let mut varying = 0;
+        for name in names {
+            let of: Vec<_> = renders
+                .iter()
+                .filter(|(n, ..)| n == name)
+                .filter(|(_, v, ..)| v != "built-in")
+                .collect();
+            let texts: BTreeSet<&String> = of.iter().map(|(.., text)| text).collect();
+            if texts.len() <= 1 {
+                continue;
+            }
+            varying += 1;
+            let frame = |t: &str| {
+                let lines: Vec<&str> = t.lines().collect();
+                let lead = lines.iter().take_while(|l| l.trim().is_empty()).count();
+                let trail = lines
+                    .iter()
+                    .rev()
+                    .take_while(|l| l.trim().is_empty())
+                    .count();
+                (lead, trail, t.ends_with('\n'))
+            };
+            let frames: BTreeSet<_> = texts.iter().map(|t| frame(t)).collect();
+            assert_eq!(
+                frames.len(),
+                1,
+                "{name}: variants framed differently: {frames:?}"
+            );
+            for (_, variant, owns, text) in &of {
+                assert!(
+                    !owns.is_empty(),
+                    "{name} varies by variant but declares no `owns:`"
+                );
+                let path = if name.ends_with(".rs.tera") {
+                    "f.rs"
+                } else {
+                    "f.yaml"
+                };
+                let token = markers::comment_token(Path::new(path));
+                let file = format!("{text}{token} {}m\n", markers::PREFIX);
+                let marker = file.lines().count() - 1;
+                let owned = entries::owned(&file, Path::new(path), &[marker], owns);
+                let covered: BTreeSet<usize> = owned[0].iter().flat_map(|r| r.clone()).collect();
+                for (i, line) in text.lines().enumerate() {
+                    assert!(
+                        line.trim().is_empty() || covered.contains(&i),
+                        "{name} ({variant}): line {} is in no entry it owns ({owns:?}):\n{line}",
+                        i + 1
+                    );
+                }
+            }
+        }
+        assert!(
+            varying >= 3,
+            "e2e, integration and the image's variable vary"
+        );
+    }
+}
