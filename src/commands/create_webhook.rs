@@ -228,7 +228,16 @@ fn check_hub(
             storage: f.storage,
         })
         .collect();
-    let (stored, _) = crdgen::storage_version(&group, kind, &declared, project)?;
+    // No storage version, or several PROJECT cannot settle: refused there, with each version's place.
+    let (stored, legacy) = crdgen::storage_version(&group, kind, &declared, project)?;
+    if found.iter().filter(|f| f.storage).count() > 1 {
+        bail!(
+            "the hub of a conversion is the storage version, and the types of {kind}.{group} do not say which it is: {}",
+            legacy
+                .unwrap_or_default()
+                .trim_start_matches(&format!("{kind}.{group}: "))
+        );
+    }
     if stored != *version {
         let at = found
             .iter()
