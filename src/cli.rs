@@ -119,7 +119,7 @@ pub enum CreateCommand {
     /// Add webhooks to a kind: a defaulter, a validator, conversion to and from other versions.
     #[command(
         after_help = "Examples:\n  operator-rs create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation\n  operator-rs create webhook --group batch --version v2 --kind CronJob --conversion --spoke v1",
-        mut_arg("version", |a| a.help("The API version, e.g. `v1alpha1`; with --conversion, the hub (the storage version)")),
+        mut_arg("version", |a| a.help("The API version, e.g. `v1alpha1`; with --conversion, the hub: the storage version the types declare")),
         mut_arg("kind", |a| a.help("The kind, e.g. `Memcached`; it must be in PROJECT (`operator-rs create api` first)"))
     )]
     Webhook(CreateWebhookArgs),
