@@ -13,21 +13,6 @@ use common::*;
 const V1: &str = "src/api/v1/cron_job.rs";
 const V2: &str = "src/api/v2/cron_job.rs";
 
-/// CronJob in batch/v1 (stored: v2's types say `storage = false`) and batch/v2.
-fn two_versions(name: &str) -> tempfile::TempDir {
-    let tmp = init_project(name);
-    let dir = project_dir(&tmp, name);
-    ok(
-        &dir,
-        &words("create api --group batch --version v1 --kind CronJob"),
-    );
-    ok(
-        &dir,
-        &words("create api --group batch --version v2 --kind CronJob --controller=false"),
-    );
-    tmp
-}
-
 /// Edit a file as a user would, by hand.
 fn edit(dir: &Path, rel: &str, from: &str, to: &str) {
     let text = read(dir, rel);

@@ -7,7 +7,6 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::*;
 
@@ -328,23 +327,4 @@ fn check_duplicate_tests(dir: &Path, step: &str) {
             );
         }
     }
-}
-
-fn cargo(dir: &Path, args: &[&str]) {
-    let out = Command::new(env!("CARGO"))
-        .args(args)
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", shared_target_dir())
-        // The generated project is its own workspace, not a member of ours.
-        .env_remove("CARGO_MANIFEST_DIR")
-        .env_remove("RUSTFLAGS")
-        .output()
-        .expect("cargo runs");
-    assert!(
-        out.status.success(),
-        "`cargo {}` failed in {}:\n{}",
-        args.join(" "),
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }

@@ -321,9 +321,9 @@ mod tests {
 mod variant_tests {
     use super::*;
     use crate::project::{DeployImage, Project, Resource};
-    use context::{ApiContext, ApiParts};
+    use context::{ApiContext, ApiParts, WebhookContext, WebhookTypes};
 
-    const PROJECT: &str = "version: \"3\"\ndomain: example.com\nprojectName: p\ncrateName: p\nlayout:\n- rust.operator-rs.io/v1\ncliVersion: 0.1.0\nk8sOpenapiFeature: v1_37\nresources:\n- group: cache\n  domain: example.com\n  version: v1\n  kind: Memcached\n  plural: memcacheds\n  api:\n    crdVersion: v1\n    namespaced: true\n    storage: true\n  controller: true\n  path: crate::api::v1::Memcached\n- group: apps\n  version: v1\n  kind: Deployment\n  plural: deployments\n  controller: true\n  core: true\n  path: k8s_openapi::api::apps::v1::Deployment\n";
+    const PROJECT: &str = "version: \"3\"\ndomain: example.com\nprojectName: p\ncrateName: p\nlayout:\n- rust.operator-rs.io/v1\ncliVersion: 0.1.0\nk8sOpenapiFeature: v1_37\nresources:\n- group: cache\n  domain: example.com\n  version: v1\n  kind: Memcached\n  plural: memcacheds\n  api:\n    crdVersion: v1\n    namespaced: true\n    storage: true\n  controller: true\n  path: crate::api::v1::Memcached\n- group: apps\n  version: v1\n  kind: Deployment\n  plural: deployments\n  controller: true\n  core: true\n  path: k8s_openapi::api::apps::v1::Deployment\n- group: cache\n  domain: example.com\n  version: v2\n  kind: Memcached\n  plural: memcacheds\n  api:\n    crdVersion: v1\n    namespaced: true\n  path: crate::api::v2::Memcached\n";
 
     /// Every variant of one kind `create api` can scaffold (and a built-in kind's).
     fn variants() -> Vec<(String, Project, Resource)> {
@@ -366,18 +366,14 @@ mod variant_tests {
         out
     }
 
-    /// Each fragment of `templates/api` rendered in each variant (where its condition holds).
+    /// Each fragment of `templates/api` and `templates/webhook` rendered in each variant of
+    /// one kind (where its condition holds): (template, variant, owns, text).
     fn renders() -> Vec<(String, String, Vec<String>, String)> {
         let mut out = Vec::new();
-        for (variant, project, r) in variants() {
-            let all = ApiParts {
-                types: true,
-                controller: true,
-            };
-            let ctx = tera::Context::from_serialize(&ApiContext::new(&project, &r, all)).unwrap();
+        let mut add = |family: &str, variant: String, ctx: tera::Context| {
             let mut tera = tera::Tera::default();
             tera.autoescape_on(Vec::<&str>::new());
-            for t in templates_for("api")
+            for t in templates_for(family)
                 .unwrap()
                 .iter()
                 .filter(|t| t.is_fragment())
@@ -389,6 +385,35 @@ mod variant_tests {
                 let text = render(&tera, t, &ctx).unwrap();
                 let owns = render_owns(&tera, t, &ctx).unwrap();
                 out.push((t.name.clone(), variant.clone(), owns, text));
+            }
+        };
+        for (variant, project, r) in variants() {
+            let all = ApiParts {
+                types: true,
+                controller: true,
+            };
+            let ctx = tera::Context::from_serialize(&ApiContext::new(&project, &r, all)).unwrap();
+            add("api", variant, ctx);
+        }
+        let project = Project::parse(PROJECT).unwrap();
+        let (hub, spoke) = (&project.resources[0], &project.resources[2]);
+        for (d, v, c) in [
+            (true, false, false),
+            (false, true, false),
+            (true, true, true),
+        ] {
+            for file in [true, false] {
+                let types = WebhookTypes {
+                    defaulting: d,
+                    validation: v,
+                    conversion: c,
+                };
+                let ctx = WebhookContext::admission(&project, hub, types, file);
+                let ctx = tera::Context::from_serialize(&ctx).unwrap();
+                add("webhook", format!("{d}{v}{c}{file}"), ctx);
+                let ctx = WebhookContext::conversion(&project, hub, spoke, file);
+                let ctx = tera::Context::from_serialize(&ctx).unwrap();
+                add("webhook", format!("conversion {file}"), ctx);
             }
         }
         out

@@ -18,6 +18,11 @@ pub fn split(text: &str, tera: bool) -> Option<Vec<&str>> {
     let (mut start, mut depth, mut i) = (0usize, 0usize, 0usize);
     while i < n {
         let c = b[i];
+        // Most bytes (words, numbers, spaces, operators) change nothing.
+        if !SPECIAL[usize::from(c)] {
+            i += 1;
+            continue;
+        }
         let next = b.get(i + 1).copied();
         match c {
             b'/' if next == Some(b'/') => i = line_end(b, i),
@@ -30,7 +35,12 @@ pub fn split(text: &str, tera: bool) -> Option<Vec<&str>> {
                 };
                 i = find(b, i + 2, close)? + 2;
             }
-            b'"' => i = string_end(b, i + 1)?,
+            b'"' => {
+                i = match raw_hashes(b, i) {
+                    Some(hashes) => raw_string_end(b, i + 1, hashes)?,
+                    None => string_end(b, i + 1)?,
+                }
+            }
             b'\'' => i = quote_end(text, i)?,
             b'{' | b'(' | b'[' => {
                 depth += 1;
@@ -54,7 +64,6 @@ pub fn split(text: &str, tera: bool) -> Option<Vec<&str>> {
                 pieces.push(&text[start..i]);
                 start = i;
             }
-            c if c == b'_' || c.is_ascii_alphabetic() => i = word_end(b, i)?,
             _ => i += 1,
         }
     }
@@ -229,7 +238,16 @@ impl<'a> Words<'a> {
         let start = self.i;
         let c = *self.b.get(start)?;
         self.i = if c == b'_' || c.is_ascii_alphabetic() {
-            word_end(self.b, start)?
+            let end = word_end(self.b, start);
+            // A raw identifier, `r#type`.
+            if &self.b[start..end] == b"r"
+                && self.b.get(end) == Some(&b'#')
+                && self.b.get(end + 1).is_some_and(|c| is_word_byte(*c))
+            {
+                word_end(self.b, end + 1)
+            } else {
+                end
+            }
         } else if c == b'"' {
             string_end(self.b, start + 1)?
         } else {
@@ -350,33 +368,54 @@ fn quote_end(text: &str, i: usize) -> Option<usize> {
     }
 }
 
-/// The end of an identifier or keyword starting at `i`, or of the literal it prefixes
-/// (`b"..."`, `r#"..."#`, `br"..."`, `c"..."`, `b'x'`); a raw identifier `r#type` is a word.
-fn word_end(b: &[u8], i: usize) -> Option<usize> {
-    let mut j = i;
-    while j < b.len() && (b[j] == b'_' || b[j].is_ascii_alphanumeric()) {
-        j += 1;
+/// The bytes [`split`] stops at: comments, literals, delimiters, `;`.
+static SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut k = 0;
+    let special = b"/\"'{}()[];";
+    while k < special.len() {
+        table[special[k] as usize] = true;
+        k += 1;
     }
-    let word = &b[i..j];
-    match (word, b.get(j)) {
-        (b"b" | b"c", Some(b'"')) => string_end(b, j + 1),
-        (b"b", Some(b'\'')) => find(
-            b,
-            j + if b.get(j + 1) == Some(&b'\\') { 3 } else { 2 },
-            b"'",
-        )
-        .map(|p| p + 1),
-        (b"r" | b"br" | b"cr", Some(b'"' | b'#')) => {
-            let hashes = b[j..].iter().take_while(|c| **c == b'#').count();
-            if b.get(j + hashes) != Some(&b'"') {
-                // `r#ident`, a raw identifier.
-                return Some(word_end(b, j + hashes).unwrap_or(j + hashes));
-            }
-            let mut close = vec![b'"'];
-            close.extend(std::iter::repeat_n(b'#', hashes));
-            find(b, j + hashes + 1, &close).map(|p| p + close.len())
+    table
+};
+
+fn is_word_byte(c: u8) -> bool {
+    c == b'_' || c.is_ascii_alphanumeric()
+}
+
+/// The end of an identifier or keyword starting at `i`.
+fn word_end(b: &[u8], i: usize) -> usize {
+    i + b[i..].iter().take_while(|c| is_word_byte(**c)).count()
+}
+
+/// For the `"` at `i`: the number of `#` of a raw string (`r"`, `r#"`, `br##"`, `cr"`), or `None`
+/// for a string with escapes (`"`, `b"`, `c"`).
+fn raw_hashes(b: &[u8], i: usize) -> Option<usize> {
+    let hashes = b[..i].iter().rev().take_while(|c| **c == b'#').count();
+    let r = (i - hashes).checked_sub(1)?;
+    if b[r] != b'r' {
+        return None;
+    }
+    // The `r` starts the token: nothing of a word before it but a `b` or `c` prefix.
+    let starts = |at: usize| at == 0 || !is_word_byte(b[at - 1]);
+    let prefixed = r > 0 && matches!(b[r - 1], b'b' | b'c') && starts(r - 1);
+    (starts(r) || prefixed).then_some(hashes)
+}
+
+/// The end of a raw string whose text starts at `i`, closed by `"` and `hashes` `#`.
+fn raw_string_end(b: &[u8], mut i: usize, hashes: usize) -> Option<usize> {
+    loop {
+        let quote = i + b.get(i..)?.iter().position(|c| *c == b'"')?;
+        let closing = b[quote + 1..]
+            .iter()
+            .take(hashes)
+            .take_while(|c| **c == b'#')
+            .count();
+        if closing == hashes {
+            return Some(quote + 1 + hashes);
         }
-        _ => Some(j),
+        i = quote + 1;
     }
 }
 
@@ -410,6 +449,57 @@ mod tests {
     fn literals_and_comments_hide_their_delimiters() {
         let text = "fn f<'a>(x: &'a str) -> char {\n    let _ = r#\"}\"#;\n    let _ = br##\"\"#}\"##;\n    let _ = b'}';\n    let _ = '\\'';\n    let r#type = c\"}\";\n    /* } /* nested } */ */\n    '{'\n}\nfn g() {}";
         assert_eq!(pieces(text).len(), 2, "{:?}", pieces(text));
+    }
+
+    /// Every Rust file of this repository (the CLI, the runtime, the tests: raw strings,
+    /// lifetimes, char literals, nested comments, macros) cuts into pieces that each parse
+    /// alone, one item each, inner attributes only in the first.
+    #[test]
+    fn real_files_cut_into_items_that_parse_alone() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut stack = vec![
+            root.join("src"),
+            root.join("runtime/src"),
+            root.join("tests"),
+        ];
+        let mut files = 0;
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                if path.extension().is_none_or(|e| e != "rs") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                let pieces = split(&text, false)
+                    .unwrap_or_else(|| panic!("{} does not scan", path.display()));
+                assert_eq!(pieces.concat(), text);
+                for (at, piece) in pieces.iter().enumerate() {
+                    let file = syn::parse_file(piece).unwrap_or_else(|e| {
+                        panic!(
+                            "{} piece {at} does not parse ({e}):\n{piece}",
+                            path.display()
+                        )
+                    });
+                    assert!(file.items.len() <= 1, "{}: {piece}", path.display());
+                    assert!(
+                        at == 0 || file.attrs.is_empty(),
+                        "{}: {piece}",
+                        path.display()
+                    );
+                    assert_eq!(
+                        has_inner_attribute(piece),
+                        !file.attrs.is_empty(),
+                        "{piece}"
+                    );
+                }
+                files += 1;
+            }
+        }
+        assert!(files > 100, "{files}");
     }
 
     #[test]
