@@ -350,7 +350,7 @@ mod variant_tests {
                     r.api.as_mut().unwrap().namespaced = namespaced;
                     r.controller = controller;
                     let name = format!(
-                        "namespaced={namespaced} controller={controller} image={:?}",
+                        "Memcached v1|namespaced={namespaced} controller={controller} image={:?}",
                         deploy_image.as_ref().map(|d| d.container_port)
                     );
                     r.deploy_image = deploy_image;
@@ -359,7 +359,7 @@ mod variant_tests {
             }
         }
         out.push((
-            "built-in".into(),
+            "Deployment|built-in".into(),
             project.clone(),
             project.resources[1].clone(),
         ));
@@ -367,7 +367,8 @@ mod variant_tests {
     }
 
     /// Each fragment of `templates/api` and `templates/webhook` rendered in each variant of
-    /// one kind (where its condition holds): (template, variant, owns, text).
+    /// one kind (where its condition holds): (template, variant, owns, text). A variant reads
+    /// `subject|detail`: the renders of one subject are variants of one another.
     fn renders() -> Vec<(String, String, Vec<String>, String)> {
         let mut out = Vec::new();
         let mut add = |family: &str, variant: String, ctx: tera::Context| {
@@ -410,10 +411,10 @@ mod variant_tests {
                 };
                 let ctx = WebhookContext::admission(&project, hub, types, file);
                 let ctx = tera::Context::from_serialize(&ctx).unwrap();
-                add("webhook", format!("{d}{v}{c}{file}"), ctx);
+                add("webhook", format!("admission|{d}{v}{c}{file}"), ctx);
                 let ctx = WebhookContext::conversion(&project, hub, spoke, file);
                 let ctx = tera::Context::from_serialize(&ctx).unwrap();
-                add("webhook", format!("conversion {file}"), ctx);
+                add("webhook", format!("conversion of v2|{file}"), ctx);
             }
         }
         out
@@ -425,13 +426,14 @@ mod variant_tests {
     #[test]
     fn fragments_that_vary_own_their_entries_and_frame_alike() {
         let renders = renders();
-        let names: BTreeSet<&String> = renders.iter().map(|(n, ..)| n).collect();
+        let subject = |v: &str| v.split('|').next().unwrap_or_default().to_string();
+        let groups: BTreeSet<(&String, String)> =
+            renders.iter().map(|(n, v, ..)| (n, subject(v))).collect();
         let mut varying = 0;
-        for name in names {
+        for (name, of_subject) in groups {
             let of: Vec<_> = renders
                 .iter()
-                .filter(|(n, ..)| n == name)
-                .filter(|(_, v, ..)| v != "built-in")
+                .filter(|(n, v, ..)| n == name && subject(v) == of_subject)
                 .collect();
             let texts: BTreeSet<&String> = of.iter().map(|(.., text)| text).collect();
             if texts.len() <= 1 {
