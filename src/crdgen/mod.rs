@@ -32,6 +32,8 @@ mod schema;
 mod source_checks;
 pub mod structural;
 mod validate;
+#[doc(hidden)]
+pub use validate::verdict as apiserver_verdict;
 mod values;
 
 use std::collections::BTreeMap;
@@ -197,6 +199,9 @@ pub(crate) fn merge_kinds(
         let mut versions = versions;
         for k in &mut versions {
             for v in &mut k.crd.spec.versions {
+                if checks == Checks::ApiServer {
+                    validate::check_version(v, &k.loc)?;
+                }
                 if let Some(s) = v
                     .schema
                     .as_mut()

@@ -320,6 +320,7 @@ fn common_attrs(
             }
             ("extend", MetaKind::List(ts)) => {
                 for (k, v) in parse_extensions(krate, m, ts.clone(), it.span)? {
+                    super::validate::record_attr(&k, &v, krate.mod_loc(m, it.span));
                     c.extensions.push((k, v));
                 }
             }
@@ -473,6 +474,8 @@ fn validation_attrs(
                 for n in nested {
                     if let ("pattern", MetaKind::Value(e)) = (n.name.as_str(), &n.kind) {
                         v.pattern = Some(values::string_value(krate, e, m)?);
+                        let p = Value::String(v.pattern.clone().unwrap_or_default());
+                        super::validate::record_attr("pattern", &p, krate.mod_loc(m, it.span));
                     } else if n.name == "path" {
                         return Err(unsupported(
                             krate,
