@@ -10,7 +10,8 @@
 //! - [`structural`]: kube-core's structural-schema rewrite in one linear pass;
 //! - [`validate`]: what kube-apiserver checks on create (CEL rules, list/map combinations);
 //! - [`values`]: static evaluation of defaults and literal constants;
-//! - [`k8s_table`]: every k8s-openapi type's real schema, by path (generated);
+//! - [`k8s_table`]: every k8s-openapi type's schema and default, by path (recorded from the real
+//!   types and checked against them by `tests/k8s_schemas.rs`);
 //! - [`crd`]: `#[kube(...)]` and the CRD as `crd()` builds it;
 //! - [`options`]: PROJECT's `crd:` options (known formats only, description length);
 //! - [`output`]: YAML, file layout, kustomization, warnings;
@@ -20,7 +21,9 @@ mod attrs;
 mod crd;
 mod error;
 mod exact;
-mod k8s_table;
+/// Public only for `tests/k8s_schemas.rs`, which records and checks it against k8s-openapi.
+#[doc(hidden)]
+pub mod k8s_table;
 mod loader;
 mod options;
 mod output;

@@ -1200,7 +1200,7 @@ pub(crate) fn subschema(g: &mut SchemaGenerator, t: &Ty) -> Schema {
             Schema::try_from(s).unwrap_or_default()
         }
         Ty::K8s(p) => match k8s_table::lookup(p) {
-            Some(t) => (t.schema)(g),
+            Some(t) => t.schema(g),
             None => Schema::default(),
         },
         Ty::User(d) => user_schema(g, *d),
