@@ -89,6 +89,12 @@ impl<K: Object> Context<K> {
         &self.manager.metrics
     }
 
+    /// How long one reconcile may run before it is cancelled (`--reconcile-timeout`); `None`:
+    /// no limit.
+    pub fn reconcile_timeout(&self) -> Option<std::time::Duration> {
+        self.manager.reconcile_timeout
+    }
+
     /// The field manager of this operator's server-side applies.
     pub fn field_manager(&self) -> &str {
         &self.manager.field_manager
