@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::reflector::ObjectRef;
@@ -303,6 +304,22 @@ async fn an_object_becomes_ready_for_each_generation() -> anyhow::Result<()> {
         condition.last_transition_time, ready_since,
         "Ready stayed True: no transition"
     );
+
+    // Both status writes published a `Ready` event: the second is the series of the first.
+    let events: Api<Event> = Api::namespaced(env.client()?, &namespace);
+    let ready_events = events.list(&Default::default()).await?.items;
+    let ready_events: Vec<_> = (ready_events.into_iter())
+        .filter(|e| e.reason.as_deref() == Some("Ready"))
+        .collect();
+    assert_eq!(ready_events.len(), 1, "{ready_events:?}");
+    let event = &ready_events[0];
+    assert_eq!(
+        event.reporting_controller.as_deref(),
+        Some("gizmo-operator")
+    );
+    let regarding = event.regarding.as_ref().and_then(|r| r.name.as_deref());
+    assert_eq!(regarding, Some("one"));
+    assert_eq!(event.series.as_ref().map(|s| s.count), Some(2), "{event:?}");
     running.stop().await?;
     Ok(())
 }

@@ -50,6 +50,7 @@
 mod conditions;
 mod context;
 mod error;
+mod events;
 mod scope;
 mod triggers;
 mod watch;
@@ -72,6 +73,7 @@ use tracing::{debug, info, warn};
 pub use conditions::Conditions;
 pub use context::Context;
 pub use error::{Error, Result};
+pub use events::SERIES_TTL;
 pub use kube::runtime::controller::Action;
 pub use kube::runtime::events::EventType;
 pub use kube::runtime::watcher::Config as WatchConfig;
