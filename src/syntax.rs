@@ -6,8 +6,12 @@
 //! brackets must balance), set aside, and parsed on demand with [`Bodies::block`]; a syntax
 //! error inside a body is left to the compiler.
 
+mod doc_comments;
+
+use std::borrow::Cow;
 use std::collections::HashMap;
 
+pub(crate) use doc_comments::DocComments;
 use proc_macro2::{Delimiter, Group, Spacing, TokenStream, TokenTree};
 
 /// Function bodies set aside, by the line and column of their opening brace.
@@ -32,7 +36,24 @@ impl Bodies {
 /// Parses a file's items; every `fn` body comes out empty and is kept in the returned
 /// [`Bodies`]. Errors point at the file's own line and column.
 pub(crate) fn parse_file(text: &str) -> syn::Result<(syn::File, Bodies)> {
+    parse(text, false).map(|(file, bodies, _)| (file, bodies))
+}
+
+/// [`parse_file`] with every outer line doc comment (`/// text`) set aside: in the items each is
+/// the attribute `#[doc]` (at the comment's place), whose text [`DocComments::at`] gives by that
+/// place. Lexing doc comments as escaped string literals was most of the time of reading a crate
+/// of generated API types.
+pub(crate) fn parse_file_docs_aside(text: &str) -> syn::Result<(syn::File, Bodies, DocComments)> {
+    parse(text, true)
+}
+
+fn parse(text: &str, docs_aside: bool) -> syn::Result<(syn::File, Bodies, DocComments)> {
     let source = skip_shebang(text.strip_prefix('\u{feff}').unwrap_or(text));
+    let (source, docs) = if docs_aside {
+        doc_comments::set_aside(&source)
+    } else {
+        (Cow::Borrowed(&*source), DocComments::default())
+    };
     let tokens: TokenStream = source
         .parse()
         .map_err(|e: proc_macro2::LexError| syn::Error::new(e.span(), e))?;
@@ -46,9 +67,12 @@ pub(crate) fn parse_file(text: &str) -> syn::Result<(syn::File, Bodies)> {
         tokens
     };
     match syn::parse2::<syn::File>(elided) {
-        Ok(file) => Ok((file, bodies)),
-        // Whatever confused the elision (or the error itself) gets syn's full verdict.
-        Err(_) => syn::parse_file(text).map(|file| (file, Bodies::default())),
+        Ok(file) => Ok((file, bodies, docs)),
+        // Whatever confused the elision (or the error itself) gets syn's full verdict, on the
+        // file as it is (its doc comments are then ordinary `#[doc = "..."]` attributes).
+        Err(_) => {
+            syn::parse_file(text).map(|file| (file, Bodies::default(), DocComments::default()))
+        }
     }
 }
 
@@ -114,12 +138,12 @@ fn check_nesting(tokens: &TokenStream) -> syn::Result<()> {
 
 /// The text after a `#!` first line that is not an inner attribute, as rustc and syn skip it.
 /// It is replaced by a blank line so that line numbers stay right.
-fn skip_shebang(text: &str) -> std::borrow::Cow<'_, str> {
+fn skip_shebang(text: &str) -> Cow<'_, str> {
     if text.starts_with("#!") && !text.trim_start_matches("#!").trim_start().starts_with('[') {
         let rest = text.find('\n').map_or("", |i| &text[i..]);
-        return std::borrow::Cow::Owned(rest.to_string());
+        return Cow::Owned(rest.to_string());
     }
-    std::borrow::Cow::Borrowed(text)
+    Cow::Borrowed(text)
 }
 
 /// Replaces the brace group that follows each `fn` signature with an empty one. A signature

@@ -6,6 +6,7 @@
 //! - [`loader`]: the crate's module tree as the compiler follows it;
 //! - [`resolve`]: names and types (`use`, `super::`, aliases, std/serde_json/k8s-openapi types);
 //! - [`attrs`]: serde/schemars/kube attribute parsing and serde's rename rules;
+//! - [`place_attrs`]: every type's, variant's and field's attributes, parsed once per crate;
 //! - [`schema`]: the `JsonSchema`/`KubeSchema` derive emulation over the real `SchemaGenerator`;
 //! - [`structural`]: kube-core's structural-schema rewrite in one linear pass;
 //! - [`validate`]: what kube-apiserver checks on create (CEL rules, list/map combinations);
@@ -24,6 +25,7 @@ mod k8s_table;
 mod loader;
 mod options;
 mod output;
+mod place_attrs;
 mod resolve;
 mod schema;
 mod source_checks;

@@ -2,6 +2,8 @@
 //! `crate::`, aliases, nested modules) to a definition of the crate or an external path; a
 //! `syn::Type` to a [`Ty`], the closed set of types whose schema the generator knows.
 
+use std::collections::HashMap;
+
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
@@ -161,16 +163,35 @@ impl Crate {
     /// The derive macros of definition `d`, by their real names: `use kube::CustomResource as
     /// Cr;` + `#[derive(Cr)]` is `CustomResource`. A name that resolves to nothing (`Clone`) is
     /// kept as written.
-    pub fn derives(&self, d: DefId) -> Vec<String> {
-        let def = &self.defs[d];
-        super::attrs::derive_paths(def.attrs())
+    pub fn derives(&self, d: DefId) -> &[String] {
+        &self.derive_names[d]
+    }
+
+    /// [`Crate::derives`] of every definition, for the loader. The definitions of a module mostly
+    /// derive the same few names: each is resolved once per module.
+    pub(super) fn resolve_derives(&self) -> Vec<Vec<String>> {
+        let mut resolved: HashMap<(ModId, bool, Vec<String>), String> = HashMap::new();
+        self.defs
             .iter()
-            .filter_map(|p| {
-                let written = p.segments.last()?.ident.unraw_string();
-                Some(match self.resolve_path(def.module, p, 0) {
-                    Some(Res::External(segs)) => segs.last().cloned().unwrap_or(written),
-                    _ => written,
-                })
+            .map(|def| {
+                super::attrs::derive_paths(def.attrs())
+                    .iter()
+                    .filter_map(|p| {
+                        let segs: Vec<String> =
+                            p.segments.iter().map(|s| s.ident.unraw_string()).collect();
+                        let written = segs.last()?.clone();
+                        let key = (def.module, p.leading_colon.is_some(), segs);
+                        if let Some(name) = resolved.get(&key) {
+                            return Some(name.clone());
+                        }
+                        let name = match self.resolve_segs(key.0, &key.2, key.1, 0) {
+                            Some(Res::External(segs)) => segs.last().cloned().unwrap_or(written),
+                            _ => written,
+                        };
+                        resolved.insert(key, name.clone());
+                        Some(name)
+                    })
+                    .collect()
             })
             .collect()
     }
@@ -371,7 +392,8 @@ impl Crate {
     ) -> Result<Ty, CrdgenError> {
         let last = path.segments.last().expect("a path has a segment");
         let args = generic_args(last);
-        let shown = quote::quote!(#path).to_string().replace(' ', "");
+        // The path as written, for messages (only built for one).
+        let shown = || quote::quote!(#path).to_string().replace(' ', "");
         if path.segments.len() == 1
             && args.is_empty()
             && let Some((_, t)) = env.iter().find(|(n, _)| last.ident == n)
@@ -391,7 +413,7 @@ impl Crate {
                 None => Err(self.unsupported(
                     m,
                     span,
-                    format!("`{shown}` without its type arguments"),
+                    format!("`{}` without its type arguments", shown()),
                     FIX_EXACT,
                 )),
             }
@@ -410,7 +432,8 @@ impl Crate {
                             m,
                             span,
                             format!(
-                                "`{shown}`: the alias takes {} type arguments (defaulted alias parameters are not evaluated statically)",
+                                "`{}`: the alias takes {} type arguments (defaulted alias parameters are not evaluated statically)",
+                                shown(),
                                 params.len()
                             ),
                             FIX_EXACT,
@@ -428,7 +451,8 @@ impl Crate {
                         m,
                         span,
                         format!(
-                            "the generic type `{shown}` (generics are not evaluated statically)"
+                            "the generic type `{}` (generics are not evaluated statically)",
+                            shown()
                         ),
                         FIX_EXACT,
                     ));
@@ -496,7 +520,10 @@ impl Crate {
                                 return Err(self.unsupported(
                                     m,
                                     span,
-                                    format!("the map `{shown}` with a key that is not a string"),
+                                    format!(
+                                        "the map `{}` with a key that is not a string",
+                                        shown()
+                                    ),
                                     FIX_EXACT,
                                 ));
                             }
@@ -521,9 +548,9 @@ impl Crate {
                 if is_kube_duration(&segs) {
                     return Ok(Ty::Leaf(Leaf::KubeDuration));
                 }
-                Err(self.unknown_type(m, span, &shown, Some(&joined)))
+                Err(self.unknown_type(m, span, &shown(), Some(&joined)))
             }
-            _ => Err(self.unknown_type(m, span, &shown, None)),
+            _ => Err(self.unknown_type(m, span, &shown(), None)),
         }
     }
 
