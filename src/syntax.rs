@@ -49,15 +49,27 @@ pub(crate) fn parse_file_docs_aside(text: &str) -> syn::Result<(syn::File, Bodie
 
 fn parse(text: &str, docs_aside: bool) -> syn::Result<(syn::File, Bodies, DocComments)> {
     let source = skip_shebang(text.strip_prefix('\u{feff}').unwrap_or(text));
-    let (source, docs) = if docs_aside {
+    let aside = if docs_aside {
         doc_comments::set_aside(&source)
     } else {
-        (Cow::Borrowed(&*source), DocComments::default())
+        doc_comments::SetAside {
+            source: Cow::Borrowed(&*source),
+            docs: DocComments::default(),
+            nesting: None,
+        }
     };
+    let (source, docs) = (aside.source, aside.docs);
     let tokens: TokenStream = source
         .parse()
         .map_err(|e: proc_macro2::LexError| syn::Error::new(e.span(), e))?;
-    check_nesting(&tokens)?;
+    // The scan's count of the nesting is the walk's; well below the limit, the walk (which
+    // copies every token) is not needed.
+    if aside
+        .nesting
+        .is_none_or(|depth| depth + NESTING_MARGIN > MAX_NESTING)
+    {
+        check_nesting(&tokens)?;
+    }
     let mut bodies = Bodies::default();
     // Without the letters `fn` there is no function body to set aside (type-only files, such as
     // generated API types, are most of a large crate's text).
@@ -80,6 +92,10 @@ fn parse(text: &str, docs_aside: bool) -> syn::Result<(syn::File, Bodies, DocCom
 /// below it; deeper input would exhaust the stack of syn's recursive parser (and of the readers
 /// after it), so it is refused with its place instead.
 pub(crate) const MAX_NESTING: usize = 128;
+
+/// How far below [`MAX_NESTING`] the text scan's count must stay for the token walk to be
+/// skipped (a margin: the scan mirrors the walk, it is not the walk).
+const NESTING_MARGIN: usize = 8;
 
 /// Refuse tokens nested deeper than [`MAX_NESTING`] (walked with an explicit stack: the walk
 /// itself must not recurse).
@@ -278,6 +294,45 @@ mod tests {
             "if 1 < 2 {}; ".repeat(400)
         );
         parse_file(&fine).unwrap();
+    }
+
+    #[test]
+    fn deep_nesting_gets_the_same_verdict_with_docs_set_aside() {
+        // syn's recursion at the limit needs more stack than a test thread has in a debug build.
+        std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(same_verdict_near_the_nesting_limit)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    fn same_verdict_near_the_nesting_limit() {
+        let verdict = |r: syn::Result<()>| r.map_err(|e| (e.to_string(), e.span().start().line));
+        for depth in MAX_NESTING - NESTING_MARGIN - 2..MAX_NESTING + 3 {
+            let mods = format!(
+                "{}/// doc\nstruct S;{}",
+                "mod a {\n".repeat(depth),
+                "}".repeat(depth)
+            );
+            let generics = format!(
+                "/// doc\nstruct A {{\n  x: {}u8{},\n}}\n",
+                "Option<".repeat(depth),
+                ">".repeat(depth)
+            );
+            let mixed = format!(
+                "fn f() -> u8 {{ a => b; {}0{} }}\n",
+                "(Vec::<".repeat(depth / 2),
+                ">::new())".repeat(depth / 2)
+            );
+            for text in [mods, generics, mixed] {
+                assert_eq!(
+                    verdict(parse_file_docs_aside(&text).map(|_| ())),
+                    verdict(parse_file(&text).map(|_| ())),
+                    "depth {depth}: {text}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -74,7 +74,7 @@ fn parse_meta_item(input: ParseStream) -> syn::Result<MetaItem> {
     let name = ident.to_string();
     let kind = if input.peek(Token![=]) {
         input.parse::<Token![=]>()?;
-        MetaKind::Value(Box::new(input.parse()?))
+        MetaKind::Value(Box::new(parse_value(input)?))
     } else if input.peek(syn::token::Paren) {
         let content;
         syn::parenthesized!(content in input);
@@ -83,6 +83,22 @@ fn parse_meta_item(input: ParseStream) -> syn::Result<MetaItem> {
         MetaKind::Flag
     };
     Ok(MetaItem { name, span, kind })
+}
+
+/// The value after `key =`. A lone literal (most values: `"name"`, `10`) is what syn's expression
+/// parser would make of it, `Expr::Lit`, taken without running that parser; anything else is
+/// parsed as an expression.
+fn parse_value(input: ParseStream) -> syn::Result<Expr> {
+    let lone_literal = input.cursor().literal().is_some_and(|(_, rest)| {
+        rest.eof() || rest.punct().is_some_and(|(p, _)| p.as_char() == ',')
+    });
+    if lone_literal {
+        return Ok(Expr::Lit(syn::ExprLit {
+            attrs: Vec::new(),
+            lit: input.parse()?,
+        }));
+    }
+    input.parse()
 }
 
 /// Parse a comma-separated list of meta items.
@@ -325,27 +341,27 @@ pub(crate) fn doc(attrs: &[syn::Attribute], docs: &DocComments) -> Result<Option
     let mut out: Option<String> = None;
     for a in attrs.iter().filter(|a| a.path().is_ident("doc")) {
         let owned;
-        let s = match &a.meta {
+        // Lines joined with `\n`, each less one leading space.
+        let lines = match &a.meta {
             syn::Meta::NameValue(nv) => {
                 owned = lit_str(&nv.value).ok_or_else(|| nv.value.span())?;
-                owned.as_str()
+                owned.strip_prefix(' ').unwrap_or(&owned)
             }
-            // A doc comment set aside is a bare `#[doc]` at the comment's place.
+            // A run of doc comments set aside is a bare `#[doc]` at the first comment's place.
             syn::Meta::Path(_) => {
                 let at = a.pound_token.span.start();
                 match docs.at(at.line, at.column) {
-                    Some(text) => text,
+                    Some(joined) => joined,
                     None => continue,
                 }
             }
             syn::Meta::List(_) => continue,
         };
-        let line = s.strip_prefix(' ').unwrap_or(s);
         match &mut out {
-            None => out = Some(line.to_string()),
+            None => out = Some(lines.to_string()),
             Some(o) => {
                 o.push('\n');
-                o.push_str(line);
+                o.push_str(lines);
             }
         }
     }

@@ -2,7 +2,8 @@
 //! `mod` declarations (files `name.rs` / `name/mod.rs`, `#[path]`, inline modules), skips
 //! `#[cfg(test)]` modules, and indexes every module's types, functions, consts, `use`s and impls.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use proc_macro2::Span;
@@ -10,6 +11,7 @@ use syn::spanned::Spanned;
 
 use super::error::{CrdgenError, Location};
 use super::place_attrs::DefAttrs;
+use super::resolve::Res;
 use crate::syntax::{Bodies, DocComments};
 use crate::workspace::SourceTree;
 
@@ -94,6 +96,8 @@ pub(crate) struct Crate {
     pub attrs: Vec<DefAttrs>,
     /// The derive macros of each definition, by their real names (see [`Crate::derives`]).
     pub derive_names: Vec<Vec<String>>,
+    /// What each path resolved to, by module (see [`Crate::resolve_path`]).
+    pub resolved: RefCell<HashMap<(ModId, bool, Vec<String>), Option<Res>>>,
 }
 
 impl Crate {

@@ -202,7 +202,18 @@ impl Crate {
             .iter()
             .map(|s| s.ident.unraw_string())
             .collect();
-        self.resolve_segs(m, &segs, path.leading_colon.is_some(), depth)
+        let leading_colon = path.leading_colon.is_some();
+        if depth > 0 {
+            return self.resolve_segs(m, &segs, leading_colon, depth);
+        }
+        // A module's paths repeat (the same few types, field after field): each is resolved once.
+        let key = (m, leading_colon, segs);
+        if let Some(res) = self.resolved.borrow().get(&key) {
+            return res.clone();
+        }
+        let res = self.resolve_segs(m, &key.2, leading_colon, 0);
+        self.resolved.borrow_mut().insert(key, res.clone());
+        res
     }
 }
 
@@ -357,7 +368,7 @@ impl Crate {
                 ))
             }
             syn::Type::Path(p) if p.qself.is_none() => {
-                self.resolve_type_path(m, &p.path, self_def, env, ty.span())
+                self.resolve_type_path(m, &p.path, self_def, env, ty)
             }
             syn::Type::Macro(mac) => Err(self.unsupported(
                 m,
@@ -388,8 +399,11 @@ impl Crate {
         path: &syn::Path,
         self_def: Option<DefId>,
         env: &[(String, Ty)],
-        span: Span,
+        ty: &syn::Type,
     ) -> Result<Ty, CrdgenError> {
+        // Where the type is written, for messages (its span walks all its tokens: only built for
+        // one).
+        let span = || ty.span();
         let last = path.segments.last().expect("a path has a segment");
         let args = generic_args(last);
         // The path as written, for messages (only built for one).
@@ -412,7 +426,7 @@ impl Crate {
                 Some(t) => self.resolve_type_in(m, t, self_def, env),
                 None => Err(self.unsupported(
                     m,
-                    span,
+                    span(),
                     format!("`{}` without its type arguments", shown()),
                     FIX_EXACT,
                 )),
@@ -430,7 +444,7 @@ impl Crate {
                     if params.len() != args.len() {
                         return Err(self.unsupported(
                             m,
-                            span,
+                            span(),
                             format!(
                                 "`{}`: the alias takes {} type arguments (defaulted alias parameters are not evaluated statically)",
                                 shown(),
@@ -449,7 +463,7 @@ impl Crate {
                 if !def.generics().params.is_empty() {
                     return Err(self.unsupported(
                         m,
-                        span,
+                        span(),
                         format!(
                             "the generic type `{}` (generics are not evaluated statically)",
                             shown()
@@ -467,7 +481,7 @@ impl Crate {
                     }
                     return Err(self.unsupported(
                         m,
-                        span,
+                        span(),
                         format!("`{joined}` is not a k8s-openapi type with a JSON schema"),
                         "check the path (k8s-openapi's `schemars` feature provides a schema for every API type)",
                     ));
@@ -519,7 +533,7 @@ impl Crate {
                             if !matches!(k, Ty::Leaf(Leaf::String)) {
                                 return Err(self.unsupported(
                                     m,
-                                    span,
+                                    span(),
                                     format!(
                                         "the map `{}` with a key that is not a string",
                                         shown()
@@ -548,9 +562,9 @@ impl Crate {
                 if is_kube_duration(&segs) {
                     return Ok(Ty::Leaf(Leaf::KubeDuration));
                 }
-                Err(self.unknown_type(m, span, &shown(), Some(&joined)))
+                Err(self.unknown_type(m, span(), &shown(), Some(&joined)))
             }
-            _ => Err(self.unknown_type(m, span, &shown(), None)),
+            _ => Err(self.unknown_type(m, span(), &shown(), None)),
         }
     }
 

@@ -3,26 +3,29 @@
 //! proc-macro2 turns each doc comment into `#[doc = "text"]`: the text is escaped into a string
 //! literal token, and syn unescapes it again. In a crate of generated API types most of the text
 //! is doc comments, and that round trip was a third of `generate crds`. [`set_aside`] replaces each
-//! `/// text` with the placeholder `#[doc]` (the same attribute shape, so syn attaches it where it
-//! attached the comment) and keeps the text, found again by the place of the placeholder's `#`,
-//! which is the comment's own: a line comment runs to the end of its line, so nothing else on the
-//! line moves, and every other line is untouched. Every line and column syn reports stays that of
-//! the file.
+//! run of `/// text` lines (nothing but whitespace between them) with one placeholder, `#[doc]`,
+//! at the place of the run's first comment (the same attribute shape, so syn attaches it where it
+//! attached the comments), and keeps their text, found again by that place. A line comment runs to
+//! the end of its line, so nothing else on the line moves, and every other line is untouched:
+//! every line and column syn reports stays that of the file.
 //!
 //! Everything else is left to proc-macro2 as it is: inner docs (`//!`), block docs (`/** */`), and
 //! `#[doc = ...]` attributes. A `///` inside a string, a raw string, a character literal or a
 //! comment is not a doc comment; a text the scanner cannot follow to its end (an unterminated
-//! literal or comment) is handed over unchanged, for proc-macro2 to report.
+//! literal or comment, an unbalanced bracket) is handed over unchanged, for proc-macro2 to report.
+//!
+//! The same scan measures how deep brackets and `<...>` nest, as `syntax::check_nesting` counts
+//! them on the tokens, so that walk (which copies every token) only runs on deep input.
 
 use std::borrow::Cow;
 use std::ops::Range;
 
-/// The placeholder that stands for a doc comment: the cheapest attribute to lex and parse (a
-/// path, where `#[doc = 0]` would have syn parse a literal). Rust has no `#[doc]` of its own.
+/// The placeholder that stands for a run of doc comments: the cheapest attribute to lex and parse
+/// (a path, where `#[doc = 0]` would have syn parse a literal). Rust has no `#[doc]` of its own.
 pub(crate) const PLACEHOLDER: &str = "#[doc]";
 
-/// The doc comments taken out of a file: their text, by the place (line, 0-based column in
-/// characters, as proc-macro2 counts them) where each began.
+/// The doc comments taken out of a file: the text of each run, by the place (line, 0-based column
+/// in characters, as proc-macro2 counts them) where its first comment began.
 #[derive(Debug, Default)]
 pub(crate) struct DocComments {
     text: String,
@@ -30,7 +33,9 @@ pub(crate) struct DocComments {
 }
 
 impl DocComments {
-    /// The text of the doc comment that began at `line`:`column` (what follows its `///`).
+    /// The doc text of the run of doc comments that began at `line`:`column`, as schemars_derive
+    /// joins doc attributes: each comment's text (what follows its `///`) less one leading space,
+    /// joined with `\n`.
     pub fn at(&self, line: usize, column: usize) -> Option<&str> {
         let i = self
             .places
@@ -39,55 +44,121 @@ impl DocComments {
         Some(&self.text[self.places[i].1.clone()])
     }
 
-    /// How many doc comments were taken out.
+    /// How many runs of doc comments were taken out.
     #[cfg(test)]
     pub fn len(&self) -> usize {
         self.places.len()
     }
 }
 
-/// `source` with every outer line doc comment replaced by [`PLACEHOLDER`], and their texts.
-pub(crate) fn set_aside(source: &str) -> (Cow<'_, str>, DocComments) {
-    match scan(source) {
-        Some(found) if !found.is_empty() => {
-            let mut out = String::with_capacity(source.len());
-            let mut docs = DocComments::default();
-            let mut copied = 0;
-            for Found { start, text, place } in found {
-                out.push_str(&source[copied..start]);
+/// What [`set_aside`] gives: the text to lex, the doc comments taken out of it, and the deepest
+/// nesting of brackets and `<...>` as `syntax::check_nesting` counts it (`None`: not measured).
+pub(crate) struct SetAside<'a> {
+    pub source: Cow<'a, str>,
+    pub docs: DocComments,
+    pub nesting: Option<usize>,
+}
+
+/// `source` with every run of outer line doc comments replaced by [`PLACEHOLDER`], and their texts.
+pub(crate) fn set_aside(source: &str) -> SetAside<'_> {
+    let Some(Scan { runs, nesting }) = scan(source) else {
+        return SetAside {
+            source: Cow::Borrowed(source),
+            docs: DocComments::default(),
+            nesting: None,
+        };
+    };
+    if runs.is_empty() {
+        return SetAside {
+            source: Cow::Borrowed(source),
+            docs: DocComments::default(),
+            nesting: Some(nesting),
+        };
+    }
+    let mut out = String::with_capacity(source.len());
+    let mut docs = DocComments::default();
+    let mut copied = 0;
+    for run in runs {
+        let from = docs.text.len();
+        for (k, comment) in run.comments.iter().enumerate() {
+            out.push_str(&source[copied..comment.start]);
+            if k == 0 {
                 out.push_str(PLACEHOLDER);
-                copied = text.end;
-                let from = docs.text.len();
-                docs.text.push_str(&source[text]);
-                docs.places.push((place, from..docs.text.len()));
+            } else {
+                docs.text.push('\n');
             }
-            out.push_str(&source[copied..]);
-            (Cow::Owned(out), docs)
+            copied = comment.text.end;
+            let text = &source[comment.text.clone()];
+            docs.text.push_str(text.strip_prefix(' ').unwrap_or(text));
         }
-        _ => (Cow::Borrowed(source), DocComments::default()),
+        docs.places.push((run.place, from..docs.text.len()));
+    }
+    out.push_str(&source[copied..]);
+    SetAside {
+        source: Cow::Owned(out),
+        docs,
+        nesting: Some(nesting),
     }
 }
 
-/// One outer line doc comment: where its `///` starts (byte offset, and line and column), and
-/// the byte range of its text (up to the line's end, without a `\r` before the `\n`).
-struct Found {
+/// One outer line doc comment: where its `///` starts, and the byte range of its text (up to the
+/// line's end, without a `\r` before the `\n`).
+struct Comment {
     start: usize,
     text: Range<usize>,
-    place: (usize, usize),
 }
 
-/// Every outer line doc comment of `source`, in order; `None` when a literal or a block comment
-/// does not end.
-fn scan(source: &str) -> Option<Vec<Found>> {
+/// Doc comments with only whitespace between them, and the place (line, column) of the first.
+struct Run {
+    place: (usize, usize),
+    comments: Vec<Comment>,
+}
+
+struct Scan {
+    runs: Vec<Run>,
+    nesting: usize,
+}
+
+/// What the scan stops at: line ends, comments, literals (a raw string is known at its `"`),
+/// brackets and what `<...>` nesting counts.
+const STOPS: [bool; 256] = {
+    let mut stops = [false; 256];
+    let bytes = b"\n/\"'()[]{}<>;";
+    let mut k = 0;
+    while k < bytes.len() {
+        stops[bytes[k] as usize] = true;
+        k += 1;
+    }
+    stops
+};
+
+fn is_ident_continue(b: u8) -> bool {
+    b == b'_' || b.is_ascii_alphanumeric() || b >= 0x80
+}
+
+/// Every run of outer line doc comments of `source`, in order, and the deepest nesting; `None`
+/// when a literal or a block comment does not end, or a bracket is unbalanced.
+fn scan(source: &str) -> Option<Scan> {
     let bytes = source.as_bytes();
-    let mut found = Vec::new();
+    let mut runs: Vec<Run> = Vec::new();
+    // Where the last doc comment's text ended: a run goes on while only whitespace follows.
+    let mut run_end = usize::MAX;
     let mut line = 1;
     let mut line_start = 0;
+    // The open groups (and the root), each with the `<` still open in it, as `check_nesting`
+    // keeps them; `nesting` is the deepest `groups + open_angles` it would see.
+    let mut groups: Vec<usize> = vec![0];
+    let mut open_angles = 0usize;
+    let mut nesting = 0usize;
     let mut i = 0;
     // Every delimiter is ASCII, and no byte of a multi-byte UTF-8 character is: the scan goes by
     // bytes, and only columns are counted in characters.
-    while i < bytes.len() {
-        match bytes[i] {
+    loop {
+        while i < bytes.len() && !STOPS[bytes[i] as usize] {
+            i += 1;
+        }
+        let Some(&b) = bytes.get(i) else { break };
+        match b {
             b'\n' => {
                 line += 1;
                 line_start = i + 1;
@@ -95,6 +166,10 @@ fn scan(source: &str) -> Option<Vec<Found>> {
             }
             b'/' if bytes.get(i + 1) == Some(&b'/') => {
                 let end = memchr_newline(bytes, i);
+                // To `check_nesting`, a doc comment is a `#[doc = ...]` group.
+                if matches!(bytes.get(i + 2), Some(b'/' | b'!')) {
+                    nesting = nesting.max(groups.len() + open_angles + 1);
+                }
                 let is_outer_doc =
                     bytes.get(i + 2) == Some(&b'/') && bytes.get(i + 3) != Some(&b'/');
                 if is_outer_doc {
@@ -106,23 +181,34 @@ fn scan(source: &str) -> Option<Vec<Found>> {
                     let text = i + 3..text_end;
                     // A bare `\r` in a doc comment is refused by proc-macro2: leave it to say so.
                     if !bytes[text.clone()].contains(&b'\r') {
-                        let column = source[line_start..i].chars().count();
-                        found.push(Found {
-                            start: i,
-                            text,
-                            place: (line, column),
-                        });
+                        let comment = Comment { start: i, text };
+                        let continues =
+                            run_end <= i && bytes[run_end..i].iter().all(u8::is_ascii_whitespace);
+                        match runs.last_mut() {
+                            Some(run) if continues => run.comments.push(comment),
+                            _ => runs.push(Run {
+                                place: (line, source[line_start..i].chars().count()),
+                                comments: vec![comment],
+                            }),
+                        }
+                        run_end = text_end;
                     }
                 }
                 i = end;
             }
             b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                if matches!(bytes.get(i + 2), Some(b'*' | b'!')) {
+                    nesting = nesting.max(groups.len() + open_angles + 1);
+                }
                 let end = block_comment_end(bytes, i)?;
                 count_lines(bytes, i, end, &mut line, &mut line_start);
                 i = end;
             }
             b'"' => {
-                let end = quoted_end(bytes, i + 1, b'"')?;
+                let end = match raw_string_hashes(bytes, i) {
+                    Some(hashes) => raw_string_end(bytes, i + 1, hashes)?,
+                    None => quoted_end(bytes, i + 1, b'"')?,
+                };
                 count_lines(bytes, i, end, &mut line, &mut line_start);
                 i = end;
             }
@@ -131,26 +217,44 @@ fn scan(source: &str) -> Option<Vec<Found>> {
                 count_lines(bytes, i, end, &mut line, &mut line_start);
                 i = end;
             }
-            b if b == b'_' || b.is_ascii_alphanumeric() || b >= 0x80 => {
-                let word_end = i + bytes[i..]
-                    .iter()
-                    .position(|&b| !(b == b'_' || b.is_ascii_alphanumeric() || b >= 0x80))
-                    .unwrap_or(bytes.len() - i);
-                i = match &bytes[i..word_end] {
-                    b"r" | b"br" | b"cr" => match raw_string_end(bytes, word_end)? {
-                        Some(end) => {
-                            count_lines(bytes, i, end, &mut line, &mut line_start);
-                            end
-                        }
-                        None => word_end,
-                    },
-                    _ => word_end,
-                };
+            b'(' | b'[' | b'{' => {
+                nesting = nesting.max(groups.len() + open_angles + 1);
+                groups.push(0);
+                i += 1;
+            }
+            b')' | b']' | b'}' => {
+                if groups.len() < 2 {
+                    return None;
+                }
+                open_angles -= groups.pop().unwrap_or(0);
+                i += 1;
+            }
+            b'<' => {
+                *groups.last_mut()? += 1;
+                open_angles += 1;
+                nesting = nesting.max(groups.len() + open_angles);
+                i += 1;
+            }
+            b'>' => {
+                // `->` and `=>` close nothing.
+                let arrow = i > 0 && matches!(bytes[i - 1], b'-' | b'=');
+                let top = groups.last_mut()?;
+                if !arrow && *top > 0 {
+                    *top -= 1;
+                    open_angles -= 1;
+                }
+                i += 1;
+            }
+            b';' => {
+                let top = groups.last_mut()?;
+                open_angles -= *top;
+                *top = 0;
+                i += 1;
             }
             _ => i += 1,
         }
     }
-    Some(found)
+    Some(Scan { runs, nesting })
 }
 
 /// The offset of the `\n` that ends the line of `from` (or the text's end).
@@ -227,20 +331,30 @@ fn after_quote(source: &str, at: usize) -> Option<usize> {
     }
 }
 
-/// After a raw string's prefix (`r`, `br`, `cr`) ending at `from`: the end of the raw string
-/// (`Some(Some(end))`), or `Some(None)` when no raw string starts here (`r#ident`, a plain `r`).
-fn raw_string_end(bytes: &[u8], from: usize) -> Option<Option<usize>> {
-    let hashes = bytes[from..].iter().take_while(|&&b| b == b'#').count();
-    if bytes.get(from + hashes) != Some(&b'"') {
-        return Some(None);
-    }
-    let mut i = from + hashes + 1;
+/// When the `"` at `quote` opens a raw string (`r"`, `r#"`, `br##"`, `cr"`...): its number of `#`.
+fn raw_string_hashes(bytes: &[u8], quote: usize) -> Option<usize> {
+    let hashes = bytes[..quote]
+        .iter()
+        .rev()
+        .take_while(|&&b| b == b'#')
+        .count();
+    let r = quote.checked_sub(hashes + 1)?;
+    let at_word_start = |k: usize| k == 0 || !is_ident_continue(bytes[k - 1]);
+    let prefixed = bytes[r] == b'r'
+        && (at_word_start(r) || (matches!(bytes[r - 1], b'b' | b'c') && at_word_start(r - 1)));
+    prefixed.then_some(hashes)
+}
+
+/// The end of a raw string whose opening `"` is just before `from`: the first `"` followed by
+/// `hashes` `#`.
+fn raw_string_end(bytes: &[u8], from: usize, hashes: usize) -> Option<usize> {
+    let mut i = from;
     while i < bytes.len() {
         if bytes[i] == b'"'
             && bytes[i + 1..].len() >= hashes
             && bytes[i + 1..i + 1 + hashes].iter().all(|&b| b == b'#')
         {
-            return Some(Some(i + 1 + hashes));
+            return Some(i + 1 + hashes);
         }
         i += 1;
     }
@@ -252,7 +366,7 @@ mod tests {
     use super::*;
 
     fn texts(source: &str) -> Vec<((usize, usize), String)> {
-        let (_, docs) = set_aside(source);
+        let docs = set_aside(source).docs;
         docs.places
             .iter()
             .map(|(p, r)| (*p, docs.text[r.clone()].to_string()))
@@ -260,18 +374,30 @@ mod tests {
     }
 
     #[test]
-    fn outer_line_docs_are_replaced_in_place() {
+    fn runs_of_outer_line_docs_are_replaced_in_place() {
         let source = "/// One.\n///\n  /// Two \"quoted\" \\ é.\r\nstruct S { /// f\n f: u8 }\n";
-        let (out, docs) = set_aside(source);
+        let aside = set_aside(source);
         assert_eq!(
-            out,
-            "#[doc]\n#[doc]\n  #[doc]\r\nstruct S { #[doc]\n f: u8 }\n"
+            aside.source,
+            "#[doc]\n\n  \r\nstruct S { #[doc]\n f: u8 }\n"
         );
-        assert_eq!(docs.at(1, 0), Some(" One."));
-        assert_eq!(docs.at(2, 0), Some(""));
-        assert_eq!(docs.at(3, 2), Some(" Two \"quoted\" \\ é."));
-        assert_eq!(docs.at(4, 11), Some(" f"));
-        assert_eq!(docs.at(4, 0), None);
+        assert_eq!(aside.docs.at(1, 0), Some("One.\n\nTwo \"quoted\" \\ é."));
+        assert_eq!(aside.docs.at(4, 11), Some("f"));
+        assert_eq!(aside.docs.at(2, 0), None);
+        assert_eq!(aside.docs.len(), 2);
+    }
+
+    #[test]
+    fn a_token_or_a_comment_ends_a_run() {
+        let source = "/// a\n#[serde(x)]\n/// b\n// plain\n/// c\n  ///   d\n";
+        assert_eq!(
+            texts(source),
+            vec![
+                ((1, 0), "a".to_string()),
+                ((3, 0), "b".to_string()),
+                ((5, 0), "c\n  d".to_string())
+            ]
+        );
     }
 
     #[test]
@@ -286,19 +412,19 @@ mod tests {
             "const C: &[u8] = br\"///\";\n",
             "const D: char = '\"'; const E: char = '\\''; fn f<'a>(x: &'a str) {}\n",
             "const F: &str = \"multi\n/// line\";\n",
-            "let r#type = 1; // r#\"\n",
+            "let r#type = 1; let bar = \"/// x\"; // r#\"\n",
             "/// yes\n",
         );
         // (The multi-line string moves the last line to 12.)
-        assert_eq!(texts(source), vec![((12, 0), " yes".to_string())]);
+        assert_eq!(texts(source), vec![((12, 0), "yes".to_string())]);
     }
 
     #[test]
     fn columns_count_characters() {
-        let source = "const É: u8 = 0; /// é\n\t/// tab\n";
+        let source = "const É: u8 = 0; /// é\nconst B: u8 = 1;\n\t/// tab\n";
         assert_eq!(
             texts(source),
-            vec![((1, 17), " é".to_string()), ((2, 1), " tab".to_string())]
+            vec![((1, 17), "é".to_string()), ((3, 1), "tab".to_string())]
         );
     }
 
@@ -307,55 +433,97 @@ mod tests {
         for source in [
             "/// a\nconst A: &str = \"open;\n",
             "/// a\n/* open\n",
-            "/// a\nr#\"open",
+            "/// a\nconst R: &str = r#\"open\";",
+            "/// a\nstruct S { x: u8 }}\n",
         ] {
-            let (out, docs) = set_aside(source);
-            assert_eq!(out, source);
-            assert_eq!(docs.len(), 0);
+            let aside = set_aside(source);
+            assert_eq!(aside.source, source);
+            assert_eq!(aside.docs.len(), 0);
+            assert_eq!(aside.nesting, None);
         }
     }
 
     #[test]
     fn a_bare_carriage_return_is_left_to_proc_macro2() {
-        let (out, docs) = set_aside("/// a\rb\nstruct S;\n");
-        assert_eq!(out, "/// a\rb\nstruct S;\n");
-        assert_eq!(docs.len(), 0);
+        let aside = set_aside("/// a\rb\nstruct S;\n");
+        assert_eq!(aside.source, "/// a\rb\nstruct S;\n");
+        assert_eq!(aside.docs.len(), 0);
     }
 
-    /// Every token of `source` as proc-macro2 lexes it, with its place; each doc attribute
-    /// (`#[doc = "..."]`, or the placeholder, whose text `docs` holds) as one entry of its text.
+    #[test]
+    fn nesting_is_counted_as_check_nesting_counts_it() {
+        for (source, depth) in [
+            ("struct S;", 0),
+            ("struct S { x: u8 }", 2),
+            ("struct S { x: Vec<Option<u8>> }", 4),
+            ("fn f() -> Vec<u8> { a => b; x.map(|y| y) }", 3),
+            (
+                "struct S { x: u8 } // (((\n/* [[[ */ const C: &str = \"{{{\";",
+                2,
+            ),
+            ("mod m { /// doc\n struct S; }", 3),
+            ("type T = A<B<C>>; type U = D<E>;", 3),
+        ] {
+            assert_eq!(set_aside(source).nesting, Some(depth), "{source}");
+        }
+    }
+
+    /// Every token of `source` as proc-macro2 lexes it, with its place; each run of doc
+    /// attributes (`#[doc = "..."]`, or the placeholder, whose text `docs` holds) as one entry of
+    /// its text, joined as schemars joins doc attributes.
     fn lexed(source: &str, docs: &DocComments) -> Vec<(String, usize, usize)> {
         use proc_macro2::{TokenStream, TokenTree};
+        /// A doc attribute's text, when the token at `i` opens one.
+        fn doc_at(trees: &[TokenTree], i: usize, docs: &DocComments) -> Option<String> {
+            let (TokenTree::Punct(p), Some(TokenTree::Group(g))) = (&trees[i], trees.get(i + 1))
+            else {
+                return None;
+            };
+            let meta = syn::parse2::<syn::Meta>(g.stream()).ok()?;
+            if p.as_char() != '#' || !meta.path().is_ident("doc") {
+                return None;
+            }
+            let at = p.span().start();
+            Some(match (&meta, docs.at(at.line, at.column)) {
+                (syn::Meta::Path(_), Some(text)) => text.to_string(),
+                (
+                    syn::Meta::NameValue(syn::MetaNameValue {
+                        value:
+                            syn::Expr::Lit(syn::ExprLit {
+                                lit: syn::Lit::Str(s),
+                                ..
+                            }),
+                        ..
+                    }),
+                    _,
+                ) => {
+                    let s = s.value();
+                    s.strip_prefix(' ').unwrap_or(&s).to_string()
+                }
+                (other, _) => quote::ToTokens::to_token_stream(other).to_string(),
+            })
+        }
         fn walk(ts: TokenStream, docs: &DocComments, out: &mut Vec<(String, usize, usize)>) {
             let trees: Vec<TokenTree> = ts.into_iter().collect();
             let mut i = 0;
+            let mut run: Option<usize> = None;
             while i < trees.len() {
                 let at = trees[i].span().start();
-                if let (TokenTree::Punct(p), Some(TokenTree::Group(g))) =
-                    (&trees[i], trees.get(i + 1))
-                    && p.as_char() == '#'
-                    && let Ok(meta) = syn::parse2::<syn::Meta>(g.stream())
-                    && meta.path().is_ident("doc")
-                {
-                    let text = match (&meta, docs.at(at.line, at.column)) {
-                        (syn::Meta::Path(_), Some(text)) => text.to_string(),
-                        (
-                            syn::Meta::NameValue(syn::MetaNameValue {
-                                value:
-                                    syn::Expr::Lit(syn::ExprLit {
-                                        lit: syn::Lit::Str(s),
-                                        ..
-                                    }),
-                                ..
-                            }),
-                            _,
-                        ) => s.value(),
-                        (other, _) => quote::ToTokens::to_token_stream(other).to_string(),
-                    };
-                    out.push((format!("doc {text:?}"), at.line, at.column));
+                if let Some(text) = doc_at(&trees, i, docs) {
+                    match run {
+                        Some(k) => {
+                            out[k].0.push('\n');
+                            out[k].0.push_str(&text);
+                        }
+                        None => {
+                            run = Some(out.len());
+                            out.push((text, at.line, at.column));
+                        }
+                    }
                     i += 2;
                     continue;
                 }
+                run = None;
                 match &trees[i] {
                     TokenTree::Group(g) => {
                         out.push((format!("{:?}", g.delimiter()), at.line, at.column));
@@ -376,9 +544,9 @@ mod tests {
     /// The tokens of the text with its doc comments set aside are those of the text as it is:
     /// the same places, and the same doc texts.
     fn same_as_proc_macro2(source: &str) {
-        let (aside, docs) = set_aside(source);
+        let aside = set_aside(source);
         assert_eq!(
-            lexed(&aside, &docs),
+            lexed(&aside.source, &aside.docs),
             lexed(source, &DocComments::default()),
             "{source}"
         );
@@ -393,6 +561,7 @@ mod tests {
             "const C: char = '\"'; /// after a char\nfn f<'a>(x: &'a str) -> &'a str { /// in a body\n x }\n",
             "//! inner\n/*! inner block */\n//// four\n// two /// not\nmod m { /// in a module\n pub struct T; }\n",
             "#[doc = include_str!(\"README.md\")]\n/// then a line\nstruct R;\n///",
+            "/// a\n// plain\n/// b\n\n\n   /// c\n#[doc = \" d\"]\n/// e\nstruct S;",
             "/// no newline at the end",
         ] {
             same_as_proc_macro2(source);
