@@ -152,6 +152,7 @@ pub(crate) fn build_kind(
             format!("invalid #[kube] attribute: {e}"),
         )
     })?;
+    super::source_checks::check_kube_attrs(krate, d, &items)?;
     let (mut group, mut version, mut kind) = (None, None, None);
     let mut doc = None;
     let mut root = None;

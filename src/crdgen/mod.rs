@@ -161,7 +161,6 @@ pub(crate) fn static_kinds(tree: &dyn SourceTree, with_schema: bool) -> Result<F
         // Type information is cached per crate (by definition id).
         schema::clear_type_infos();
         for d in crd::custom_resources(&krate) {
-            source_checks::check_kube_attrs(&krate, d)?;
             kinds.push(crd::build_kind(&krate, d, with_schema)?);
         }
         let warned = source_checks::macro_warnings(&krate)

@@ -41,14 +41,14 @@ pub(crate) fn check_attribute_keys(krate: &Crate) -> Result<(), CrdgenError> {
     Ok(())
 }
 
-/// The `#[kube(...)]` of a `#[derive(CustomResource)]` struct: known keys only, and every name
-/// by the command line's rules.
-pub(crate) fn check_kube_attrs(krate: &Crate, d: DefId) -> Result<(), CrdgenError> {
-    // A list that does not parse, or a value that is not a string, is reported by the reader.
-    let Ok(items) = attrs::meta_items(krate.defs[d].attrs(), "kube") else {
-        return Ok(());
-    };
-    if let Some((span, what)) = attrs::unknown_key(&items, "kube", Position::Container) {
+/// The `#[kube(...)]` of a `#[derive(CustomResource)]` struct (its parsed `items`): known keys
+/// only, and every name by the command line's rules.
+pub(crate) fn check_kube_attrs(
+    krate: &Crate,
+    d: DefId,
+    items: &[attrs::MetaItem],
+) -> Result<(), CrdgenError> {
+    if let Some((span, what)) = attrs::unknown_key(items, "kube", Position::Container) {
         return Err(CrdgenError::Source {
             loc: krate.def_loc(d, span),
             what,
@@ -77,7 +77,7 @@ pub(crate) fn check_kube_attrs(krate: &Crate, d: DefId) -> Result<(), CrdgenErro
             });
         }
     }
-    for it in &items {
+    for it in items {
         let Some(value) = it.str_value() else {
             continue;
         };
