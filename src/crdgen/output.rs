@@ -305,3 +305,43 @@ fn walk<'a>(
         under(PathStep::Values, a, at);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn walk_gives_each_schema_its_path() {
+        let schema: JSONSchemaProps = serde_json::from_value(serde_json::json!({
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "properties": {
+                        "list": {"type": "array", "items": {
+                            "type": "object",
+                            "additionalProperties": {"type": "integer", "format": "uint8"}
+                        }},
+                        "n": {"type": "integer", "format": "int32"}
+                    }
+                }
+            }
+        }))
+        .unwrap();
+        let mut seen = Vec::new();
+        walk(&schema, &mut vec![PathStep::Key("v1")], &mut |s, at| {
+            seen.push((shown(at), s.format.clone()));
+        });
+        assert_eq!(
+            seen,
+            [
+                (".v1".to_string(), None),
+                (".v1.spec".to_string(), None),
+                (".v1.spec.list".to_string(), None),
+                (".v1.spec.list[]".to_string(), None),
+                (".v1.spec.list[].*".to_string(), Some("uint8".to_string())),
+                (".v1.spec.n".to_string(), Some("int32".to_string())),
+            ]
+        );
+    }
+}
