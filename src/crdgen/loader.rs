@@ -81,6 +81,9 @@ impl Def {
     }
 }
 
+/// A path as written in a module: the module, a leading `::`, the segments.
+pub(crate) type PathKey = (ModId, bool, Vec<String>);
+
 /// The crate: its files, modules, definitions and impl blocks.
 #[derive(Debug, Default)]
 pub(crate) struct Crate {
@@ -97,7 +100,7 @@ pub(crate) struct Crate {
     /// The derive macros of each definition, by their real names (see [`Crate::derives`]).
     pub derive_names: Vec<Vec<String>>,
     /// What each path resolved to, by module (see [`Crate::resolve_path`]).
-    pub resolved: RefCell<HashMap<(ModId, bool, Vec<String>), Option<Res>>>,
+    pub resolved: RefCell<HashMap<PathKey, Option<Res>>>,
 }
 
 impl Crate {

@@ -9,7 +9,7 @@ use syn::spanned::Spanned;
 
 use super::error::{CrdgenError, FIX_EXACT};
 use super::k8s_table;
-use super::loader::{Crate, DefId, DefItem, ModId};
+use super::loader::{Crate, DefId, DefItem, ModId, PathKey};
 
 /// What a path names.
 #[derive(Debug, Clone)]
@@ -170,7 +170,7 @@ impl Crate {
     /// [`Crate::derives`] of every definition, for the loader. The definitions of a module mostly
     /// derive the same few names: each is resolved once per module.
     pub(super) fn resolve_derives(&self) -> Vec<Vec<String>> {
-        let mut resolved: HashMap<(ModId, bool, Vec<String>), String> = HashMap::new();
+        let mut resolved: HashMap<PathKey, String> = HashMap::new();
         self.defs
             .iter()
             .map(|def| {
