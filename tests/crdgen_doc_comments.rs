@@ -3,24 +3,11 @@
 //! scanner: every file:line:col reported after a doc comment is the file's own, and each doc
 //! comment reaches the schema exactly as the same text written as `#[doc = "..."]` does.
 
-use operator_rs::crdgen::{self, CrdgenError};
-use operator_rs::project::{LAYOUT, Project};
-use operator_rs::workspace::{DiskTree, GeneratorOutput};
+mod crdgen_cases;
 
-fn project() -> Project {
-    Project {
-        version: "3".into(),
-        domain: "example.com".into(),
-        repo: String::new(),
-        project_name: "docs".into(),
-        crate_name: "docs".into(),
-        layout: vec![LAYOUT.into()],
-        cli_version: "0.1.0".into(),
-        k8s_openapi_feature: "v1_37".into(),
-        resources: Vec::new(),
-        crd: Default::default(),
-    }
-}
+use crdgen_cases::project;
+use operator_rs::crdgen::{self, CrdgenError};
+use operator_rs::workspace::{DiskTree, GeneratorOutput};
 
 const HEAD: &str =
     "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n";
