@@ -14,7 +14,8 @@
 //! - [`k8s_table`]: every k8s-openapi type's real schema, by path (generated);
 //! - [`crd`]: `#[kube(...)]` and the CRD as `crd()` builds it;
 //! - [`options`]: PROJECT's `crd:` options (known formats only, description length);
-//! - [`output`]: YAML, file layout, kustomization, warnings;
+//! - [`render`]: CRDs into YAML (on other cores while kinds are built) and their JSON length;
+//! - [`output`]: file layout, kustomization, warnings;
 //! - [`exact`]: the `--exact` harness.
 
 mod attrs;
@@ -26,6 +27,7 @@ mod loader;
 mod options;
 mod output;
 mod place_attrs;
+mod render;
 mod resolve;
 mod schema;
 mod source_checks;
@@ -41,7 +43,8 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 
 pub use error::{CrdgenError, Location};
 pub use exact::generate_exact;
-pub use output::{KUSTOMIZATION, to_yaml};
+pub use output::KUSTOMIZATION;
+pub use render::to_yaml;
 
 use crate::project::Project;
 use crate::workspace::{GeneratorOutput, SourceTree};
@@ -56,11 +59,13 @@ pub struct KindCrd {
     pub kind: String,
     pub plural: String,
     pub crd: CustomResourceDefinition,
+    /// Its text, when it was rendered while the kinds were built (it is the built CRD).
+    pub(crate) rendered: Option<render::Rendered>,
 }
 
 /// Read the crate under `tree` and return every CRD, without writing anything.
 pub fn crds(tree: &dyn SourceTree, project: &Project) -> Result<Vec<KindCrd>, CrdgenError> {
-    let kinds = static_kinds(tree, true)?.kinds;
+    let kinds = static_kinds(tree, true, None)?.kinds;
     merge_kinds(kinds, project, Checks::ApiServer, &mut Vec::new())
 }
 
@@ -69,8 +74,11 @@ pub fn generate_unchecked(
     tree: &dyn SourceTree,
     project: &Project,
 ) -> Result<GeneratorOutput, CrdgenError> {
-    let crds = crds_unchecked(tree, project)?;
-    output::files(tree, &crds, &project.crd, Checks::None)
+    render::with_prerender(|prerender| {
+        let kinds = static_kinds(tree, true, Some(prerender))?.kinds;
+        let crds = merge_kinds(kinds, project, Checks::None, &mut Vec::new())?;
+        output::files(tree, crds, &project.crd, Checks::None)
+    })
 }
 
 /// [`crds`] without kube-apiserver's checks: what kube-derive writes, for comparing our verdict
@@ -79,7 +87,7 @@ pub fn crds_unchecked(
     tree: &dyn SourceTree,
     project: &Project,
 ) -> Result<Vec<KindCrd>, CrdgenError> {
-    let kinds = static_kinds(tree, true)?.kinds;
+    let kinds = static_kinds(tree, true, None)?.kinds;
     merge_kinds(kinds, project, Checks::None, &mut Vec::new())
 }
 
@@ -93,13 +101,15 @@ pub(crate) enum Checks {
 /// `operator-rs generate crds`: every CRD file plus `config/crd/kustomization.yaml`; the files
 /// of `config/crd/bases` that no kind produces are stale (it owns that folder).
 pub fn generate(tree: &dyn SourceTree, project: &Project) -> Result<GeneratorOutput, CrdgenError> {
-    let found = static_kinds(tree, true)?;
-    let mut warnings = found.warnings;
-    let crds = merge_kinds(found.kinds, project, Checks::ApiServer, &mut warnings)?;
-    let mut out = output::files(tree, &crds, &project.crd, Checks::ApiServer)?;
-    out.warnings.extend(warnings);
-    mark_stale(tree, &mut out)?;
-    Ok(out)
+    render::with_prerender(|prerender| {
+        let found = static_kinds(tree, true, Some(prerender))?;
+        let mut warnings = found.warnings;
+        let crds = merge_kinds(found.kinds, project, Checks::ApiServer, &mut warnings)?;
+        let mut out = output::files(tree, crds, &project.crd, Checks::ApiServer)?;
+        out.warnings.extend(warnings);
+        mark_stale(tree, &mut out)?;
+        Ok(out)
+    })
 }
 
 /// The folder `generate crds` owns.
@@ -133,8 +143,13 @@ pub(crate) struct Found {
     pub warnings: Vec<String>,
 }
 
-/// The kinds of every crate root, with (`with_schema`) or without their schemas.
-pub(crate) fn static_kinds(tree: &dyn SourceTree, with_schema: bool) -> Result<Found, CrdgenError> {
+/// The kinds of every crate root, with (`with_schema`) or without their schemas. Each CRD built is
+/// handed to `prerender` (rendered while the next kinds are built); errors come as without it.
+pub(crate) fn static_kinds(
+    tree: &dyn SourceTree,
+    with_schema: bool,
+    mut prerender: Option<&mut render::Prerender<'_>>,
+) -> Result<Found, CrdgenError> {
     let mut roots = Vec::new();
     for r in CRATE_ROOTS {
         let rel = PathBuf::from(r);
@@ -161,7 +176,11 @@ pub(crate) fn static_kinds(tree: &dyn SourceTree, with_schema: bool) -> Result<F
         // Type information is cached per crate (by definition id).
         schema::clear_type_infos();
         for d in crd::custom_resources(&krate) {
-            kinds.push(crd::build_kind(&krate, d, with_schema)?);
+            let mut kind = crd::build_kind(&krate, d, with_schema)?;
+            if let Some(prerender) = prerender.as_deref_mut() {
+                prerender.hand(std::mem::take(&mut kind.crd));
+            }
+            kinds.push(kind);
         }
         let warned = source_checks::macro_warnings(&krate)
             .into_iter()
@@ -170,6 +189,12 @@ pub(crate) fn static_kinds(tree: &dyn SourceTree, with_schema: bool) -> Result<F
             if !warnings.contains(&w) {
                 warnings.push(w);
             }
+        }
+    }
+    if let Some(prerender) = prerender {
+        for (kind, (crd, rendered)) in kinds.iter_mut().zip(prerender.take()) {
+            kind.crd = crd;
+            kind.rendered = rendered;
         }
     }
     source_checks::check_clashes(&kinds)?;
@@ -223,6 +248,10 @@ pub(crate) fn merge_kinds(
                 kind,
                 plural,
                 crd: k.crd,
+                // Rendered as built: still its text unless PROJECT's options changed it.
+                rendered: k
+                    .rendered
+                    .filter(|_| options::leaves_schemas_as_they_are(&project.crd)),
             });
             continue;
         }
@@ -248,6 +277,7 @@ pub(crate) fn merge_kinds(
             kind,
             plural,
             crd: merged,
+            rendered: None,
         });
     }
     Ok(out)
@@ -267,7 +297,7 @@ pub struct FoundVersion {
 
 /// Every `#[derive(CustomResource)]` struct of the crate under `tree`, in module order.
 pub fn kind_versions(tree: &dyn SourceTree) -> Result<Vec<FoundVersion>, CrdgenError> {
-    Ok(static_kinds(tree, false)?
+    Ok(static_kinds(tree, false, None)?
         .kinds
         .into_iter()
         .map(|k| FoundVersion {

@@ -1,4 +1,4 @@
-//! Output: the one YAML writer for CRDs, the file layout (`config/crd/bases/<group>_<plural>.yaml`),
+//! Output: the file layout (`config/crd/bases/<group>_<plural>.yaml`),
 //! `config/crd/kustomization.yaml`, and the warnings for CRDs that will fail on a cluster.
 
 use std::path::{Path, PathBuf};
@@ -9,6 +9,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 
 use super::error::CrdgenError;
 use super::options::UNKNOWN_INT_FORMATS;
+use super::render;
 use super::{Checks, KindCrd, crd_path};
 use crate::project::CrdSettings;
 use crate::workspace::{GeneratedFile, GeneratorOutput, SourceTree};
@@ -26,81 +27,22 @@ const ETCD_WARN_AT: usize = ETCD_LIMIT / 3;
 /// How to make a CRD smaller, in every size message.
 const FIX_SIZE: &str = "drop field descriptions with `crd: {maxDescLen: 0}` in PROJECT (or `generate crds --max-desc-len 0`), as controller-gen's `crd:maxDescLen=0` does";
 
-/// The YAML of a CRD: serde-saphyr over the typed CRD (field order is the struct's, so the text is
-/// deterministic).
-pub fn to_yaml(crd: &CustomResourceDefinition) -> String {
-    to_yaml_in(String::new(), crd)
-}
-
-/// [`to_yaml`] appended to `out` (given the capacity the text will need, it is not grown and
-/// copied again and again).
-fn to_yaml_in(mut out: String, crd: &CustomResourceDefinition) -> String {
-    serde_saphyr::to_fmt_writer(&mut out, crd)
-        .expect("a CustomResourceDefinition serializes to YAML");
-    out
-}
-
-/// The length of a CRD's JSON, counted without building the text.
-fn json_len(crd: &CustomResourceDefinition) -> usize {
-    /// A writer that only counts bytes.
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    serde_json::to_writer(&mut count, crd).map_or(0, |()| count.0)
-}
-
-/// Each CRD's YAML and the length of its JSON, in order. The CRDs are dealt out over the
-/// machine's cores in turn (large CRDs are megabytes of YAML, and often neighbours).
-fn rendered(crds: &[KindCrd]) -> Vec<(String, usize)> {
-    let render = |k: &KindCrd| {
-        let json_len = json_len(&k.crd);
-        // The YAML is about as long as the JSON: room for a quarter more.
-        let yaml = to_yaml_in(String::with_capacity(json_len + json_len / 4), &k.crd);
-        (yaml, json_len)
-    };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(crds.len());
-    if threads < 2 {
-        return crds.iter().map(render).collect();
-    }
-    let mut done: Vec<(usize, (String, usize))> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                scope.spawn(move || {
-                    (t..crds.len())
-                        .step_by(threads)
-                        .map(|i| (i, render(&crds[i])))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
-    done.sort_unstable_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, r)| r).collect()
-}
-
+/// The file of each CRD (rendered now, unless rendered while it was built) and the
+/// kustomization listing them; what will fail on a cluster is refused (over etcd's limit, with
+/// kube-apiserver's checks) or warned about.
 pub(crate) fn files(
     tree: &dyn SourceTree,
-    crds: &[KindCrd],
+    mut crds: Vec<KindCrd>,
     settings: &CrdSettings,
     checks: Checks,
 ) -> Result<GeneratorOutput, CrdgenError> {
     let mut out = GeneratorOutput::default();
     let mut names = Vec::new();
-    for (k, (text, json_len)) in crds.iter().zip(rendered(crds)) {
+    let prerendered = crds.iter_mut().map(|k| k.rendered.take()).collect();
+    let refs: Vec<_> = crds.iter().map(|k| &k.crd).collect();
+    let rendered = render::all(&refs, prerendered);
+    for (k, r) in crds.iter().zip(rendered) {
+        let (text, json_len) = (r.yaml, r.json_len);
         let path = crd_path(&k.group, &k.plural);
         // What etcd will hold: the JSON plus the managed fields kube-apiserver adds (a path per
         // field); the YAML's length is a close and conservative measure of the two.
