@@ -1,7 +1,9 @@
 //! Wall-time benchmarks of the release binary, as a user runs it (process start included):
 //! `init`, `create api`, and the two together. `generate crds` on projects of 1 to 200 kinds is
 //! measured by `cargo bench --bench crdgen`.
-//! Run: `cargo bench --bench scaffold` (add `-- --quick` for fewer rounds). Figures go to BENCHMARKS.md.
+//! Run: `cargo bench --bench scaffold` (add `-- --quick` for fewer rounds). Figures go to
+//! BENCHMARKS.md, with the load average the bench prints before and after (wall times on a shared
+//! machine mean little without it).
 
 use std::path::Path;
 use std::process::Command;
@@ -47,9 +49,17 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
+/// The 1-, 5- and 15-minute load averages (Linux), or a note that they are unknown.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown (no /proc/loadavg)".into())
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let rounds = if quick { 5 } else { 30 };
+    let load_before = load_average();
 
     // init + create api, each round in a fresh folder.
     let (mut init, mut api, mut both) = (Vec::new(), Vec::new(), Vec::new());
@@ -84,7 +94,10 @@ fn main() {
         api.push(b);
         both.push(a + b);
     }
-    println!("scaffold ({rounds} rounds, fresh folder each):");
+    println!(
+        "scaffold ({rounds} rounds, fresh folder each; load average {load_before} before, {} after):",
+        load_average()
+    );
     for (name, xs) in [
         ("init", init),
         ("create api", api),

@@ -118,22 +118,51 @@ pub enum CreateCommand {
     Api(CreateApiArgs),
     /// Add webhooks to a kind: a defaulter, a validator, conversion to and from other versions.
     #[command(
-        after_help = "Examples:\n  operator-rs create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation\n  operator-rs create webhook --group batch --version v2 --kind CronJob --conversion --spoke v1"
+        after_help = "Examples:\n  operator-rs create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation\n  operator-rs create webhook --group batch --version v2 --kind CronJob --conversion --spoke v1",
+        mut_arg("version", |a| a.help("The API version, e.g. `v1alpha1`; with --conversion, the hub: the storage version the types declare")),
+        mut_arg("kind", |a| a.help("The kind, e.g. `Memcached`; it must be in PROJECT (`operator-rs create api` first)"))
     )]
     Webhook(CreateWebhookArgs),
 }
 
+/// The kind a command acts on: `--group`, `--version`, `--kind`, as kubebuilder takes them. The
+/// help texts are the same for every command; where a command reads one differently, it says
+/// so with `mut_arg` (see `create webhook`'s `--version`, `edit api`'s `--group`).
 #[derive(Debug, Clone, Args)]
-pub struct CreateWebhookArgs {
-    /// The API group (without the domain), e.g. `batch`.
+pub struct KindArgs {
+    /// The API group without the domain, e.g. `cache` (for cache.<domain>); a built-in kind's
+    /// group, e.g. `apps`, or `core` for core/v1.
     #[arg(long, default_value = "")]
     pub group: String,
-    /// The API version, e.g. `v1`; with --conversion, the hub (the storage version).
+    /// The API version, e.g. `v1alpha1`.
     #[arg(long)]
     pub version: String,
-    /// The kind, e.g. `CronJob`; it must be in PROJECT (`operator-rs create api` first).
+    /// The kind, in UpperCamelCase, e.g. `Memcached`.
     #[arg(long)]
     pub kind: String,
+}
+
+impl KindArgs {
+    /// `(group, version, kind)`, trimmed. A value that starts with `-` is the next flag taken as
+    /// the value (`--group=-v`): refused, with `example(flag)` as the way to write it.
+    pub fn values(&self, example: impl Fn(&str) -> String) -> anyhow::Result<(&str, &str, &str)> {
+        let (group, version, kind) = (self.group.trim(), self.version.trim(), self.kind.trim());
+        for (flag, value) in [("group", group), ("version", version), ("kind", kind)] {
+            if value.starts_with('-') {
+                anyhow::bail!(
+                    "--{flag} has no value: it took {value:?}, which looks like the next flag\n  e.g. {}",
+                    example(flag)
+                );
+            }
+        }
+        Ok((group, version, kind))
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CreateWebhookArgs {
+    #[command(flatten)]
+    pub gvk: KindArgs,
     /// A defaulting (mutating) webhook.
     #[arg(long)]
     pub defaulting: bool,
@@ -153,15 +182,8 @@ pub struct CreateWebhookArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CreateApiArgs {
-    /// The API group (without the domain), e.g. `cache`.
-    #[arg(long, default_value = "")]
-    pub group: String,
-    /// The API version, e.g. `v1alpha1`.
-    #[arg(long)]
-    pub version: String,
-    /// The kind, in UpperCamelCase, e.g. `Memcached`.
-    #[arg(long)]
-    pub kind: String,
+    #[command(flatten)]
+    pub gvk: KindArgs,
     /// The resource's plural name (default: as kube-derive computes it from the kind).
     #[arg(long)]
     pub plural: Option<String>,
@@ -197,22 +219,17 @@ pub enum EditCommand {
     /// make it the storage version, serve it or not, deprecate it; then update PROJECT and
     /// regenerate the CRDs. The rest of the source stays as you wrote it.
     #[command(
-        after_help = "Examples:\n  operator-rs edit api --group batch --version v2 --kind CronJob --storage\n  operator-rs edit api --group batch --version v1 --kind CronJob --deprecated=\"batch/v1 CronJob is deprecated; use batch/v2\"\n  operator-rs edit api --group batch --version v1 --kind CronJob --served=false\n  operator-rs edit api --group batch --version v1 --kind CronJob --served=true --no-deprecated"
+        after_help = "Examples:\n  operator-rs edit api --group batch --version v2 --kind CronJob --storage\n  operator-rs edit api --group batch --version v1 --kind CronJob --deprecated=\"batch/v1 CronJob is deprecated; use batch/v2\"\n  operator-rs edit api --group batch --version v1 --kind CronJob --served=false\n  operator-rs edit api --group batch --version v1 --kind CronJob --served=true --no-deprecated",
+        mut_arg("group", |a| a.help("The API group, as `create api` took it (`cache`) or in full (`cache.example.com`)")),
+        mut_arg("version", |a| a.help("The version to change, e.g. `v2`"))
     )]
     Api(EditApiArgs),
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct EditApiArgs {
-    /// The API group, short (`batch`, as `create api` took it) or full (`batch.example.com`).
-    #[arg(long, default_value = "")]
-    pub group: String,
-    /// The version to change, e.g. `v2`.
-    #[arg(long)]
-    pub version: String,
-    /// The kind, e.g. `CronJob`.
-    #[arg(long)]
-    pub kind: String,
+    #[command(flatten)]
+    pub gvk: KindArgs,
     /// Make this version the storage version: drop its `storage = false` and write
     /// `storage = false` into the version stored until now.
     #[arg(long)]

@@ -45,7 +45,7 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
 use crate::names;
-use crate::project::Project;
+use crate::project::{self, CORE_GROUP, Project};
 use crate::suggest::{osa_distance, suggest};
 use crate::workspace::{GeneratedFile, GeneratorOutput, SourceTree};
 
@@ -574,13 +574,15 @@ fn check(mut values: BTreeMap<&'static str, Vec<String>>) -> std::result::Result
                 .to_string());
         }
     }
-    for g in groups.iter().filter(|g| !g.is_empty() && *g != "core") {
+    for g in groups.iter().filter(|g| !g.is_empty() && *g != CORE_GROUP) {
         if !names::is_dns1123_subdomain(g) {
             return Err(format!(
                 "group `{g}` is not an API group name (lowercase, e.g. `apps` or `cache.example.com`; `core` for the core group)"
             ));
         }
     }
+    // From here on a group is the one Kubernetes knows: `core` is `""`, as controller-gen reads it.
+    let groups = groups.into_iter().map(project::api_group_named).collect();
     for r in &resources {
         let (name, sub) = r
             .split_once('/')
@@ -710,11 +712,6 @@ fn normalize_rules(rules: Vec<Rule>) -> Vec<Rule> {
     // Same groups, resources, resourceNames and URLs: union of the verbs.
     let mut by_key: BTreeMap<[String; 4], Rule> = BTreeMap::new();
     for mut rule in rules {
-        for g in &mut rule.groups {
-            if g == "core" {
-                g.clear();
-            }
-        }
         let key = rule.key();
         match by_key.get_mut(&key) {
             Some(existing) => {
@@ -798,7 +795,7 @@ fn uncovered_controllers(project: &Project, roles: &[Role]) -> Vec<String> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     for r in project.resources.iter().filter(|r| r.controller) {
-        let group = r.qualified_group();
+        let group = r.api_group();
         if !seen.insert((group.clone(), r.plural.clone())) {
             continue;
         }
@@ -809,7 +806,7 @@ fn uncovered_controllers(project: &Project, roles: &[Role]) -> Vec<String> {
         });
         if !covered {
             let marker_group = if group.is_empty() {
-                "core"
+                CORE_GROUP
             } else {
                 group.as_str()
             };
@@ -1512,6 +1509,45 @@ rules:
         assert!(!w.contains("Memcached controller"), "{w}");
         assert!(!w.contains("Guestbook"), "{w}");
         assert_eq!(out.warnings.len(), 3, "{w}");
+    }
+
+    /// Controllers of core kinds (PROJECT's group `core`, kubebuilder's spelling) are covered by
+    /// markers that name the core group `core` or `""`, as controller-gen reads both; a core
+    /// kind with no marker is warned about with the `groups=core` marker that fixes it.
+    #[test]
+    fn core_kinds_are_the_empty_group() {
+        let src = "// +kubebuilder:rbac:groups=core,resources=configmaps,verbs=get;list;watch\n\
+                   // +kubebuilder:rbac:groups=\"\",resources=secrets,verbs=get;list;watch\n\
+                   // +kubebuilder:rbac:groups=core;apps,resources=pods;deployments,verbs=list;watch\n";
+        let resources = vec![
+            resource("core", "", "ConfigMap", "configmaps", true),
+            resource("core", "", "Secret", "secrets", true),
+            resource("core", "", "Pod", "pods", true),
+            resource("apps", "", "Deployment", "deployments", true),
+            resource("core", "", "Service", "services", true),
+        ];
+        let out = generate(
+            &Mem::new(&[("src/controllers/x.rs", src)]),
+            &project(resources),
+        )
+        .unwrap();
+        let w = out.warnings.join("\n");
+        assert_eq!(out.warnings.len(), 1, "{w}");
+        assert!(
+            w.contains("Service controller watch services (core group)")
+                && w.contains(
+                    "// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch"
+                ),
+            "{w}"
+        );
+        let yaml = &out.files[0].contents;
+        assert!(!yaml.contains("- core"), "{yaml}");
+        assert_eq!(
+            yaml,
+            "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: manager-role\nrules:\n\
+             - apiGroups:\n  - \"\"\n  resources:\n  - configmaps\n  - secrets\n  verbs:\n  - get\n  - list\n  - watch\n\
+             - apiGroups:\n  - \"\"\n  - apps\n  resources:\n  - deployments\n  - pods\n  verbs:\n  - list\n  - watch\n"
+        );
     }
 
     #[test]

@@ -1,9 +1,12 @@
 //! The project's files as a command sees them: the disk, overlaid with the files a command is about
 //! to write. Generators (`crdgen`, `rbac`) read through [`SourceTree`] so that `create api` can run
 //! them on what it is about to write, before anything touches the disk. Also owns the unified diffs
-//! printed by `--check`; all-or-nothing writes are in [`transaction`], the project lock in [`lock`].
+//! printed by `--check`; all-or-nothing writes are in [`transaction`], the project lock in [`lock`],
+//! the check that the Rust about to be written parses in [`rust_check`].
 
 pub mod lock;
+pub mod rust_check;
+mod rust_items;
 pub mod transaction;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -462,3 +462,38 @@ fn a_controller_added_later_leaves_the_edited_types_alone() {
     assert_eq!(project.resources.len(), 1);
     assert!(project.resources[0].controller && project.resources[0].api.is_some());
 }
+
+/// `--group`, `--version` and `--kind` are one set of flags for `create api`, `create webhook`
+/// and `edit api`, each command saying what it reads differently.
+#[test]
+fn kind_flags_are_shared_and_each_command_says_its_reading() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The help as one line (clap wraps it to the terminal).
+    let help = |line: &str| {
+        let text = ok(tmp.path(), &words(&format!("{line} --help"))).stdout;
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    for line in ["create api", "create webhook", "edit api"] {
+        let text = help(line);
+        for flag in ["--group <GROUP>", "--version <VERSION>", "--kind <KIND>"] {
+            assert!(text.contains(flag), "`{line} --help` lacks {flag}:\n{text}");
+        }
+    }
+    assert!(help("create api").contains("`core` for core/v1"));
+    assert!(help("create webhook").contains("the hub: the storage version the types declare"));
+    assert!(help("edit api").contains("or in full (`cache.example.com`)"));
+    // The value check is shared too: a flag taken as a value is refused alike.
+    let project = init_project("flags-op");
+    let dir = project_dir(&project, "flags-op");
+    for line in [
+        "create api --group=-v --version v1 --kind Memcached",
+        "create webhook --group=-v --version v1 --kind Memcached --defaulting",
+    ] {
+        let r = run(&dir, &words(line));
+        assert!(
+            r.code != 0 && r.stderr.contains("--group has no value"),
+            "{line}: {}",
+            r.stderr
+        );
+    }
+}

@@ -13,21 +13,6 @@ const V1: &str = "src/api/v1/cron_job.rs";
 const V2: &str = "src/api/v2/cron_job.rs";
 const CRD: &str = "config/crd/bases/batch.example.com_cronjobs.yaml";
 
-/// A project with CronJob in batch/v1 (stored) and batch/v2.
-fn two_versions(name: &str) -> tempfile::TempDir {
-    let tmp = init_project(name);
-    let dir = project_dir(&tmp, name);
-    ok(
-        &dir,
-        &words("create api --group batch --version v1 --kind CronJob"),
-    );
-    ok(
-        &dir,
-        &words("create api --group batch --version v2 --kind CronJob --controller=false"),
-    );
-    tmp
-}
-
 /// The CRD's versions by name: (name, served, storage, deprecated, deprecationWarning).
 fn crd_versions(dir: &Path) -> Vec<(String, bool, bool, bool, Option<String>)> {
     let crd: serde_json::Value = serde_saphyr::from_str(&read(dir, CRD)).unwrap();

@@ -11,7 +11,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Mutex;
 
 use common::*;
@@ -19,47 +18,6 @@ use operator_rs_runtime::testing::envtest::Envtest;
 
 /// Cargo builds of generated projects run one at a time: they share a target directory.
 static CARGO: Mutex<()> = Mutex::new(());
-
-fn cargo(dir: &Path, args: &[&str]) {
-    cargo_with(dir, args, &[]);
-}
-
-fn cargo_with(dir: &Path, args: &[&str], envs: &[(&str, &str)]) {
-    let out = cargo_output(dir, args, envs);
-    assert!(
-        out.success,
-        "`cargo {}` failed in the generated project {}:\nstdout:\n{}\nstderr:\n{}",
-        args.join(" "),
-        dir.display(),
-        out.stdout,
-        out.stderr
-    );
-}
-
-/// What a cargo command printed, and whether it succeeded.
-struct CargoOutput {
-    success: bool,
-    stdout: String,
-    stderr: String,
-}
-
-fn cargo_output(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> CargoOutput {
-    let out = Command::new(env!("CARGO"))
-        .args(args)
-        .envs(envs.iter().copied())
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", shared_target_dir())
-        // The generated project is its own workspace, not a member of ours.
-        .env_remove("CARGO_MANIFEST_DIR")
-        .env_remove("RUSTFLAGS")
-        .output()
-        .expect("cargo runs");
-    CargoOutput {
-        success: out.status.success(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
 
 /// The bar every generated project is held to.
 fn build_lint_test(dir: &Path) {

@@ -324,3 +324,112 @@ fn self_managed_webhook_certificates_render_and_their_rbac_suffices() {
             assert_eq!(String::from_utf8(injected.unwrap().0).unwrap(), bundle);
         });
 }
+
+/// Controllers of core kinds (`--group core`, kubebuilder's spelling of the group `""`): no
+/// warning that the manager cannot watch them, and `config/` grants them in `apiGroups: [""]`
+/// (as controller-gen writes `groups=core`), which a real API server honours.
+#[test]
+fn core_kind_controllers_are_granted_the_core_group() {
+    const CORE: &[(&str, &str)] = &[
+        ("ConfigMap", "configmaps"),
+        ("Secret", "secrets"),
+        ("Pod", "pods"),
+        ("Service", "services"),
+        ("PersistentVolumeClaim", "persistentvolumeclaims"),
+        ("Namespace", "namespaces"),
+    ];
+    let tmp = init_project("core-op");
+    let dir = project_dir(&tmp, "core-op");
+    for (kind, _) in CORE {
+        let run = ok(
+            &dir,
+            &words(&format!(
+                "create api --group core --version v1 --kind {kind} --resource=false --controller"
+            )),
+        );
+        assert!(
+            !run.stderr.contains("warning"),
+            "create api {kind}:\n{}",
+            run.stderr
+        );
+    }
+    // `generate rbac` reads the markers again, with the same verdict.
+    let run = ok(&dir, &["generate", "rbac", "--check"]);
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+
+    let docs = kustomize(&dir, "config/default");
+    let manager = of_kind(&docs, "ClusterRole")
+        .into_iter()
+        .find(|r| r["metadata"]["name"] == "core-op-manager-role")
+        .expect("the manager ClusterRole");
+    let rules = manager["rules"].as_array().unwrap();
+    for rule in rules {
+        assert!(
+            !strings(&rule["apiGroups"]).contains(&"core"),
+            "`core` is not an API group Kubernetes knows: {rule}"
+        );
+    }
+    for (_, plural) in CORE {
+        assert!(
+            rules.iter().any(|r| strings(&r["apiGroups"]) == [""]
+                && strings(&r["resources"]).contains(plural)
+                && ["get", "list", "watch"]
+                    .iter()
+                    .all(|v| strings(&r["verbs"]).contains(v))),
+            "no rule of apiGroups [\"\"] lets the manager get, list and watch {plural}: {manager}"
+        );
+    }
+
+    // On a real API server: the manager's ServiceAccount, bound by config/rbac, may list and
+    // watch each kind cluster-wide.
+    use operator_rs_runtime::testing::envtest::Envtest;
+    if !Envtest::available() {
+        eprintln!("SKIPPED the API server half of this test: KUBEBUILDER_ASSETS is not set");
+        return;
+    }
+    let env = Envtest::shared().expect("the control plane starts");
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            use k8s_openapi::api::authorization::v1::{
+                ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+            };
+            use kube::api::{Api, PostParams};
+            let namespace = env.create_namespace("core-op").await.unwrap();
+            let access = env
+                .service_account_from_kustomize(
+                    &namespace,
+                    "controller-manager",
+                    dir.join("config/rbac"),
+                )
+                .await
+                .unwrap();
+            let reviews: Api<SelfSubjectAccessReview> = Api::all(access.client().unwrap());
+            for (_, plural) in CORE {
+                for verb in ["list", "watch"] {
+                    let review = SelfSubjectAccessReview {
+                        spec: SelfSubjectAccessReviewSpec {
+                            resource_attributes: Some(ResourceAttributes {
+                                group: Some(String::new()),
+                                resource: Some(plural.to_string()),
+                                verb: Some(verb.to_string()),
+                                ..Default::default()
+                            }),
+                            ..Default::default()
+                        },
+                        ..Default::default()
+                    };
+                    let answer = reviews
+                        .create(&PostParams::default(), &review)
+                        .await
+                        .unwrap();
+                    assert!(
+                        answer.status.is_some_and(|s| s.allowed),
+                        "the manager may not {verb} {plural} cluster-wide"
+                    );
+                }
+            }
+        });
+}

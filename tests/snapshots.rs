@@ -1,10 +1,16 @@
 //! Snapshot tests of rendered files: every Rust file of the reference project (controllers of
 //! each flavour, wiring, types, tests; the vendored runtime is checked byte for byte elsewhere),
-//! its CRD list, samples and role, as `init` plus the reference `create api` runs render them.
+//! its CRD list, samples and role, as `init` plus the reference `create api` runs render them;
+//! every Rust file of a bare `init`; and every Rust file of a project of the variants the
+//! reference project does not take (a built-in kind of the core and of other groups, deploy-image
+//! kinds with a command, a digest, no port, cluster scope; a controller added to an existing kind;
+//! a plural of its own; each webhook type alone, on a cluster-scoped and on a built-in kind).
 //! A template change shows up here as a reviewable diff (`cargo insta review`, or
 //! INSTA_UPDATE=always).
 
 mod common;
+
+use std::path::Path;
 
 use common::*;
 
@@ -12,8 +18,7 @@ use common::*;
 fn reference_project_files() {
     let tmp = reference_project("memcached-operator");
     let dir = project_dir(&tmp, "memcached-operator");
-    let mut rust = rust_files(&dir, &dir.join("src"));
-    rust.extend(rust_files(&dir, &dir.join("tests")));
+    let rust = rust_files(&dir);
     assert!(rust.len() > 10, "{rust:?}");
     for rel in rust.iter().map(String::as_str).chain([
         "PROJECT",
@@ -24,23 +29,77 @@ fn reference_project_files() {
         "config/rbac/role.yaml",
         "config/manager/manager.yaml",
     ]) {
-        let name = rel.replace(['/', '.'], "_");
-        insta::assert_snapshot!(name, read(&dir, rel));
+        insta::assert_snapshot!(snapshot_name("", rel), read(&dir, rel));
     }
 }
 
-/// The `.rs` files under `dir`, relative to `root`, sorted.
-fn rust_files(root: &std::path::Path, dir: &std::path::Path) -> Vec<String> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("readable folder") {
-        let path = entry.expect("entry").path();
-        if path.is_dir() {
-            files.extend(rust_files(root, &path));
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            let rel = path.strip_prefix(root).expect("under root");
-            files.push(rel.to_string_lossy().into_owned());
-        }
+#[test]
+fn bare_project_files() {
+    let tmp = init_project("bare-operator");
+    let dir = project_dir(&tmp, "bare-operator");
+    let rust = rust_files(&dir);
+    assert!(rust.len() >= 7, "{rust:?}");
+    for rel in &rust {
+        insta::assert_snapshot!(snapshot_name("bare", rel), read(&dir, rel));
     }
+}
+
+/// The kinds and webhooks of the variants project (see the module comment).
+const VARIANT_APIS: &[&str] = &[
+    "--group core --version v1 --kind ConfigMap --resource=false --controller",
+    "--group batch --version v1 --kind Job --resource=false --controller",
+    "--group web --version v1beta1 --kind Nginx --image nginx:1.27 --image-container-command nginx,-g,daemon_off",
+    "--group web --version v1beta1 --kind Redis --namespaced=false --image registry.local:5000/redis@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef --image-container-port 6379",
+    "--group web --version v1 --kind Moose --plural mooses",
+    "--group web --version v2 --kind Moose --plural mooses --controller=false",
+    "--group web --version v1 --kind Widget --controller=false",
+    "--group web --version v1 --kind Widget --resource=false --controller",
+    "--group web --version v1 --kind HTTPRoute --namespaced=false",
+];
+
+const VARIANT_WEBHOOKS: &[&str] = &[
+    "--group web --version v1 --kind Moose --defaulting",
+    "--group web --version v1 --kind HTTPRoute --programmatic-validation",
+    "--group web --version v1 --kind Moose --conversion --spoke v2",
+    "--group core --version v1 --kind ConfigMap --programmatic-validation",
+];
+
+#[test]
+fn variant_project_files() {
+    let tmp = init_project("variants-operator");
+    let dir = project_dir(&tmp, "variants-operator");
+    for api in VARIANT_APIS {
+        ok(&dir, &words(&format!("create api {api}")));
+    }
+    for webhook in VARIANT_WEBHOOKS {
+        ok(&dir, &words(&format!("create webhook {webhook}")));
+    }
+    let rust = rust_files(&dir);
+    assert!(rust.len() > 20, "{rust:?}");
+    for rel in &rust {
+        insta::assert_snapshot!(snapshot_name("variants", rel), read(&dir, rel));
+    }
+}
+
+/// `src/lib.rs` as `src_lib_rs`, under a prefix for projects other than the reference one.
+fn snapshot_name(prefix: &str, rel: &str) -> String {
+    let name = rel.replace(['/', '.'], "_");
+    if prefix.is_empty() {
+        name
+    } else {
+        format!("{prefix}__{name}")
+    }
+}
+
+/// The `.rs` files of a project under `src/` and `tests/` (not the vendored runtime), relative
+/// to `root`, sorted.
+fn rust_files(root: &Path) -> Vec<String> {
+    let mut files: Vec<String> = snapshot(root)
+        .into_keys()
+        .filter(|p| p.starts_with("src") || p.starts_with("tests"))
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
     files.sort();
     files
 }

@@ -1,7 +1,7 @@
 //! The controller plumbing (`operator_rs_runtime::controller`) end to end on a real control
 //! plane: status with conditions and observedGeneration, the finalizer and cleanup, an owned
-//! ConfigMap that is cached and recreated, namespace deletion, and a settled restart that
-//! writes nothing.
+//! ConfigMap that is cached and recreated, namespace deletion, a settled restart that writes
+//! nothing, and a reconcile past its deadline that is cancelled and retried.
 
 mod support;
 
@@ -10,21 +10,24 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{CustomResource, CustomResourceExt, Resource, ResourceExt};
 use operator_rs_runtime::controller::{
-    Action, Conditions, Context, Controller, EventType, Reconciler, Result,
+    Action, Conditions, Context, Controller, Error, EventType, PAGE_SIZE, Reconciler, Result,
 };
-use operator_rs_runtime::manager::{Manager, Shutdown};
+use operator_rs_runtime::manager::{Manager, Metrics, Shutdown};
 use operator_rs_runtime::skip_unless_available;
 use operator_rs_runtime::testing::envtest::Envtest;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use support::proxy::Proxy;
 use support::{eventually_async, gone, parse};
 
 /// A test kind: its controller keeps a ConfigMap `<name>-data` holding `spec.data`.
@@ -60,6 +63,10 @@ struct Counters {
     /// Reconciles that found the ConfigMap up to date in the cache.
     cached: AtomicUsize,
     cleaned_up: Mutex<Vec<String>>,
+    /// Applies that waited on a server that never answers ([`Stalls`]), and those of them
+    /// that were cancelled.
+    stalled: AtomicUsize,
+    cancelled: AtomicUsize,
 }
 
 struct Gizmos(Arc<Counters>);
@@ -121,31 +128,77 @@ impl Reconciler for Gizmos {
     }
 }
 
+/// Reconciles like [`Gizmos`], except that its first apply sends a request to a server that
+/// accepted the connection and never answers (as one that died without closing it).
+struct Stalls {
+    gizmos: Gizmos,
+    silent: kube::Client,
+}
+
+impl Reconciler for Stalls {
+    type Kind = Gizmo;
+
+    async fn apply(&self, gizmo: Arc<Gizmo>, ctx: &Context<Gizmo>) -> Result<Action> {
+        let counters = &self.gizmos.0;
+        if counters.stalled.fetch_add(1, Ordering::SeqCst) > 0 {
+            return self.gizmos.apply(gizmo, ctx).await;
+        }
+        /// Counts the stalled apply as cancelled when it is dropped unfinished.
+        struct Cancelled<'a>(&'a Counters);
+        impl Drop for Cancelled<'_> {
+            fn drop(&mut self) {
+                self.0.cancelled.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let cancelled = Cancelled(counters);
+        let maps = Api::<ConfigMap>::namespaced(self.silent.clone(), "default");
+        let answer = maps.get("anything").await.map(drop);
+        std::mem::forget(cancelled);
+        answer?;
+        Err(Error::reconcile("answered", "the silent server answered"))
+    }
+}
+
 /// A manager running the Gizmo controller over the objects labelled `test=<label>`.
 struct Running {
     counters: Arc<Counters>,
+    metrics: Metrics,
     shutdown: Shutdown,
     run: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
 
 impl Running {
     async fn start(env: &Envtest, label: &str) -> anyhow::Result<Self> {
-        let args = parse([
+        Self::start_with(env.client()?, label, &[], Gizmos).await
+    }
+
+    /// With the manager flags `flags` besides the harness's, and the reconciler `reconciler`
+    /// makes from the counters.
+    async fn start_with<R: Reconciler<Kind = Gizmo>>(
+        client: kube::Client,
+        label: &str,
+        flags: &[&str],
+        reconciler: impl FnOnce(Arc<Counters>) -> R,
+    ) -> anyhow::Result<Self> {
+        let harness = [
             "manager",
             "--metrics-bind-address=0",
             "--health-probe-bind-address=0",
-        ])?;
-        let manager = Manager::with_client("gizmo-operator", args, env.client()?).await?;
+        ];
+        let args = parse(harness.iter().chain(flags))?;
+        let manager = Manager::with_client("gizmo-operator", args, client).await?;
         let counters = Arc::new(Counters::default());
         let selector = format!("test={label}");
-        let controller = Controller::new("gizmo", Gizmos(counters.clone()))
+        let controller = Controller::new("gizmo", reconciler(counters.clone()))
             .finalizer(FINALIZER)
             .watching(watcher::Config::default().labels(&selector))
             .owns::<ConfigMap>(watcher::Config::default().labels(&selector));
         let shutdown = manager.shutdown();
+        let metrics = manager.metrics();
         let run = tokio::spawn(manager.run(vec![controller.registration()]));
         Ok(Self {
             counters,
+            metrics,
             shutdown,
             run,
         })
@@ -155,6 +208,13 @@ impl Running {
         self.shutdown.trigger();
         tokio::time::timeout(Duration::from_secs(30), self.run).await???;
         Ok(self.counters)
+    }
+
+    /// The value of the metric `series` (its name and labels, as `/metrics` shows them).
+    fn metric(&self, series: &str) -> Option<f64> {
+        let text = self.metrics.encode();
+        let line = text.lines().find(|line| line.starts_with(series))?;
+        line.rsplit(' ').next()?.parse().ok()
     }
 }
 
@@ -244,6 +304,22 @@ async fn an_object_becomes_ready_for_each_generation() -> anyhow::Result<()> {
         condition.last_transition_time, ready_since,
         "Ready stayed True: no transition"
     );
+
+    // Both status writes published a `Ready` event: the second is the series of the first.
+    let events: Api<Event> = Api::namespaced(env.client()?, &namespace);
+    let ready_events = events.list(&Default::default()).await?.items;
+    let ready_events: Vec<_> = (ready_events.into_iter())
+        .filter(|e| e.reason.as_deref() == Some("Ready"))
+        .collect();
+    assert_eq!(ready_events.len(), 1, "{ready_events:?}");
+    let event = &ready_events[0];
+    assert_eq!(
+        event.reporting_controller.as_deref(),
+        Some("gizmo-operator")
+    );
+    let regarding = event.regarding.as_ref().and_then(|r| r.name.as_deref());
+    assert_eq!(regarding, Some("one"));
+    assert_eq!(event.series.as_ref().map(|s| s.count), Some(2), "{event:?}");
     running.stop().await?;
     Ok(())
 }
@@ -409,5 +485,110 @@ async fn a_settled_restart_of_the_controller_writes_nothing() -> anyhow::Result<
         before,
         "resourceVersions changed across a settled restart"
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_reconcile_past_its_deadline_is_cancelled_and_retried() -> anyhow::Result<()> {
+    skip_unless_available!(Ok(()));
+    let (env, _namespace, gizmos) = setup("deadline").await?;
+    // Accepts connections (the kernel does, from its backlog) and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let url = format!("http://{}", silent.local_addr()?).parse()?;
+    let silent_client = kube::Client::try_from(kube::Config::new(url))?;
+    let flags = ["--reconcile-timeout=1s"];
+    let stalls = |counters| Stalls {
+        gizmos: Gizmos(counters),
+        silent: silent_client,
+    };
+    let running = Running::start_with(env.client()?, "deadline", &flags, stalls).await?;
+    gizmos
+        .create(&PostParams::default(), &gizmo("slow", "deadline", "x"))
+        .await?;
+
+    assert!(
+        wait_ready(&gizmos, "slow").await,
+        "not retried after its deadline"
+    );
+    let counters = &running.counters;
+    assert_eq!(
+        counters.cancelled.load(Ordering::SeqCst),
+        1,
+        "not cancelled"
+    );
+    assert!(counters.stalled.load(Ordering::SeqCst) >= 2, "not retried");
+    silent.set_nonblocking(true)?;
+    assert!(
+        silent.accept().is_ok(),
+        "the stalled request never reached the silent server"
+    );
+    let errors =
+        r#"controller_runtime_reconcile_errors_total{controller="gizmo",reason="timeout"}"#;
+    assert_eq!(running.metric(errors), Some(1.0));
+    let active = r#"controller_runtime_active_workers{controller="gizmo"}"#;
+    assert_eq!(running.metric(active), Some(0.0));
+    running.stop().await?;
+    Ok(())
+}
+
+/// Objects created while a manager is off the control plane, and kube-apiserver restarts
+/// meanwhile, come back to it in a relist (its watch expired with the old server), not as watch
+/// events: each must still be reconciled (kube's controller drops a request for an object its
+/// store does not hold yet, and a relist reaches the store only once its last page is in).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_created_while_the_watch_expired_are_all_reconciled() -> anyhow::Result<()> {
+    skip_unless_available!(Ok(()));
+    // A control plane of its own: the outage must not hit the other tests.
+    let env = Envtest::builder().controller_manager(false).start()?;
+    env.install_crd(&Gizmo::crd()).await?;
+    let namespace = env.create_namespace("relist").await?;
+    let mut config = env.config().clone();
+    let upstream = env.server().trim_start_matches("https://").parse()?;
+    let proxy = Proxy::start(upstream).await?;
+    config.cluster_url = format!("https://{}", proxy.address()).parse()?;
+    let running = Running::start_with(config.try_into()?, "relist", &[], Gizmos).await?;
+    let gizmos: Api<Gizmo> = Api::namespaced(env.client()?, &namespace);
+    let params = PostParams::default();
+    gizmos
+        .create(&params, &gizmo("before", "relist", "x"))
+        .await?;
+    assert!(wait_ready(&gizmos, "before").await);
+
+    proxy.cut();
+    // A write the manager does not see, so the restarted server's watch cache starts past the
+    // manager's last resourceVersion: its watch cannot resume and it relists.
+    let maps: Api<ConfigMap> = Api::namespaced(env.client()?, &namespace);
+    maps.create(&params, &support::config_map("unseen", &[]))
+        .await?;
+    tokio::task::block_in_place(|| env.restart_apiserver())?;
+    let gizmos: Api<Gizmo> = Api::namespaced(env.client()?, &namespace);
+    // More than a page, so that the relist spans several requests.
+    let after = 2 * PAGE_SIZE as usize + 50;
+    let create = |i| {
+        let (gizmos, params) = (&gizmos, &params);
+        async move {
+            let name = format!("after-{i}");
+            gizmos.create(params, &gizmo(&name, "relist", &name)).await
+        }
+    };
+    let creates = futures::stream::iter(0..after)
+        .map(create)
+        .buffer_unordered(16);
+    creates.try_collect::<Vec<_>>().await?;
+    proxy.restore();
+    // The watch retries with a backoff that grew during the outage.
+    let all_ready = eventually_async(Duration::from_secs(90), || async {
+        let listed = gizmos.list(&Default::default()).await;
+        listed.is_ok_and(|list| list.items.iter().filter(|g| ready(g)).count() == after + 1)
+    })
+    .await;
+    let list = gizmos.list(&Default::default()).await?;
+    let never: Vec<_> = list
+        .iter()
+        .filter(|g| !ready(g))
+        .map(|g| g.name_any())
+        .collect();
+    assert!(all_ready, "never reconciled: {never:?}");
+    running.stop().await?;
     Ok(())
 }

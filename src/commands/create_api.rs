@@ -10,69 +10,73 @@ use crate::builtin;
 use crate::cli::CreateApiArgs;
 use crate::names;
 use crate::project::{self, Api, DeployImage, Project, Resource};
+use crate::scaffold::context::{ApiContext, ApiParts};
 use crate::workspace::{DiskTree, Overlay, write_all};
 
 pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let mut project = Project::load(root)?;
-    let (resource, ctx_extra) = plan_resource(&project, args)?;
+    let resource = plan_resource(&project, args)?;
 
-    // Record the resource: replace the same GVK (with --force), else append.
-    match project
+    // Record the resource: merge into the same GVK (a re-run), else append. The templates see the
+    // kind as PROJECT now records it, and render the parts this run asks for.
+    let kind = match project
         .resources
         .iter_mut()
         .find(|r| r.same_gvk(&resource.group, &resource.version, &resource.kind))
     {
-        Some(existing) => merge_into(existing, &resource),
-        None => project.resources.push(resource.clone()),
-    }
-
-    let mut ctx = super::base_context(&project, "", "");
-    ctx.extend(ctx_extra);
+        Some(existing) => {
+            merge_into(existing, &resource, args.controller);
+            existing.clone()
+        }
+        None => {
+            project.resources.push(resource.clone());
+            resource.clone()
+        }
+    };
+    let parts = ApiParts {
+        types: args.resource,
+        controller: args.controller,
+    };
+    let ctx = ApiContext::new(&project, &kind, parts);
     let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);
-    let report = crate::scaffold::plan("api", &ctx, args.force, &mut overlay)?;
+    let report = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
     report.refuse_conflicts()?;
     overlay.put(project::FILE, project.render()?);
-    super::generate::regenerate_into(&mut overlay, &project, resource.has_api())?;
+    super::generate::regenerate_into(&mut overlay, &project, kind.has_api())?;
     let (pending, removals) = overlay.into_changes();
-    super::check_generated_rust(&pending, Some(&resource.kind))?;
+    super::check_generated_rust(&pending, Some(&kind.kind))?;
     let changes = write_all(root, &pending, &removals)?;
 
     super::print_changes(&report, &changes);
     eprintln!(
         "\n{} {} is ready. Next: implement it, then regenerate the manifests with\n  operator-rs generate manifests",
-        resource.api_version(),
-        resource.kind
+        kind.api_version(),
+        kind.kind
     );
     Ok(())
 }
 
-/// A second run for the same GVK (e.g. `--controller` after `--controller=false`) adds to it.
-fn merge_into(existing: &mut Resource, new: &Resource) {
+/// A second run for the same GVK adds to it, as kubebuilder's `Resource.Update`: a controller
+/// stays once made (`--controller` after `--controller=false` adds one; `--force
+/// --controller=false` re-scaffolds the types and keeps it). A run that scaffolds the controller
+/// sets what it runs: `--force` without `--image` makes a deploy-image kind plain again.
+fn merge_into(existing: &mut Resource, new: &Resource, scaffolds_controller: bool) {
     existing.controller |= new.controller;
     if new.api.is_some() {
         existing.api = new.api.clone();
         existing.plural = new.plural.clone();
     }
-    if new.deploy_image.is_some() {
+    if scaffolds_controller {
         existing.deploy_image = new.deploy_image.clone();
     }
 }
 
-/// Validate the flags against the names' rules and the project, and work out the resource and
-/// the template context for it.
-fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<(Resource, tera::Context)> {
-    let group = args.group.trim();
-    let version = args.version.trim();
-    let kind = args.kind.trim();
-    for (flag, value) in [("group", group), ("version", version), ("kind", kind)] {
-        if value.starts_with('-') {
-            bail!(
-                "--{flag} has no value: it took {value:?}, which looks like the next flag\n  e.g. --{flag} {}",
-                example(flag)
-            );
-        }
-    }
+/// Validate the flags against the names' rules and the project, and work out the resource.
+fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
+    let (group, version, kind) = args
+        .gvk
+        .values(|flag| format!("--{flag} {}", example(flag)))?;
     names::validate_version(version)?;
     names::validate_kind(kind)?;
     if !args.resource && !args.controller {
@@ -140,7 +144,7 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<(Resource, t
     } else if let Some(b) = builtin::lookup(group, version, kind) {
         Resource {
             group: if b.group.is_empty() {
-                "core".into()
+                project::CORE_GROUP.into()
             } else {
                 b.group.to_string()
             },
@@ -172,8 +176,7 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<(Resource, t
         check_controller_slot(project, &resource, args.force)?;
     }
     resource.deploy_image = deploy_image(args, &resource)?;
-    let ctx = context(&resource, project, &kind_snake, args.resource);
-    Ok((resource, ctx))
+    Ok(resource)
 }
 
 fn example(flag: &str) -> &'static str {
@@ -381,6 +384,17 @@ fn deploy_image(args: &CreateApiArgs, resource: &Resource) -> Result<Option<Depl
             "--image needs a kind of this project with a controller (it scaffolds a controller that runs the image)\n  e.g. --group cache --version v1alpha1 --kind Memcached --image memcached:1.6"
         );
     }
+    if !args.resource && resource.deploy_image.is_none() {
+        bail!(
+            "--image with --resource=false: {} {} was not made with --image, and a deploy-image controller needs the fields its types get (size, and the container's settings)\n  \
+             re-scaffold the types too (your changes to them are lost): operator-rs create api --group {} --version {} --kind {} --image {image} --force",
+            resource.api_version(),
+            resource.kind,
+            resource.group,
+            resource.version,
+            resource.kind
+        );
+    }
     names::validate_image(image)?;
     let command: Vec<String> = args
         .image_container_command
@@ -406,115 +420,4 @@ fn deploy_image(args: &CreateApiArgs, resource: &Resource) -> Result<Option<Depl
         container_command: command,
         run_as_user: args.run_as_user,
     }))
-}
-
-/// `value` as a Rust string literal (quotes, backslashes and control characters escaped).
-fn rust_literal(value: &str) -> String {
-    format!("{value:?}")
-}
-
-/// The `create api` keys of the template context (see templates/README.md).
-/// `scaffold_resource`: whether to render the kind's types and CRD files (`--resource`); a
-/// controller added later for an existing kind leaves its (possibly edited) types alone.
-fn context(
-    r: &Resource,
-    project: &Project,
-    kind_snake: &str,
-    scaffold_resource: bool,
-) -> tera::Context {
-    let mut ctx = tera::Context::new();
-    let full_group = if r.core && r.group == "core" {
-        String::new()
-    } else {
-        r.qualified_group()
-    };
-    ctx.insert("group", &r.group);
-    ctx.insert("version", &r.version);
-    ctx.insert("kind", &r.kind);
-    ctx.insert("kind_snake", kind_snake);
-    ctx.insert("kind_lower", &r.kind.to_ascii_lowercase());
-    ctx.insert("plural", &r.plural);
-    ctx.insert(
-        "plural_is_default",
-        &(r.plural == names::default_plural(&r.kind)),
-    );
-    ctx.insert("full_group", &full_group);
-    ctx.insert(
-        "api_version",
-        &if full_group.is_empty() {
-            r.version.clone()
-        } else {
-            format!("{full_group}/{}", r.version)
-        },
-    );
-    let namespaced = match &r.api {
-        Some(a) => a.namespaced,
-        None => builtin::lookup(&r.group, &r.version, &r.kind).is_none_or(|b| b.namespaced),
-    };
-    ctx.insert("namespaced", &namespaced);
-    // A further version of a kind is not stored: its types say `storage = false`.
-    ctx.insert("stored", &r.api.as_ref().is_none_or(|a| a.storage));
-    ctx.insert("resource", &(scaffold_resource && r.has_api()));
-    ctx.insert("controller", &r.controller);
-    ctx.insert("builtin", &r.core);
-    ctx.insert("rust_type", &r.path);
-    let finalizer_group = if full_group.is_empty() {
-        project.domain.clone()
-    } else {
-        full_group.clone()
-    };
-    ctx.insert("finalizer", &format!("{finalizer_group}/finalizer"));
-    ctx.insert(
-        "first_in_version",
-        &!project
-            .resources
-            .iter()
-            .any(|o| o.has_api() && o.version == r.version && o.kind != r.kind),
-    );
-    let di = r.deploy_image.as_ref();
-    ctx.insert("deploy_image", &di.is_some());
-    // The controller's flavour: one template each.
-    ctx.insert("flavour_builtin", &(r.controller && r.core));
-    ctx.insert(
-        "resource_controller",
-        &(r.controller && !r.core && r.has_api()),
-    );
-    ctx.insert(
-        "flavour_deploy_image",
-        &(r.controller && !r.core && di.is_some()),
-    );
-    ctx.insert("flavour_plain", &(r.controller && !r.core && di.is_none()));
-    // Strings pasted into Rust source go in as Rust literals.
-    ctx.insert(
-        "container_image_rust",
-        &rust_literal(di.map_or("", |d| d.image.as_str())),
-    );
-    ctx.insert(
-        "container_command_rust",
-        &(di.map(|d| {
-            d.container_command
-                .iter()
-                .map(|a| rust_literal(a))
-                .collect::<Vec<_>>()
-        }))
-        .unwrap_or_default(),
-    );
-    let image = di.map(|d| d.image.clone()).unwrap_or_default();
-    // For YAML templates: `value: {{ container_image_yaml }}` is right whatever the image is.
-    ctx.insert(
-        "container_image_yaml",
-        &crate::scaffold::yaml_scalar(&image),
-    );
-    ctx.insert("container_image", &image);
-    if let Some(port) = di.and_then(|d| d.container_port) {
-        ctx.insert("container_port", &port);
-    }
-    ctx.insert(
-        "container_command",
-        &di.map(|d| d.container_command.clone()).unwrap_or_default(),
-    );
-    if let Some(uid) = di.and_then(|d| d.run_as_user) {
-        ctx.insert("run_as_user", &uid);
-    }
-    ctx
 }

@@ -10,15 +10,18 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use crate::cli::CreateWebhookArgs;
+use crate::crdgen;
 use crate::names;
 use crate::project::{self, Project, Resource, ResourceWebhooks};
+use crate::scaffold::context::{WebhookContext, WebhookTypes};
 use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 
 const EXAMPLE: &str = "operator-rs create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation";
 
 pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     let mut project = Project::load(root)?;
-    let plan = plan(&project, args)?;
+    let disk = DiskTree::new(root);
+    let plan = plan(&project, &disk, args)?;
     let resource = plan.resource.clone();
 
     let entry = project
@@ -39,55 +42,29 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
         }
     }
 
-    let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);
-    let base = super::base_context(&project, "", "");
     let kind_snake = names::kind_snake(&resource.kind);
-    let admission = args.defaulting || args.programmatic_validation;
     let kind_file = format!("src/webhooks/{}/{kind_snake}.rs", resource.version);
-    let mut ctx = base.clone();
-    ctx.extend(context(&resource, &kind_snake));
-    ctx.insert("defaulting", &args.defaulting);
-    ctx.insert("validation", &args.programmatic_validation);
-    ctx.insert("conversion", &args.conversion);
-    ctx.insert("admission", &admission);
     // The kind's admission file holds the user's code: rendered once (or with --force), and
     // a later run only registers another webhook type.
-    ctx.insert(
-        "admission_file",
-        &(admission && (args.force || !exists(&overlay, &kind_file)?)),
-    );
-    ctx.insert(
-        "module_version",
-        if admission {
-            resource.version.as_str()
-        } else {
-            ""
-        },
-    );
-    let mut report = crate::scaffold::plan("webhook", &ctx, args.force, &mut overlay)?;
+    let types = WebhookTypes {
+        defaulting: args.defaulting,
+        validation: args.programmatic_validation,
+        conversion: args.conversion,
+    };
+    let admission_file = (args.defaulting || args.programmatic_validation)
+        && (args.force || !exists(&overlay, &kind_file)?);
+    let ctx = WebhookContext::admission(&project, &resource, types, admission_file);
+    let mut report = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
 
     for spoke in &plan.spokes {
         let spoke_resource = project
             .find(&resource.group, spoke, &resource.kind)
             .expect("checked in plan");
         let spoke_file = format!("src/webhooks/{spoke}/{kind_snake}_conversion.rs");
-        let mut ctx = base.clone();
-        ctx.extend(context(&resource, &kind_snake));
-        for key in ["defaulting", "validation", "admission", "admission_file"] {
-            ctx.insert(key, &false);
-        }
-        ctx.insert("conversion", &true);
-        ctx.insert("module_version", spoke);
-        ctx.insert("spoke", spoke);
-        ctx.insert("spoke_api_version", &spoke_resource.api_version());
-        ctx.insert("spoke_type", &spoke_resource.path);
-        ctx.insert("hub_type", &resource.path);
-        ctx.insert(
-            "spoke_file",
-            &(args.force || !exists(&overlay, &spoke_file)?),
-        );
-        let more = crate::scaffold::plan("webhook", &ctx, args.force, &mut overlay)?;
+        let spoke_file = args.force || !exists(&overlay, &spoke_file)?;
+        let ctx = WebhookContext::conversion(&project, &resource, spoke_resource, spoke_file);
+        let more = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
         for (path, action) in more.actions {
             if !report.actions.iter().any(|(p, _)| *p == path) {
                 report.actions.push((path, action));
@@ -128,15 +105,8 @@ struct Plan {
     spokes: Vec<String>,
 }
 
-fn plan(project: &Project, args: &CreateWebhookArgs) -> Result<Plan> {
-    let (group, version, kind) = (args.group.trim(), args.version.trim(), args.kind.trim());
-    for (flag, value) in [("group", group), ("version", version), ("kind", kind)] {
-        if value.starts_with('-') {
-            bail!(
-                "--{flag} has no value: it took {value:?}, which looks like the next flag\n  e.g. {EXAMPLE}"
-            );
-        }
-    }
+fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateWebhookArgs) -> Result<Plan> {
+    let (group, version, kind) = args.gvk.values(|_| EXAMPLE.to_string())?;
     names::validate_version(version)?;
     names::validate_kind(kind)?;
     if !args.defaulting && !args.programmatic_validation && !args.conversion {
@@ -206,16 +176,7 @@ fn plan(project: &Project, args: &CreateWebhookArgs) -> Result<Plan> {
                 "--conversion converts between versions of a kind this project owns (a CRD); {kind} is built in"
             );
         }
-        if !resource.api.as_ref().is_some_and(|a| a.storage) {
-            let storage = project
-                .versions_of(&resource)
-                .find(|r| r.api.as_ref().is_some_and(|a| a.storage))
-                .map(|r| r.version.clone())
-                .unwrap_or_default();
-            bail!(
-                "the hub of a conversion is the storage version, which is {storage}, not {version}\n  e.g. --version {storage} --conversion --spoke {version}"
-            );
-        }
+        check_hub(project, tree, &resource, &spokes)?;
         if spokes.is_empty() {
             bail!(
                 "--conversion needs the versions that convert to {version}: pass --spoke <version>[,<version>...]\n  e.g. --version {version} --conversion --spoke v1"
@@ -227,44 +188,76 @@ fn plan(project: &Project, args: &CreateWebhookArgs) -> Result<Plan> {
     Ok(Plan { resource, spokes })
 }
 
-/// The `create webhook` keys of the template context (see templates/README.md).
-fn context(r: &Resource, kind_snake: &str) -> tera::Context {
-    let mut ctx = tera::Context::new();
-    let full_group = if r.core && r.group == "core" {
-        String::new()
-    } else {
-        r.qualified_group()
-    };
-    let kind_lower = r.kind.to_ascii_lowercase();
-    let path_of = |prefix: &str| {
-        format!(
-            "/{prefix}-{}-{}-{kind_lower}",
-            full_group.replace('.', "-"),
-            r.version
-        )
-    };
-    ctx.insert("group", &r.group);
-    ctx.insert("version", &r.version);
-    ctx.insert("kind", &r.kind);
-    ctx.insert("kind_snake", kind_snake);
-    ctx.insert("kind_lower", &kind_lower);
-    ctx.insert("plural", &r.plural);
-    ctx.insert("full_group", &full_group);
-    ctx.insert(
-        "marker_group",
-        &if full_group.is_empty() {
-            "\"\"".to_string()
-        } else {
-            full_group.clone()
-        },
-    );
-    ctx.insert("api_version", &r.api_version());
-    ctx.insert("rust_type", &r.path);
-    ctx.insert("mutate_path", &path_of("mutate"));
-    ctx.insert("validate_path", &path_of("validate"));
-    ctx.insert("spoke", "");
-    ctx.insert("spoke_file", &false);
-    ctx
+/// The hub of a conversion is the kind's storage version as its types declare it (the source
+/// decides since `edit api` exists; PROJECT only mirrors it), as `generate crds` reads it: every
+/// version is in the types, exactly one of them stored.
+fn check_hub(
+    project: &Project,
+    tree: &dyn SourceTree,
+    hub: &Resource,
+    spokes: &[String],
+) -> Result<()> {
+    let (group, kind, version) = (hub.api_group(), &hub.kind, &hub.version);
+    let found: Vec<crdgen::FoundVersion> = crdgen::kind_versions(tree)?
+        .into_iter()
+        .filter(|f| f.group == group && f.kind == *kind)
+        .collect();
+    for v in std::iter::once(version).chain(spokes) {
+        if !found.iter().any(|f| f.version == *v) {
+            let declared: Vec<String> = found
+                .iter()
+                .map(|f| format!("{} at {}", f.version, f.loc))
+                .collect();
+            bail!(
+                "{kind}.{group} {v} is in PROJECT but no `#[derive(CustomResource)]` of the crate declares it (found: {}); conversion needs the types of every version it converts\n  \
+                 restore src/api/{v}/ (e.g. from version control), or re-scaffold it: operator-rs create api --group {} --version {v} --kind {kind} --controller=false --force",
+                if declared.is_empty() {
+                    "none".to_string()
+                } else {
+                    declared.join(", ")
+                },
+                hub.group
+            );
+        }
+    }
+    let declared: Vec<crdgen::DeclaredVersion<'_>> = found
+        .iter()
+        .map(|f| crdgen::DeclaredVersion {
+            version: &f.version,
+            loc: &f.loc,
+            storage: f.storage,
+        })
+        .collect();
+    // No storage version, or several PROJECT cannot settle: refused there, with each version's place.
+    let (stored, legacy) = crdgen::storage_version(&group, kind, &declared, project)?;
+    if found.iter().filter(|f| f.storage).count() > 1 {
+        bail!(
+            "the hub of a conversion is the storage version, and the types of {kind}.{group} do not say which it is: {}",
+            legacy
+                .unwrap_or_default()
+                .trim_start_matches(&format!("{kind}.{group}: "))
+        );
+    }
+    if stored != *version {
+        let at = found
+            .iter()
+            .find(|f| f.version == stored)
+            .map(|f| format!(" (at {})", f.loc))
+            .unwrap_or_default();
+        let others: Vec<&str> = found
+            .iter()
+            .map(|f| f.version.as_str())
+            .filter(|v| *v != stored)
+            .collect();
+        bail!(
+            "the hub of a conversion is the storage version, which the types declare is {stored}{at}, not {version}\n  \
+             e.g. --version {stored} --conversion --spoke {}\n  \
+             or make {version} the storage version first: operator-rs edit api --group {} --version {version} --kind {kind} --storage",
+            others.join(","),
+            hub.group
+        );
+    }
+    Ok(())
 }
 
 /// Whether the tree holds the webhook module (for generators).

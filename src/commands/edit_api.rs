@@ -55,9 +55,9 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
     if !args.storage && args.served.is_none() && args.deprecated.is_none() && !args.no_deprecated {
         bail!(
             "nothing to change: pass --storage, --served=<true|false>, --deprecated[=<warning>] or --no-deprecated\n  e.g. operator-rs edit api --group {} --version {} --kind {} --storage",
-            or_example(&args.group, "batch"),
-            or_example(&args.version, "v2"),
-            or_example(&args.kind, "CronJob")
+            or_example(&args.gvk.group, "batch"),
+            or_example(&args.gvk.version, "v2"),
+            or_example(&args.gvk.kind, "CronJob")
         );
     }
     let mut project = Project::load(root)?;
@@ -171,8 +171,8 @@ fn find_kind(
     found: &[FoundVersion],
     args: &EditApiArgs,
 ) -> Result<(String, String)> {
-    let group = args.group.trim();
-    let kind = args.kind.trim();
+    let group = args.gvk.group.trim();
+    let kind = args.gvk.kind.trim();
     let qualified = match group {
         "" => project.domain.clone(),
         g if g == project.domain || g.ends_with(&format!(".{}", project.domain)) => g.to_string(),
@@ -211,14 +211,14 @@ fn find_kind(
         format!(
             "{kind} is in group {g}\n  e.g. operator-rs edit api --group {} --version {} --kind {kind} ...",
             short(g),
-            args.version
+            args.gvk.version
         )
     } else if let Some(s) = suggest(kind, &names) {
         let g = kinds.iter().find(|(k, _)| *k == s).map_or("", |(_, g)| g);
         format!(
             "did you mean {s}?\n  e.g. operator-rs edit api --group {} --version {} --kind {s} ...",
             short(g),
-            args.version
+            args.gvk.version
         )
     } else {
         format!(
@@ -233,9 +233,9 @@ fn find_kind(
     bail!("no kind {kind} in group {qualified}: {hint}");
 }
 
-/// The index of `args.version` among `versions`, or a refusal naming the versions there are.
+/// The index of `args.gvk.version` among `versions`, or a refusal naming the versions there are.
 fn find_version(versions: &[Version], args: &EditApiArgs, group: &str) -> Result<usize> {
-    let version = args.version.trim();
+    let version = args.gvk.version.trim();
     if let Some(i) = versions.iter().position(|v| v.found.version == version) {
         return Ok(i);
     }
@@ -252,7 +252,7 @@ fn find_version(versions: &[Version], args: &EditApiArgs, group: &str) -> Result
     };
     bail!(
         "{kind}.{group} has no version {version}: {hint}its versions are {listed}\n  to add a version: operator-rs create api --group {} --version {version} --kind {kind} --controller=false",
-        or_example(&args.group, group)
+        or_example(&args.gvk.group, group)
     );
 }
 
@@ -293,7 +293,7 @@ fn refuse_unserved(
     let cmd = |version: &str, flags: &str| {
         format!(
             "operator-rs edit api --group {} --version {version} --kind {} {flags}",
-            or_example(&args.group, &v.group),
+            or_example(&args.gvk.group, &v.group),
             v.kind
         )
     };

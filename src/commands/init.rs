@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 use crate::cli::{InitArgs, License};
 use crate::names;
 use crate::project::{self, Project};
+use crate::scaffold::context::InitContext;
 use crate::workspace::{DiskTree, Overlay, write_all};
 
 pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
@@ -57,15 +58,16 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
         License::Apache2 => "apache2",
         License::None => "none",
     };
-    let mut ctx = super::base_context(&project, &args.owner, license);
-    ctx.insert(
-        "operator_rs_git",
-        &crate::install_source::git_install_args().unwrap_or_default(),
+    let ctx = InitContext::new(
+        &project,
+        &args.owner,
+        license,
+        crate::install_source::git_install_args().unwrap_or_default(),
     );
 
     let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);
-    let report = crate::scaffold::plan("init", &ctx, args.force, &mut overlay)?;
+    let report = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
     for (path, text) in crate::vendor::files() {
         overlay.put(path, text.to_string());
     }

@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command, CreateCommand, EditCommand, GenerateCommand};
-use crate::project::Project;
 use crate::scaffold::Report;
 use crate::workspace::Verb;
 
@@ -69,22 +68,6 @@ pub fn run(cli: Cli) -> Result<i32> {
     }
 }
 
-/// The template context every command shares: the project's identity.
-pub fn base_context(project: &Project, owner: &str, license: &str) -> tera::Context {
-    let mut ctx = tera::Context::new();
-    ctx.insert("project_name", &project.project_name);
-    ctx.insert("crate_name", &project.crate_name);
-    ctx.insert("domain", &project.domain);
-    ctx.insert("repo", &project.repo);
-    ctx.insert("owner", owner);
-    ctx.insert("license", license);
-    ctx.insert("year", &current_year().to_string());
-    ctx.insert("cli_version", env!("CARGO_PKG_VERSION"));
-    ctx.insert("k8s_feature", &project.k8s_openapi_feature);
-    ctx.insert("image", "controller:latest");
-    ctx
-}
-
 /// Print every file a command changed, one line a file, as `cargo new` does: the scaffold's own
 /// word for a template it overwrote, else what the write did (create, update, remove).
 pub fn print_changes(report: &Report, changes: &[(PathBuf, Verb)]) {
@@ -135,146 +118,17 @@ pub fn refuse_replacing_user_files(
 
 /// Make sure every Rust file we are about to write parses, and that no file declares or imports
 /// one name twice (a kind clashing with a generated name): refuse with the clash rather than
-/// leave a project that does not compile.
+/// leave a project that does not compile (see [`crate::workspace::rust_check`]).
 pub fn check_generated_rust(
     pending: &std::collections::BTreeMap<PathBuf, String>,
     kind: Option<&str>,
 ) -> Result<()> {
-    let known_good = crate::scaffold::template::static_rust_bodies();
-    let files: Vec<(&PathBuf, &String)> = pending
-        .iter()
-        .filter(|(p, _)| p.extension().is_some_and(|e| e == "rs"))
-        // A plain-text template's output parses and declares no name twice (the
-        // `static_rust_templates_are_valid` test checks each one): no need to parse it again.
-        .filter(|(_, text)| !known_good.contains(&text.as_str()))
-        // The vendored runtime is this binary's own copy of a crate that compiles (and the
-        // `vendored_runtime` test holds it byte-identical): parsing it again is most of `init`.
-        .filter(|(p, _)| !p.starts_with(crate::vendor::DIR))
-        .collect();
-    // The same text parsed already in this run (by the CRD reader): reuse its verdict. The rest
-    // are parsed on two threads (parsing is most of `init`'s time); verdicts are then read in
-    // order, so the first failing file is reported, as a sequential check would.
-    let mut verdicts: Vec<Option<Result<Option<String>, String>>> = files
-        .iter()
-        .map(|(_, text)| recall_parsed(text).map(Ok))
-        .collect();
-    let todo: Vec<usize> = (0..files.len())
-        .filter(|i| verdicts[*i].is_none())
-        .collect();
-    let total: usize = todo.iter().map(|i| files[*i].1.len()).sum();
-    let (mut mine, mut theirs) = (Vec::new(), Vec::new());
-    let mut acc = 0;
-    for i in todo {
-        acc += files[i].1.len();
-        if acc * 2 <= total || mine.is_empty() {
-            mine.push(i);
-        } else {
-            theirs.push(i);
-        }
-    }
-    let verdict = |i: usize| {
-        let (path, text) = files[i];
-        let v = parse_checked(path, text)
-            .map(|f| duplicate_type_name(&f))
-            .map_err(|e| e.to_string());
-        (i, v)
-    };
-    std::thread::scope(|scope| {
-        let other = (!theirs.is_empty())
-            .then(|| scope.spawn(|| theirs.iter().map(|i| verdict(*i)).collect::<Vec<_>>()));
-        let mut done: Vec<_> = mine.iter().map(|i| verdict(*i)).collect();
-        if let Some(h) = other {
-            match h.join() {
-                Ok(v) => done.extend(v),
-                Err(p) => std::panic::resume_unwind(p),
-            }
-        }
-        for (i, v) in done {
-            verdicts[i] = Some(v);
-        }
-    });
-    for ((path, _), v) in files.iter().zip(verdicts) {
-        let dup = v
-            .expect("every file has a verdict")
-            .map_err(|e| anyhow::anyhow!(e))?;
-        if let Some(dup) = dup {
-            let hint = kind
-                .map(|k| {
-                    format!(
-                        "pick another --kind, e.g. `{k}Resource`, or rename `{dup}` in that file"
-                    )
-                })
-                .unwrap_or_else(|| format!("rename one `{dup}`"));
-            anyhow::bail!(
-                "{}: the name `{dup}` would be defined twice, which Rust refuses; {hint}. Nothing was written.",
-                path.display()
-            );
-        }
-    }
-    Ok(())
+    crate::workspace::rust_check::check(pending, kind)
 }
 
-thread_local! {
-    /// Rust texts parsed successfully in this run, with their first duplicate type name.
-    static PARSED: std::cell::RefCell<std::collections::HashMap<String, Option<String>>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
-}
-
-/// Record that `text` parsed as `file` (the CRD reader parses most of what `create api` writes;
-/// [`check_generated_rust`] then reuses the verdict instead of parsing the text again).
+/// Record that `text` parsed as `file`, for [`check_generated_rust`] (the CRD reader's hook).
 pub(crate) fn remember_parsed(text: &str, file: &syn::File) {
-    let dup = duplicate_type_name(file);
-    PARSED.with(|p| p.borrow_mut().insert(text.to_string(), dup));
-}
-
-fn recall_parsed(text: &str) -> Option<Option<String>> {
-    PARSED.with(|p| p.borrow().get(text).cloned())
-}
-
-fn parse_checked(path: &Path, text: &str) -> Result<syn::File> {
-    {
-        // Item level only: what the checks read (names, and that every file and body lexes).
-        let (file, _) = crate::syntax::parse_file(text).map_err(|e| {
-            let at = e.span().start();
-            anyhow::anyhow!(
-                "{}:{}:{}: the generated file does not parse ({e}); this is a bug in operator-rs, or a user edit left the file unparseable",
-                path.display(),
-                at.line,
-                at.column + 1
-            )
-        })?;
-        Ok(file)
-    }
-}
-
-/// The first name declared twice in a file's type namespace (items and `use` imports).
-pub(crate) fn duplicate_type_name(file: &syn::File) -> Option<String> {
-    let mut seen = std::collections::BTreeSet::new();
-    let mut names = Vec::new();
-    for item in &file.items {
-        match item {
-            syn::Item::Struct(i) => names.push(i.ident.to_string()),
-            syn::Item::Enum(i) => names.push(i.ident.to_string()),
-            syn::Item::Type(i) => names.push(i.ident.to_string()),
-            syn::Item::Trait(i) => names.push(i.ident.to_string()),
-            syn::Item::Mod(i) => names.push(i.ident.to_string()),
-            syn::Item::Use(u) => use_leaves(&u.tree, &mut names),
-            _ => {}
-        }
-    }
-    names
-        .into_iter()
-        .find(|n| n != "_" && !seen.insert(n.clone()))
-}
-
-fn use_leaves(tree: &syn::UseTree, out: &mut Vec<String>) {
-    match tree {
-        syn::UseTree::Path(p) => use_leaves(&p.tree, out),
-        syn::UseTree::Name(n) if n.ident != "self" => out.push(n.ident.to_string()),
-        syn::UseTree::Rename(r) => out.push(r.rename.to_string()),
-        syn::UseTree::Group(g) => g.items.iter().for_each(|t| use_leaves(t, out)),
-        _ => {}
-    }
+    crate::workspace::rust_check::remember(text, file);
 }
 
 /// The calendar year now (UTC), for license headers.
@@ -327,13 +181,5 @@ mod tests {
         assert_eq!(civil_year(20_779), 2026);
         assert_eq!(civil_year(20_088), 2024);
         assert_eq!(civil_year(20_089), 2025);
-    }
-
-    #[test]
-    fn finds_duplicate_names() {
-        let f: syn::File = syn::parse_str("use a::{B, C};\nstruct B;").unwrap();
-        assert_eq!(duplicate_type_name(&f).as_deref(), Some("B"));
-        let f: syn::File = syn::parse_str("use a::{B as D, C};\nstruct B;\nuse x::*;").unwrap();
-        assert_eq!(duplicate_type_name(&f), None);
     }
 }

@@ -11,7 +11,8 @@
 //! - [`structural`]: kube-core's structural-schema rewrite in one linear pass;
 //! - [`validate`]: what kube-apiserver checks on create (CEL rules, list/map combinations);
 //! - [`values`]: static evaluation of defaults and literal constants;
-//! - [`k8s_table`]: every k8s-openapi type's real schema, by path (generated);
+//! - [`k8s_table`]: every k8s-openapi type's schema and default, by path (recorded from the real
+//!   types and checked against them by `tests/k8s_schemas.rs`);
 //! - [`crd`]: `#[kube(...)]` and the CRD as `crd()` builds it;
 //! - [`options`]: PROJECT's `crd:` options (known formats only, description length);
 //! - [`render`]: CRDs into YAML (on other cores while kinds are built) and their JSON length;
@@ -22,7 +23,9 @@ mod attrs;
 mod crd;
 mod error;
 mod exact;
-mod k8s_table;
+/// Public only for `tests/k8s_schemas.rs`, which records and checks it against k8s-openapi.
+#[doc(hidden)]
+pub mod k8s_table;
 mod loader;
 mod options;
 mod output;
@@ -33,6 +36,8 @@ mod schema;
 mod source_checks;
 pub mod structural;
 mod validate;
+#[doc(hidden)]
+pub use validate::verdict as apiserver_verdict;
 mod values;
 
 use std::collections::BTreeMap;
@@ -220,6 +225,9 @@ pub(crate) fn merge_kinds(
         let mut versions = versions;
         for k in &mut versions {
             for v in &mut k.crd.spec.versions {
+                if checks == Checks::ApiServer {
+                    validate::check_version(v, &k.loc)?;
+                }
                 if let Some(s) = v
                     .schema
                     .as_mut()

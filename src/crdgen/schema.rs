@@ -321,6 +321,7 @@ fn common_attrs(
             }
             ("extend", MetaKind::List(ts)) => {
                 for (k, v) in parse_extensions(krate, m, ts.clone(), it.span)? {
+                    super::validate::record_attr(&k, &v, krate.mod_loc(m, it.span));
                     c.extensions.push((k, v));
                 }
             }
@@ -474,6 +475,8 @@ fn validation_attrs(
                 for n in nested {
                     if let ("pattern", MetaKind::Value(e)) = (n.name.as_str(), &n.kind) {
                         v.pattern = Some(values::string_value(krate, e, m)?);
+                        let p = Value::String(v.pattern.clone().unwrap_or_default());
+                        super::validate::record_attr("pattern", &p, krate.mod_loc(m, it.span));
                     } else if n.name == "path" {
                         return Err(unsupported(
                             krate,
@@ -1202,7 +1205,7 @@ pub(crate) fn subschema(g: &mut SchemaGenerator, t: &Ty) -> Schema {
             Schema::try_from(s).unwrap_or_default()
         }
         Ty::K8s(p) => match k8s_table::lookup(p) {
-            Some(t) => (t.schema)(g),
+            Some(t) => t.schema(g),
             None => Schema::default(),
         },
         Ty::User(d) => user_schema(g, *d),

@@ -84,8 +84,8 @@ impl<'a> Eval<'a> {
                 let v = self.default_value(item, m, span)?;
                 Value::Array(vec![v; *n])
             }
-            Ty::K8s(p) => match k8s_table::lookup(p).and_then(|t| t.default) {
-                Some(f) => f(),
+            Ty::K8s(p) => match k8s_table::lookup(p).and_then(|t| t.default()) {
+                Some(v) => v,
                 None => {
                     return Err(not_plain(
                         self.krate,

@@ -24,10 +24,22 @@ pub fn is_marker(line: &str, token: &str, name: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// One fragment to insert at a marker.
+#[derive(Debug, Clone, Copy)]
+pub struct Fragment<'a> {
+    /// The marker's name (`controllers` for `+operator-rs:scaffold:controllers`).
+    pub marker: &'a str,
+    /// The rendered fragment.
+    pub text: &'a str,
+    /// The names of the entries (Rust items, YAML sequence entries) the fragment owns in every
+    /// variant it renders: an earlier variant of them is replaced, not added to.
+    pub owns: &'a [String],
+}
+
 /// The outcome of one insertion.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Inserted {
-    /// The fragment was added; here is the new file.
+    /// The fragment was added, or replaced its earlier variant; here is the new file.
     Added(String),
     /// The fragment was already there; nothing changed.
     AlreadyPresent,
@@ -35,44 +47,139 @@ pub enum Inserted {
     NoMarker,
 }
 
-/// Insert `fragment` before every line of `file` that is the marker `name`, indented like the
-/// marker. A fragment whose non-blank lines already appear in the file (in order, contiguous,
-/// whitespace-trimmed) is not added again.
-pub fn insert(file: &str, path: &Path, name: &str, fragment: &str) -> Inserted {
+/// Insert the fragment before every line of `file` that is its marker, indented like the
+/// marker. A fragment that owns entries and finds them beside the marker replaces them in place
+/// (a re-run in another variant: `--image` on a plain kind, a controller for a kind that had
+/// none); otherwise a fragment whose non-blank lines already appear in the file (in order,
+/// contiguous, whitespace-trimmed) is not added again.
+pub fn insert(file: &str, path: &Path, fragment: &Fragment<'_>) -> Inserted {
     let token = comment_token(path);
-    let frag_lines: Vec<&str> = fragment.lines().map(str::trim_end).collect();
+    let frag_lines: Vec<&str> = fragment.text.lines().map(str::trim_end).collect();
     let wanted: Vec<&str> = frag_lines
         .iter()
         .map(|l| l.trim())
         .filter(|l| !l.is_empty())
         .collect();
-    if wanted.is_empty() || contains_run(file, &wanted) {
+    if wanted.is_empty() {
         return Inserted::AlreadyPresent;
     }
-    let mut out = String::with_capacity(file.len() + fragment.len() + 64);
-    let mut found = false;
-    for line in file.split_inclusive('\n') {
-        if is_marker(line, token, name) {
-            found = true;
-            let indent: String = line.chars().take_while(|c| c.is_whitespace()).collect();
-            for f in &frag_lines {
-                if f.trim().is_empty() {
-                    out.push('\n');
-                } else {
-                    // Keep the fragment's own relative indentation under the marker's.
-                    out.push_str(&indent);
-                    out.push_str(f);
-                    out.push('\n');
-                }
-            }
+    let lines: Vec<&str> = file.split_inclusive('\n').collect();
+    let marker_at: Vec<usize> = (0..lines.len())
+        .filter(|i| is_marker(lines[*i], token, fragment.marker))
+        .collect();
+    let owned = super::entries::owned(file, path, &marker_at, fragment.owns);
+    if owned.iter().any(|o| !o.is_empty()) {
+        if owned.iter().all(|o| non_blank(&lines, o) == wanted) {
+            return Inserted::AlreadyPresent;
+        }
+        return Inserted::Added(replace(&lines, &marker_at, &owned, &frag_lines));
+    }
+    if contains_run(file, &wanted) {
+        return Inserted::AlreadyPresent;
+    }
+    if marker_at.is_empty() {
+        return Inserted::NoMarker;
+    }
+    let mut out = String::with_capacity(file.len() + fragment.text.len() + 64);
+    for (i, line) in lines.iter().enumerate() {
+        if marker_at.contains(&i) {
+            push_indented(&mut out, &frag_lines, indent_of(line));
         }
         out.push_str(line);
     }
-    if found {
-        Inserted::Added(out)
-    } else {
-        Inserted::NoMarker
+    Inserted::Added(out)
+}
+
+/// Remove the entries named in `owns` from beside the marker (a fragment whose condition no
+/// longer holds: `--image` dropped by a re-run); `None` when there are none.
+pub fn remove(file: &str, path: &Path, marker: &str, owns: &[String]) -> Option<String> {
+    let lines: Vec<&str> = file.split_inclusive('\n').collect();
+    let marker_at: Vec<usize> = (0..lines.len())
+        .filter(|i| is_marker(lines[*i], comment_token(path), marker))
+        .collect();
+    let owned = super::entries::owned(file, path, &marker_at, owns);
+    owned
+        .iter()
+        .any(|o| !o.is_empty())
+        .then(|| replace(&lines, &marker_at, &owned, &[]))
+}
+
+/// The file with each marker's owned entries taken out (with the blank lines between two of
+/// them) and the fragment's lines, less its leading and trailing blank lines (those of the
+/// first insertion are still there), put where the first one was. A marker with no owned entry
+/// gets the whole fragment before it, as a first insertion.
+fn replace(
+    lines: &[&str],
+    marker_at: &[usize],
+    owned: &[Vec<std::ops::Range<usize>>],
+    frag_lines: &[&str],
+) -> String {
+    let first = frag_lines.iter().position(|l| !l.trim().is_empty());
+    let last = frag_lines.iter().rposition(|l| !l.trim().is_empty());
+    let core = match (first, last) {
+        (Some(f), Some(l)) => &frag_lines[f..=l],
+        _ => &[],
+    };
+    let mut dropped = vec![false; lines.len()];
+    let mut core_at = Vec::new();
+    let mut whole_at = Vec::new();
+    for (marker, ranges) in marker_at.iter().zip(owned) {
+        let Some(head) = ranges.first() else {
+            whole_at.push(*marker);
+            continue;
+        };
+        core_at.push((head.start, indent_of(lines[*marker])));
+        for (n, r) in ranges.iter().enumerate() {
+            dropped[r.clone()].iter_mut().for_each(|d| *d = true);
+            if let Some(next) = ranges.get(n + 1)
+                && lines[r.end..next.start].iter().all(|l| l.trim().is_empty())
+            {
+                dropped[r.end..next.start]
+                    .iter_mut()
+                    .for_each(|d| *d = true);
+            }
+        }
     }
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        if let Some((_, indent)) = core_at.iter().find(|(at, _)| *at == i) {
+            push_indented(&mut out, core, indent);
+        }
+        if whole_at.contains(&i) {
+            push_indented(&mut out, frag_lines, indent_of(line));
+        }
+        if !dropped[i] {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// Push `frag_lines` with `indent` before each non-blank one (keeping the fragment's own
+/// relative indentation under the marker's).
+fn push_indented(out: &mut String, frag_lines: &[&str], indent: &str) {
+    for f in frag_lines {
+        if !f.trim().is_empty() {
+            out.push_str(indent);
+            out.push_str(f);
+        }
+        out.push('\n');
+    }
+}
+
+/// The whitespace a line starts with.
+fn indent_of(line: &str) -> &str {
+    &line[..line.len() - line.trim_start().len()]
+}
+
+/// The non-blank lines of the ranges, trimmed.
+fn non_blank<'a>(lines: &[&'a str], ranges: &[std::ops::Range<usize>]) -> Vec<&'a str> {
+    ranges
+        .iter()
+        .flat_map(|r| lines[r.clone()].iter())
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .collect()
 }
 
 fn contains_run(file: &str, wanted: &[&str]) -> bool {
@@ -88,11 +195,21 @@ fn contains_run(file: &str, wanted: &[&str]) -> bool {
 mod tests {
     use super::*;
 
+    /// Insert a fragment that owns no entries.
+    fn insert_text(file: &str, path: &Path, marker: &str, text: &str) -> Inserted {
+        let fragment = Fragment {
+            marker,
+            text,
+            owns: &[],
+        };
+        insert(file, path, &fragment)
+    }
+
     const MOD_RS: &str = "pub fn all() -> Vec<R> {\n    vec![\n        // +operator-rs:scaffold:controllers\n    ]\n}\n";
 
     #[test]
     fn inserts_before_marker_with_its_indent() {
-        let Inserted::Added(out) = insert(
+        let Inserted::Added(out) = insert_text(
             MOD_RS,
             Path::new("src/controllers/mod.rs"),
             "controllers",
@@ -109,15 +226,15 @@ mod tests {
     #[test]
     fn insertion_is_idempotent() {
         let p = Path::new("x.rs");
-        let Inserted::Added(once) = insert(MOD_RS, p, "controllers", "a::run(),\n") else {
+        let Inserted::Added(once) = insert_text(MOD_RS, p, "controllers", "a::run(),\n") else {
             panic!()
         };
         assert_eq!(
-            insert(&once, p, "controllers", "a::run(),\n"),
+            insert_text(&once, p, "controllers", "a::run(),\n"),
             Inserted::AlreadyPresent
         );
         // A second, different fragment goes after the first, before the marker.
-        let Inserted::Added(twice) = insert(&once, p, "controllers", "b::run(),\n") else {
+        let Inserted::Added(twice) = insert_text(&once, p, "controllers", "b::run(),\n") else {
             panic!()
         };
         let a = twice.find("a::run").unwrap();
@@ -130,7 +247,7 @@ mod tests {
     fn yaml_markers_use_hash_comments() {
         let file = "resources:\n- a.yaml\n# +operator-rs:scaffold:crdkustomizeresource\n";
         let p = Path::new("config/crd/kustomization.yaml");
-        let Inserted::Added(out) = insert(file, p, "crdkustomizeresource", "- b.yaml") else {
+        let Inserted::Added(out) = insert_text(file, p, "crdkustomizeresource", "- b.yaml") else {
             panic!()
         };
         assert_eq!(
@@ -139,16 +256,17 @@ mod tests {
         );
         // The Rust comment token is not a marker in YAML, and another marker name is not this one.
         assert_eq!(
-            insert("// +operator-rs:scaffold:x\n", p, "x", "- c"),
+            insert_text("// +operator-rs:scaffold:x\n", p, "x", "- c"),
             Inserted::NoMarker
         );
-        assert_eq!(insert(file, p, "other", "- c"), Inserted::NoMarker);
+        assert_eq!(insert_text(file, p, "other", "- c"), Inserted::NoMarker);
     }
 
     #[test]
     fn multi_line_fragment_keeps_relative_indent() {
         let file = "fn f() {\n    // +operator-rs:scaffold:body\n}\n";
-        let Inserted::Added(out) = insert(file, Path::new("a.rs"), "body", "if x {\n    y();\n}\n")
+        let Inserted::Added(out) =
+            insert_text(file, Path::new("a.rs"), "body", "if x {\n    y();\n}\n")
         else {
             panic!()
         };
@@ -156,5 +274,89 @@ mod tests {
             out,
             "fn f() {\n    if x {\n        y();\n    }\n    // +operator-rs:scaffold:body\n}\n"
         );
+    }
+}
+
+#[cfg(test)]
+mod variant_tests {
+    use super::*;
+
+    const E2E: &str = "use x;\n\nfn helper() {}\n\n// +operator-rs:scaffold:e2e\n";
+
+    fn owns(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn added(file: &str, path: &str, fragment: &Fragment<'_>) -> String {
+        match insert(file, Path::new(path), fragment) {
+            Inserted::Added(out) => out,
+            other => panic!("{other:?} for\n{}", fragment.text),
+        }
+    }
+
+    /// A kind's e2e block in three variants: with a namespace test, without, with a module.
+    const NAMESPACED: &str = "/// A.\n#[test]\nfn a_v1() {\n    run(\"}\");\n}\n\n/// A in a namespace.\nfn a_v1_ns_deletion() {}\n\n";
+    const CLUSTER: &str = "/// A, cluster-wide.\nfn a_v1() {}\n\n";
+    const FAULTS: &str =
+        "/// A.\nfn a_v1() {}\n\n// Faults.\nmod a_v1_faults {\n    fn a_v1() {}\n}\n\n";
+
+    #[test]
+    fn a_variant_replaces_the_entries_of_another_in_place() {
+        let names = owns(&["a_v1", "a_v1_ns_deletion", "a_v1_faults"]);
+        let other = owns(&["a_v1_foo_v1"]);
+        let frag = |text| Fragment {
+            marker: "e2e",
+            text,
+            owns: &names,
+        };
+        let b = "/// A v1 Foo.\nfn a_v1_foo_v1() {}\n\n";
+        let other_frag = Fragment {
+            marker: "e2e",
+            text: b,
+            owns: &other,
+        };
+        for (first, then) in [
+            (NAMESPACED, CLUSTER),
+            (CLUSTER, NAMESPACED),
+            (NAMESPACED, FAULTS),
+            (FAULTS, CLUSTER),
+        ] {
+            // Another kind after it, whose names start with this kind's: left alone.
+            let before = added(&added(E2E, "e2e.rs", &frag(first)), "e2e.rs", &other_frag);
+            let after = added(&before, "e2e.rs", &frag(then));
+            let fresh = added(&added(E2E, "e2e.rs", &frag(then)), "e2e.rs", &other_frag);
+            assert_eq!(after, fresh, "{first:?} then {then:?}");
+            assert_eq!(
+                insert(&after, Path::new("e2e.rs"), &frag(then)),
+                Inserted::AlreadyPresent
+            );
+        }
+    }
+
+    #[test]
+    fn a_yaml_entry_is_replaced_and_removed() {
+        let manager = "      env:\n      - name: KEEP\n        value: a\n      # +operator-rs:scaffold:managerenv\n      ports: []\n";
+        let names = owns(&["MEMCACHED_IMAGE"]);
+        let env = |image: &str| {
+            format!(
+                "# The image of the Pods the Memcached controller runs.\n- name: MEMCACHED_IMAGE\n  value: {image}\n"
+            )
+        };
+        let (old, new) = (env("memcached:1.6"), env("\"memcached:1.7\""));
+        let frag = |text| Fragment {
+            marker: "managerenv",
+            text,
+            owns: &names,
+        };
+        let p = "config/manager/manager.yaml";
+        let once = added(manager, p, &frag(&old));
+        let changed = added(&once, p, &frag(&new));
+        assert_eq!(changed, added(manager, p, &frag(&new)));
+        assert!(!changed.contains("1.6"), "{changed}");
+        assert_eq!(
+            remove(&changed, Path::new(p), "managerenv", &names).as_deref(),
+            Some(manager)
+        );
+        assert_eq!(remove(manager, Path::new(p), "managerenv", &names), None);
     }
 }

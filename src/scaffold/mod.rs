@@ -3,7 +3,8 @@
 //! [`Overlay`] — nothing touches the disk until every file is computed and every check passed.
 //! Re-running is always safe: existing user files are refused (or kept) and insertions are idempotent.
 
-mod fold;
+pub mod context;
+mod entries;
 pub mod markers;
 pub mod template;
 
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, anyhow, bail};
 
 use crate::workspace::{Overlay, SourceTree};
+use context::Family;
 use markers::Inserted;
 use template::{IfExists, Template, templates_for};
 
@@ -65,48 +67,33 @@ impl Report {
     }
 }
 
-/// Render every template of `command` (`init`, `api`) with `ctx` into `overlay`.
+/// Render every template of `ctx`'s family with it into `overlay`.
 /// Files whose policy is `error` and that exist already are not planned unless `force`: they are
 /// left in [`Report::conflicts`], which the caller refuses (with any conflicts of its own).
-pub fn plan(
-    command: &str,
-    ctx: &tera::Context,
-    force: bool,
-    overlay: &mut Overlay<'_>,
-) -> Result<Report> {
-    let templates = templates_for(command)?;
-    let active: Vec<&Template> = templates
-        .iter()
-        .filter(|t| condition_holds(t.front.when.as_deref(), ctx))
-        .collect::<Vec<_>>();
-    // Only the templates this run renders are parsed, each with the `if` chains the context
-    // decides folded and as a skeleton whose literal text comes from the context (see
-    // `template::prepare`): parsing is most of a scaffolding run's time.
-    let mut next = 0;
-    let prepared: Vec<template::Prepared> = active
-        .iter()
-        .map(|t| template::prepare(t.body, ctx, &mut next))
-        .collect();
-    let mut tera = tera::Tera::default();
-    tera.add_raw_templates(
-        active
-            .iter()
-            .zip(&prepared)
-            .map(|(t, p)| (t.name.as_str(), p.skeleton.as_str())),
-    )
-    .map_err(|e| anyhow!("{}", error_chain(&e)))
-    .context("parsing the embedded templates (a bug in operator-rs)")?;
-    let mut full_ctx = ctx.clone();
-    for (name, text) in prepared.iter().flat_map(|p| &p.texts) {
-        full_ctx.insert(name.as_str(), text);
+pub fn plan<C: Family>(ctx: &C, force: bool, overlay: &mut Overlay<'_>) -> Result<Report> {
+    let ctx = tera::Context::from_serialize(ctx)
+        .map_err(|e| anyhow!("{}", error_chain(&e)))
+        .context("building the template context (a bug in operator-rs)")?;
+    let ctx = &ctx;
+    let templates = templates_for(C::TEMPLATES)?;
+    let mut active = Vec::new();
+    for t in &templates {
+        if condition_holds(t, ctx)? {
+            active.push(t);
+        }
     }
-    let ctx = &full_ctx;
+    // Only the templates this run renders are parsed.
+    let mut tera = tera::Tera::default();
+    tera.autoescape_on(Vec::<&str>::new());
+    tera.add_raw_templates(active.iter().map(|t| (t.name.as_str(), t.body)))
+        .map_err(|e| anyhow!("{}", error_chain(&e)))
+        .context("parsing the embedded templates (a bug in operator-rs)")?;
 
     let mut report = Report::default();
     let mut conflicts = BTreeSet::new();
 
     for t in active.iter().filter(|t| !t.is_fragment()) {
-        let path = render_path(t, ctx)?;
+        let path = render_path(&tera, t, ctx)?;
         let body = render(&tera, t, ctx)?;
         match overlay.read(&path)? {
             None => {
@@ -137,8 +124,9 @@ pub fn plan(
 
     for t in active.iter().filter(|t| t.is_fragment()) {
         let marker = t.front.marker.as_deref().unwrap_or_default();
-        let path = render_path(t, ctx)?;
+        let path = render_path(&tera, t, ctx)?;
         let fragment = render(&tera, t, ctx)?;
+        let owns = render_owns(&tera, t, ctx)?;
         let Some(current) = overlay.read(&path)? else {
             bail!(
                 "cannot add to {}: the file is missing. operator-rs inserts this at its `{}{marker}` marker:\n{}\n  \
@@ -148,7 +136,12 @@ pub fn plan(
                 indent(&fragment)
             );
         };
-        match markers::insert(&current, &path, marker, &fragment) {
+        let insertion = markers::Fragment {
+            marker,
+            text: &fragment,
+            owns: &owns,
+        };
+        match markers::insert(&current, &path, &insertion) {
             Inserted::Added(new) => {
                 overlay.put(path.clone(), new);
                 report.record(&path, Action::Update);
@@ -162,6 +155,24 @@ pub fn plan(
                 markers::PREFIX,
                 indent(&fragment)
             ),
+        }
+    }
+
+    // A fragment that owns entries says what the kind has: when its condition no longer holds
+    // (a re-run without `--image`), what an earlier run inserted goes.
+    for t in &templates {
+        if !t.is_fragment() || t.front.owns.is_none() || active.iter().any(|a| a.name == t.name) {
+            continue;
+        }
+        let path = render_path(&tera, t, ctx)?;
+        let Some(current) = overlay.read(&path)? else {
+            continue;
+        };
+        let marker = t.front.marker.as_deref().unwrap_or_default();
+        let owns = render_owns(&tera, t, ctx)?;
+        if let Some(new) = markers::remove(&current, &path, marker, &owns) {
+            overlay.put(path.clone(), new);
+            report.record(&path, Action::Update);
         }
     }
     Ok(report)
@@ -194,35 +205,31 @@ pub fn yaml_scalar(value: &str) -> String {
         .unwrap_or_else(|| serde_json::to_string(value).expect("a string serializes"))
 }
 
-/// Evaluate a front matter `when:` (`key` or `not key`) against the context.
-fn condition_holds(when: Option<&str>, ctx: &tera::Context) -> bool {
-    let Some(when) = when.map(str::trim) else {
-        return true;
+/// Evaluate a template's front matter `when:` (`key` or `not key`) against the context; a key
+/// the context lacks is refused (a bug in operator-rs), not taken as false.
+fn condition_holds(t: &Template, ctx: &tera::Context) -> Result<bool> {
+    let Some(when) = t.front.when.as_deref().map(str::trim) else {
+        return Ok(true);
     };
     let (negate, key) = match when.strip_prefix("not ") {
         Some(k) => (true, k.trim()),
         None => (false, when),
     };
-    let value = ctx.get(key).map(truthy).unwrap_or(false);
-    value != negate
+    let Some(value) = ctx.get(key) else {
+        bail!(
+            "template {}: `when: {when}` names `{key}`, which is not in its context (a bug in operator-rs)",
+            t.name
+        );
+    };
+    Ok(value.is_truthy() != negate)
 }
 
-fn truthy(v: &serde_json::Value) -> bool {
-    match v {
-        serde_json::Value::Null => false,
-        serde_json::Value::Bool(b) => *b,
-        serde_json::Value::String(s) => !s.is_empty(),
-        serde_json::Value::Array(a) => !a.is_empty(),
-        _ => true,
-    }
-}
-
-fn render_path(t: &Template, ctx: &tera::Context) -> Result<PathBuf> {
+fn render_path(tera: &tera::Tera, t: &Template, ctx: &tera::Context) -> Result<PathBuf> {
     // A path without tera syntax renders to itself.
     let rendered = if template::is_static(&t.front.path) {
         t.front.path.clone()
     } else {
-        tera::Tera::one_off(&t.front.path, ctx, false).map_err(|e| {
+        tera.render_str(&t.front.path, ctx, false).map_err(|e| {
             anyhow!(
                 "rendering the output path of template {}: {}",
                 t.name,
@@ -243,6 +250,21 @@ fn render_path(t: &Template, ctx: &tera::Context) -> Result<PathBuf> {
         );
     }
     Ok(path)
+}
+
+/// The names in a fragment's `owns:` (none without one).
+fn render_owns(tera: &tera::Tera, t: &Template, ctx: &tera::Context) -> Result<Vec<String>> {
+    let Some(owns) = &t.front.owns else {
+        return Ok(Vec::new());
+    };
+    let rendered = tera.render_str(owns, ctx, false).map_err(|e| {
+        anyhow!(
+            "rendering the `owns:` of template {}: {}",
+            t.name,
+            error_chain(&e)
+        )
+    })?;
+    Ok(rendered.split_whitespace().map(str::to_string).collect())
 }
 
 fn render(tera: &tera::Tera, t: &Template, ctx: &tera::Context) -> Result<String> {
@@ -266,4 +288,201 @@ fn indent(text: &str) -> String {
         .map(|l| format!("    {l}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn template(when: &str) -> Template {
+        let body = format!("{{#- operator-rs\npath: a\nwhen: {when}\n-#}}\nx");
+        Template {
+            name: "t.tera".into(),
+            front: template::parse_front_matter("t.tera", &body).unwrap(),
+            body: "x",
+        }
+    }
+
+    #[test]
+    fn when_reads_a_context_key_and_refuses_an_unknown_one() {
+        let mut ctx = tera::Context::new();
+        ctx.insert("on", &true);
+        ctx.insert("empty", "");
+        assert!(condition_holds(&template("on"), &ctx).unwrap());
+        assert!(!condition_holds(&template("not on"), &ctx).unwrap());
+        assert!(!condition_holds(&template("empty"), &ctx).unwrap());
+        let err = condition_holds(&template("mispelled"), &ctx).unwrap_err();
+        assert!(err.to_string().contains("`mispelled`"), "{err}");
+    }
+}
+
+/// The fragments `create api` renders differently for one kind, held to what re-running needs.
+#[cfg(test)]
+mod variant_tests {
+    use super::*;
+    use crate::project::{DeployImage, Project, Resource};
+    use context::{ApiContext, ApiParts, WebhookContext, WebhookTypes};
+
+    const PROJECT: &str = "version: \"3\"\ndomain: example.com\nprojectName: p\ncrateName: p\nlayout:\n- rust.operator-rs.io/v1\ncliVersion: 0.1.0\nk8sOpenapiFeature: v1_37\nresources:\n- group: cache\n  domain: example.com\n  version: v1\n  kind: Memcached\n  plural: memcacheds\n  api:\n    crdVersion: v1\n    namespaced: true\n    storage: true\n  controller: true\n  path: crate::api::v1::Memcached\n- group: apps\n  version: v1\n  kind: Deployment\n  plural: deployments\n  controller: true\n  core: true\n  path: k8s_openapi::api::apps::v1::Deployment\n- group: cache\n  domain: example.com\n  version: v2\n  kind: Memcached\n  plural: memcacheds\n  api:\n    crdVersion: v1\n    namespaced: true\n  path: crate::api::v2::Memcached\n";
+
+    /// Every variant of one kind `create api` can scaffold (and a built-in kind's).
+    fn variants() -> Vec<(String, Project, Resource)> {
+        let project = Project::parse(PROJECT).unwrap();
+        let plain = project.resources[0].clone();
+        let image = |port: Option<u16>, user| DeployImage {
+            image: format!("memcached:1.{}", port.map_or(6, |_| 7)),
+            container_port: port,
+            container_command: vec!["memcached".into()],
+            run_as_user: user,
+        };
+        let mut out = Vec::new();
+        for namespaced in [true, false] {
+            for controller in [true, false] {
+                for deploy_image in [
+                    None,
+                    Some(image(None, None)),
+                    Some(image(Some(11211), Some(1001))),
+                ] {
+                    if deploy_image.is_some() && !controller {
+                        continue;
+                    }
+                    let mut r = plain.clone();
+                    r.api.as_mut().unwrap().namespaced = namespaced;
+                    r.controller = controller;
+                    let name = format!(
+                        "Memcached v1|namespaced={namespaced} controller={controller} image={:?}",
+                        deploy_image.as_ref().map(|d| d.container_port)
+                    );
+                    r.deploy_image = deploy_image;
+                    out.push((name, project.clone(), r));
+                }
+            }
+        }
+        out.push((
+            "Deployment|built-in".into(),
+            project.clone(),
+            project.resources[1].clone(),
+        ));
+        out
+    }
+
+    /// Each fragment of `templates/api` and `templates/webhook` rendered in each variant of
+    /// one kind (where its condition holds): (template, variant, owns, text). A variant reads
+    /// `subject|detail`: the renders of one subject are variants of one another.
+    fn renders() -> Vec<(String, String, Vec<String>, String)> {
+        let mut out = Vec::new();
+        let mut add = |family: &str, variant: String, ctx: tera::Context| {
+            let mut tera = tera::Tera::default();
+            tera.autoescape_on(Vec::<&str>::new());
+            for t in templates_for(family)
+                .unwrap()
+                .iter()
+                .filter(|t| t.is_fragment())
+            {
+                if !condition_holds(t, &ctx).unwrap() {
+                    continue;
+                }
+                tera.add_raw_template(&t.name, t.body).unwrap();
+                let text = render(&tera, t, &ctx).unwrap();
+                let owns = render_owns(&tera, t, &ctx).unwrap();
+                out.push((t.name.clone(), variant.clone(), owns, text));
+            }
+        };
+        for (variant, project, r) in variants() {
+            let all = ApiParts {
+                types: true,
+                controller: true,
+            };
+            let ctx = tera::Context::from_serialize(&ApiContext::new(&project, &r, all)).unwrap();
+            add("api", variant, ctx);
+        }
+        let project = Project::parse(PROJECT).unwrap();
+        let (hub, spoke) = (&project.resources[0], &project.resources[2]);
+        for (d, v, c) in [
+            (true, false, false),
+            (false, true, false),
+            (true, true, true),
+        ] {
+            for file in [true, false] {
+                let types = WebhookTypes {
+                    defaulting: d,
+                    validation: v,
+                    conversion: c,
+                };
+                let ctx = WebhookContext::admission(&project, hub, types, file);
+                let ctx = tera::Context::from_serialize(&ctx).unwrap();
+                add("webhook", format!("admission|{d}{v}{c}{file}"), ctx);
+                let ctx = WebhookContext::conversion(&project, hub, spoke, file);
+                let ctx = tera::Context::from_serialize(&ctx).unwrap();
+                add("webhook", format!("conversion of v2|{file}"), ctx);
+            }
+        }
+        out
+    }
+
+    /// A fragment that renders differently for one kind declares `owns:`, owns every entry it
+    /// inserts (so a re-run replaces all of an earlier variant), and frames every variant with
+    /// the same blank lines (so a replacement in place is a first insertion, byte for byte).
+    #[test]
+    fn fragments_that_vary_own_their_entries_and_frame_alike() {
+        let renders = renders();
+        let subject = |v: &str| v.split('|').next().unwrap_or_default().to_string();
+        let groups: BTreeSet<(&String, String)> =
+            renders.iter().map(|(n, v, ..)| (n, subject(v))).collect();
+        let mut varying = 0;
+        for (name, of_subject) in groups {
+            let of: Vec<_> = renders
+                .iter()
+                .filter(|(n, v, ..)| n == name && subject(v) == of_subject)
+                .collect();
+            let texts: BTreeSet<&String> = of.iter().map(|(.., text)| text).collect();
+            if texts.len() <= 1 {
+                continue;
+            }
+            varying += 1;
+            let frame = |t: &str| {
+                let lines: Vec<&str> = t.lines().collect();
+                let lead = lines.iter().take_while(|l| l.trim().is_empty()).count();
+                let trail = lines
+                    .iter()
+                    .rev()
+                    .take_while(|l| l.trim().is_empty())
+                    .count();
+                (lead, trail, t.ends_with('\n'))
+            };
+            let frames: BTreeSet<_> = texts.iter().map(|t| frame(t)).collect();
+            assert_eq!(
+                frames.len(),
+                1,
+                "{name}: variants framed differently: {frames:?}"
+            );
+            for (_, variant, owns, text) in &of {
+                assert!(
+                    !owns.is_empty(),
+                    "{name} varies by variant but declares no `owns:`"
+                );
+                let path = if name.ends_with(".rs.tera") {
+                    "f.rs"
+                } else {
+                    "f.yaml"
+                };
+                let token = markers::comment_token(Path::new(path));
+                let file = format!("{text}{token} {}m\n", markers::PREFIX);
+                let marker = file.lines().count() - 1;
+                let owned = entries::owned(&file, Path::new(path), &[marker], owns);
+                let covered: BTreeSet<usize> = owned[0].iter().flat_map(|r| r.clone()).collect();
+                for (i, line) in text.lines().enumerate() {
+                    assert!(
+                        line.trim().is_empty() || covered.contains(&i),
+                        "{name} ({variant}): line {} is in no entry it owns ({owns:?}):\n{line}",
+                        i + 1
+                    );
+                }
+            }
+        }
+        assert!(
+            varying >= 3,
+            "e2e, integration and the image's variable vary"
+        );
+    }
 }

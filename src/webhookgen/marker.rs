@@ -128,7 +128,7 @@ pub fn parse(args: &str) -> Result<WebhookMarker, String> {
     }
     let groups: Vec<String> = required("groups", take("groups"))?
         .into_iter()
-        .map(|g| if g == "core" { String::new() } else { g })
+        .map(crate::project::api_group_named)
         .collect();
     let versions = required("versions", take("versions"))?;
     let resources = required("resources", take("resources"))?;

@@ -203,3 +203,64 @@ pub fn of_kind<'a>(docs: &'a [serde_json::Value], kind: &str) -> Vec<&'a serde_j
 pub fn words(line: &str) -> Vec<&str> {
     line.split_whitespace().collect()
 }
+
+/// `cargo <args>` in a generated project, building into [`shared_target_dir`] (kube and
+/// k8s-openapi compile once per run); fails the test with cargo's output when cargo fails.
+pub fn cargo(dir: &Path, args: &[&str]) {
+    cargo_with(dir, args, &[]);
+}
+
+/// [`cargo`] with extra environment variables.
+pub fn cargo_with(dir: &Path, args: &[&str], envs: &[(&str, &str)]) {
+    let out = cargo_output(dir, args, envs);
+    assert!(
+        out.success,
+        "`cargo {}` failed in the generated project {}:\nstdout:\n{}\nstderr:\n{}",
+        args.join(" "),
+        dir.display(),
+        out.stdout,
+        out.stderr
+    );
+}
+
+/// What a cargo command printed, and whether it succeeded.
+pub struct CargoOutput {
+    pub success: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// `cargo <args>` in a generated project, as [`cargo`], returning what it printed.
+pub fn cargo_output(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> CargoOutput {
+    let out = Command::new(env!("CARGO"))
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", shared_target_dir())
+        // The generated project is its own workspace, not a member of ours.
+        .env_remove("CARGO_MANIFEST_DIR")
+        .env_remove("RUSTFLAGS")
+        .output()
+        .expect("cargo runs");
+    CargoOutput {
+        success: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// CronJob in batch/v1 (the storage version: v2's types say `storage = false`) and batch/v2
+/// without a controller, in a fresh project.
+pub fn two_versions(name: &str) -> tempfile::TempDir {
+    let tmp = init_project(name);
+    let dir = project_dir(&tmp, name);
+    ok(
+        &dir,
+        &words("create api --group batch --version v1 --kind CronJob"),
+    );
+    ok(
+        &dir,
+        &words("create api --group batch --version v2 --kind CronJob --controller=false"),
+    );
+    tmp
+}

@@ -3,9 +3,11 @@
 //! real API server's verdict on the same CRDs).
 #![allow(dead_code)]
 
+pub mod schemas;
+
 use operator_rs::project::{LAYOUT, Project};
 
-pub const HEAD: &str = "use kube::{CustomResource, KubeSchema};\nuse kube::core::{Message, Rule};\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n";
+pub const HEAD: &str = "use kube::{CustomResource, KubeSchema};\nuse kube::core::{Message, Reason, Rule};\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n";
 /// Lines of [`HEAD`].
 pub const HEAD_LINES: usize = 4;
 
@@ -106,12 +108,12 @@ pub fn cases() -> Vec<Case> {
             "    #[x_kube(validation = \"self.name\")]\n    pub item: Item,\n",
             ITEM,
             "\"self.name\"",
-            &["evaluates to string, not bool"],
+            &["evaluates to string", "must evaluate to a bool"],
         ),
         refused(
             "cel_old_self_in_list",
             "    pub items: Vec<Versioned>,\n",
-            "#[derive(Clone, Debug, Serialize, Deserialize, KubeSchema)]\npub struct Versioned {\n    #[x_kube(validation = \"self == oldSelf\")]\n    pub name: String,\n}\n",
+            "#[derive(Clone, Debug, Serialize, Deserialize, KubeSchema)]\npub struct Versioned {\n    #[schemars(length(max = 63))]\n    #[x_kube(validation = \"self == oldSelf\")]\n    pub name: String,\n}\n",
             "\"self == oldSelf\"",
             &["uncorrelatable"],
         ),
@@ -120,7 +122,7 @@ pub fn cases() -> Vec<Case> {
             "    #[x_kube(validation = Rule::new(\"self > 0\").optional_old_self(true))]\n    pub replicas: i32,\n",
             "",
             "Rule::new(\"self > 0\")",
-            &["optionalOldSelf", "does not use oldSelf"],
+            &["optionalOldSelf", "oldSelf is not used"],
         ),
         refused(
             "cel_message_expression",
@@ -134,7 +136,7 @@ pub fn cases() -> Vec<Case> {
             "    #[x_kube(validation = \"self.all(x, self.all(y, x == y))\")]\n    pub names: Vec<String>,\n",
             "",
             "\"self.all(x",
-            &["estimated cost", "exceeds the budget"],
+            &["estimated rule cost exceeds budget by factor of more than 100x"],
         ),
         refused(
             "kube_rule_on_root",
@@ -147,22 +149,209 @@ pub fn cases() -> Vec<Case> {
             "list_map_key_optional",
             "    #[schemars(extend(\"x-kubernetes-list-type\" = \"map\", \"x-kubernetes-list-map-keys\" = [\"label\"]))]\n    pub items: Vec<Item>,\n",
             ITEM,
-            "CSpec",
-            &["list-map key `label` must be required or have a default"],
+            "extend(\"x-kubernetes-list-type\" = \"map\"",
+            &["must have a default or be a required property"],
         ),
         refused(
             "list_map_keys_without_map",
             "    #[schemars(extend(\"x-kubernetes-list-type\" = \"atomic\", \"x-kubernetes-list-map-keys\" = [\"name\"]))]\n    pub items: Vec<Item>,\n",
             ITEM,
-            "CSpec",
-            &["`x-kubernetes-list-map-keys` may only be set with `x-kubernetes-list-type: map`"],
+            "extend(\"x-kubernetes-list-type\" = \"atomic\"",
+            &["x-kubernetes-list-type must be map if x-kubernetes-list-map-keys is non-empty"],
         ),
         refused(
             "list_set_of_objects",
             "    #[schemars(extend(\"x-kubernetes-list-type\" = \"set\"))]\n    pub items: Vec<Item>,\n",
             ITEM,
+            "extend(\"x-kubernetes-list-type\" = \"set\"",
+            &["x-kubernetes-map-type must be atomic as item of a list with x-kubernetes-list-type=set"],
+        ),
+        refused(
+            "cel_type_mismatch",
+            "    #[x_kube(validation = \"self == 'x'\")]\n    pub replicas: i32,\n",
+            "",
+            "\"self == 'x'\"",
+            &["found no matching overload for '_==_' applied to '(int, string)'"],
+        ),
+        refused(
+            "cel_message_expression_cost",
+            "    #[x_kube(validation = Rule::new(\"self.size() > 0\").message(Message::Expression(\"'got ' + string(self)\".into())))]\n    pub name: String,\n",
+            "",
+            "Rule::new(\"self.size() > 0\")",
+            &["estimated messageExpression cost exceeds budget by factor of more than 100x"],
+        ),
+        refused(
+            "cel_cost_in_unbounded_list",
+            "    pub items: Vec<Named>,\n",
+            "#[derive(Clone, Debug, Serialize, Deserialize, KubeSchema)]\npub struct Named {\n    #[x_kube(validation = \"self.startsWith('a') && self.contains('b')\")]\n    pub name: String,\n}\n",
+            "\"self.startsWith('a')",
+            &["estimated rule cost exceeds budget", "a list or map above it has no maxItems/maxProperties"],
+        ),
+        accepted(
+            "cel_cost_in_bounded_list",
+            "    #[schemars(length(max = 100))]\n    pub items: Vec<Named>,\n",
+            "#[derive(Clone, Debug, Serialize, Deserialize, KubeSchema)]\npub struct Named {\n    #[schemars(length(max = 253))]\n    #[x_kube(validation = \"self.startsWith('a') && self.contains('b')\")]\n    pub name: String,\n}\n",
+        ),
+        refused(
+            "cel_optional_old_self_false",
+            "    #[x_kube(validation = Rule::new(\"self > 0\").optional_old_self(false))]\n    pub replicas: i32,\n",
+            "",
+            "Rule::new(\"self > 0\")",
+            &["optionalOldSelf", "oldSelf is not used"],
+        ),
+        accepted(
+            "cel_optional_old_self_used",
+            "    #[x_kube(validation = Rule::new(\"!oldSelf.hasValue() || self >= oldSelf.value()\").optional_old_self(true))]\n    pub replicas: i32,\n",
+            "",
+        ),
+        refused(
+            "cel_field_path_invalid",
+            "    #[x_kube(validation = Rule::new(\"self.name != ''\").field_path(\".nope\"))]\n    pub item: Item,\n",
+            ITEM,
+            "Rule::new(\"self.name != ''\")",
+            &["fieldPath `.nope`", "must be a valid path"],
+        ),
+        accepted(
+            "cel_field_path_valid",
+            "    #[x_kube(validation = Rule::new(\"self.name != ''\").field_path(\".name\").reason(Reason::FieldValueForbidden))]\n    pub item: Item,\n",
+            ITEM,
+        ),
+        refused(
+            "cel_message_line_break",
+            "    #[x_kube(validation = Rule::new(\"self > 0\").message(\"must be\\npositive\"))]\n    pub replicas: i32,\n",
+            "",
+            "Rule::new(\"self > 0\")",
+            &["must not contain line breaks"],
+        ),
+        refused(
+            "pattern_invalid",
+            "    #[schemars(regex(pattern = \"a**\"))]\n    pub name: String,\n",
+            "",
+            "regex(pattern",
+            &["pattern must be a valid regular expression"],
+        ),
+        accepted(
+            "set_of_atomic_structs",
+            "    #[schemars(extend(\"x-kubernetes-list-type\" = \"set\"))]\n    pub items: Vec<Atomic>,\n",
+            "#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\n#[schemars(extend(\"x-kubernetes-map-type\" = \"atomic\"))]\npub struct Atomic {\n    pub name: String,\n}\n",
+        ),
+        // kube's structural rewrite drops the `additionalProperties: false` schemars writes.
+        accepted(
+            "deny_unknown_fields",
+            "    pub strict: Strict,\n",
+            "#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\n#[serde(deny_unknown_fields)]\npub struct Strict {\n    pub a: String,\n}\n",
+        ),
+        refused(
+            "default_too_long",
+            "    #[serde(default = \"default_name\")]\n    #[schemars(length(max = 3))]\n    pub name: String,\n",
+            "fn default_name() -> String {\n    \"toolong\".into()\n}\n",
             "CSpec",
-            &["`x-kubernetes-list-type: set` needs scalar items"],
+            &["default: Too long: may not be more than 3"],
+        ),
+        refused(
+            "default_out_of_range",
+            "    #[serde(default = \"default_replicas\")]\n    #[schemars(range(min = 1, max = 5))]\n    pub replicas: i32,\n",
+            "fn default_replicas() -> i32 {\n    0\n}\n",
+            "CSpec",
+            &["default: Invalid value: 0: in body should be greater than or equal to 1"],
+        ),
+        refused(
+            "default_fails_rule",
+            "    #[serde(default = \"no_replicas\")]\n    #[x_kube(validation = \"self > 0\")]\n    pub replicas: i32,\n",
+            "fn no_replicas() -> i32 {\n    0\n}\n",
+            "CSpec",
+            &["default: Invalid value: 0: failed rule: self > 0"],
+        ),
+        refused(
+            "cel_rule_two_lines",
+            "    #[x_kube(validation = \"self > 0 &&\n        self < 10\")]\n    pub replicas: i32,\n",
+            "",
+            "\"self > 0 &&",
+            &["spans several lines, and then a message must be specified"],
+        ),
+        accepted(
+            "cel_rule_two_lines_message",
+            "    #[x_kube(validation = Rule::new(\"self > 0 &&\n        self < 10\").message(\"between 1 and 9\"))]\n    pub replicas: i32,\n",
+            "",
+        ),
+        refused(
+            "cel_message_expression_int",
+            "    #[x_kube(validation = Rule::new(\"self > 0\").message(Message::Expression(\"self\".into())))]\n    pub replicas: i32,\n",
+            "",
+            "Rule::new(\"self > 0\")",
+            &["evaluates to int, and a messageExpression must evaluate to a string"],
+        ),
+        refused(
+            "map_type_on_list",
+            "    #[schemars(extend(\"x-kubernetes-map-type\" = \"atomic\"))]\n    pub names: Vec<String>,\n",
+            "",
+            "extend(\"x-kubernetes-map-type\"",
+            &["type must be object if x-kubernetes-map-type is specified"],
+        ),
+        refused(
+            "list_type_on_string",
+            "    #[schemars(extend(\"x-kubernetes-list-type\" = \"set\"))]\n    pub name: String,\n",
+            "",
+            "extend(\"x-kubernetes-list-type\"",
+            &["type must be array if x-kubernetes-list-type is specified"],
+        ),
+        // kube's structural rewrite drops the `uniqueItems: true` schemars writes for sets.
+        accepted(
+            "unique_items",
+            "    pub names: std::collections::BTreeSet<String>,\n",
+            "",
+        ),
+        refused(
+            "root_rule_labels",
+            "    pub replicas: i32,\n",
+            "",
+            "\"self.metadata.labels",
+            &["undefined field 'labels'"],
+        ),
+        accepted(
+            "root_rule_name",
+            "    pub replicas: i32,\n",
+            "",
+        ),
+        refused(
+            "printcolumn_type",
+            "    pub replicas: i32,\n",
+            "",
+            "CSpec",
+            &["printer column `Replicas`: type: must be one of boolean,date,integer,number,string"],
+        ),
+        refused(
+            "selectable_unknown_field",
+            "    pub tier: String,\n",
+            "",
+            "CSpec",
+            &["selectable field `.spec.nope`: is an invalid path: does not refer to a valid field"],
+        ),
+        refused(
+            "selectable_object",
+            "    pub item: Item,\n",
+            ITEM,
+            "CSpec",
+            &["must point to a field of type string, boolean or integer"],
+        ),
+        accepted(
+            "selectable_string",
+            "    pub tier: String,\n",
+            "",
+        ),
+        refused(
+            "scale_outside_spec",
+            "    pub replicas: i32,\n",
+            "#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\npub struct CStatus {\n    pub replicas: i32,\n}\n",
+            "CSpec",
+            &["scale.specReplicasPath `.replicas`: should be a json path under .spec"],
+        ),
+        refused(
+            "deprecation_warning_line_break",
+            "    pub replicas: i32,\n",
+            "",
+            "CSpec",
+            &["deprecationWarning: must only contain printable UTF-8 characters"],
         ),
         accepted(
             "ok_rules",
@@ -182,6 +371,34 @@ pub fn cases() -> Vec<Case> {
                 "kind = \"C\")]",
                 "kind = \"C\", validation = \"self.spec.nope == 1\")]",
             );
+        }
+        let kube_attr = match c.name {
+            "printcolumn_type" => Some(
+                r#"printcolumn(name = "Replicas", type_ = "int", json_path = ".spec.replicas")"#,
+            ),
+            "selectable_unknown_field" => Some(r#"selectable = ".spec.nope""#),
+            "selectable_object" => Some(r#"selectable = ".spec.item""#),
+            "selectable_string" => Some(r#"selectable = ".spec.tier""#),
+            "scale_outside_spec" => Some(
+                r##"status = "CStatus", scale = r#"{"specReplicasPath":".replicas","statusReplicasPath":".status.replicas"}"#"##,
+            ),
+            "deprecation_warning_line_break" => Some(r#"deprecated = "v1 is old,\nuse v2""#),
+            _ => None,
+        };
+        if let Some(a) = kube_attr {
+            c.body = c
+                .body
+                .replace("kind = \"C\")]", &format!("kind = \"C\", {a})]"));
+        }
+        let root_rule = match c.name {
+            "root_rule_labels" => Some("self.metadata.labels.size() < 10"),
+            "root_rule_name" => Some("self.metadata.name.size() < 64 && self.kind == 'C'"),
+            _ => None,
+        };
+        if let Some(r) = root_rule {
+            c.body = c
+                .body
+                .replace("kind = \"C\")]", &format!("kind = \"C\", validation = \"{r}\")]"));
         }
         c
     })

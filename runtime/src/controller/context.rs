@@ -1,5 +1,5 @@
 //! What every reconcile of one controller shares: the client, the caches of owned kinds,
-//! the event recorder, metrics, and the failure counts behind the backoff.
+//! events, metrics, and the failure counts behind the backoff.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use futures::FutureExt;
 use kube::api::{Patch, PatchParams};
 use kube::core::object::HasStatus;
-use kube::runtime::events::{Event, EventType, Recorder};
+use kube::runtime::events::{Event, EventType};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::{Client, ResourceExt};
 use serde::Serialize;
@@ -16,6 +16,7 @@ use serde_json::json;
 use tracing::warn;
 
 use super::error::{Error, Result};
+use super::events::Events;
 use super::{Cached, Object, ScopedApi};
 use crate::manager::{ControllerContext, ControllerMetrics};
 
@@ -37,7 +38,7 @@ impl Caches {
 pub struct Context<K: Object> {
     manager: ControllerContext,
     store: Store<K>,
-    recorder: Recorder,
+    events: Events,
     caches: Caches,
     /// Consecutive failures per object, for the backoff of `error_policy`.
     failures: Mutex<HashMap<ObjectRef<K>, u32>>,
@@ -45,11 +46,11 @@ pub struct Context<K: Object> {
 
 impl<K: Object> Context<K> {
     pub(crate) fn new(manager: ControllerContext, store: Store<K>, caches: Caches) -> Self {
-        let recorder = Recorder::new(manager.client.clone(), manager.reporter.clone());
+        let events = Events::new(manager.client.clone(), manager.reporter.clone());
         Self {
             manager,
             store,
-            recorder,
+            events,
             caches,
             failures: Mutex::default(),
         }
@@ -87,6 +88,12 @@ impl<K: Object> Context<K> {
     /// This controller's metrics.
     pub fn metrics(&self) -> &ControllerMetrics {
         &self.manager.metrics
+    }
+
+    /// How long one reconcile may run before it is cancelled (`--reconcile-timeout`); `None`:
+    /// no limit.
+    pub fn reconcile_timeout(&self) -> Option<std::time::Duration> {
+        self.manager.reconcile_timeout
     }
 
     /// The field manager of this operator's server-side applies.
@@ -175,7 +182,7 @@ impl<K: Object> Context<K> {
             action: "Reconcile".into(),
             secondary: None,
         };
-        self.recorder.publish(&event, &obj.object_ref(&())).await?;
+        self.events.publish(&event, &obj.object_ref(&())).await?;
         Ok(())
     }
 

@@ -28,6 +28,10 @@ pub enum Error {
     /// The watch that fills an owned cache ended (the manager is shutting down).
     #[error("the {0} cache is gone")]
     CacheGone(&'static str),
+    /// The reconcile was still running at its deadline (`--reconcile-timeout`) and was
+    /// cancelled: a request that got no answer, or logic that takes too long.
+    #[error("the reconcile did not finish within {0:?} (--reconcile-timeout) and was cancelled")]
+    Timeout(std::time::Duration),
     /// The operator's own logic failed; `reason` labels it in the metrics.
     #[error("{reason}: {source}")]
     Reconcile {
@@ -69,6 +73,7 @@ impl Error {
             Error::MissingField(_) => "missing_field",
             Error::CacheNotReady(_) => "cache_not_ready",
             Error::CacheGone(_) => "cache_gone",
+            Error::Timeout(_) => "timeout",
             Error::Reconcile { reason, .. } => reason,
         }
     }

@@ -13,6 +13,12 @@
 //!   after `cleanup` succeeds; a 404 while removing it means the object is gone, which is done.
 //! - **Errors**: requeued with a per-object exponential backoff ([`backoff`]), reset by the
 //!   next success, and counted under a bounded label ([`Error::metric_label`]).
+//! - **A deadline** per reconcile (`--reconcile-timeout`, controller-runtime's
+//!   `ReconciliationTimeout`): a reconcile still running then is cancelled, and fails with
+//!   [`Error::Timeout`] (retried with the backoff), so a request that never gets an answer
+//!   cannot hold a worker for ever.
+//! - **Every object reconciled**, also after a relist: an object is handed to the reconcile
+//!   only once the cache holds it (kube's controller drops one it cannot find there).
 //! - **Status and events** through [`Context`]: status applied only when it changed, events
 //!   that never fail a reconcile (or block a deletion).
 //!
@@ -44,7 +50,9 @@
 mod conditions;
 mod context;
 mod error;
+mod events;
 mod scope;
+mod triggers;
 mod watch;
 
 use std::fmt::Debug;
@@ -65,6 +73,7 @@ use tracing::{debug, info, warn};
 pub use conditions::Conditions;
 pub use context::Context;
 pub use error::{Error, Result};
+pub use events::SERIES_TTL;
 pub use kube::runtime::controller::Action;
 pub use kube::runtime::events::EventType;
 pub use kube::runtime::watcher::Config as WatchConfig;
@@ -245,7 +254,7 @@ impl<R: Reconciler> Controller<R> {
             .modify(strip)
             .reflect(writer);
         let handle = ready.next().expect("one readiness handle per cache");
-        let objects = ready_when_listed(objects, handle).applied_objects();
+        let objects = triggers::stored_objects(ready_when_listed(objects, handle), reader.clone());
 
         info!(controller = name, "starting");
         let config = manager.config.clone();
@@ -255,7 +264,7 @@ impl<R: Reconciler> Controller<R> {
             reconciler,
             finalizer,
         });
-        let mut controller = KubeController::for_stream(objects, reader);
+        let mut controller = KubeController::for_shared_stream(objects, reader);
         for trigger in triggers {
             controller = controller
                 .reconcile_on(trigger.filter_map(|owner| futures::future::ready(owner.ok())));
@@ -310,25 +319,18 @@ impl<R: Reconciler> Reconcile<R> {
     }
 
     /// Reconciles `obj` as the controller does: the finalizer (when there is one) first, then
-    /// `apply`, or `cleanup` once the object is being deleted; measured, and with the
-    /// object's backoff reset on success.
+    /// `apply`, or `cleanup` once the object is being deleted; cancelled at the context's
+    /// [`Context::reconcile_timeout`] ([`Error::Timeout`]); measured, and with the object's
+    /// backoff reset on success.
     pub async fn reconcile(&self, obj: Arc<R::Kind>, ctx: &Context<R::Kind>) -> Result<Action> {
         let mut timer = ctx.metrics().reconcile_started();
         let key = ObjectRef::from_obj(obj.as_ref());
-        let result = match self.finalizer {
-            None => self.reconciler.apply(obj, ctx).await,
-            Some(name) => {
-                let namespace = obj.namespace();
-                let api = <R::Kind as Resource>::Scope::api(ctx.client(), namespace.as_deref());
-                let result = finalizer(&api, name, obj, |event| async {
-                    match event {
-                        finalizer::Event::Apply(obj) => self.reconciler.apply(obj, ctx).await,
-                        finalizer::Event::Cleanup(obj) => self.reconciler.cleanup(obj, ctx).await,
-                    }
-                })
-                .await;
-                Error::from_finalizer(result)
-            }
+        let work = self.finalized(obj, ctx);
+        let result = match ctx.reconcile_timeout() {
+            Some(limit) => tokio::time::timeout(limit, work)
+                .await
+                .unwrap_or(Err(Error::Timeout(limit))),
+            None => work.await,
         };
         let result = match result {
             // An owned cache is still listing: come back once it has.
@@ -340,6 +342,23 @@ impl<R: Reconciler> Reconcile<R> {
             Err(_) => timer.set_error(),
         }
         result
+    }
+
+    /// `apply` or `cleanup`, behind the finalizer when there is one.
+    async fn finalized(&self, obj: Arc<R::Kind>, ctx: &Context<R::Kind>) -> Result<Action> {
+        let Some(name) = self.finalizer else {
+            return self.reconciler.apply(obj, ctx).await;
+        };
+        let namespace = obj.namespace();
+        let api = <R::Kind as Resource>::Scope::api(ctx.client(), namespace.as_deref());
+        let result = finalizer(&api, name, obj, |event| async {
+            match event {
+                finalizer::Event::Apply(obj) => self.reconciler.apply(obj, ctx).await,
+                finalizer::Event::Cleanup(obj) => self.reconciler.cleanup(obj, ctx).await,
+            }
+        })
+        .await;
+        Error::from_finalizer(result)
     }
 }
 

@@ -187,3 +187,52 @@ async fn reading_a_cache_that_was_never_registered_says_how_to_register_it() {
         "{error}"
     );
 }
+
+/// Never finishes; sets its flag when dropped (cancelled).
+struct Stuck(Arc<std::sync::atomic::AtomicBool>);
+
+impl Reconciler for Stuck {
+    type Kind = ConfigMap;
+
+    async fn apply(&self, _obj: Arc<ConfigMap>, _ctx: &Context<ConfigMap>) -> Result<Action> {
+        struct Cancelled(Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for Cancelled {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let _cancelled = Cancelled(self.0.clone());
+        std::future::pending().await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reconcile_past_its_deadline_is_cancelled_counted_and_backed_off() {
+    let (mut manager, _verifier) = mock_context();
+    manager.reconcile_timeout = Some(Duration::from_secs(5));
+    let ctx = Context::for_tests(manager);
+    let cancelled = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reconcile = Reconcile::new(Stuck(cancelled.clone()), None);
+    let obj = Arc::new(object(&[], false));
+    let started = tokio::time::Instant::now();
+    let running = reconcile.reconcile(obj.clone(), &ctx);
+    let error = running.await.unwrap_err();
+    let took = started.elapsed();
+    assert!(matches!(error, Error::Timeout(limit) if limit == Duration::from_secs(5)));
+    assert!(
+        (Duration::from_secs(5)..Duration::from_secs(6)).contains(&took),
+        "{took:?}"
+    );
+    assert!(
+        cancelled.load(std::sync::atomic::Ordering::SeqCst),
+        "not cancelled"
+    );
+    assert_eq!(ctx.metrics().reconciles("error"), 1);
+    assert_eq!(ctx.metrics().active_workers(), 0);
+    // The error policy retries it with the backoff, and counts it as a timeout.
+    assert_eq!(
+        error_policy(obj, &error, &ctx),
+        Action::requeue(BACKOFF_BASE)
+    );
+    assert_eq!(ctx.metrics().errors("timeout"), 1);
+}

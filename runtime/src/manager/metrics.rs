@@ -9,6 +9,7 @@
 //! | `controller_runtime_reconcile_errors_total` | counter | `controller`, `reason` | reconcile errors by kind (bounded: an error variant, never its text) |
 //! | `controller_runtime_reconcile_time_seconds` | histogram | `controller` | reconcile duration |
 //! | `controller_runtime_max_concurrent_reconciles` | gauge | `controller` | the `--concurrency` in force |
+//! | `controller_runtime_active_workers` | gauge | `controller` | reconciles running now |
 //! | `leader_election_master_status` | gauge | `name` (the Lease) | 1 while this replica leads; only with `--leader-elect` |
 //! | `process_resident_memory_bytes` | gauge | | resident memory of the manager (Linux) |
 //!
@@ -85,6 +86,7 @@ pub struct Metrics {
     errors: Family<ErrorLabels, Counter>,
     durations: DurationFamily,
     max_concurrency: Family<ControllerLabels, Gauge>,
+    active: Family<ControllerLabels, Gauge>,
     leader: Family<LeaseLabels, Gauge>,
     webhooks: WebhookMetrics,
 }
@@ -103,6 +105,7 @@ impl Metrics {
         let durations =
             DurationFamily::new_with_constructor(duration_histogram as fn() -> Histogram);
         let max_concurrency = Family::<ControllerLabels, Gauge>::default();
+        let active = Family::<ControllerLabels, Gauge>::default();
         let leader = Family::<LeaseLabels, Gauge>::default();
 
         let mut registry = Registry::default();
@@ -128,6 +131,11 @@ impl Metrics {
             max_concurrency.clone(),
         );
         registry.register(
+            "controller_runtime_active_workers",
+            "Number of currently used workers per controller",
+            active.clone(),
+        );
+        registry.register(
             "leader_election_master_status",
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master",
             leader.clone(),
@@ -141,6 +149,7 @@ impl Metrics {
             errors,
             durations,
             max_concurrency,
+            active,
             leader,
             webhooks,
         }
@@ -166,11 +175,13 @@ impl Metrics {
         self.max_concurrency
             .get_or_create(&ControllerLabels { controller: name })
             .set(i64::from(concurrency));
+        let labels = ControllerLabels { controller: name };
         ControllerMetrics {
             controller: name,
             reconciles: self.reconciles.clone(),
             errors: self.errors.clone(),
             durations: self.durations.clone(),
+            active: self.active.get_or_create(&labels).clone(),
         }
     }
 
@@ -199,11 +210,15 @@ pub struct ControllerMetrics {
     reconciles: Family<ResultLabels, Counter>,
     errors: Family<ErrorLabels, Counter>,
     durations: DurationFamily,
+    /// Reconciles running now.
+    active: Gauge,
 }
 
 impl ControllerMetrics {
-    /// Starts timing one reconcile; dropping the timer observes the duration and counts it.
+    /// Starts timing one reconcile, which counts as active until the timer is dropped; dropping
+    /// it observes the duration and counts the reconcile.
     pub fn reconcile_started(&self) -> ReconcileTimer {
+        self.active.inc();
         ReconcileTimer {
             metrics: self.clone(),
             started: Instant::now(),
@@ -230,6 +245,11 @@ impl ControllerMetrics {
                 result,
             })
             .get()
+    }
+
+    /// Reconciles running now.
+    pub fn active_workers(&self) -> i64 {
+        self.active.get()
     }
 
     /// Errors counted so far with `reason`.
@@ -261,6 +281,7 @@ impl ReconcileTimer {
 
 impl Drop for ReconcileTimer {
     fn drop(&mut self) {
+        self.metrics.active.dec();
         let controller = self.metrics.controller;
         self.metrics
             .durations
@@ -407,6 +428,9 @@ mod tests {
         failed.set_error();
         drop(failed);
         widget.record_error("KubeError");
+        // One reconcile still running when scraped.
+        let running = widget.reconcile_started();
+        assert_eq!(widget.active_workers(), 1);
         assert_eq!(widget.reconciles("success"), 1);
         assert_eq!(widget.reconciles("error"), 1);
         assert_eq!(widget.errors("KubeError"), 1);
@@ -433,6 +457,7 @@ mod tests {
             ("controller_runtime_reconcile_errors", "counter"),
             ("controller_runtime_reconcile_time_seconds", "histogram"),
             ("controller_runtime_max_concurrent_reconciles", "gauge"),
+            ("controller_runtime_active_workers", "gauge"),
             ("leader_election_master_status", "gauge"),
         ] {
             assert_eq!(
@@ -474,6 +499,9 @@ mod tests {
             ),
             Some(2.0)
         );
+        let active = "controller_runtime_active_workers";
+        assert_eq!(value(&samples, active, &m), Some(1.0));
+        assert_eq!(value(&samples, active, &[g]), Some(0.0));
         assert_eq!(
             value(
                 &samples,
@@ -514,6 +542,8 @@ mod tests {
             let rss = value(&samples, "process_resident_memory_bytes", &[]).expect("rss sample");
             assert!(rss > 1024.0 * 1024.0, "implausible RSS {rss}");
         }
+        drop(running);
+        assert_eq!(widget.active_workers(), 0);
         server.abort();
     }
 }

@@ -70,6 +70,14 @@ pub use telemetry::LogFormat;
 /// request in flight holds an HTTP/1.1 connection of its own (BENCHMARKS.md, "At scale").
 pub const DEFAULT_CONCURRENCY: u16 = 32;
 
+/// Default of `--reconcile-timeout`: how long one reconcile may run before it is cancelled and
+/// retried with backoff.
+///
+/// A reconcile is a few requests, each of which kube-apiserver answers or times out within a
+/// minute (its `--request-timeout`); kube's client has no read timeout of its own, so a request
+/// on a connection that died without a word would otherwise hold a worker for ever.
+pub const DEFAULT_RECONCILE_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// The manager's flags, named like controller-runtime's. Flatten them into the operator's own
 /// command line (`#[command(flatten)]`) to add flags of its own (see the module docs).
 #[derive(Clone, Debug, clap::Args)]
@@ -114,6 +122,11 @@ pub struct ManagerArgs {
     /// Maximum reconciles each controller runs at once.
     #[arg(long, default_value_t = DEFAULT_CONCURRENCY, value_parser = clap::value_parser!(u16).range(1..))]
     pub concurrency: u16,
+
+    /// How long one reconcile may run before it is cancelled and retried with backoff, like
+    /// controller-runtime's `ReconciliationTimeout` (`0`: no limit).
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub reconcile_timeout: Duration,
 
     /// Path to a kubeconfig [default: in-cluster config, else `KUBECONFIG`, else `~/.kube/config`].
     #[arg(long)]
@@ -245,6 +258,8 @@ pub struct ControllerContext {
     pub metrics: ControllerMetrics,
     /// Controller settings; `concurrency` from `--concurrency`.
     pub config: Config,
+    /// How long one reconcile may run (`--reconcile-timeout`); `None`: no limit.
+    pub reconcile_timeout: Option<Duration>,
     /// Resolves on SIGTERM/SIGINT or lost leadership: `graceful_shutdown_on(ctx.shutdown.wait())`.
     pub shutdown: Shutdown,
     /// Call `ready.set_ready()` once this controller's stores have synced; [`ready_when_listed`]
@@ -265,6 +280,7 @@ impl ControllerContext {
             field_manager: "test".into(),
             metrics: Metrics::new().controller("test", DEFAULT_CONCURRENCY),
             config: Config::default().concurrency(DEFAULT_CONCURRENCY),
+            reconcile_timeout: Some(DEFAULT_RECONCILE_TIMEOUT),
             shutdown: Shutdown::new(),
             ready: ReadyHandle::detached(),
         }
@@ -452,6 +468,7 @@ impl Manager {
                 field_manager: name.clone(),
                 metrics: metrics.controller(registration.name, args.concurrency),
                 config: Config::default().concurrency(args.concurrency),
+                reconcile_timeout: Some(args.reconcile_timeout).filter(|limit| !limit.is_zero()),
                 shutdown: shutdown.clone(),
                 ready: readiness.handle(),
             };
@@ -689,6 +706,7 @@ mod tests {
         assert_eq!(args.leader_election_lease_duration, Duration::from_secs(15));
         assert_eq!(args.leader_election_renew_deadline, Duration::from_secs(10));
         assert_eq!(args.concurrency, DEFAULT_CONCURRENCY);
+        assert_eq!(args.reconcile_timeout, DEFAULT_RECONCILE_TIMEOUT);
 
         let args = parse(&[
             "manager",
@@ -698,6 +716,7 @@ mod tests {
             "--log-format=json",
             "--concurrency=9",
             "--leader-election-lease-duration=1m",
+            "--reconcile-timeout=2m",
         ])
         .unwrap();
         assert!(args.leader_elect);
@@ -705,6 +724,7 @@ mod tests {
         assert_eq!(args.log_format, LogFormat::Json);
         assert_eq!(args.concurrency, 9);
         assert_eq!(args.leader_election_lease_duration, Duration::from_secs(60));
+        assert_eq!(args.reconcile_timeout, Duration::from_secs(120));
 
         assert!(
             parse(&["manager", "--concurrency=0"]).is_err(),

@@ -6,6 +6,7 @@
 pub mod testing;
 
 pub mod leases;
+pub mod proxy;
 
 use std::future::Future;
 use std::time::{Duration, Instant};

@@ -1,54 +1,57 @@
-//! kube-apiserver's static cost limits for CEL rules, and its size estimates for unbounded lists,
-//! maps and strings (`k8s.io/apiserver/pkg/cel/common`): what is not bounded by `maxItems`,
-//! `maxProperties` or `maxLength` is assumed as large as a 3 MiB request allows.
+//! kube-apiserver's cost budgets for the CEL expressions of a CRD
+//! (`apiextensions-apiserver/pkg/apis/apiextensions/validation`): each rule (its cost times the
+//! most times it can run) and each message expression within `StaticEstimatedCostLimit`, all of
+//! them together within `StaticEstimatedCRDCostLimit`, and the factor by which a cost exceeds
+//! one, worded as the API server words it.
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
-};
+/// `StaticEstimatedCostLimit`: the most one rule (times its runs) or message expression may cost.
+pub(super) const EXPRESSION_COST_LIMIT: u64 = 10_000_000;
+/// `StaticEstimatedCRDCostLimit`: the most all the expressions of a schema may cost together.
+pub(super) const CRD_COST_LIMIT: u64 = 100_000_000;
 
-/// `StaticEstimatedCostLimit`: the most one rule may cost.
-pub(super) const RULE_COST_LIMIT: f64 = 10_000_000.0;
-/// The largest request kube-apiserver accepts, which bounds every unbounded size.
-const MAX_REQUEST_BYTES: f64 = 3.0 * 1024.0 * 1024.0;
+/// `multiplyWithOverflowGuard`.
+pub(super) fn times(cost: u64, runs: u64) -> u64 {
+    cost.saturating_mul(runs)
+}
 
-/// The smallest JSON a value of this schema serializes to.
-fn min_size(s: &JSONSchemaProps) -> f64 {
-    match s.type_.as_deref() {
-        Some("string") => 2.0,
-        Some("boolean") => 4.0,
-        Some("object") | Some("array") => 2.0,
-        _ => 1.0,
+/// How far `cost` exceeds `limit`, as `getCostErrorMessage` words it.
+pub(super) fn factor(cost: u64, limit: u64) -> String {
+    let f = cost as f64 / limit as f64;
+    if f > 100.0 {
+        "more than 100x".into()
+    } else if f < 1.5 {
+        format!("{f:.6}x")
+    } else {
+        format!("{f:.1}x")
     }
 }
 
-/// The most items a list of this schema can hold.
-pub(super) fn max_items(s: &JSONSchemaProps) -> f64 {
-    if let Some(n) = s.max_items {
-        return n as f64;
-    }
-    let item = match &s.items {
-        Some(JSONSchemaPropsOrArray::Schema(i)) => min_size(i),
-        _ => 1.0,
-    };
-    ((MAX_REQUEST_BYTES - 2.0) / (item + 1.0)).floor()
+/// The running total of a schema's expression costs, and the rule that costs most.
+#[derive(Default)]
+pub(super) struct Total {
+    pub total: u64,
+    /// The most expensive rule so far: its cost and its text.
+    pub most: Option<(u64, String)>,
 }
 
-/// The most entries a map of this schema can hold.
-pub(super) fn max_properties(s: &JSONSchemaProps) -> f64 {
-    if let Some(n) = s.max_properties {
-        return n as f64;
+impl Total {
+    /// `TotalCost.ObserveExpressionCost`.
+    pub fn observe(&mut self, cost: u64, rule: &str) {
+        self.total = self.total.saturating_add(cost);
+        if self.most.as_ref().is_none_or(|(c, _)| cost > *c) {
+            self.most = Some((cost, rule.to_string()));
+        }
     }
-    let value = match &s.additional_properties {
-        Some(JSONSchemaPropsOrBool::Schema(v)) => min_size(v),
-        _ => 1.0,
-    };
-    // `"":v,` per entry: an empty key, a colon, the value, a comma.
-    ((MAX_REQUEST_BYTES - 2.0) / (value + 4.0)).floor()
 }
 
-/// The longest string of this schema.
-pub(super) fn max_length(s: &JSONSchemaProps) -> f64 {
-    s.max_length
-        .map(|n| n as f64)
-        .unwrap_or(MAX_REQUEST_BYTES - 2.0)
+#[cfg(test)]
+mod tests {
+    use super::factor;
+
+    #[test]
+    fn factors_are_worded_as_the_api_server_words_them() {
+        assert_eq!(factor(10_485_750, 10_000_000), "1.048575x");
+        assert_eq!(factor(25_000_000, 10_000_000), "2.5x");
+        assert_eq!(factor(u64::MAX, 10_000_000), "more than 100x");
+    }
 }

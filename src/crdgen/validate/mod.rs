@@ -1,26 +1,40 @@
-//! What kube-apiserver checks when a CRD is created, checked before it is written: every CEL rule
-//! of `x-kubernetes-validations` compiled against the schema it sits on ([`rules`]), and the
-//! `x-kubernetes-*` list and map combinations ([`lists`]), and the
-//! structural-schema rules ([`structural`]). A refusal names the
-//! `#[x_kube(validation = ...)]` / `#[kube(validation = ...)]` attribute of the rule (or the kind
-//! when the construct has no attribute of its own), the reason the API server gives, and the fix.
+//! What kube-apiserver checks when a CRD is created, checked before it is written: the
+//! structural-schema rules ([`structural`]), the `x-kubernetes-*` list and map combinations
+//! ([`lists`]), and every `x-kubernetes-validations` entry ([`rules`]): its rule compiled against
+//! the schema it sits on ([`expr`], [`decl`], [`types`], [`checker`]) and its cost estimated
+//! ([`coster`]) within the API server's budgets ([`cost`]). A refusal names the attribute that
+//! wrote the refused construct (the `#[x_kube(validation = ...)]` / `#[kube(validation = ...)]`
+//! of a rule, the `#[schemars(extend(..))]` / `regex(..)` of an extension or a pattern, else the
+//! kind), the reason the API server gives, and the fix.
 
+mod checker;
 mod cost;
+mod coster;
+mod decl;
+mod defaults;
+mod expr;
 mod lists;
+mod re2;
 mod rules;
 mod structural;
+mod types;
+mod version;
 
 use std::cell::RefCell;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+    CustomResourceDefinitionVersion, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
 };
+use serde_json::Value;
 
 use super::error::{CrdgenError, Location};
 
 thread_local! {
     /// Where each CEL rule the static reader evaluated was written.
     static RULE_SOURCES: RefCell<Vec<(String, Location)>> = const { RefCell::new(Vec::new()) };
+    /// Where each schema keyword set by an attribute (`extend("x-kubernetes-list-type" = ..)`,
+    /// `regex(pattern = ..)`) was written, with its value.
+    static ATTR_SOURCES: RefCell<Vec<(String, Value, Location)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Remember that `rule` was written at `loc` (called for every rule the reader evaluates).
@@ -28,9 +42,15 @@ pub(crate) fn record_rule(rule: &str, loc: Location) {
     RULE_SOURCES.with(|r| r.borrow_mut().push((rule.to_string(), loc)));
 }
 
-/// Forget the rules of a previous run.
+/// Remember that the schema keyword `key` was set to `value` by the attribute at `loc`.
+pub(crate) fn record_attr(key: &str, value: &Value, loc: Location) {
+    ATTR_SOURCES.with(|r| r.borrow_mut().push((key.to_string(), value.clone(), loc)));
+}
+
+/// Forget the rules and attributes of a previous run.
 pub(crate) fn clear_rules() {
     RULE_SOURCES.with(|r| r.borrow_mut().clear());
+    ATTR_SOURCES.with(|r| r.borrow_mut().clear());
 }
 
 fn rule_source(rule: &str) -> Option<Location> {
@@ -42,36 +62,108 @@ fn rule_source(rule: &str) -> Option<Location> {
     })
 }
 
-/// Where a schema node sits, as the API server sees it.
-#[derive(Clone)]
-pub(super) struct Place<'a> {
-    /// The root schema of the version.
-    pub root: &'a JSONSchemaProps,
-    /// `.spec.items[*]`-style path, for messages.
-    pub path: String,
-    /// Whether `oldSelf` can be correlated here (no list above, other than a list-map).
-    pub correlatable: bool,
+fn attr_source(key: &str, value: &Value) -> Option<Location> {
+    ATTR_SOURCES.with(|r| {
+        r.borrow()
+            .iter()
+            .find(|(k, v, _)| k == key && v == value)
+            .map(|(_, _, l)| l.clone())
+    })
 }
 
-/// A refusal found in one schema: its place, what the API server says, the fix, and the rule it
-/// comes from (when it comes from one).
+/// Where a schema node sits, as the API server sees it.
+#[derive(Clone)]
+pub(super) struct Place {
+    /// `.spec.items[*]`-style path, for messages.
+    pub path: String,
+    /// The root of the resource.
+    pub root: bool,
+    /// Inside the `apiVersion`, `kind` or `metadata` of the resource or of an embedded resource.
+    pub in_resource_meta: bool,
+    /// Defaults are forbidden here (the resource's own metadata, maps inside resource meta).
+    pub no_defaults: bool,
+    /// The most times a value here can occur in one object (`None`: unbounded, a list or map
+    /// above has no `maxItems` / `maxProperties`).
+    pub cardinality: Option<u64>,
+    /// The list above that makes `oldSelf` unusable here (a list that is not a list-map).
+    pub uncorrelatable: Option<String>,
+}
+
+impl Place {
+    fn root() -> Place {
+        Place {
+            path: String::new(),
+            root: true,
+            in_resource_meta: false,
+            no_defaults: false,
+            cardinality: Some(1),
+            uncorrelatable: None,
+        }
+    }
+}
+
+/// A refusal found in one schema: its place, what the API server says, the fix, and what wrote
+/// the refused construct: a rule (by its text), or an attribute (by the keyword and value it set).
 pub(super) struct Refusal {
     pub path: String,
     pub reason: String,
     pub fix: String,
     pub rule: Option<String>,
+    pub written: Option<(&'static str, Value)>,
 }
 
 impl Refusal {
     /// A refusal of the construct at `place` itself (not of a rule).
-    fn at(place: &Place<'_>, reason: String, fix: &str) -> Refusal {
+    fn at(place: &Place, reason: String, fix: &str) -> Refusal {
         Refusal {
             path: place.path.clone(),
             reason,
             fix: fix.into(),
             rule: None,
+            written: None,
         }
     }
+
+    /// The refused construct was written by the attribute that set `key` to `value`.
+    fn by(mut self, key: &'static str, value: &Value) -> Refusal {
+        self.written = Some((key, value.clone()));
+        self
+    }
+}
+
+/// The API server's verdict on one version's schema by itself: `Err` with the first refused
+/// construct's path and reason. For tests that hold it against the real API server's verdict.
+#[doc(hidden)]
+pub fn verdict(schema: &JSONSchemaProps) -> Result<(), String> {
+    let mut found = Vec::new();
+    let mut total = cost::Total::default();
+    walk(schema, &Place::root(), &mut found, &mut total);
+    if let Some(r) = found.into_iter().next().or_else(|| total_refusal(&total)) {
+        return Err(format!(
+            "`{}`: {}",
+            if r.path.is_empty() { "." } else { &r.path },
+            r.reason
+        ));
+    }
+    Ok(())
+}
+
+/// The refusal of a schema whose rules cost too much together.
+fn total_refusal(total: &cost::Total) -> Option<Refusal> {
+    if total.total <= cost::CRD_COST_LIMIT {
+        return None;
+    }
+    let (_, rule) = total.most.clone().unwrap_or_default();
+    Some(Refusal {
+        path: String::new(),
+        reason: format!(
+            "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of {} (the most expensive rule is `{rule}`)",
+            cost::factor(total.total, cost::CRD_COST_LIMIT)
+        ),
+        fix: "bound the lists, maps and strings the rules read (`#[schemars(length(max = N))]`), or drop rules".into(),
+        rule: Some(rule),
+        written: None,
+    })
 }
 
 /// Check one version's schema; the first refusal is the error.
@@ -80,20 +172,18 @@ pub(crate) fn check(
     version: &str,
     kind_loc: &Location,
 ) -> Result<(), CrdgenError> {
-    let mut refusals = Vec::new();
-    let root = Place {
-        root: schema,
-        path: String::new(),
-        correlatable: true,
-    };
-    walk(schema, &root, &mut refusals);
-    match refusals.into_iter().next() {
+    let mut found = Vec::new();
+    let mut total = cost::Total::default();
+    walk(schema, &Place::root(), &mut found, &mut total);
+    let first = found.into_iter().next().or_else(|| total_refusal(&total));
+    match first {
         None => Ok(()),
         Some(r) => {
             let loc = r
                 .rule
                 .as_deref()
                 .and_then(rule_source)
+                .or_else(|| r.written.as_ref().and_then(|(k, v)| attr_source(k, v)))
                 .unwrap_or_else(|| kind_loc.clone());
             let at = if r.path.is_empty() { "." } else { &r.path };
             Err(CrdgenError::Refused {
@@ -105,34 +195,92 @@ pub(crate) fn check(
     }
 }
 
-fn walk<'a>(s: &'a JSONSchemaProps, place: &Place<'a>, out: &mut Vec<Refusal>) {
+/// Check what one version sets beside its schema (printer columns, selectable fields, scale,
+/// deprecation warning), refused at the kind.
+pub(crate) fn check_version(
+    v: &CustomResourceDefinitionVersion,
+    kind_loc: &Location,
+) -> Result<(), CrdgenError> {
+    match version::check(v) {
+        None => Ok(()),
+        Some((what, fix)) => Err(CrdgenError::Refused {
+            loc: kind_loc.clone(),
+            what: format!("version {}: {what}", v.name),
+            fix: fix.into(),
+        }),
+    }
+}
+
+/// How many times a child can occur per occurrence of `s` (`extractMaxElements`).
+fn fan_out(s: &JSONSchemaProps) -> Option<u64> {
+    match s.type_.as_deref() {
+        Some("object") if s.additional_properties.is_some() => {
+            s.max_properties.map(|n| n.max(0) as u64)
+        }
+        Some("array") => s.max_items.map(|n| n.max(0) as u64),
+        _ => Some(1),
+    }
+}
+
+fn walk(s: &JSONSchemaProps, place: &Place, out: &mut Vec<Refusal>, total: &mut cost::Total) {
     lists::check(s, place, out);
     structural::check(s, place, out);
-    for r in s.x_kubernetes_validations.iter().flatten() {
-        rules::check(r, s, place, out);
+    if let Some(rules) = &s.x_kubernetes_validations {
+        let embedded = s.x_kubernetes_embedded_resource == Some(true);
+        let d = decl::decl(s, place.root || embedded);
+        for r in rules {
+            rules::check(r, s, d.as_ref(), place, out, total);
+        }
     }
+    let times = |n: Option<u64>| match (place.cardinality, n) {
+        (Some(a), Some(b)) => Some(cost::times(a, b)),
+        _ => None,
+    };
     if let Some(props) = &s.properties {
+        let embedded = s.x_kubernetes_embedded_resource == Some(true);
         for (k, p) in props {
+            let meta = (place.root || embedded)
+                && matches!(k.as_str(), "apiVersion" | "kind" | "metadata");
             let child = Place {
                 path: format!("{}.{k}", place.path),
-                ..place.clone()
+                root: false,
+                in_resource_meta: place.in_resource_meta || meta,
+                no_defaults: place.no_defaults || (place.root && meta),
+                cardinality: times(fan_out(s)),
+                uncorrelatable: place.uncorrelatable.clone(),
             };
-            walk(p, &child, out);
+            walk(p, &child, out, total);
         }
     }
     if let Some(JSONSchemaPropsOrArray::Schema(i)) = &s.items {
-        let child = Place {
-            root: place.root,
-            path: format!("{}[*]", place.path),
-            correlatable: place.correlatable && s.x_kubernetes_list_type.as_deref() == Some("map"),
+        let list_map = s.x_kubernetes_list_type.as_deref() == Some("map");
+        let here = if place.path.is_empty() {
+            ".".to_string()
+        } else {
+            place.path.clone()
         };
-        walk(i, &child, out);
+        let child = Place {
+            path: format!("{}[*]", place.path),
+            root: false,
+            in_resource_meta: place.in_resource_meta,
+            no_defaults: place.no_defaults,
+            cardinality: times(fan_out(s)),
+            uncorrelatable: place
+                .uncorrelatable
+                .clone()
+                .or_else(|| (!list_map).then_some(here)),
+        };
+        walk(i, &child, out, total);
     }
     if let Some(JSONSchemaPropsOrBool::Schema(a)) = &s.additional_properties {
         let child = Place {
             path: format!("{}.*", place.path),
-            ..place.clone()
+            root: false,
+            in_resource_meta: place.in_resource_meta,
+            no_defaults: place.no_defaults || place.in_resource_meta,
+            cardinality: times(fan_out(s)),
+            uncorrelatable: place.uncorrelatable.clone(),
         };
-        walk(a, &child, out);
+        walk(a, &child, out, total);
     }
 }

@@ -1,516 +1,373 @@
-//! One `x-kubernetes-validations` rule compiled against the schema it sits on, as kube-apiserver
-//! compiles it: the `cel` crate parses the rule and its `messageExpression` (maintained CEL parser
-//! for Rust, with the macros expanded as cel-go expands them); this module then resolves every
-//! variable, field and function the way the API server's type checker does (`self`/`oldSelf`
-//! only, fields of the schema, the CEL standard library plus Kubernetes' libraries), and estimates
-//! the rule's cost against the API server's budget.
+//! One `x-kubernetes-validations` entry checked as kube-apiserver checks it when a CRD is
+//! created (`validation.go` and `schema/cel/compilation.go` of apiextensions-apiserver): its
+//! `rule`, `message`, `messageExpression`, `reason` and `fieldPath` fields; the rule compiled
+//! against the schema it sits on ([`super::checker`]) and evaluating to a bool; the message
+//! expression compiled and evaluating to a string; `oldSelf` only where it can be correlated and
+//! `optionalOldSelf` only with it; the estimated cost ([`super::coster`]) of the rule, times how
+//! many times the rule can run, and of the message expression, each within the per-expression
+//! budget, and both added to the CRD's total.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, ValidationRule,
+    JSONSchemaProps, JSONSchemaPropsOrBool, ValidationRule,
 };
 
-use cel::common::ast::{Expr, IdedExpr};
-
-use super::cost::{self, RULE_COST_LIMIT};
+use super::checker::{self, Env};
+use super::cost::{self, EXPRESSION_COST_LIMIT};
+use super::decl::{Decl, MAX_REQUEST_BYTES};
+use super::expr;
+use super::types::Ty;
 use super::{Place, Refusal};
+use crate::crdgen::validate::decl::Prim;
 
-/// Functions and operators of CEL's standard library, its extensions and Kubernetes' libraries
-/// (`k8s.io/apiserver/pkg/cel/library`) that CRD rules can call, by name.
-const FUNCTIONS: &[&str] = &[
-    // Operators, as the parser names them.
-    "_?_:_",
-    "_&&_",
-    "_||_",
-    "!_",
-    "_-_",
-    "_+_",
-    "_*_",
-    "_/_",
-    "_%_",
-    "_==_",
-    "_!=_",
-    "_>=_",
-    "_<=_",
-    "_>_",
-    "_<_",
-    "-_",
-    "_[_]",
-    "_[?_]",
-    "_?._",
-    "@in",
-    "@not_strictly_false",
-    // Standard library.
-    "size",
-    "contains",
-    "startsWith",
-    "endsWith",
-    "matches",
-    "int",
-    "uint",
-    "double",
-    "string",
-    "bytes",
-    "bool",
-    "duration",
-    "timestamp",
-    "type",
-    "dyn",
-    "getDate",
-    "getDayOfMonth",
-    "getDayOfWeek",
-    "getDayOfYear",
-    "getFullYear",
-    "getHours",
-    "getMilliseconds",
-    "getMinutes",
-    "getMonth",
-    "getSeconds",
-    // Strings extension.
-    "charAt",
-    "indexOf",
-    "lastIndexOf",
-    "lowerAscii",
-    "upperAscii",
-    "replace",
-    "split",
-    "substring",
-    "trim",
-    "join",
-    "reverse",
-    "quote",
-    "format",
-    // Kubernetes: lists, regex, URLs, IPs/CIDRs, quantities, semver, named formats.
-    "isSorted",
-    "sum",
-    "min",
-    "max",
-    "find",
-    "findAll",
-    "url",
-    "isURL",
-    "getScheme",
-    "getHost",
-    "getHostname",
-    "getPort",
-    "getEscapedPath",
-    "getQuery",
-    "ip",
-    "isIP",
-    "cidr",
-    "isCIDR",
-    "family",
-    "isUnspecified",
-    "isLoopback",
-    "isLinkLocalMulticast",
-    "isLinkLocalUnicast",
-    "isGlobalUnicast",
-    "containsIP",
-    "containsCIDR",
-    "prefixLength",
-    "masked",
-    "quantity",
-    "isQuantity",
-    "sign",
-    "isGreaterThan",
-    "isLessThan",
-    "compareTo",
-    "asApproximateFloat",
-    "asInteger",
-    "isInteger",
-    "add",
-    "sub",
-    "semver",
-    "isSemver",
-    "major",
-    "minor",
-    "patch",
-    "named",
-    "validate",
-    "escapeKey",
-    // Macros kept as calls, sets, math, encoders, optionals.
-    "transformList",
-    "transformMap",
-    "transformMapEntry",
-    "equivalent",
-    "intersects",
-    "greatest",
-    "least",
-    "ceil",
-    "floor",
-    "round",
-    "trunc",
-    "abs",
-    "isInf",
-    "isNaN",
-    "isFinite",
-    "bitAnd",
-    "bitOr",
-    "bitXor",
-    "bitNot",
-    "bitShiftLeft",
-    "bitShiftRight",
-    "sqrt",
-    "encode",
-    "decode",
-    "of",
-    "none",
-    "ofNonZeroValue",
-    "hasValue",
-    "value",
-    "orValue",
-    "or",
-    "range",
-    "slice",
-    "flatten",
-    "distinct",
-    "sort",
-    "sortBy",
-    "first",
-    "last",
-];
-/// Namespaces of the libraries above (`sets.contains(..)` parses as a call on `sets`).
-const NAMESPACES: &[&str] = &[
-    "sets",
-    "math",
-    "strings",
-    "base64",
-    "optional",
-    "lists",
-    "format",
-    "jsonpatch",
-];
-/// Functions whose cost grows with the length of the string they read.
-const STRING_TRAVERSING: &[&str] = &[
-    "contains",
-    "startsWith",
-    "endsWith",
-    "matches",
-    "find",
-    "findAll",
-    "split",
-    "replace",
-    "lowerAscii",
-    "upperAscii",
-    "trim",
-    "indexOf",
-    "lastIndexOf",
-    "substring",
-    "_==_",
-    "_!=_",
-    "_+_",
-    "url",
-    "isURL",
-    "ip",
-    "isIP",
-    "cidr",
-    "isCIDR",
-    "quantity",
-    "isQuantity",
-    "semver",
-    "isSemver",
+/// The reasons a rule may give.
+const REASONS: &[&str] = &[
+    "FieldValueDuplicate",
+    "FieldValueForbidden",
+    "FieldValueInvalid",
+    "FieldValueRequired",
 ];
 
-#[derive(Clone, Copy)]
-enum Ty<'a> {
-    Schema(&'a JSONSchemaProps),
-    Dyn,
-}
+const FIX_COST: &str = "bound the lists, maps and strings the expression reads with `#[schemars(length(max = N))]` (maxItems/maxProperties/maxLength), or simplify it";
 
-struct Checker<'a> {
-    node: &'a JSONSchemaProps,
-    /// The schema of the whole object (its root has apiVersion, kind and metadata).
-    root: &'a JSONSchemaProps,
-    scope: Vec<(String, Ty<'a>)>,
-    uses_old_self: bool,
-    errors: Vec<String>,
-}
-
-/// Check `rule` on `node`; push what the API server would refuse.
-pub(super) fn check<'a>(
+/// Check `rule` on `node` (declared `decl` to CEL); push what the API server would refuse and
+/// add the rule's cost to `total`.
+pub(super) fn check(
     rule: &ValidationRule,
-    node: &'a JSONSchemaProps,
-    place: &Place<'a>,
+    node: &JSONSchemaProps,
+    decl: Option<&Decl>,
+    place: &Place,
     out: &mut Vec<Refusal>,
+    total: &mut cost::Total,
 ) {
-    let mut refuse = |reason: String, fix: &str| {
-        out.push(Refusal {
-            path: place.path.clone(),
-            reason,
-            fix: fix.into(),
-            rule: Some(rule.rule.clone()),
-        })
+    let mut found: Vec<(String, String)> = Vec::new();
+    let mut refuse = |reason: String, fix: &str| found.push((reason, fix.to_string()));
+    fields(rule, node, &mut refuse);
+    match decl {
+        _ if !found.is_empty() => {}
+        Some(decl) => compile(rule, decl, place, total, &mut |r, f| {
+            found.push((r, f.to_string()))
+        }),
+        None => found.push((
+            format!(
+                "the rule `{}` sits on a node CEL has no type for (failed to construct type information for x-kubernetes-validations rules: unable to convert structural schema to CEL declarations)",
+                rule.rule.trim()
+            ),
+            "give the node a type (`\"type\" = \"object\"` next to `x-kubernetes-preserve-unknown-fields`), or move the rule to a typed node".into(),
+        )),
+    }
+    out.extend(found.into_iter().map(|(reason, fix)| Refusal {
+        path: place.path.clone(),
+        reason,
+        fix,
+        rule: Some(rule.rule.clone()),
+        written: None,
+    }));
+}
+
+/// Compile the rule and its message expression, check their results, oldSelf and costs.
+fn compile(
+    rule: &ValidationRule,
+    decl: &Decl,
+    place: &Place,
+    total: &mut cost::Total,
+    refuse: &mut dyn FnMut(String, &str),
+) {
+    let src = rule.rule.trim();
+    let env = Env {
+        root: decl,
+        optional_old_self: rule.optional_old_self == Some(true),
     };
-    let program = match cel::Program::compile(&rule.rule) {
+    let parsed = match expr::parse(src, &[]) {
         Ok(p) => p,
         Err(e) => {
             refuse(
-                format!(
-                    "the rule `{}` does not compile: {}",
-                    rule.rule,
-                    one_line(&e.to_string())
-                ),
+                format!("the rule `{src}` does not compile: {e}"),
                 "fix the CEL syntax of the rule",
             );
             return;
         }
     };
-    let mut c = Checker {
-        node,
-        root: place.root,
-        scope: Vec::new(),
-        uses_old_self: false,
-        errors: Vec::new(),
-    };
-    let (ty, cost) = c.expr(&program.expression().expr);
-    for e in c.errors.drain(..) {
+    let checked = checker::check(&parsed, &env);
+    if let Some(e) = checked.errors.first() {
         refuse(
-            format!("the rule `{}` does not compile: {e}", rule.rule),
-            "refer only to `self`, `oldSelf`, fields of this schema and CEL/Kubernetes library functions",
+            format!("the rule `{src}` does not compile: {e}"),
+            "refer only to `self`, `oldSelf`, fields of this schema and the CEL and Kubernetes library functions, with arguments of the types they take",
         );
+        return;
     }
-    if let Ty::Schema(s) = ty
-        && let Some(t) = s.type_.as_deref()
-        && t != "boolean"
-    {
+    let result = &checked.types[parsed.root.id];
+    if !matches!(result, Ty::P(Prim::Bool)) {
         refuse(
-            format!("the rule `{}` evaluates to {t}, not bool", rule.rule),
-            "make the rule a condition (e.g. a comparison)",
+            format!("the rule `{src}` evaluates to {result}, and a rule must evaluate to a bool"),
+            "make the rule a condition (a comparison, `has(..)`, `.all(..)`...)",
         );
+        return;
     }
-    if c.uses_old_self && !place.correlatable {
-        refuse(
-            format!(
-                "the rule `{}` uses oldSelf, which cannot be used on the uncorrelatable portion of the schema (inside a list that is not `x-kubernetes-list-type: map`)",
-                rule.rule
-            ),
-            "move the rule above the list, or make the list a list-map (`x-kubernetes-list-type: map` with `x-kubernetes-list-map-keys`)",
-        );
-    }
-    if rule.optional_old_self == Some(true) && !c.uses_old_self {
-        refuse(
-            format!(
-                "the rule `{}` sets optionalOldSelf but does not use oldSelf",
-                rule.rule
-            ),
-            "drop `.optional_old_self(true)` or use oldSelf in the rule",
-        );
-    }
-    if let Some(m) = &rule.message_expression {
-        match cel::Program::compile(m) {
-            Err(e) => refuse(
+    if checked.uses_old_self {
+        if let Some(list) = &place.uncorrelatable {
+            refuse(
                 format!(
-                    "the messageExpression `{m}` does not compile: {}",
-                    one_line(&e.to_string())
+                    "the rule `{src}` uses oldSelf, which cannot be used on the uncorrelatable portion of the schema within `{list}` (a list that is not `x-kubernetes-list-type: map`)"
                 ),
-                "fix the CEL syntax of the message expression",
+                "move the rule above the list, or make the list a list-map (`x-kubernetes-list-type: map` with `x-kubernetes-list-map-keys`)",
+            );
+        }
+    } else if rule.optional_old_self.is_some() {
+        refuse(
+            format!(
+                "the rule `{src}` sets optionalOldSelf, which may not be set if oldSelf is not used in rule"
             ),
-            Ok(p) => {
-                let mut mc = Checker {
-                    node,
-                    root: place.root,
-                    scope: Vec::new(),
-                    uses_old_self: false,
-                    errors: Vec::new(),
-                };
-                mc.expr(&p.expression().expr);
-                for e in mc.errors {
+            "drop `.optional_old_self(..)` or use oldSelf in the rule",
+        );
+    }
+    let rule_cost = super::coster::cost(&parsed.root, &checked, decl).max;
+    let runs = place
+        .cardinality
+        .unwrap_or(MAX_REQUEST_BYTES / (decl.min_size + 1));
+    let cost = cost::times(rule_cost, runs);
+    if cost > EXPRESSION_COST_LIMIT {
+        let how_often = match place.cardinality {
+            Some(1) => String::new(),
+            Some(n) => format!(
+                " (it costs {rule_cost} and runs up to {n} times: once per element of the lists and maps above it)"
+            ),
+            None => format!(
+                " (it costs {rule_cost} and runs up to {runs} times: a list or map above it has no maxItems/maxProperties)"
+            ),
+        };
+        refuse(
+            format!(
+                "the rule `{src}`: estimated rule cost exceeds budget by factor of {}{how_often}",
+                cost::factor(cost, EXPRESSION_COST_LIMIT)
+            ),
+            FIX_COST,
+        );
+    }
+    total.observe(cost, &rule.rule);
+    if let Some(m) = rule.message_expression.as_deref().filter(|m| !m.is_empty()) {
+        match message_expression(m, &env, decl) {
+            Err(e) => refuse(
+                format!("the messageExpression `{m}` {e}"),
+                "make the message expression a string built from `self`, fields of this schema and library functions",
+            ),
+            Ok(c) => {
+                if c > EXPRESSION_COST_LIMIT {
                     refuse(
-                        format!("the messageExpression `{m}` does not compile: {e}"),
-                        "refer only to `self`, fields of this schema and library functions",
+                        format!(
+                            "the messageExpression `{m}`: estimated messageExpression cost exceeds budget by factor of {}",
+                            cost::factor(c, EXPRESSION_COST_LIMIT)
+                        ),
+                        "bound the strings and lists the message reads (`#[schemars(length(max = N))]`); a value converted with string(..) or joined has no bound: use a field with maxLength, or a static `message`",
                     );
                 }
+                total.observe(c, &rule.rule);
             }
         }
     }
-    if cost > RULE_COST_LIMIT {
+}
+
+/// The checks of the entry's plain fields (refused before any CEL is compiled).
+fn fields(rule: &ValidationRule, node: &JSONSchemaProps, refuse: &mut impl FnMut(String, &str)) {
+    let has_newline = |s: &str| s.contains(['\n', '\r']);
+    let trimmed_rule = rule.rule.trim();
+    let message = rule.message.as_deref().unwrap_or_default();
+    if trimmed_rule.is_empty() {
+        refuse(
+            "a rule is not specified (it is empty)".into(),
+            "write the CEL rule",
+        );
+    } else if !message.is_empty() && message.trim().is_empty() {
         refuse(
             format!(
-                "the estimated cost of the rule `{}` exceeds the budget by a factor of {:.1}x",
-                rule.rule,
-                cost / RULE_COST_LIMIT
+                "the rule `{trimmed_rule}` has a message that is only whitespace (must be non-empty if specified)"
             ),
-            "bound the lists, maps and strings the rule reads with `#[schemars(length(max = N))]` (maxItems/maxProperties/maxLength), or simplify the rule",
+            "write the message, or drop it",
+        );
+    } else if has_newline(message.trim()) {
+        refuse(
+            format!("the message of the rule `{trimmed_rule}` must not contain line breaks"),
+            "write the message on one line",
+        );
+    } else if has_newline(trimmed_rule) && message.trim().is_empty() {
+        refuse(
+            format!(
+                "the rule `{trimmed_rule}` spans several lines, and then a message must be specified"
+            ),
+            "add `.message(\"...\")` to the rule, or write it on one line",
         );
     }
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// A CEL field name back to the property it escapes (`__dash__` for `-`, `__dot__` for `.`...).
-fn unescape(field: &str) -> String {
-    field
-        .replace("__underscores__", "\u{0}")
-        .replace("__dot__", ".")
-        .replace("__dash__", "-")
-        .replace("__slash__", "/")
-        .replace('\u{0}', "__")
-}
-
-impl<'a> Checker<'a> {
-    fn expr(&mut self, e: &Expr) -> (Ty<'a>, f64) {
-        match e {
-            Expr::Ident(name) => (self.ident(name), 1.0),
-            Expr::Select(sel) => {
-                let (t, c) = self.expr(&sel.operand.expr);
-                let field = self.field(t, &sel.field);
-                // `has(x.f)` is a select that tests presence: a bool.
-                (if sel.test { Ty::Dyn } else { field }, c + 1.0)
-            }
-            Expr::Literal(_) | Expr::Unspecified => (Ty::Dyn, 0.0),
-            Expr::List(l) => (Ty::Dyn, 1.0 + self.sum(l.elements.iter())),
-            Expr::Map(m) => {
-                let mut c = 1.0;
-                for entry in &m.entries {
-                    if let cel::common::ast::EntryExpr::MapEntry(me) = &entry.expr {
-                        c += self.expr(&me.key.expr).1 + self.expr(&me.value.expr).1;
-                    }
-                }
-                (Ty::Dyn, c)
-            }
-            Expr::Struct(_) => (Ty::Dyn, 1.0),
-            Expr::Call(call) => self.call(call),
-            Expr::Comprehension(comp) => {
-                let (range, range_cost) = self.expr(&comp.iter_range.expr);
-                let (elem, n) = match range {
-                    Ty::Schema(s) => element(s),
-                    Ty::Dyn => (Ty::Dyn, 1.0),
-                };
-                let init = self.expr(&comp.accu_init.expr).1;
-                self.scope.push((comp.iter_var.clone(), elem));
-                if let Some(v2) = &comp.iter_var2 {
-                    self.scope.push((v2.clone(), Ty::Dyn));
-                }
-                self.scope.push((comp.accu_var.clone(), Ty::Dyn));
-                let body = self.expr(&comp.loop_cond.expr).1 + self.expr(&comp.loop_step.expr).1;
-                let (rt, result) = self.expr(&comp.result.expr);
-                self.scope.pop();
-                if comp.iter_var2.is_some() {
-                    self.scope.pop();
-                }
-                self.scope.pop();
-                (rt, range_cost + init + n * (body + 1.0) + result)
-            }
-        }
+    if let Some(m) = &rule.message_expression
+        && !m.is_empty()
+        && m.trim().is_empty()
+    {
+        refuse(
+            format!(
+                "the rule `{trimmed_rule}` has a messageExpression that is only whitespace (must be non-empty if specified)"
+            ),
+            "write the message expression, or drop it",
+        );
     }
-
-    fn sum<'e>(&mut self, es: impl Iterator<Item = &'e IdedExpr>) -> f64 {
-        es.map(|e| self.expr(&e.expr).1).sum()
+    if let Some(r) = &rule.reason
+        && !REASONS.contains(&r.as_str())
+    {
+        refuse(
+            format!(
+                "the reason `{r}` of the rule `{trimmed_rule}` is not supported (supported: {})",
+                REASONS.join(", ")
+            ),
+            "use one of the supported reasons",
+        );
     }
-
-    fn ident(&mut self, name: &str) -> Ty<'a> {
-        if let Some((_, t)) = self.scope.iter().rev().find(|(n, _)| n == name) {
-            return *t;
-        }
-        match name {
-            "self" => Ty::Schema(self.node),
-            "oldSelf" => {
-                self.uses_old_self = true;
-                Ty::Schema(self.node)
-            }
-            _ => {
-                self.errors
-                    .push(format!("undeclared reference to '{name}'"));
-                Ty::Dyn
-            }
-        }
-    }
-
-    fn field(&mut self, t: Ty<'a>, field: &str) -> Ty<'a> {
-        let Ty::Schema(s) = t else { return Ty::Dyn };
-        if let Some(props) = &s.properties
-            && let Some(p) = props.get(field).or_else(|| props.get(&unescape(field)))
-        {
-            return Ty::Schema(p);
-        }
-        if let Some(JSONSchemaPropsOrBool::Schema(v)) = &s.additional_properties {
-            return Ty::Schema(v);
-        }
-        // The root (and an embedded resource) also has apiVersion, kind and metadata.
-        let object_meta = matches!(field, "apiVersion" | "kind" | "metadata")
-            && (std::ptr::eq(s, self.root) || s.x_kubernetes_embedded_resource == Some(true));
-        if object_meta
-            || s.x_kubernetes_preserve_unknown_fields == Some(true)
-            || s.x_kubernetes_embedded_resource == Some(true)
-            || s.additional_properties.is_some()
-        {
-            return Ty::Dyn;
-        }
-        match s.type_.as_deref() {
-            Some("object") => self.errors.push(format!("undefined field '{field}'")),
-            Some(other) => self
-                .errors
-                .push(format!("type '{other}' does not support field selection")),
-            None => return Ty::Dyn,
-        }
-        Ty::Dyn
-    }
-
-    fn call(&mut self, call: &cel::common::ast::CallExpr) -> (Ty<'a>, f64) {
-        let mut target_ty = None;
-        let mut cost = 1.0;
-        if let Some(t) = &call.target {
-            if let Expr::Ident(ns) = &t.expr
-                && NAMESPACES.contains(&ns.as_str())
-                && !self.scope.iter().any(|(n, _)| n == ns)
-            {
-                // A library namespace, not a variable.
-            } else {
-                let (ty, c) = self.expr(&t.expr);
-                target_ty = Some(ty);
-                cost += c;
-            }
-        }
-        let mut arg_tys = Vec::new();
-        for a in &call.args {
-            let (ty, c) = self.expr(&a.expr);
-            arg_tys.push(ty);
-            cost += c;
-        }
-        let name = call.func_name.as_str();
-        if !FUNCTIONS.contains(&name) {
-            self.errors
-                .push(format!("undeclared reference to '{name}'"));
-        }
-        if STRING_TRAVERSING.contains(&name) {
-            let len = target_ty
-                .into_iter()
-                .chain(arg_tys.iter().copied())
-                .filter_map(|t| match t {
-                    Ty::Schema(s) if s.type_.as_deref() == Some("string") => {
-                        Some(cost::max_length(s))
-                    }
-                    _ => None,
-                })
-                .fold(0.0, f64::max);
-            let mut traversal = (len * 0.1).ceil();
-            // A regular expression costs per character of the string times its own length / 4.
-            if matches!(name, "matches" | "find" | "findAll")
-                && let Some(pattern) = call.args.last()
-                && let Expr::Literal(cel::common::ast::LiteralValue::String(p)) = &pattern.expr
-            {
-                traversal *= (p.len() as f64 * 0.25).ceil().max(1.0);
-            }
-            cost += traversal;
-        }
-        let ty = match (name, target_ty, arg_tys.first()) {
-            ("_[_]", None, Some(Ty::Schema(s))) => element(s).0,
-            _ => Ty::Dyn,
+    if let Some(p) = rule.field_path.as_deref().filter(|p| !p.is_empty()) {
+        let why = if p.trim().is_empty() {
+            Some("must be non-empty if specified".to_string())
+        } else if has_newline(p) {
+            Some("must not contain line breaks".to_string())
+        } else {
+            field_path(p, node)
+                .err()
+                .map(|e| format!("must be a valid path: {e}"))
         };
-        (ty, cost)
+        if let Some(why) = why {
+            refuse(
+                format!("the fieldPath `{p}` of the rule `{trimmed_rule}` {why}"),
+                "name a field under the rule's schema, as `.field` or `['field']` steps (no list indexes)",
+            );
+        }
     }
 }
 
-/// The element type of a list or map schema (map: its keys, strings), and how many it can hold.
-fn element(s: &JSONSchemaProps) -> (Ty<'_>, f64) {
-    match (&s.items, &s.additional_properties) {
-        (Some(JSONSchemaPropsOrArray::Schema(i)), _) => (Ty::Schema(i), cost::max_items(s)),
-        (_, Some(_)) => (Ty::Dyn, cost::max_properties(s)),
-        _ if s.type_.as_deref() == Some("object") => (
-            Ty::Dyn,
-            s.properties.as_ref().map_or(1.0, |p| p.len() as f64),
-        ),
-        _ => (Ty::Dyn, 1.0),
+/// `ValidFieldPath`: `.name` and `['name']` steps through properties and map keys.
+fn field_path(p: &str, mut s: &JSONSchemaProps) -> Result<(), String> {
+    let b = p.as_bytes();
+    let mut i = 0;
+    let token = |i: usize| -> (String, usize) {
+        if b[i] == b'\'' {
+            let mut j = i + 1;
+            while j < b.len() {
+                if b[j] == b'\'' && b[j - 1] != b'\\' {
+                    return (p[i..=j].to_string(), j + 1);
+                }
+                j += 1;
+            }
+            return (p[i..].to_string(), b.len());
+        }
+        if matches!(b[i], b'.' | b'[' | b']') {
+            return (p[i..=i].to_string(), i + 1);
+        }
+        let mut j = i;
+        while j < b.len() && !matches!(b[j], b'.' | b'[' | b']') {
+            j += 1;
+        }
+        (p[i..j].to_string(), j)
+    };
+    while i < b.len() {
+        let (tok, next) = token(i);
+        i = next;
+        let name = match tok.as_str() {
+            "[" => {
+                if i >= b.len() {
+                    return Err("unexpected end of JSON path".into());
+                }
+                let (q, next) = token(i);
+                i = next;
+                if q.len() < 2 || !q.starts_with('\'') || !q.ends_with('\'') {
+                    return Err(format!("expected single quoted string but got {q}"));
+                }
+                let name = unescape_single_quote(&q[1..q.len() - 1])?;
+                if i >= b.len() {
+                    return Err("unexpected end of JSON path".into());
+                }
+                let (close, next) = token(i);
+                i = next;
+                if close != "]" {
+                    return Err(format!("expected ] but got {close}"));
+                }
+                name
+            }
+            "." => {
+                if i >= b.len() {
+                    return Err("unexpected end of JSON path".into());
+                }
+                let (name, next) = token(i);
+                i = next;
+                name
+            }
+            other => return Err(format!("expected [ or . but got: {other}")),
+        };
+        s = if let Some(props) = &s.properties {
+            props.get(&name).ok_or("does not refer to a valid field")?
+        } else if let Some(JSONSchemaPropsOrBool::Schema(v)) = &s.additional_properties {
+            v
+        } else {
+            return Err("does not refer to a valid field".into());
+        };
+    }
+    Ok(())
+}
+
+fn unescape_single_quote(s: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        out.push(match chars.next() {
+            Some('a') => '\u{7}',
+            Some('b') => '\u{8}',
+            Some('f') => '\u{c}',
+            Some('n') => '\n',
+            Some('r') => '\r',
+            Some('t') => '\t',
+            Some('v') => '\u{b}',
+            Some('\'') => '\'',
+            Some('\\') => '\\',
+            Some(o) => return Err(format!("invalid string literal: invalid escape char \\{o}")),
+            None => '\\',
+        });
+    }
+    Ok(out)
+}
+
+/// Compile a message expression; its cost, or why it does not compile.
+fn message_expression(m: &str, env: &Env<'_>, decl: &Decl) -> Result<u64, String> {
+    let parsed = expr::parse(m, &[]).map_err(|e| format!("does not compile: {e}"))?;
+    let checked = checker::check(&parsed, env);
+    if let Some(e) = checked.errors.first() {
+        return Err(format!("does not compile: {e}"));
+    }
+    let t = &checked.types[parsed.root.id];
+    if !matches!(t, Ty::P(Prim::String)) {
+        return Err(format!(
+            "evaluates to {t}, and a messageExpression must evaluate to a string"
+        ));
+    }
+    Ok(super::coster::cost(&parsed.root, &checked, decl).max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::field_path;
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
+
+    #[test]
+    fn field_paths_as_the_api_server_reads_them() {
+        let s: JSONSchemaProps = serde_json::from_value(serde_json::json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "object", "properties": {"b.c": {"type": "string"}}},
+                "m": {"type": "object", "additionalProperties": {"type": "string"}}
+            }
+        }))
+        .unwrap();
+        assert!(field_path(".a", &s).is_ok());
+        assert!(field_path(".a['b.c']", &s).is_ok());
+        assert!(field_path(".m.anything", &s).is_ok());
+        assert!(field_path("a", &s).is_err());
+        assert!(field_path(".x", &s).is_err());
+        assert!(field_path(".a[0]", &s).is_err());
+        assert!(field_path(".a.", &s).is_err());
     }
 }

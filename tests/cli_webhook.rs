@@ -1,0 +1,133 @@
+//! `operator-rs create webhook --conversion`: the hub is the storage version as the kind's types
+//! declare it (`#[kube(storage = false)]` on every other version), not as PROJECT recorded it,
+//! since `edit api` and hand edits move it in the source. A kind whose types name no storage
+//! version, or two, is refused with each version's file:line:col and the command that fixes it;
+//! a refused run writes nothing.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+const V1: &str = "src/api/v1/cron_job.rs";
+const V2: &str = "src/api/v2/cron_job.rs";
+
+/// Edit a file as a user would, by hand.
+fn edit(dir: &Path, rel: &str, from: &str, to: &str) {
+    let text = read(dir, rel);
+    assert!(text.contains(from), "{rel} has no {from:?}:\n{text}");
+    std::fs::write(dir.join(rel), text.replacen(from, to, 1)).unwrap();
+}
+
+/// The line and column of `needle` in a file, 1-based, as the errors print them.
+fn place(dir: &Path, rel: &str, needle: &str) -> String {
+    let text = read(dir, rel);
+    let at = text
+        .find(needle)
+        .unwrap_or_else(|| panic!("no {needle:?} in {rel}"));
+    let line = text[..at].lines().count() + usize::from(text[..at].ends_with('\n'));
+    let column = at - text[..at].rfind('\n').map_or(0, |n| n + 1) + 1;
+    format!("{rel}:{line}:{column}")
+}
+
+fn refused(dir: &Path, line: &str) -> String {
+    let before = snapshot(dir);
+    let r = run(dir, &words(line));
+    assert_ne!(r.code, 0, "`{line}` should be refused");
+    assert!(snapshot(dir) == before, "`{line}` was refused but wrote");
+    r.stderr
+}
+
+const HUB_V1: &str =
+    "create webhook --group batch --version v1 --kind CronJob --conversion --spoke v2";
+const HUB_V2: &str =
+    "create webhook --group batch --version v2 --kind CronJob --conversion --spoke v1";
+
+#[test]
+fn the_hub_is_the_storage_version_of_the_types() {
+    let tmp = two_versions("hub-op");
+    let dir = project_dir(&tmp, "hub-op");
+    let err = refused(&dir, HUB_V2);
+    assert!(
+        err.contains("which the types declare is v1")
+            && err.contains(&place(&dir, V1, "CronJobSpec {"))
+            && err.contains("--version v1 --conversion --spoke v2")
+            && err.contains("edit api --group batch --version v2 --kind CronJob --storage"),
+        "{err}"
+    );
+
+    // The storage version moved by hand in the source: PROJECT still says v1, the types v2.
+    edit(&dir, V2, "    storage = false,\n", "");
+    edit(
+        &dir,
+        V1,
+        "    namespaced,\n",
+        "    namespaced,\n    storage = false,\n",
+    );
+    assert!(read(&dir, "PROJECT").contains("storage: true"));
+    let err = refused(&dir, HUB_V1);
+    assert!(
+        err.contains("which the types declare is v2") && err.contains(V2),
+        "{err}"
+    );
+    ok(&dir, &words(HUB_V2));
+    assert!(
+        read(&dir, "src/webhooks/v1/cron_job_conversion.rs").contains("v2::CronJob"),
+        "the spoke converts to the hub"
+    );
+}
+
+#[test]
+fn types_with_no_storage_version_or_two_are_refused_with_where() {
+    let tmp = two_versions("none-op");
+    let dir = project_dir(&tmp, "none-op");
+    edit(
+        &dir,
+        V1,
+        "    namespaced,\n",
+        "    namespaced,\n    storage = false,\n",
+    );
+    let err = refused(&dir, HUB_V1);
+    for e in [
+        "has no storage version",
+        &place(&dir, V1, "CronJobSpec {"),
+        &place(&dir, V2, "CronJobSpec {"),
+        "operator-rs edit api --group batch --version v1 --kind CronJob --storage",
+    ] {
+        assert!(err.contains(e), "no {e:?} in\n{err}");
+    }
+
+    let tmp = two_versions("two-op");
+    let dir = project_dir(&tmp, "two-op");
+    edit(&dir, V2, "    storage = false,\n", "");
+    let err = refused(&dir, HUB_V1);
+    for e in [
+        "do not say which it is",
+        &place(&dir, V1, "CronJobSpec {"),
+        &place(&dir, V2, "CronJobSpec {"),
+        "operator-rs edit api --group batch --version v1 --kind CronJob --storage",
+    ] {
+        assert!(err.contains(e), "no {e:?} in\n{err}");
+    }
+    // The printed fix settles it.
+    ok(
+        &dir,
+        &words("edit api --group batch --version v1 --kind CronJob --storage"),
+    );
+    ok(&dir, &words(HUB_V1));
+}
+
+#[test]
+fn a_version_missing_from_the_types_is_refused() {
+    let tmp = two_versions("gone-op");
+    let dir = project_dir(&tmp, "gone-op");
+    std::fs::remove_dir_all(dir.join("src/api/v2")).unwrap();
+    edit(&dir, "src/api/mod.rs", "pub mod v2;", "");
+    let err = refused(&dir, HUB_V1);
+    assert!(
+        err.contains("v2 is in PROJECT but no `#[derive(CustomResource)]`")
+            && err.contains("--version v2 --kind CronJob --controller=false --force"),
+        "{err}"
+    );
+}
