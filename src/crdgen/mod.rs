@@ -131,13 +131,16 @@ pub(crate) fn mark_stale(
         path: dir.to_path_buf(),
         source,
     })?;
+    // A set: looking each file up in the list of outputs was quadratic in the number of kinds.
+    let written: std::collections::HashSet<&Path> =
+        out.files.iter().map(|g| g.path.as_path()).collect();
     out.stale = files
         .into_iter()
         .filter(|f| {
             let name = f.file_name().and_then(|n| n.to_str()).unwrap_or(".");
             !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml"))
         })
-        .filter(|f| !out.files.iter().any(|g| &g.path == f))
+        .filter(|f| !written.contains(f.as_path()))
         .collect();
     Ok(())
 }
