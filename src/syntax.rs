@@ -6,8 +6,12 @@
 //! brackets must balance), set aside, and parsed on demand with [`Bodies::block`]; a syntax
 //! error inside a body is left to the compiler.
 
+mod doc_comments;
+
+use std::borrow::Cow;
 use std::collections::HashMap;
 
+pub(crate) use doc_comments::DocComments;
 use proc_macro2::{Delimiter, Group, Spacing, TokenStream, TokenTree};
 
 /// Function bodies set aside, by the line and column of their opening brace.
@@ -32,11 +36,40 @@ impl Bodies {
 /// Parses a file's items; every `fn` body comes out empty and is kept in the returned
 /// [`Bodies`]. Errors point at the file's own line and column.
 pub(crate) fn parse_file(text: &str) -> syn::Result<(syn::File, Bodies)> {
+    parse(text, false).map(|(file, bodies, _)| (file, bodies))
+}
+
+/// [`parse_file`] with every outer line doc comment (`/// text`) set aside: in the items each is
+/// the attribute `#[doc]` (at the comment's place), whose text [`DocComments::at`] gives by that
+/// place. Lexing doc comments as escaped string literals was most of the time of reading a crate
+/// of generated API types.
+pub(crate) fn parse_file_docs_aside(text: &str) -> syn::Result<(syn::File, Bodies, DocComments)> {
+    parse(text, true)
+}
+
+fn parse(text: &str, docs_aside: bool) -> syn::Result<(syn::File, Bodies, DocComments)> {
     let source = skip_shebang(text.strip_prefix('\u{feff}').unwrap_or(text));
+    let aside = if docs_aside {
+        doc_comments::set_aside(&source)
+    } else {
+        doc_comments::SetAside {
+            source: Cow::Borrowed(&*source),
+            docs: DocComments::default(),
+            nesting: None,
+        }
+    };
+    let (source, docs) = (aside.source, aside.docs);
     let tokens: TokenStream = source
         .parse()
         .map_err(|e: proc_macro2::LexError| syn::Error::new(e.span(), e))?;
-    check_nesting(&tokens)?;
+    // The scan's count of the nesting is the walk's; well below the limit, the walk (which
+    // copies every token) is not needed.
+    if aside
+        .nesting
+        .is_none_or(|depth| depth + NESTING_MARGIN > MAX_NESTING)
+    {
+        check_nesting(&tokens)?;
+    }
     let mut bodies = Bodies::default();
     // Without the letters `fn` there is no function body to set aside (type-only files, such as
     // generated API types, are most of a large crate's text).
@@ -46,9 +79,12 @@ pub(crate) fn parse_file(text: &str) -> syn::Result<(syn::File, Bodies)> {
         tokens
     };
     match syn::parse2::<syn::File>(elided) {
-        Ok(file) => Ok((file, bodies)),
-        // Whatever confused the elision (or the error itself) gets syn's full verdict.
-        Err(_) => syn::parse_file(text).map(|file| (file, Bodies::default())),
+        Ok(file) => Ok((file, bodies, docs)),
+        // Whatever confused the elision (or the error itself) gets syn's full verdict, on the
+        // file as it is (its doc comments are then ordinary `#[doc = "..."]` attributes).
+        Err(_) => {
+            syn::parse_file(text).map(|file| (file, Bodies::default(), DocComments::default()))
+        }
     }
 }
 
@@ -56,6 +92,10 @@ pub(crate) fn parse_file(text: &str) -> syn::Result<(syn::File, Bodies)> {
 /// below it; deeper input would exhaust the stack of syn's recursive parser (and of the readers
 /// after it), so it is refused with its place instead.
 pub(crate) const MAX_NESTING: usize = 128;
+
+/// How far below [`MAX_NESTING`] the text scan's count must stay for the token walk to be
+/// skipped (a margin: the scan mirrors the walk, it is not the walk).
+const NESTING_MARGIN: usize = 8;
 
 /// Refuse tokens nested deeper than [`MAX_NESTING`] (walked with an explicit stack: the walk
 /// itself must not recurse).
@@ -114,12 +154,12 @@ fn check_nesting(tokens: &TokenStream) -> syn::Result<()> {
 
 /// The text after a `#!` first line that is not an inner attribute, as rustc and syn skip it.
 /// It is replaced by a blank line so that line numbers stay right.
-fn skip_shebang(text: &str) -> std::borrow::Cow<'_, str> {
+fn skip_shebang(text: &str) -> Cow<'_, str> {
     if text.starts_with("#!") && !text.trim_start_matches("#!").trim_start().starts_with('[') {
         let rest = text.find('\n').map_or("", |i| &text[i..]);
-        return std::borrow::Cow::Owned(rest.to_string());
+        return Cow::Owned(rest.to_string());
     }
-    std::borrow::Cow::Borrowed(text)
+    Cow::Borrowed(text)
 }
 
 /// Replaces the brace group that follows each `fn` signature with an empty one. A signature
@@ -254,6 +294,45 @@ mod tests {
             "if 1 < 2 {}; ".repeat(400)
         );
         parse_file(&fine).unwrap();
+    }
+
+    #[test]
+    fn deep_nesting_gets_the_same_verdict_with_docs_set_aside() {
+        // syn's recursion at the limit needs more stack than a test thread has in a debug build.
+        std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(same_verdict_near_the_nesting_limit)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    fn same_verdict_near_the_nesting_limit() {
+        let verdict = |r: syn::Result<()>| r.map_err(|e| (e.to_string(), e.span().start().line));
+        for depth in MAX_NESTING - NESTING_MARGIN - 2..MAX_NESTING + 3 {
+            let mods = format!(
+                "{}/// doc\nstruct S;{}",
+                "mod a {\n".repeat(depth),
+                "}".repeat(depth)
+            );
+            let generics = format!(
+                "/// doc\nstruct A {{\n  x: {}u8{},\n}}\n",
+                "Option<".repeat(depth),
+                ">".repeat(depth)
+            );
+            let mixed = format!(
+                "fn f() -> u8 {{ a => b; {}0{} }}\n",
+                "(Vec::<".repeat(depth / 2),
+                ">::new())".repeat(depth / 2)
+            );
+            for text in [mods, generics, mixed] {
+                assert_eq!(
+                    verdict(parse_file_docs_aside(&text).map(|_| ())),
+                    verdict(parse_file(&text).map(|_| ())),
+                    "depth {depth}: {text}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -9,6 +9,9 @@ use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
 use syn::{Expr, Token};
 
+use super::place_attrs::PlaceAttrs;
+use crate::syntax::DocComments;
+
 /// One item inside `#[serde(...)]` / `#[schemars(...)]`.
 #[derive(Debug, Clone)]
 pub(crate) struct MetaItem {
@@ -71,7 +74,7 @@ fn parse_meta_item(input: ParseStream) -> syn::Result<MetaItem> {
     let name = ident.to_string();
     let kind = if input.peek(Token![=]) {
         input.parse::<Token![=]>()?;
-        MetaKind::Value(Box::new(input.parse()?))
+        MetaKind::Value(Box::new(parse_value(input)?))
     } else if input.peek(syn::token::Paren) {
         let content;
         syn::parenthesized!(content in input);
@@ -80,6 +83,22 @@ fn parse_meta_item(input: ParseStream) -> syn::Result<MetaItem> {
         MetaKind::Flag
     };
     Ok(MetaItem { name, span, kind })
+}
+
+/// The value after `key =`. A lone literal (most values: `"name"`, `10`) is what syn's expression
+/// parser would make of it, `Expr::Lit`, taken without running that parser; anything else is
+/// parsed as an expression.
+fn parse_value(input: ParseStream) -> syn::Result<Expr> {
+    let lone_literal = input.cursor().literal().is_some_and(|(_, rest)| {
+        rest.eof() || rest.punct().is_some_and(|(p, _)| p.as_char() == ',')
+    });
+    if lone_literal {
+        return Ok(Expr::Lit(syn::ExprLit {
+            attrs: Vec::new(),
+            lit: input.parse()?,
+        }));
+    }
+    input.parse()
 }
 
 /// Parse a comma-separated list of meta items.
@@ -139,35 +158,40 @@ const SERDE_KEYWORDS: &[&str] = &[
 ];
 
 /// The effective serde items after schemars' override rules, plus the schemars-only items.
-pub(crate) struct Merged {
-    pub serde: Vec<MetaItem>,
-    pub schemars: Vec<MetaItem>,
+pub(crate) struct Merged<'a> {
+    pub serde: Vec<&'a MetaItem>,
+    pub schemars: &'a [MetaItem],
     /// `#[serde(with/serialize_with = ...)]` items (kept as serde has them).
-    pub serde_with: Vec<MetaItem>,
-    pub validate: Vec<MetaItem>,
+    pub serde_with: Vec<&'a MetaItem>,
+    pub validate: &'a [MetaItem],
     /// `#[garde(...)]`, which schemars reads for validation keywords too.
-    pub garde: Vec<MetaItem>,
+    pub garde: &'a [MetaItem],
 }
 
-pub(crate) fn merged(attrs: &[syn::Attribute]) -> syn::Result<Merged> {
-    let schemars = meta_items(attrs, "schemars")?;
-    let serde_all = meta_items(attrs, "serde")?;
-    let validate = meta_items(attrs, "validate")?;
-    let garde = meta_items(attrs, "garde")?;
-    let mut schemars_names: Vec<String> = Vec::new();
-    let mut unset: Vec<String> = Vec::new();
+/// The items of one place's attributes merged as schemars reads them; the first attribute that
+/// does not parse (in the order `schemars`, `serde`, `validate`, `garde`) is the error.
+pub(crate) fn merged(place: &PlaceAttrs) -> syn::Result<Merged<'_>> {
+    fn items(parsed: &syn::Result<Vec<MetaItem>>) -> syn::Result<&[MetaItem]> {
+        parsed.as_deref().map_err(syn::Error::clone)
+    }
+    let schemars = items(&place.schemars)?;
+    let serde_all = items(&place.serde)?;
+    let validate = items(&place.validate)?;
+    let garde = items(&place.garde)?;
+    let mut schemars_names: Vec<&str> = Vec::new();
+    let mut unset: Vec<&str> = Vec::new();
     let mut serde = Vec::new();
-    for m in &schemars {
+    for m in schemars {
         if matches!(m.kind, MetaKind::Not) {
-            unset.push(m.name.clone());
+            unset.push(&m.name);
         } else if SERDE_KEYWORDS.contains(&m.name.as_str()) {
-            schemars_names.push(m.name.clone());
-            serde.push(m.clone());
+            schemars_names.push(&m.name);
+            serde.push(m);
         }
     }
-    if schemars_names.iter().any(|n| n == "skip") {
-        schemars_names.push("skip_serializing".into());
-        schemars_names.push("skip_deserializing".into());
+    if schemars_names.contains(&"skip") {
+        schemars_names.push("skip_serializing");
+        schemars_names.push("skip_deserializing");
     }
     let mut serde_with = Vec::new();
     for m in serde_all {
@@ -175,8 +199,8 @@ pub(crate) fn merged(attrs: &[syn::Attribute]) -> syn::Result<Merged> {
             serde_with.push(m);
             continue;
         }
-        if !schemars_names.contains(&m.name)
-            && !unset.contains(&m.name)
+        if !schemars_names.contains(&m.name.as_str())
+            && !unset.contains(&m.name.as_str())
             && SERDE_KEYWORDS.contains(&m.name.as_str())
         {
             serde.push(m);
@@ -311,22 +335,33 @@ pub(crate) fn ser_de_str(m: &MetaItem) -> syn::Result<(Option<String>, Option<St
 }
 
 /// The doc comment as schemars_derive joins it: lines joined with `\n`, one leading space removed.
+/// `docs`: the doc comments the loader set aside from the file (see `syntax::DocComments`).
 /// `Err` when a doc attribute is not a plain string (e.g. `include_str!`).
-pub(crate) fn doc(attrs: &[syn::Attribute]) -> Result<Option<String>, Span> {
+pub(crate) fn doc(attrs: &[syn::Attribute], docs: &DocComments) -> Result<Option<String>, Span> {
     let mut out: Option<String> = None;
     for a in attrs.iter().filter(|a| a.path().is_ident("doc")) {
-        let syn::Meta::NameValue(nv) = &a.meta else {
-            continue;
+        let owned;
+        // Lines joined with `\n`, each less one leading space.
+        let lines = match &a.meta {
+            syn::Meta::NameValue(nv) => {
+                owned = lit_str(&nv.value).ok_or_else(|| nv.value.span())?;
+                owned.strip_prefix(' ').unwrap_or(&owned)
+            }
+            // A run of doc comments set aside is a bare `#[doc]` at the first comment's place.
+            syn::Meta::Path(_) => {
+                let at = a.pound_token.span.start();
+                match docs.at(at.line, at.column) {
+                    Some(joined) => joined,
+                    None => continue,
+                }
+            }
+            syn::Meta::List(_) => continue,
         };
-        let Some(s) = lit_str(&nv.value) else {
-            return Err(nv.value.span());
-        };
-        let line = s.strip_prefix(' ').unwrap_or(&s).to_string();
         match &mut out {
-            None => out = Some(line),
+            None => out = Some(lines.to_string()),
             Some(o) => {
                 o.push('\n');
-                o.push_str(&line);
+                o.push_str(lines);
             }
         }
     }
@@ -535,16 +570,10 @@ pub(crate) fn known_keys(attr: &str, pos: Position) -> Option<&'static [&'static
 /// The attributes whose keys are checked (the compiler rejects an unknown key in each).
 pub(crate) const CHECKED_ATTRS: &[&str] = &["serde", "schemars", "x_kube", "garde", "validate"];
 
-/// The first key of `attrs`' `#[<attr>(...)]` that its derive does not know, with the closest
-/// valid key: `(span, message)`. An attribute that does not parse is left to the readers (and to
-/// the compiler).
-pub(crate) fn unknown_key(
-    attrs: &[syn::Attribute],
-    attr: &str,
-    pos: Position,
-) -> Option<(Span, String)> {
+/// The first of the items of an `#[<attr>(...)]` (all of them at one place) that its derive does
+/// not know, with the closest valid key: `(span, message)`.
+pub(crate) fn unknown_key(items: &[MetaItem], attr: &str, pos: Position) -> Option<(Span, String)> {
     let known = known_keys(attr, pos)?;
-    let items = meta_items(attrs, attr).ok()?;
     let bad = items.iter().find(|m| !known.contains(&m.name.as_str()))?;
     let hint = match crate::suggest::suggest(&bad.name, known) {
         Some(s) => format!("did you mean `{s}`?"),

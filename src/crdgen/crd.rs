@@ -31,6 +31,8 @@ pub(crate) struct KindDef {
     pub plural: String,
     pub storage: bool,
     pub crd: apiext::CustomResourceDefinition,
+    /// The CRD's text, when it was rendered while the next kinds were built.
+    pub rendered: Option<super::render::Rendered>,
 }
 
 fn bad_attr(krate: &Crate, d: DefId, span: Span, what: String) -> CrdgenError {
@@ -152,6 +154,7 @@ pub(crate) fn build_kind(
             format!("invalid #[kube] attribute: {e}"),
         )
     })?;
+    super::source_checks::check_kube_attrs(krate, d, &items)?;
     let (mut group, mut version, mut kind) = (None, None, None);
     let mut doc = None;
     let mut root = None;
@@ -384,6 +387,7 @@ pub(crate) fn build_kind(
         plural,
         storage,
         crd,
+        rendered: None,
     })
 }
 

@@ -25,10 +25,10 @@ pub fn generate_exact(
         super::Checks::None
     };
     let tree = DiskTree::new(root);
-    let found = super::static_kinds(&tree, false).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let found = super::static_kinds(&tree, false, None).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut kinds = found.kinds;
     if kinds.is_empty() {
-        return finish(&tree, &[], found.warnings, project, checks);
+        return finish(&tree, Vec::new(), found.warnings, project, checks);
     }
     // The Rust path of each generated root struct, as seen from a dependent crate.
     let krate = loader::load(&tree, Path::new("src/lib.rs"))
@@ -102,13 +102,13 @@ pub fn generate_exact(
     let mut warnings = found.warnings;
     let crds = super::merge_kinds(kinds, project, checks, &mut warnings)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    finish(&tree, &crds, warnings, project, checks)
+    finish(&tree, crds, warnings, project, checks)
 }
 
 /// The files of `crds`, the reader's warnings, and the stale files of `config/crd/bases`.
 fn finish(
     tree: &DiskTree,
-    crds: &[super::KindCrd],
+    crds: Vec<super::KindCrd>,
     warnings: Vec<String>,
     project: &Project,
     checks: super::Checks,

@@ -2,14 +2,17 @@
 //! `mod` declarations (files `name.rs` / `name/mod.rs`, `#[path]`, inline modules), skips
 //! `#[cfg(test)]` modules, and indexes every module's types, functions, consts, `use`s and impls.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 use super::error::{CrdgenError, Location};
-use crate::syntax::Bodies;
+use super::place_attrs::DefAttrs;
+use super::resolve::Res;
+use crate::syntax::{Bodies, DocComments};
 use crate::workspace::SourceTree;
 
 pub(crate) type ModId = usize;
@@ -78,15 +81,26 @@ impl Def {
     }
 }
 
+/// A path as written in a module: the module, a leading `::`, the segments.
+pub(crate) type PathKey = (ModId, bool, Vec<String>);
+
 /// The crate: its files, modules, definitions and impl blocks.
 #[derive(Debug, Default)]
 pub(crate) struct Crate {
     pub files: Vec<PathBuf>,
     /// The function bodies of each file, parsed only when a default value needs one.
     pub bodies: Vec<Bodies>,
+    /// The doc comments of each file, set aside before lexing (see [`crate::syntax::DocComments`]).
+    pub docs: Vec<DocComments>,
     pub modules: Vec<Module>,
     pub defs: Vec<Def>,
     pub impls: Vec<(ModId, syn::ItemImpl)>,
+    /// The attributes of each definition, parsed once (by [`DefId`]).
+    pub attrs: Vec<DefAttrs>,
+    /// The derive macros of each definition, by their real names (see [`Crate::derives`]).
+    pub derive_names: Vec<Vec<String>>,
+    /// What each path resolved to, by module (see [`Crate::resolve_path`]).
+    pub resolved: RefCell<HashMap<PathKey, Option<Res>>>,
 }
 
 impl Crate {
@@ -128,6 +142,12 @@ pub(crate) fn load(tree: &dyn SourceTree, root_rel: &Path) -> Result<Crate, Crdg
     // A crate root's `mod x;` files live beside it.
     let dir = root_rel.parent().unwrap_or(Path::new("")).to_path_buf();
     add_module(&mut krate, tree, Vec::new(), None, file, items, &dir, &dir)?;
+    krate.attrs = krate
+        .defs
+        .iter()
+        .map(|def| DefAttrs::parse(&def.item, def.attrs()))
+        .collect();
+    krate.derive_names = krate.resolve_derives();
     Ok(krate)
 }
 
@@ -144,10 +164,10 @@ fn parse(
     rel: &Path,
     text: &str,
 ) -> Result<(usize, Vec<syn::Item>), CrdgenError> {
-    let (file, bodies) = crate::syntax::parse_file(text)
-        .map(|(f, bodies)| {
+    let (file, bodies, docs) = crate::syntax::parse_file_docs_aside(text)
+        .map(|(f, bodies, docs)| {
             crate::commands::remember_parsed(text, &f);
-            (f, bodies)
+            (f, bodies, docs)
         })
         .map_err(|e| {
             let start = e.span().start();
@@ -162,6 +182,7 @@ fn parse(
         })?;
     krate.files.push(rel.to_path_buf());
     krate.bodies.push(bodies);
+    krate.docs.push(docs);
     Ok((krate.files.len() - 1, file.items))
 }
 

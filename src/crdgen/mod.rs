@@ -6,6 +6,7 @@
 //! - [`loader`]: the crate's module tree as the compiler follows it;
 //! - [`resolve`]: names and types (`use`, `super::`, aliases, std/serde_json/k8s-openapi types);
 //! - [`attrs`]: serde/schemars/kube attribute parsing and serde's rename rules;
+//! - [`place_attrs`]: every type's, variant's and field's attributes, parsed once per crate;
 //! - [`schema`]: the `JsonSchema`/`KubeSchema` derive emulation over the real `SchemaGenerator`;
 //! - [`structural`]: kube-core's structural-schema rewrite in one linear pass;
 //! - [`validate`]: what kube-apiserver checks on create (CEL rules, list/map combinations);
@@ -14,7 +15,8 @@
 //!   types and checked against them by `tests/k8s_schemas.rs`);
 //! - [`crd`]: `#[kube(...)]` and the CRD as `crd()` builds it;
 //! - [`options`]: PROJECT's `crd:` options (known formats only, description length);
-//! - [`output`]: YAML, file layout, kustomization, warnings;
+//! - [`render`]: CRDs into YAML (on other cores while kinds are built) and their JSON length;
+//! - [`output`]: file layout, kustomization, warnings;
 //! - [`exact`]: the `--exact` harness.
 
 mod attrs;
@@ -27,6 +29,8 @@ pub mod k8s_table;
 mod loader;
 mod options;
 mod output;
+mod place_attrs;
+mod render;
 mod resolve;
 mod schema;
 mod source_checks;
@@ -44,7 +48,8 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 
 pub use error::{CrdgenError, Location};
 pub use exact::generate_exact;
-pub use output::{KUSTOMIZATION, to_yaml};
+pub use output::KUSTOMIZATION;
+pub use render::to_yaml;
 
 use crate::project::Project;
 use crate::workspace::{GeneratorOutput, SourceTree};
@@ -59,11 +64,13 @@ pub struct KindCrd {
     pub kind: String,
     pub plural: String,
     pub crd: CustomResourceDefinition,
+    /// Its text, when it was rendered while the kinds were built (it is the built CRD).
+    pub(crate) rendered: Option<render::Rendered>,
 }
 
 /// Read the crate under `tree` and return every CRD, without writing anything.
 pub fn crds(tree: &dyn SourceTree, project: &Project) -> Result<Vec<KindCrd>, CrdgenError> {
-    let kinds = static_kinds(tree, true)?.kinds;
+    let kinds = static_kinds(tree, true, None)?.kinds;
     merge_kinds(kinds, project, Checks::ApiServer, &mut Vec::new())
 }
 
@@ -72,8 +79,11 @@ pub fn generate_unchecked(
     tree: &dyn SourceTree,
     project: &Project,
 ) -> Result<GeneratorOutput, CrdgenError> {
-    let crds = crds_unchecked(tree, project)?;
-    output::files(tree, &crds, &project.crd, Checks::None)
+    render::with_prerender(|prerender| {
+        let kinds = static_kinds(tree, true, Some(prerender))?.kinds;
+        let crds = merge_kinds(kinds, project, Checks::None, &mut Vec::new())?;
+        output::files(tree, crds, &project.crd, Checks::None)
+    })
 }
 
 /// [`crds`] without kube-apiserver's checks: what kube-derive writes, for comparing our verdict
@@ -82,7 +92,7 @@ pub fn crds_unchecked(
     tree: &dyn SourceTree,
     project: &Project,
 ) -> Result<Vec<KindCrd>, CrdgenError> {
-    let kinds = static_kinds(tree, true)?.kinds;
+    let kinds = static_kinds(tree, true, None)?.kinds;
     merge_kinds(kinds, project, Checks::None, &mut Vec::new())
 }
 
@@ -96,13 +106,15 @@ pub(crate) enum Checks {
 /// `operator-rs generate crds`: every CRD file plus `config/crd/kustomization.yaml`; the files
 /// of `config/crd/bases` that no kind produces are stale (it owns that folder).
 pub fn generate(tree: &dyn SourceTree, project: &Project) -> Result<GeneratorOutput, CrdgenError> {
-    let found = static_kinds(tree, true)?;
-    let mut warnings = found.warnings;
-    let crds = merge_kinds(found.kinds, project, Checks::ApiServer, &mut warnings)?;
-    let mut out = output::files(tree, &crds, &project.crd, Checks::ApiServer)?;
-    out.warnings.extend(warnings);
-    mark_stale(tree, &mut out)?;
-    Ok(out)
+    render::with_prerender(|prerender| {
+        let found = static_kinds(tree, true, Some(prerender))?;
+        let mut warnings = found.warnings;
+        let crds = merge_kinds(found.kinds, project, Checks::ApiServer, &mut warnings)?;
+        let mut out = output::files(tree, crds, &project.crd, Checks::ApiServer)?;
+        out.warnings.extend(warnings);
+        mark_stale(tree, &mut out)?;
+        Ok(out)
+    })
 }
 
 /// The folder `generate crds` owns.
@@ -119,13 +131,16 @@ pub(crate) fn mark_stale(
         path: dir.to_path_buf(),
         source,
     })?;
+    // A set: looking each file up in the list of outputs was quadratic in the number of kinds.
+    let written: std::collections::HashSet<&Path> =
+        out.files.iter().map(|g| g.path.as_path()).collect();
     out.stale = files
         .into_iter()
         .filter(|f| {
             let name = f.file_name().and_then(|n| n.to_str()).unwrap_or(".");
             !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml"))
         })
-        .filter(|f| !out.files.iter().any(|g| &g.path == f))
+        .filter(|f| !written.contains(f.as_path()))
         .collect();
     Ok(())
 }
@@ -136,8 +151,13 @@ pub(crate) struct Found {
     pub warnings: Vec<String>,
 }
 
-/// The kinds of every crate root, with (`with_schema`) or without their schemas.
-pub(crate) fn static_kinds(tree: &dyn SourceTree, with_schema: bool) -> Result<Found, CrdgenError> {
+/// The kinds of every crate root, with (`with_schema`) or without their schemas. Each CRD built is
+/// handed to `prerender` (rendered while the next kinds are built); errors come as without it.
+pub(crate) fn static_kinds(
+    tree: &dyn SourceTree,
+    with_schema: bool,
+    mut prerender: Option<&mut render::Prerender<'_>>,
+) -> Result<Found, CrdgenError> {
     let mut roots = Vec::new();
     for r in CRATE_ROOTS {
         let rel = PathBuf::from(r);
@@ -164,8 +184,11 @@ pub(crate) fn static_kinds(tree: &dyn SourceTree, with_schema: bool) -> Result<F
         // Type information is cached per crate (by definition id).
         schema::clear_type_infos();
         for d in crd::custom_resources(&krate) {
-            source_checks::check_kube_attrs(&krate, d)?;
-            kinds.push(crd::build_kind(&krate, d, with_schema)?);
+            let mut kind = crd::build_kind(&krate, d, with_schema)?;
+            if let Some(prerender) = prerender.as_deref_mut() {
+                prerender.hand(std::mem::take(&mut kind.crd));
+            }
+            kinds.push(kind);
         }
         let warned = source_checks::macro_warnings(&krate)
             .into_iter()
@@ -174,6 +197,12 @@ pub(crate) fn static_kinds(tree: &dyn SourceTree, with_schema: bool) -> Result<F
             if !warnings.contains(&w) {
                 warnings.push(w);
             }
+        }
+    }
+    if let Some(prerender) = prerender {
+        for (kind, (crd, rendered)) in kinds.iter_mut().zip(prerender.take()) {
+            kind.crd = crd;
+            kind.rendered = rendered;
         }
     }
     source_checks::check_clashes(&kinds)?;
@@ -230,6 +259,10 @@ pub(crate) fn merge_kinds(
                 kind,
                 plural,
                 crd: k.crd,
+                // Rendered as built: still its text unless PROJECT's options changed it.
+                rendered: k
+                    .rendered
+                    .filter(|_| options::leaves_schemas_as_they_are(&project.crd)),
             });
             continue;
         }
@@ -255,6 +288,7 @@ pub(crate) fn merge_kinds(
             kind,
             plural,
             crd: merged,
+            rendered: None,
         });
     }
     Ok(out)
@@ -274,7 +308,7 @@ pub struct FoundVersion {
 
 /// Every `#[derive(CustomResource)]` struct of the crate under `tree`, in module order.
 pub fn kind_versions(tree: &dyn SourceTree) -> Result<Vec<FoundVersion>, CrdgenError> {
-    Ok(static_kinds(tree, false)?
+    Ok(static_kinds(tree, false, None)?
         .kinds
         .into_iter()
         .map(|k| FoundVersion {

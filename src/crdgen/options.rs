@@ -23,9 +23,14 @@ pub(crate) const UNKNOWN_INT_FORMATS: &[(&str, &str)] = &[
     ("uint128", "int64"),
 ];
 
+/// Whether [`apply`] changes nothing, whatever the schema.
+pub(crate) fn leaves_schemas_as_they_are(settings: &CrdSettings) -> bool {
+    !settings.known_formats_only && settings.max_desc_len.is_none()
+}
+
 /// Apply `settings` to one CRD schema.
 pub(crate) fn apply(schema: &mut JSONSchemaProps, settings: &CrdSettings) {
-    if !settings.known_formats_only && settings.max_desc_len.is_none() {
+    if leaves_schemas_as_they_are(settings) {
         return;
     }
     for_each_schema(schema, &mut |s| {

@@ -1,4 +1,4 @@
-//! Output: the one YAML writer for CRDs, the file layout (`config/crd/bases/<group>_<plural>.yaml`),
+//! Output: the file layout (`config/crd/bases/<group>_<plural>.yaml`),
 //! `config/crd/kustomization.yaml`, and the warnings for CRDs that will fail on a cluster.
 
 use std::path::{Path, PathBuf};
@@ -9,6 +9,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 
 use super::error::CrdgenError;
 use super::options::UNKNOWN_INT_FORMATS;
+use super::render;
 use super::{Checks, KindCrd, crd_path};
 use crate::project::CrdSettings;
 use crate::workspace::{GeneratedFile, GeneratorOutput, SourceTree};
@@ -26,68 +27,22 @@ const ETCD_WARN_AT: usize = ETCD_LIMIT / 3;
 /// How to make a CRD smaller, in every size message.
 const FIX_SIZE: &str = "drop field descriptions with `crd: {maxDescLen: 0}` in PROJECT (or `generate crds --max-desc-len 0`), as controller-gen's `crd:maxDescLen=0` does";
 
-/// The YAML of a CRD: serde-saphyr over the typed CRD (field order is the struct's, so the text is
-/// deterministic).
-pub fn to_yaml(crd: &CustomResourceDefinition) -> String {
-    serde_saphyr::to_string(crd).expect("a CustomResourceDefinition serializes to YAML")
-}
-
-/// The length of a CRD's JSON, counted without building the text.
-fn json_len(crd: &CustomResourceDefinition) -> usize {
-    /// A writer that only counts bytes.
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    serde_json::to_writer(&mut count, crd).map_or(0, |()| count.0)
-}
-
-/// Each CRD's YAML and the length of its JSON, in order. The CRDs are dealt out over the
-/// machine's cores in turn (large CRDs are megabytes of YAML, and often neighbours).
-fn rendered(crds: &[KindCrd]) -> Vec<(String, usize)> {
-    let render = |k: &KindCrd| (to_yaml(&k.crd), json_len(&k.crd));
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(crds.len());
-    if threads < 2 {
-        return crds.iter().map(render).collect();
-    }
-    let mut done: Vec<(usize, (String, usize))> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                scope.spawn(move || {
-                    (t..crds.len())
-                        .step_by(threads)
-                        .map(|i| (i, render(&crds[i])))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
-    done.sort_unstable_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, r)| r).collect()
-}
-
+/// The file of each CRD (rendered now, unless rendered while it was built) and the
+/// kustomization listing them; what will fail on a cluster is refused (over etcd's limit, with
+/// kube-apiserver's checks) or warned about.
 pub(crate) fn files(
     tree: &dyn SourceTree,
-    crds: &[KindCrd],
+    mut crds: Vec<KindCrd>,
     settings: &CrdSettings,
     checks: Checks,
 ) -> Result<GeneratorOutput, CrdgenError> {
     let mut out = GeneratorOutput::default();
     let mut names = Vec::new();
-    for (k, (text, json_len)) in crds.iter().zip(rendered(crds)) {
+    let prerendered = crds.iter_mut().map(|k| k.rendered.take()).collect();
+    let refs: Vec<_> = crds.iter().map(|k| &k.crd).collect();
+    let rendered = render::all(&refs, prerendered);
+    for (k, r) in crds.iter().zip(rendered) {
+        let (text, json_len) = (r.yaml, r.json_len);
         let path = crd_path(&k.group, &k.plural);
         // What etcd will hold: the JSON plus the managed fields kube-apiserver adds (a path per
         // field); the YAML's length is a close and conservative measure of the two.
@@ -221,11 +176,12 @@ fn warnings(
             .and_then(|s| s.open_api_v3_schema.as_ref())
             && !settings.known_formats_only
         {
-            walk(s, &format!(".{}", v.name), &mut |s, at| {
+            let mut at = vec![PathStep::Key(&v.name)];
+            walk(s, &mut at, &mut |s, at| {
                 if let Some(f) = &s.format
                     && UNKNOWN_INT_FORMATS.iter().any(|(u, _)| u == f)
                 {
-                    unknown_formats.push(format!("{f} at `{at}`"));
+                    unknown_formats.push(format!("{f} at `{}`", shown(at)));
                 }
             });
         }
@@ -241,22 +197,93 @@ fn warnings(
     }
 }
 
-/// Call `f` on every schema under `s` with its path (`.v1.spec.field`, `[]` for items, `.*` for
-/// map values).
-fn walk(s: &JSONSchemaProps, at: &str, f: &mut impl FnMut(&JSONSchemaProps, &str)) {
+/// One step of the path to a schema: a property, the items of an array, the values of a map.
+enum PathStep<'a> {
+    Key(&'a str),
+    Items,
+    Values,
+}
+
+/// A path as messages show it: `.v1.spec.field`, `[]` for items, `.*` for map values.
+fn shown(at: &[PathStep<'_>]) -> String {
+    let mut out = String::new();
+    for step in at {
+        match step {
+            PathStep::Key(k) => {
+                out.push('.');
+                out.push_str(k);
+            }
+            PathStep::Items => out.push_str("[]"),
+            PathStep::Values => out.push_str(".*"),
+        }
+    }
+    out
+}
+
+/// Call `f` on every schema under `s` with its path (built into text only where `f` needs it).
+fn walk<'a>(
+    s: &'a JSONSchemaProps,
+    at: &mut Vec<PathStep<'a>>,
+    f: &mut impl FnMut(&JSONSchemaProps, &[PathStep<'_>]),
+) {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
         JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
     };
     f(s, at);
+    let mut under = |step: PathStep<'a>, child: &'a JSONSchemaProps, at: &mut Vec<PathStep<'a>>| {
+        at.push(step);
+        walk(child, at, f);
+        at.pop();
+    };
     if let Some(props) = &s.properties {
         for (k, p) in props {
-            walk(p, &format!("{at}.{k}"), f);
+            under(PathStep::Key(k), p, at);
         }
     }
     if let Some(JSONSchemaPropsOrArray::Schema(i)) = &s.items {
-        walk(i, &format!("{at}[]"), f);
+        under(PathStep::Items, i, at);
     }
     if let Some(JSONSchemaPropsOrBool::Schema(a)) = &s.additional_properties {
-        walk(a, &format!("{at}.*"), f);
+        under(PathStep::Values, a, at);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn walk_gives_each_schema_its_path() {
+        let schema: JSONSchemaProps = serde_json::from_value(serde_json::json!({
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "properties": {
+                        "list": {"type": "array", "items": {
+                            "type": "object",
+                            "additionalProperties": {"type": "integer", "format": "uint8"}
+                        }},
+                        "n": {"type": "integer", "format": "int32"}
+                    }
+                }
+            }
+        }))
+        .unwrap();
+        let mut seen = Vec::new();
+        walk(&schema, &mut vec![PathStep::Key("v1")], &mut |s, at| {
+            seen.push((shown(at), s.format.clone()));
+        });
+        assert_eq!(
+            seen,
+            [
+                (".v1".to_string(), None),
+                (".v1.spec".to_string(), None),
+                (".v1.spec.list".to_string(), None),
+                (".v1.spec.list[]".to_string(), None),
+                (".v1.spec.list[].*".to_string(), Some("uint8".to_string())),
+                (".v1.spec.n".to_string(), Some("int32".to_string())),
+            ]
+        );
     }
 }

@@ -2,12 +2,14 @@
 //! `crate::`, aliases, nested modules) to a definition of the crate or an external path; a
 //! `syn::Type` to a [`Ty`], the closed set of types whose schema the generator knows.
 
+use std::collections::HashMap;
+
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 use super::error::{CrdgenError, FIX_EXACT};
 use super::k8s_table;
-use super::loader::{Crate, DefId, DefItem, ModId};
+use super::loader::{Crate, DefId, DefItem, ModId, PathKey};
 
 /// What a path names.
 #[derive(Debug, Clone)]
@@ -161,16 +163,35 @@ impl Crate {
     /// The derive macros of definition `d`, by their real names: `use kube::CustomResource as
     /// Cr;` + `#[derive(Cr)]` is `CustomResource`. A name that resolves to nothing (`Clone`) is
     /// kept as written.
-    pub fn derives(&self, d: DefId) -> Vec<String> {
-        let def = &self.defs[d];
-        super::attrs::derive_paths(def.attrs())
+    pub fn derives(&self, d: DefId) -> &[String] {
+        &self.derive_names[d]
+    }
+
+    /// [`Crate::derives`] of every definition, for the loader. The definitions of a module mostly
+    /// derive the same few names: each is resolved once per module.
+    pub(super) fn resolve_derives(&self) -> Vec<Vec<String>> {
+        let mut resolved: HashMap<PathKey, String> = HashMap::new();
+        self.defs
             .iter()
-            .filter_map(|p| {
-                let written = p.segments.last()?.ident.unraw_string();
-                Some(match self.resolve_path(def.module, p, 0) {
-                    Some(Res::External(segs)) => segs.last().cloned().unwrap_or(written),
-                    _ => written,
-                })
+            .map(|def| {
+                super::attrs::derive_paths(def.attrs())
+                    .iter()
+                    .filter_map(|p| {
+                        let segs: Vec<String> =
+                            p.segments.iter().map(|s| s.ident.unraw_string()).collect();
+                        let written = segs.last()?.clone();
+                        let key = (def.module, p.leading_colon.is_some(), segs);
+                        if let Some(name) = resolved.get(&key) {
+                            return Some(name.clone());
+                        }
+                        let name = match self.resolve_segs(key.0, &key.2, key.1, 0) {
+                            Some(Res::External(segs)) => segs.last().cloned().unwrap_or(written),
+                            _ => written,
+                        };
+                        resolved.insert(key, name.clone());
+                        Some(name)
+                    })
+                    .collect()
             })
             .collect()
     }
@@ -181,7 +202,18 @@ impl Crate {
             .iter()
             .map(|s| s.ident.unraw_string())
             .collect();
-        self.resolve_segs(m, &segs, path.leading_colon.is_some(), depth)
+        let leading_colon = path.leading_colon.is_some();
+        if depth > 0 {
+            return self.resolve_segs(m, &segs, leading_colon, depth);
+        }
+        // A module's paths repeat (the same few types, field after field): each is resolved once.
+        let key = (m, leading_colon, segs);
+        if let Some(res) = self.resolved.borrow().get(&key) {
+            return res.clone();
+        }
+        let res = self.resolve_segs(m, &key.2, leading_colon, 0);
+        self.resolved.borrow_mut().insert(key, res.clone());
+        res
     }
 }
 
@@ -336,7 +368,7 @@ impl Crate {
                 ))
             }
             syn::Type::Path(p) if p.qself.is_none() => {
-                self.resolve_type_path(m, &p.path, self_def, env, ty.span())
+                self.resolve_type_path(m, &p.path, self_def, env, ty)
             }
             syn::Type::Macro(mac) => Err(self.unsupported(
                 m,
@@ -367,11 +399,15 @@ impl Crate {
         path: &syn::Path,
         self_def: Option<DefId>,
         env: &[(String, Ty)],
-        span: Span,
+        ty: &syn::Type,
     ) -> Result<Ty, CrdgenError> {
+        // Where the type is written, for messages (its span walks all its tokens: only built for
+        // one).
+        let span = || ty.span();
         let last = path.segments.last().expect("a path has a segment");
         let args = generic_args(last);
-        let shown = quote::quote!(#path).to_string().replace(' ', "");
+        // The path as written, for messages (only built for one).
+        let shown = || quote::quote!(#path).to_string().replace(' ', "");
         if path.segments.len() == 1
             && args.is_empty()
             && let Some((_, t)) = env.iter().find(|(n, _)| last.ident == n)
@@ -390,8 +426,8 @@ impl Crate {
                 Some(t) => self.resolve_type_in(m, t, self_def, env),
                 None => Err(self.unsupported(
                     m,
-                    span,
-                    format!("`{shown}` without its type arguments"),
+                    span(),
+                    format!("`{}` without its type arguments", shown()),
                     FIX_EXACT,
                 )),
             }
@@ -408,9 +444,10 @@ impl Crate {
                     if params.len() != args.len() {
                         return Err(self.unsupported(
                             m,
-                            span,
+                            span(),
                             format!(
-                                "`{shown}`: the alias takes {} type arguments (defaulted alias parameters are not evaluated statically)",
+                                "`{}`: the alias takes {} type arguments (defaulted alias parameters are not evaluated statically)",
+                                shown(),
                                 params.len()
                             ),
                             FIX_EXACT,
@@ -426,9 +463,10 @@ impl Crate {
                 if !def.generics().params.is_empty() {
                     return Err(self.unsupported(
                         m,
-                        span,
+                        span(),
                         format!(
-                            "the generic type `{shown}` (generics are not evaluated statically)"
+                            "the generic type `{}` (generics are not evaluated statically)",
+                            shown()
                         ),
                         FIX_EXACT,
                     ));
@@ -443,7 +481,7 @@ impl Crate {
                     }
                     return Err(self.unsupported(
                         m,
-                        span,
+                        span(),
                         format!("`{joined}` is not a k8s-openapi type with a JSON schema"),
                         "check the path (k8s-openapi's `schemars` feature provides a schema for every API type)",
                     ));
@@ -495,8 +533,11 @@ impl Crate {
                             if !matches!(k, Ty::Leaf(Leaf::String)) {
                                 return Err(self.unsupported(
                                     m,
-                                    span,
-                                    format!("the map `{shown}` with a key that is not a string"),
+                                    span(),
+                                    format!(
+                                        "the map `{}` with a key that is not a string",
+                                        shown()
+                                    ),
                                     FIX_EXACT,
                                 ));
                             }
@@ -521,9 +562,9 @@ impl Crate {
                 if is_kube_duration(&segs) {
                     return Ok(Ty::Leaf(Leaf::KubeDuration));
                 }
-                Err(self.unknown_type(m, span, &shown, Some(&joined)))
+                Err(self.unknown_type(m, span(), &shown(), Some(&joined)))
             }
-            _ => Err(self.unknown_type(m, span, &shown, None)),
+            _ => Err(self.unknown_type(m, span(), &shown(), None)),
         }
     }
 

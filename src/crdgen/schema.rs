@@ -19,6 +19,7 @@ use super::attrs::{self, MetaItem, MetaKind, RenameRule};
 use super::error::{CrdgenError, FIX_EXACT};
 use super::k8s_table;
 use super::loader::{Crate, DefId, DefItem, ModId};
+use super::place_attrs::PlaceAttrs;
 use super::resolve::{Leaf, MapKind, SeqKind, Ty};
 use super::values::{self, Eval};
 
@@ -291,7 +292,7 @@ fn common_attrs(
     items: &[MetaItem],
 ) -> Result<Common, CrdgenError> {
     let mut c = Common {
-        doc: attrs::doc(attrs_).map_err(|span| {
+        doc: attrs::doc(attrs_, &krate.docs[krate.modules[m].file]).map_err(|span| {
             unsupported(
                 krate,
                 m,
@@ -556,11 +557,11 @@ fn relocate(e: CrdgenError, krate: &Crate, m: ModId, span: Span) -> CrdgenError 
     }
 }
 
-fn serde_flag(items: &[MetaItem], name: &str) -> Option<Span> {
+fn serde_flag(items: &[&MetaItem], name: &str) -> Option<Span> {
     items.iter().find(|i| i.name == name).map(|i| i.span)
 }
 
-fn serde_default(items: &[MetaItem]) -> SerdeDefault {
+fn serde_default(items: &[&MetaItem]) -> SerdeDefault {
     match items.iter().find(|i| i.name == "default") {
         None => SerdeDefault::None,
         Some(i) => match i.str_value() {
@@ -571,7 +572,7 @@ fn serde_default(items: &[MetaItem]) -> SerdeDefault {
 }
 
 fn rename(
-    items: &[MetaItem],
+    items: &[&MetaItem],
     krate: &Crate,
     m: ModId,
 ) -> Result<(Option<String>, Option<String>), CrdgenError> {
@@ -582,7 +583,7 @@ fn rename(
 }
 
 fn rename_rule(
-    items: &[MetaItem],
+    items: &[&MetaItem],
     key: &str,
     krate: &Crate,
     m: ModId,
@@ -608,9 +609,12 @@ fn rename_rule(
 fn x_kube(
     krate: &Crate,
     m: ModId,
-    attrs_: &[syn::Attribute],
+    place: &PlaceAttrs,
 ) -> Result<(Vec<Rule>, Option<kube_core::cel::MergeStrategy>), CrdgenError> {
-    let items = attrs::meta_items(attrs_, "x_kube").map_err(|e| syn_err(krate, m, e))?;
+    let items = place
+        .x_kube
+        .as_ref()
+        .map_err(|e| syn_err(krate, m, e.clone()))?;
     let mut rules = Vec::new();
     let mut strategy = None;
     for it in items {
@@ -796,12 +800,12 @@ fn field_info(
     krate: &Crate,
     m: ModId,
     d: DefId,
-    f: &syn::Field,
+    (f, place): (&syn::Field, &PlaceAttrs),
     index: usize,
     rule: (RenameRule, RenameRule),
     container_transparent: bool,
 ) -> Result<FieldInfo, CrdgenError> {
-    let merged = attrs::merged(&f.attrs).map_err(|e| syn_err(krate, m, e))?;
+    let merged = attrs::merged(place).map_err(|e| syn_err(krate, m, e))?;
     let ident = f
         .ident
         .as_ref()
@@ -815,7 +819,7 @@ fn field_info(
         .serde
         .iter()
         .find(|i| i.name == "skip_serializing_if")
-        .and_then(MetaItem::str_value);
+        .and_then(|i| i.str_value());
     let span = f
         .ident
         .as_ref()
@@ -827,7 +831,7 @@ fn field_info(
     } else {
         Ty::Leaf(Leaf::Unit)
     };
-    let mut with = with_attr(krate, m, &merged.schemars, d)?;
+    let mut with = with_attr(krate, m, merged.schemars, d)?;
     if with.is_none()
         && needs_schema
         && let Some(sw) = merged.serde_with.iter().find(|i| i.name == "with")
@@ -850,15 +854,15 @@ fn field_info(
             }
         }
     }
-    let validation = validation_attrs(krate, m, &merged.schemars, Dialect::Schemars)?
+    let validation = validation_attrs(krate, m, merged.schemars, Dialect::Schemars)?
         .or(validation_attrs(
             krate,
             m,
-            &merged.validate,
+            merged.validate,
             Dialect::Validate,
         )?)
-        .or(validation_attrs(krate, m, &merged.garde, Dialect::Garde)?);
-    let (rules, merge_strategy) = x_kube(krate, m, &f.attrs)?;
+        .or(validation_attrs(krate, m, merged.garde, Dialect::Garde)?);
+    let (rules, merge_strategy) = x_kube(krate, m, place)?;
     let has_ser_with = merged
         .serde_with
         .iter()
@@ -885,7 +889,7 @@ fn field_info(
         default,
         flatten: serde_flag(&merged.serde, "flatten").is_some(),
         with,
-        common: common_attrs(krate, m, &f.attrs, &merged.schemars)?,
+        common: common_attrs(krate, m, &f.attrs, merged.schemars)?,
         validation,
         transparent_marker: container_transparent && !skip_ser,
         rules,
@@ -928,7 +932,8 @@ impl TypeInfo {
         let def = &krate.defs[d];
         let m = def.module;
         let attrs_ = def.attrs();
-        let merged = attrs::merged(attrs_).map_err(|e| syn_err(krate, m, e))?;
+        let parsed = &krate.attrs[d];
+        let merged = attrs::merged(&parsed.own).map_err(|e| syn_err(krate, m, e))?;
         let s = &merged.serde;
         let derive = {
             let ds = krate.derives(d);
@@ -946,7 +951,7 @@ impl TypeInfo {
         let content = s
             .iter()
             .find(|i| i.name == "content")
-            .and_then(MetaItem::str_value);
+            .and_then(|i| i.str_value());
         let (tag, tag_span) = match (untagged, tag) {
             (Some(sp_), _) => (Tag::Untagged, sp_),
             (None, Some(t)) => {
@@ -972,8 +977,8 @@ impl TypeInfo {
             }
             None => None,
         };
-        let with = with_attr(krate, m, &merged.schemars, d)?;
-        let (rules, _) = x_kube(krate, m, attrs_)?;
+        let with = with_attr(krate, m, merged.schemars, d)?;
+        let (rules, _) = x_kube(krate, m, &parsed.own)?;
         let mut info = TypeInfo {
             def: d,
             module: m,
@@ -991,7 +996,7 @@ impl TypeInfo {
             default: serde_default(s),
             from,
             with,
-            common: common_attrs(krate, m, attrs_, &merged.schemars)?,
+            common: common_attrs(krate, m, attrs_, merged.schemars)?,
             derive,
             rules,
         };
@@ -999,15 +1004,15 @@ impl TypeInfo {
             DefItem::Struct(st) => {
                 info.style = style_of(&st.fields);
                 info.is_tuple = matches!(info.style, Style::Newtype | Style::Tuple);
-                for (i, f) in st.fields.iter().enumerate() {
+                for (i, f) in st.fields.iter().zip(&parsed.fields).enumerate() {
                     info.fields
                         .push(field_info(krate, m, d, f, i, rename_all, transparent)?);
                 }
             }
             DefItem::Enum(en) => {
                 info.is_enum = true;
-                for v in &en.variants {
-                    let vm = attrs::merged(&v.attrs).map_err(|e| syn_err(krate, m, e))?;
+                for (v, (v_parsed, f_parsed)) in en.variants.iter().zip(&parsed.variants) {
+                    let vm = attrs::merged(v_parsed).map_err(|e| syn_err(krate, m, e))?;
                     let (ser_r, de_r) = rename(&vm.serde, krate, m)?;
                     let vname = unraw(&v.ident);
                     let vrule = rename_rule(&vm.serde, "rename_all", krate, m)?;
@@ -1016,7 +1021,7 @@ impl TypeInfo {
                         vrule.1.or(rename_all_fields.1),
                     );
                     let mut fields = Vec::new();
-                    for (i, f) in v.fields.iter().enumerate() {
+                    for (i, f) in v.fields.iter().zip(f_parsed).enumerate() {
                         fields.push(field_info(krate, m, d, f, i, frule, false)?);
                     }
                     let skip = serde_flag(&vm.serde, "skip").is_some();
@@ -1028,8 +1033,8 @@ impl TypeInfo {
                         fields,
                         skip_de: skip || serde_flag(&vm.serde, "skip_deserializing").is_some(),
                         untagged: serde_flag(&vm.serde, "untagged").is_some(),
-                        with: with_attr(krate, m, &vm.schemars, d)?,
-                        common: common_attrs(krate, m, &v.attrs, &vm.schemars)?,
+                        with: with_attr(krate, m, vm.schemars, d)?,
+                        common: common_attrs(krate, m, &v.attrs, vm.schemars)?,
                     });
                 }
             }

@@ -16,26 +16,20 @@ use super::error::{CrdgenError, Location};
 use super::loader::{Crate, DefId, DefItem};
 use crate::names::{self, NameError};
 
-/// Every unknown attribute key on every type, variant and field of the crate.
+/// Every unknown attribute key on every type, variant and field of the crate. An attribute that
+/// does not parse is left to the readers (and to the compiler).
 pub(crate) fn check_attribute_keys(krate: &Crate) -> Result<(), CrdgenError> {
-    for (d, def) in krate.defs.iter().enumerate() {
-        let mut places: Vec<(&[syn::Attribute], Position)> =
-            vec![(def.attrs(), Position::Container)];
-        match &def.item {
-            DefItem::Struct(s) => {
-                places.extend(s.fields.iter().map(|f| (&f.attrs[..], Position::Field)))
-            }
-            DefItem::Enum(e) => {
-                for v in &e.variants {
-                    places.push((&v.attrs, Position::Variant));
-                    places.extend(v.fields.iter().map(|f| (&f.attrs[..], Position::Field)));
-                }
-            }
-            DefItem::Alias(_) => {}
+    for (d, parsed) in krate.attrs.iter().enumerate() {
+        let mut places = vec![(&parsed.own, Position::Container)];
+        places.extend(parsed.fields.iter().map(|f| (f, Position::Field)));
+        for (variant, fields) in &parsed.variants {
+            places.push((variant, Position::Variant));
+            places.extend(fields.iter().map(|f| (f, Position::Field)));
         }
-        for (attrs, pos) in places {
+        for (place, pos) in places {
             for attr in attrs::CHECKED_ATTRS {
-                if let Some((span, what)) = attrs::unknown_key(attrs, attr, pos) {
+                let Ok(items) = place.of(attr) else { continue };
+                if let Some((span, what)) = attrs::unknown_key(items, attr, pos) {
                     return Err(CrdgenError::Source {
                         loc: krate.def_loc(d, span),
                         what,
@@ -47,20 +41,19 @@ pub(crate) fn check_attribute_keys(krate: &Crate) -> Result<(), CrdgenError> {
     Ok(())
 }
 
-/// The `#[kube(...)]` of a `#[derive(CustomResource)]` struct: known keys only, and every name
-/// by the command line's rules.
-pub(crate) fn check_kube_attrs(krate: &Crate, d: DefId) -> Result<(), CrdgenError> {
-    let attrs = krate.defs[d].attrs();
-    if let Some((span, what)) = attrs::unknown_key(attrs, "kube", Position::Container) {
+/// The `#[kube(...)]` of a `#[derive(CustomResource)]` struct (its parsed `items`): known keys
+/// only, and every name by the command line's rules.
+pub(crate) fn check_kube_attrs(
+    krate: &Crate,
+    d: DefId,
+    items: &[attrs::MetaItem],
+) -> Result<(), CrdgenError> {
+    if let Some((span, what)) = attrs::unknown_key(items, "kube", Position::Container) {
         return Err(CrdgenError::Source {
             loc: krate.def_loc(d, span),
             what,
         });
     }
-    // A list that does not parse, or a value that is not a string, is reported by the reader.
-    let Ok(items) = attrs::meta_items(attrs, "kube") else {
-        return Ok(());
-    };
     /// The keys kube-derive takes more than once; any other given twice is a compile error.
     const MULTIPLE: &[&str] = &[
         "category",
@@ -84,7 +77,7 @@ pub(crate) fn check_kube_attrs(krate: &Crate, d: DefId) -> Result<(), CrdgenErro
             });
         }
     }
-    for it in &items {
+    for it in items {
         let Some(value) = it.str_value() else {
             continue;
         };

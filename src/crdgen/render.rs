@@ -1,0 +1,216 @@
+//! CRDs into text: the one YAML writer for CRDs, and the length of their JSON (for the size
+//! limits). Rendering runs on the machine's other cores: a [`Prerender`] takes each CRD as soon as
+//! its kind is built and renders it while the next kinds are built; what is left is dealt out over
+//! the cores at the end.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::thread::{Scope, ScopedJoinHandle};
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+/// The YAML of a CRD: serde-saphyr over the typed CRD (field order is the struct's, so the text is
+/// deterministic).
+pub fn to_yaml(crd: &CustomResourceDefinition) -> String {
+    to_yaml_in(String::new(), crd)
+}
+
+/// [`to_yaml`] appended to `out` (given the capacity the text will need, it is not grown and
+/// copied again and again).
+fn to_yaml_in(mut out: String, crd: &CustomResourceDefinition) -> String {
+    serde_saphyr::to_fmt_writer(&mut out, crd)
+        .expect("a CustomResourceDefinition serializes to YAML");
+    out
+}
+
+/// The length of a CRD's JSON, counted without building the text.
+fn json_len(crd: &CustomResourceDefinition) -> usize {
+    /// A writer that only counts bytes.
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, crd).map_or(0, |()| count.0)
+}
+
+/// A CRD's YAML and the length of its JSON.
+#[derive(Debug, Clone)]
+pub(crate) struct Rendered {
+    pub yaml: String,
+    pub json_len: usize,
+}
+
+pub(crate) fn render(crd: &CustomResourceDefinition) -> Rendered {
+    let json_len = json_len(crd);
+    // The YAML is about as long as the JSON: room for a quarter more.
+    let yaml = to_yaml_in(String::with_capacity(json_len + json_len / 4), crd);
+    Rendered { yaml, json_len }
+}
+
+/// Each CRD's [`Rendered`], in order: `done[i]` where given, else rendered here, the CRDs dealt
+/// out over the machine's cores in turn (large CRDs are megabytes of YAML, and often neighbours).
+pub(crate) fn all(
+    crds: &[&CustomResourceDefinition],
+    mut done: Vec<Option<Rendered>>,
+) -> Vec<Rendered> {
+    let todo: Vec<usize> = (0..crds.len()).filter(|&i| done[i].is_none()).collect();
+    let threads = cores().min(todo.len());
+    if threads < 2 {
+        for i in todo {
+            done[i] = Some(render(crds[i]));
+        }
+    } else {
+        let todo = &todo;
+        let rendered: Vec<(usize, Rendered)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    scope.spawn(move || {
+                        todo.iter()
+                            .skip(t)
+                            .step_by(threads)
+                            .map(|&i| (i, render(crds[i])))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles.into_iter().flat_map(joined).collect()
+        });
+        for (i, r) in rendered {
+            done[i] = Some(r);
+        }
+    }
+    done.into_iter()
+        .map(|r| r.expect("every CRD is rendered"))
+        .collect()
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// What a scoped thread returned (its panic goes on in the caller).
+fn joined<T>(handle: ScopedJoinHandle<'_, T>) -> T {
+    handle
+        .join()
+        .unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
+/// Renders, on another core, each CRD handed to it, in turn, while the caller goes on.
+pub(crate) struct Prerender<'scope> {
+    queue: Option<mpsc::Sender<CustomResourceDefinition>>,
+    worker: Option<ScopedJoinHandle<'scope, Vec<(CustomResourceDefinition, Rendered)>>>,
+    /// Set when the caller stops early (an error): the worker renders no more.
+    stop: &'scope AtomicBool,
+    /// The CRDs kept here when the machine has one core (rendered later, as the rest).
+    kept: Vec<CustomResourceDefinition>,
+}
+
+impl Prerender<'_> {
+    /// Hand over a CRD to render (given back, rendered, by [`Prerender::take`]).
+    pub fn hand(&mut self, crd: CustomResourceDefinition) {
+        match &self.queue {
+            Some(queue) => queue
+                .send(crd)
+                .expect("the renderer runs until the queue closes"),
+            None => self.kept.push(crd),
+        }
+    }
+
+    /// Every CRD handed over, in order, with its rendering when it was made here.
+    pub fn take(&mut self) -> Vec<(CustomResourceDefinition, Option<Rendered>)> {
+        self.queue = None;
+        let mut out: Vec<_> = self.kept.drain(..).map(|crd| (crd, None)).collect();
+        if let Some(worker) = self.worker.take() {
+            out.extend(joined(worker).into_iter().map(|(crd, r)| (crd, Some(r))));
+        }
+        out
+    }
+}
+
+impl Drop for Prerender<'_> {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Run `body` with a [`Prerender`] (on a machine of one core it renders nothing: what is handed
+/// over is given back as it is).
+pub(crate) fn with_prerender<R>(body: impl FnOnce(&mut Prerender<'_>) -> R) -> R {
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let mut prerender = if cores() < 2 {
+            Prerender {
+                queue: None,
+                worker: None,
+                stop: &stop,
+                kept: Vec::new(),
+            }
+        } else {
+            spawn(scope, &stop)
+        };
+        body(&mut prerender)
+    })
+}
+
+fn spawn<'scope>(scope: &'scope Scope<'scope, '_>, stop: &'scope AtomicBool) -> Prerender<'scope> {
+    let (queue, handed) = mpsc::channel::<CustomResourceDefinition>();
+    let worker = scope.spawn(move || {
+        let mut out = Vec::new();
+        for crd in handed {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let rendered = render(&crd);
+            out.push((crd, rendered));
+        }
+        out
+    });
+    Prerender {
+        queue: Some(queue),
+        worker: Some(worker),
+        stop,
+        kept: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crd(name: &str) -> CustomResourceDefinition {
+        let mut crd = CustomResourceDefinition::default();
+        crd.metadata.name = Some(name.to_string());
+        crd
+    }
+
+    #[test]
+    fn what_is_handed_over_comes_back_in_order_rendered_as_after() {
+        let names: Vec<String> = (0..7).map(|i| format!("k{i}.example.com")).collect();
+        let back = with_prerender(|pre| {
+            for n in &names {
+                pre.hand(crd(n));
+            }
+            pre.take()
+        });
+        assert_eq!(back.len(), names.len());
+        for ((crd, rendered), n) in back.iter().zip(&names) {
+            assert_eq!(crd.metadata.name.as_deref(), Some(n.as_str()));
+            if let Some(r) = rendered {
+                assert_eq!(r.yaml, to_yaml(crd));
+                assert_eq!(r.json_len, serde_json::to_string(crd).unwrap().len());
+            }
+        }
+        let refs: Vec<&CustomResourceDefinition> = back.iter().map(|(c, _)| c).collect();
+        let all_rendered = all(&refs, back.iter().map(|(_, r)| r.clone()).collect());
+        for (r, crd) in all_rendered.iter().zip(&refs) {
+            assert_eq!(r.yaml, to_yaml(crd));
+        }
+    }
+}

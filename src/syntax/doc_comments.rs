@@ -1,0 +1,593 @@
+//! Outer line doc comments (`/// text`) taken out of Rust source before it is lexed.
+//!
+//! proc-macro2 turns each doc comment into `#[doc = "text"]`: the text is escaped into a string
+//! literal token, and syn unescapes it again. In a crate of generated API types most of the text
+//! is doc comments, and that round trip was a third of `generate crds`. [`set_aside`] replaces each
+//! run of `/// text` lines (nothing but whitespace between them) with one placeholder, `#[doc]`,
+//! at the place of the run's first comment (the same attribute shape, so syn attaches it where it
+//! attached the comments), and keeps their text, found again by that place. A line comment runs to
+//! the end of its line, so nothing else on the line moves, and every other line is untouched:
+//! every line and column syn reports stays that of the file.
+//!
+//! Everything else is left to proc-macro2 as it is: inner docs (`//!`), block docs (`/** */`), and
+//! `#[doc = ...]` attributes. A `///` inside a string, a raw string, a character literal or a
+//! comment is not a doc comment; a text the scanner cannot follow to its end (an unterminated
+//! literal or comment, an unbalanced bracket) is handed over unchanged, for proc-macro2 to report.
+//!
+//! The same scan measures how deep brackets and `<...>` nest, as `syntax::check_nesting` counts
+//! them on the tokens, so that walk (which copies every token) only runs on deep input.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// The placeholder that stands for a run of doc comments: the cheapest attribute to lex and parse
+/// (a path, where `#[doc = 0]` would have syn parse a literal). Rust has no `#[doc]` of its own.
+pub(crate) const PLACEHOLDER: &str = "#[doc]";
+
+/// The doc comments taken out of a file: the text of each run, by the place (line, 0-based column
+/// in characters, as proc-macro2 counts them) where its first comment began.
+#[derive(Debug, Default)]
+pub(crate) struct DocComments {
+    text: String,
+    places: Vec<((usize, usize), Range<usize>)>,
+}
+
+impl DocComments {
+    /// The doc text of the run of doc comments that began at `line`:`column`, as schemars_derive
+    /// joins doc attributes: each comment's text (what follows its `///`) less one leading space,
+    /// joined with `\n`.
+    pub fn at(&self, line: usize, column: usize) -> Option<&str> {
+        let i = self
+            .places
+            .binary_search_by_key(&(line, column), |(place, _)| *place)
+            .ok()?;
+        Some(&self.text[self.places[i].1.clone()])
+    }
+
+    /// How many runs of doc comments were taken out.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.places.len()
+    }
+}
+
+/// What [`set_aside`] gives: the text to lex, the doc comments taken out of it, and the deepest
+/// nesting of brackets and `<...>` as `syntax::check_nesting` counts it (`None`: not measured).
+pub(crate) struct SetAside<'a> {
+    pub source: Cow<'a, str>,
+    pub docs: DocComments,
+    pub nesting: Option<usize>,
+}
+
+/// `source` with every run of outer line doc comments replaced by [`PLACEHOLDER`], and their texts.
+pub(crate) fn set_aside(source: &str) -> SetAside<'_> {
+    let Some(Scan { runs, nesting }) = scan(source) else {
+        return SetAside {
+            source: Cow::Borrowed(source),
+            docs: DocComments::default(),
+            nesting: None,
+        };
+    };
+    if runs.is_empty() {
+        return SetAside {
+            source: Cow::Borrowed(source),
+            docs: DocComments::default(),
+            nesting: Some(nesting),
+        };
+    }
+    let mut out = String::with_capacity(source.len());
+    let mut docs = DocComments::default();
+    let mut copied = 0;
+    for run in runs {
+        let from = docs.text.len();
+        for (k, comment) in run.comments.iter().enumerate() {
+            out.push_str(&source[copied..comment.start]);
+            if k == 0 {
+                out.push_str(PLACEHOLDER);
+            } else {
+                docs.text.push('\n');
+            }
+            copied = comment.text.end;
+            let text = &source[comment.text.clone()];
+            docs.text.push_str(text.strip_prefix(' ').unwrap_or(text));
+        }
+        docs.places.push((run.place, from..docs.text.len()));
+    }
+    out.push_str(&source[copied..]);
+    SetAside {
+        source: Cow::Owned(out),
+        docs,
+        nesting: Some(nesting),
+    }
+}
+
+/// One outer line doc comment: where its `///` starts, and the byte range of its text (up to the
+/// line's end, without a `\r` before the `\n`).
+struct Comment {
+    start: usize,
+    text: Range<usize>,
+}
+
+/// Doc comments with only whitespace between them, and the place (line, column) of the first.
+struct Run {
+    place: (usize, usize),
+    comments: Vec<Comment>,
+}
+
+struct Scan {
+    runs: Vec<Run>,
+    nesting: usize,
+}
+
+/// What the scan stops at: line ends, comments, literals (a raw string is known at its `"`),
+/// brackets and what `<...>` nesting counts.
+const STOPS: [bool; 256] = {
+    let mut stops = [false; 256];
+    let bytes = b"\n/\"'()[]{}<>;";
+    let mut k = 0;
+    while k < bytes.len() {
+        stops[bytes[k] as usize] = true;
+        k += 1;
+    }
+    stops
+};
+
+fn is_ident_continue(b: u8) -> bool {
+    b == b'_' || b.is_ascii_alphanumeric() || b >= 0x80
+}
+
+/// Every run of outer line doc comments of `source`, in order, and the deepest nesting; `None`
+/// when a literal or a block comment does not end, or a bracket is unbalanced.
+fn scan(source: &str) -> Option<Scan> {
+    let bytes = source.as_bytes();
+    let mut runs: Vec<Run> = Vec::new();
+    // Where the last doc comment's text ended: a run goes on while only whitespace follows.
+    let mut run_end = usize::MAX;
+    let mut line = 1;
+    let mut line_start = 0;
+    // The open groups (and the root), each with the `<` still open in it, as `check_nesting`
+    // keeps them; `nesting` is the deepest `groups + open_angles` it would see.
+    let mut groups: Vec<usize> = vec![0];
+    let mut open_angles = 0usize;
+    let mut nesting = 0usize;
+    let mut i = 0;
+    // Every delimiter is ASCII, and no byte of a multi-byte UTF-8 character is: the scan goes by
+    // bytes, and only columns are counted in characters.
+    loop {
+        while i < bytes.len() && !STOPS[bytes[i] as usize] {
+            i += 1;
+        }
+        let Some(&b) = bytes.get(i) else { break };
+        match b {
+            b'\n' => {
+                line += 1;
+                line_start = i + 1;
+                i += 1;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                let end = memchr_newline(bytes, i);
+                // To `check_nesting`, a doc comment is a `#[doc = ...]` group.
+                if matches!(bytes.get(i + 2), Some(b'/' | b'!')) {
+                    nesting = nesting.max(groups.len() + open_angles + 1);
+                }
+                let is_outer_doc =
+                    bytes.get(i + 2) == Some(&b'/') && bytes.get(i + 3) != Some(&b'/');
+                if is_outer_doc {
+                    let text_end = if end > i + 3 && bytes[end - 1] == b'\r' && end < bytes.len() {
+                        end - 1
+                    } else {
+                        end
+                    };
+                    let text = i + 3..text_end;
+                    // A bare `\r` in a doc comment is refused by proc-macro2: leave it to say so.
+                    if !bytes[text.clone()].contains(&b'\r') {
+                        let comment = Comment { start: i, text };
+                        let continues =
+                            run_end <= i && bytes[run_end..i].iter().all(u8::is_ascii_whitespace);
+                        match runs.last_mut() {
+                            Some(run) if continues => run.comments.push(comment),
+                            _ => runs.push(Run {
+                                place: (line, source[line_start..i].chars().count()),
+                                comments: vec![comment],
+                            }),
+                        }
+                        run_end = text_end;
+                    }
+                }
+                i = end;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                if matches!(bytes.get(i + 2), Some(b'*' | b'!')) {
+                    nesting = nesting.max(groups.len() + open_angles + 1);
+                }
+                let end = block_comment_end(bytes, i)?;
+                count_lines(bytes, i, end, &mut line, &mut line_start);
+                i = end;
+            }
+            b'"' => {
+                let end = match raw_string_hashes(bytes, i) {
+                    Some(hashes) => raw_string_end(bytes, i + 1, hashes)?,
+                    None => quoted_end(bytes, i + 1, b'"')?,
+                };
+                count_lines(bytes, i, end, &mut line, &mut line_start);
+                i = end;
+            }
+            b'\'' => {
+                let end = after_quote(source, i)?;
+                count_lines(bytes, i, end, &mut line, &mut line_start);
+                i = end;
+            }
+            b'(' | b'[' | b'{' => {
+                nesting = nesting.max(groups.len() + open_angles + 1);
+                groups.push(0);
+                i += 1;
+            }
+            b')' | b']' | b'}' => {
+                if groups.len() < 2 {
+                    return None;
+                }
+                open_angles -= groups.pop().unwrap_or(0);
+                i += 1;
+            }
+            b'<' => {
+                *groups.last_mut()? += 1;
+                open_angles += 1;
+                nesting = nesting.max(groups.len() + open_angles);
+                i += 1;
+            }
+            b'>' => {
+                // `->` and `=>` close nothing.
+                let arrow = i > 0 && matches!(bytes[i - 1], b'-' | b'=');
+                let top = groups.last_mut()?;
+                if !arrow && *top > 0 {
+                    *top -= 1;
+                    open_angles -= 1;
+                }
+                i += 1;
+            }
+            b';' => {
+                let top = groups.last_mut()?;
+                open_angles -= *top;
+                *top = 0;
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    Some(Scan { runs, nesting })
+}
+
+/// The offset of the `\n` that ends the line of `from` (or the text's end).
+fn memchr_newline(bytes: &[u8], from: usize) -> usize {
+    bytes[from..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |p| from + p)
+}
+
+/// Advance the line count over the newlines of `bytes[from..to]`.
+fn count_lines(bytes: &[u8], from: usize, to: usize, line: &mut usize, line_start: &mut usize) {
+    for (p, &b) in bytes[from..to].iter().enumerate() {
+        if b == b'\n' {
+            *line += 1;
+            *line_start = from + p + 1;
+        }
+    }
+}
+
+/// The end of the block comment that opens at `from` (they nest).
+fn block_comment_end(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = from;
+    while i + 1 < bytes.len() {
+        match (bytes[i], bytes[i + 1]) {
+            (b'/', b'*') => {
+                depth += 1;
+                i += 2;
+            }
+            (b'*', b'/') => {
+                depth -= 1;
+                i += 2;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The end of a literal whose opening quote is just before `from` and which closes at `quote`
+/// (a backslash escapes the byte after it).
+fn quoted_end(bytes: &[u8], from: usize, quote: u8) -> Option<usize> {
+    let mut i = from;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b if b == quote => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// After a `'` at `at`: the end of a character literal (`'x'`, `'\n'`, `'"'`), or the next
+/// offset when it starts a lifetime or a label (`'a`).
+fn after_quote(source: &str, at: usize) -> Option<usize> {
+    let bytes = source.as_bytes();
+    match bytes.get(at + 1) {
+        Some(b'\\') => quoted_end(bytes, at + 1, b'\''),
+        Some(_) => {
+            let c = source[at + 1..].chars().next()?;
+            let after = at + 1 + c.len_utf8();
+            if bytes.get(after) == Some(&b'\'') {
+                Some(after + 1)
+            } else {
+                Some(at + 1)
+            }
+        }
+        None => Some(at + 1),
+    }
+}
+
+/// When the `"` at `quote` opens a raw string (`r"`, `r#"`, `br##"`, `cr"`...): its number of `#`.
+fn raw_string_hashes(bytes: &[u8], quote: usize) -> Option<usize> {
+    let hashes = bytes[..quote]
+        .iter()
+        .rev()
+        .take_while(|&&b| b == b'#')
+        .count();
+    let r = quote.checked_sub(hashes + 1)?;
+    let at_word_start = |k: usize| k == 0 || !is_ident_continue(bytes[k - 1]);
+    let prefixed = bytes[r] == b'r'
+        && (at_word_start(r) || (matches!(bytes[r - 1], b'b' | b'c') && at_word_start(r - 1)));
+    prefixed.then_some(hashes)
+}
+
+/// The end of a raw string whose opening `"` is just before `from`: the first `"` followed by
+/// `hashes` `#`.
+fn raw_string_end(bytes: &[u8], from: usize, hashes: usize) -> Option<usize> {
+    let mut i = from;
+    while i < bytes.len() {
+        if bytes[i] == b'"'
+            && bytes[i + 1..].len() >= hashes
+            && bytes[i + 1..i + 1 + hashes].iter().all(|&b| b == b'#')
+        {
+            return Some(i + 1 + hashes);
+        }
+        i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(source: &str) -> Vec<((usize, usize), String)> {
+        let docs = set_aside(source).docs;
+        docs.places
+            .iter()
+            .map(|(p, r)| (*p, docs.text[r.clone()].to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn runs_of_outer_line_docs_are_replaced_in_place() {
+        let source = "/// One.\n///\n  /// Two \"quoted\" \\ é.\r\nstruct S { /// f\n f: u8 }\n";
+        let aside = set_aside(source);
+        assert_eq!(
+            aside.source,
+            "#[doc]\n\n  \r\nstruct S { #[doc]\n f: u8 }\n"
+        );
+        assert_eq!(aside.docs.at(1, 0), Some("One.\n\nTwo \"quoted\" \\ é."));
+        assert_eq!(aside.docs.at(4, 11), Some("f"));
+        assert_eq!(aside.docs.at(2, 0), None);
+        assert_eq!(aside.docs.len(), 2);
+    }
+
+    #[test]
+    fn a_token_or_a_comment_ends_a_run() {
+        let source = "/// a\n#[serde(x)]\n/// b\n// plain\n/// c\n  ///   d\n";
+        assert_eq!(
+            texts(source),
+            vec![
+                ((1, 0), "a".to_string()),
+                ((3, 0), "b".to_string()),
+                ((5, 0), "c\n  d".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn what_is_not_an_outer_line_doc_stays() {
+        let source = concat!(
+            "//! inner\n",
+            "//// four slashes\n",
+            "// plain /// not a doc\n",
+            "/** block */ /* nested /* /// */ */\n",
+            "const A: &str = \"/// in a string \\\" /// still\";\n",
+            "const B: &str = r#\"/// raw \" /// raw\"#;\n",
+            "const C: &[u8] = br\"///\";\n",
+            "const D: char = '\"'; const E: char = '\\''; fn f<'a>(x: &'a str) {}\n",
+            "const F: &str = \"multi\n/// line\";\n",
+            "let r#type = 1; let bar = \"/// x\"; // r#\"\n",
+            "/// yes\n",
+        );
+        // (The multi-line string moves the last line to 12.)
+        assert_eq!(texts(source), vec![((12, 0), "yes".to_string())]);
+    }
+
+    #[test]
+    fn columns_count_characters() {
+        let source = "const É: u8 = 0; /// é\nconst B: u8 = 1;\n\t/// tab\n";
+        assert_eq!(
+            texts(source),
+            vec![((1, 17), "é".to_string()), ((3, 1), "tab".to_string())]
+        );
+    }
+
+    #[test]
+    fn a_text_that_does_not_end_is_left_as_it_is() {
+        for source in [
+            "/// a\nconst A: &str = \"open;\n",
+            "/// a\n/* open\n",
+            "/// a\nconst R: &str = r#\"open\";",
+            "/// a\nstruct S { x: u8 }}\n",
+        ] {
+            let aside = set_aside(source);
+            assert_eq!(aside.source, source);
+            assert_eq!(aside.docs.len(), 0);
+            assert_eq!(aside.nesting, None);
+        }
+    }
+
+    #[test]
+    fn a_bare_carriage_return_is_left_to_proc_macro2() {
+        let aside = set_aside("/// a\rb\nstruct S;\n");
+        assert_eq!(aside.source, "/// a\rb\nstruct S;\n");
+        assert_eq!(aside.docs.len(), 0);
+    }
+
+    #[test]
+    fn nesting_is_counted_as_check_nesting_counts_it() {
+        for (source, depth) in [
+            ("struct S;", 0),
+            ("struct S { x: u8 }", 2),
+            ("struct S { x: Vec<Option<u8>> }", 4),
+            ("fn f() -> Vec<u8> { a => b; x.map(|y| y) }", 3),
+            (
+                "struct S { x: u8 } // (((\n/* [[[ */ const C: &str = \"{{{\";",
+                2,
+            ),
+            ("mod m { /// doc\n struct S; }", 3),
+            ("type T = A<B<C>>; type U = D<E>;", 3),
+        ] {
+            assert_eq!(set_aside(source).nesting, Some(depth), "{source}");
+        }
+    }
+
+    /// Every token of `source` as proc-macro2 lexes it, with its place; each run of doc
+    /// attributes (`#[doc = "..."]`, or the placeholder, whose text `docs` holds) as one entry of
+    /// its text, joined as schemars joins doc attributes.
+    fn lexed(source: &str, docs: &DocComments) -> Vec<(String, usize, usize)> {
+        use proc_macro2::{TokenStream, TokenTree};
+        /// A doc attribute's text, when the token at `i` opens one.
+        fn doc_at(trees: &[TokenTree], i: usize, docs: &DocComments) -> Option<String> {
+            let (TokenTree::Punct(p), Some(TokenTree::Group(g))) = (&trees[i], trees.get(i + 1))
+            else {
+                return None;
+            };
+            let meta = syn::parse2::<syn::Meta>(g.stream()).ok()?;
+            if p.as_char() != '#' || !meta.path().is_ident("doc") {
+                return None;
+            }
+            let at = p.span().start();
+            Some(match (&meta, docs.at(at.line, at.column)) {
+                (syn::Meta::Path(_), Some(text)) => text.to_string(),
+                (
+                    syn::Meta::NameValue(syn::MetaNameValue {
+                        value:
+                            syn::Expr::Lit(syn::ExprLit {
+                                lit: syn::Lit::Str(s),
+                                ..
+                            }),
+                        ..
+                    }),
+                    _,
+                ) => {
+                    let s = s.value();
+                    s.strip_prefix(' ').unwrap_or(&s).to_string()
+                }
+                (other, _) => quote::ToTokens::to_token_stream(other).to_string(),
+            })
+        }
+        fn walk(ts: TokenStream, docs: &DocComments, out: &mut Vec<(String, usize, usize)>) {
+            let trees: Vec<TokenTree> = ts.into_iter().collect();
+            let mut i = 0;
+            let mut run: Option<usize> = None;
+            while i < trees.len() {
+                let at = trees[i].span().start();
+                if let Some(text) = doc_at(&trees, i, docs) {
+                    match run {
+                        Some(k) => {
+                            out[k].0.push('\n');
+                            out[k].0.push_str(&text);
+                        }
+                        None => {
+                            run = Some(out.len());
+                            out.push((text, at.line, at.column));
+                        }
+                    }
+                    i += 2;
+                    continue;
+                }
+                run = None;
+                match &trees[i] {
+                    TokenTree::Group(g) => {
+                        out.push((format!("{:?}", g.delimiter()), at.line, at.column));
+                        walk(g.stream(), docs, out);
+                        let close = g.span_close().start();
+                        out.push(("close".into(), close.line, close.column));
+                    }
+                    other => out.push((other.to_string(), at.line, at.column)),
+                }
+                i += 1;
+            }
+        }
+        let mut out = Vec::new();
+        walk(source.parse().expect("the source lexes"), docs, &mut out);
+        out
+    }
+
+    /// The tokens of the text with its doc comments set aside are those of the text as it is:
+    /// the same places, and the same doc texts.
+    fn same_as_proc_macro2(source: &str) {
+        let aside = set_aside(source);
+        assert_eq!(
+            lexed(&aside.source, &aside.docs),
+            lexed(source, &DocComments::default()),
+            "{source}"
+        );
+    }
+
+    #[test]
+    fn tokens_and_doc_texts_are_what_proc_macro2_gives() {
+        for source in [
+            "/// One.\n///\n  /// Two \"q\" \\ \\n é 日本 \t tab.\r\nstruct S { /// f\r\n f: u8 }\n",
+            "/** block\n  doc */\n/// line\n#[doc = \"attr\"]\n/// after\nenum E { /// v\n V(/// t0\n u8, /// t1\n String) }\n",
+            "const A: &str = \"/// not\"; /// yes: \"quoted\"\nconst B: &str = r##\"/// \"# raw\"##; /// é\n",
+            "const C: char = '\"'; /// after a char\nfn f<'a>(x: &'a str) -> &'a str { /// in a body\n x }\n",
+            "//! inner\n/*! inner block */\n//// four\n// two /// not\nmod m { /// in a module\n pub struct T; }\n",
+            "#[doc = include_str!(\"README.md\")]\n/// then a line\nstruct R;\n///",
+            "/// a\n// plain\n/// b\n\n\n   /// c\n#[doc = \" d\"]\n/// e\nstruct S;",
+            "/// no newline at the end",
+        ] {
+            same_as_proc_macro2(source);
+        }
+    }
+
+    #[test]
+    fn every_fixture_lexes_the_same() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut stack = vec![root];
+        let mut seen = 0;
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+                    if text.parse::<proc_macro2::TokenStream>().is_ok() {
+                        same_as_proc_macro2(text);
+                        seen += 1;
+                    }
+                }
+            }
+        }
+        assert!(seen > 20, "only {seen} fixture files");
+    }
+}
