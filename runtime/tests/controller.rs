@@ -62,6 +62,8 @@ struct Counters {
     writes: AtomicUsize,
     /// Reconciles that found the ConfigMap up to date in the cache.
     cached: AtomicUsize,
+    /// Reconciles that got a Gizmo still holding the annotation [`TRIMMED`].
+    untrimmed: AtomicUsize,
     cleaned_up: Mutex<Vec<String>>,
     /// Applies that waited on a server that never answers ([`Stalls`]), and those of them
     /// that were cancelled.
@@ -70,6 +72,13 @@ struct Counters {
 }
 
 struct Gizmos(Arc<Counters>);
+
+/// The annotation the harness's controller trims from the objects it caches.
+const TRIMMED: &str = "example.com/trimmed";
+
+fn trim(gizmo: &mut Gizmo) {
+    gizmo.annotations_mut().remove(TRIMMED);
+}
 
 fn data_name(gizmo: &Gizmo) -> String {
     format!("{}-data", gizmo.name_any())
@@ -80,6 +89,9 @@ impl Reconciler for Gizmos {
 
     async fn apply(&self, gizmo: Arc<Gizmo>, ctx: &Context<Gizmo>) -> Result<Action> {
         self.0.reconciles.fetch_add(1, Ordering::SeqCst);
+        if gizmo.annotations().contains_key(TRIMMED) {
+            self.0.untrimmed.fetch_add(1, Ordering::SeqCst);
+        }
         let namespace = gizmo.namespace().unwrap_or_default();
         let name = data_name(&gizmo);
         let wanted = BTreeMap::from([("data".to_owned(), gizmo.spec.data.clone())]);
@@ -192,6 +204,7 @@ impl Running {
         let controller = Controller::new("gizmo", reconciler(counters.clone()))
             .finalizer(FINALIZER)
             .watching(watcher::Config::default().labels(&selector))
+            .trim(trim)
             .owns::<ConfigMap>(watcher::Config::default().labels(&selector));
         let shutdown = manager.shutdown();
         let metrics = manager.metrics();
@@ -321,6 +334,25 @@ async fn an_object_becomes_ready_for_each_generation() -> anyhow::Result<()> {
     assert_eq!(regarding, Some("one"));
     assert_eq!(event.series.as_ref().map(|s| s.count), Some(2), "{event:?}");
     running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn reconcile_gets_objects_as_trimmed_for_the_cache() -> anyhow::Result<()> {
+    skip_unless_available!(Ok(()));
+    let (env, _namespace, gizmos) = setup("trim").await?;
+    let running = Running::start(env, "trim").await?;
+    let mut annotated = gizmo("one", "trim", "v1");
+    annotated
+        .annotations_mut()
+        .insert(TRIMMED.into(), "x".into());
+    gizmos.create(&PostParams::default(), &annotated).await?;
+    assert!(wait_ready(&gizmos, "one").await, "not Ready");
+    let kept = gizmos.get("one").await?.annotations().get(TRIMMED).cloned();
+    assert_eq!(kept.as_deref(), Some("x"), "the object itself keeps it");
+    let counters = running.stop().await?;
+    assert!(counters.reconciles.load(Ordering::SeqCst) > 0);
+    assert_eq!(counters.untrimmed.load(Ordering::SeqCst), 0);
     Ok(())
 }
 

@@ -5,10 +5,10 @@
 //! [`Controller`]. The runtime does the rest, the same way for every controller:
 //!
 //! - **Caches.** The kind is watched into a reflector store, with `managedFields` and the
-//!   `last-applied-configuration` annotation dropped and lists paged by [`PAGE_SIZE`]; owned
-//!   kinds ([`Controller::owns`]) are cached the same way, as the projection type the operator
-//!   chooses, keeping only the objects the kind controls. The manager reports ready once every
-//!   cache holds its first complete list.
+//!   `last-applied-configuration` annotation dropped (and what [`Controller::trim`] drops)
+//!   and lists paged by [`PAGE_SIZE`]; owned kinds ([`Controller::owns`]) are cached the same
+//!   way, as the projection type the operator chooses, keeping only the objects the kind
+//!   controls. The manager reports ready once every cache holds its first complete list.
 //! - **The finalizer** ([`Controller::finalizer`]): added before the first `apply`, removed
 //!   after `cleanup` succeeds; a 404 while removing it means the object is gone, which is done.
 //! - **Errors**: requeued with a per-object exponential backoff ([`backoff`]), reset by the
@@ -160,6 +160,7 @@ pub struct Controller<R: Reconciler> {
     reconciler: R,
     finalizer: Option<&'static str>,
     watch: watcher::Config,
+    trim: fn(&mut R::Kind),
     owned: Vec<OwnedWatch<R::Kind>>,
 }
 
@@ -171,6 +172,7 @@ impl<R: Reconciler> Controller<R> {
             reconciler,
             finalizer: None,
             watch: watcher::Config::default(),
+            trim: |_| {},
             owned: Vec::new(),
         }
     }
@@ -185,6 +187,14 @@ impl<R: Reconciler> Controller<R> {
     /// Watches only the objects `config` selects (labels, fields) instead of all of them.
     pub fn watching(mut self, config: watcher::Config) -> Self {
         self.watch = config;
+        self
+    }
+
+    /// Trims each object before it is cached (kube's `WatchStreamExt::modify`), after the
+    /// runtime's own [`strip`]: `trim` drops what reconcile never reads, so the cache holds
+    /// less. Reconcile gets the trimmed object.
+    pub fn trim(mut self, trim: fn(&mut R::Kind)) -> Self {
+        self.trim = trim;
         self
     }
 
@@ -235,6 +245,7 @@ impl<R: Reconciler> Controller<R> {
             reconciler,
             finalizer,
             watch,
+            trim,
             owned,
         } = self;
         let api = Api::<R::Kind>::all(manager.client.clone());
@@ -251,7 +262,10 @@ impl<R: Reconciler> Controller<R> {
         let (reader, writer) = reflector::store();
         let objects = watcher(api, watch.page_size(PAGE_SIZE))
             .default_backoff()
-            .modify(strip)
+            .modify(move |obj| {
+                strip(obj);
+                trim(obj);
+            })
             .reflect(writer);
         let handle = ready.next().expect("one readiness handle per cache");
         let objects = triggers::stored_objects(ready_when_listed(objects, handle), reader.clone());
