@@ -244,13 +244,19 @@ fn crd_files_no_kind_produces_are_stale() {
     let dir = project_dir(&tmp, "stale-op");
     let old = "config/crd/bases/cache.example.com_memcacheds.yaml";
     edit(&dir, "plural = \"memcacheds\"", "plural = \"caches\"");
-    let r = run(&dir, &["generate", "crds", "--check"]);
-    assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(
-        r.stdout.contains(&format!("{old}: no kind produces")),
-        "{}",
-        r.stdout
-    );
+    // With and without the API server's checks alike.
+    for extra in [&[][..], &["--skip-apiserver-checks"]] {
+        let r = run(
+            &dir,
+            &[&["generate", "crds", "--check"][..], extra].concat(),
+        );
+        assert_eq!(r.code, 1, "{extra:?}: {}", r.stderr);
+        assert!(
+            r.stdout.contains(&format!("{old}: no kind produces")),
+            "{extra:?}: {}",
+            r.stdout
+        );
+    }
     let r = ok(&dir, &["generate", "crds"]);
     assert!(r.stderr.contains(&format!("remove {old}")), "{}", r.stderr);
     assert!(!dir.join(old).exists());
@@ -284,15 +290,21 @@ fn kinds_made_by_macros_are_pointed_out() {
     let text = read(&dir, KIND_FILE);
     let mac = "\nmacro_rules! kinds {\n    ($n:ident) => {\n        #[derive(kube::CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n        #[kube(group = \"cache.example.com\", version = \"v1alpha1\", kind = \"Made\")]\n        pub struct $n { pub a: i32 }\n    };\n}\nkinds!(MadeSpec);\n";
     std::fs::write(dir.join(KIND_FILE), format!("{text}{mac}")).unwrap();
-    let r = ok(&dir, &["generate", "crds", "--check"]);
-    assert!(
-        r.stderr.contains(&format!(
-            "{}: the static reader cannot see what the macro `kinds!`",
-            at(&dir, "kinds!(")
-        )) && r.stderr.contains("--exact"),
-        "{}",
-        r.stderr
-    );
+    // With and without the API server's checks alike.
+    for extra in [&[][..], &["--skip-apiserver-checks"]] {
+        let r = ok(
+            &dir,
+            &[&["generate", "crds", "--check"][..], extra].concat(),
+        );
+        assert!(
+            r.stderr.contains(&format!(
+                "{}: the static reader cannot see what the macro `kinds!`",
+                at(&dir, "kinds!(")
+            )) && r.stderr.contains("--exact"),
+            "{extra:?}: {}",
+            r.stderr
+        );
+    }
 }
 
 #[test]

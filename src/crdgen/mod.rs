@@ -74,16 +74,13 @@ pub fn crds(tree: &dyn SourceTree, project: &Project) -> Result<Vec<KindCrd>, Cr
     merge_kinds(kinds, project, Checks::ApiServer, &mut Vec::new())
 }
 
-/// [`generate`] without kube-apiserver's checks: the files kube-derive's `crd()` would give.
+/// [`generate`] without kube-apiserver's checks: the files kube-derive's `crd()` would give
+/// (stale files and the reader's warnings are reported all the same).
 pub fn generate_unchecked(
     tree: &dyn SourceTree,
     project: &Project,
 ) -> Result<GeneratorOutput, CrdgenError> {
-    render::with_prerender(|prerender| {
-        let kinds = static_kinds(tree, true, Some(prerender))?.kinds;
-        let crds = merge_kinds(kinds, project, Checks::None, &mut Vec::new())?;
-        output::files(tree, crds, &project.crd, Checks::None)
-    })
+    generate_with(tree, project, Checks::None)
 }
 
 /// [`crds`] without kube-apiserver's checks: what kube-derive writes, for comparing our verdict
@@ -106,11 +103,20 @@ pub(crate) enum Checks {
 /// `operator-rs generate crds`: every CRD file plus `config/crd/kustomization.yaml`; the files
 /// of `config/crd/bases` that no kind produces are stale (it owns that folder).
 pub fn generate(tree: &dyn SourceTree, project: &Project) -> Result<GeneratorOutput, CrdgenError> {
+    generate_with(tree, project, Checks::ApiServer)
+}
+
+/// [`generate`] with the given checks.
+fn generate_with(
+    tree: &dyn SourceTree,
+    project: &Project,
+    checks: Checks,
+) -> Result<GeneratorOutput, CrdgenError> {
     render::with_prerender(|prerender| {
         let found = static_kinds(tree, true, Some(prerender))?;
         let mut warnings = found.warnings;
-        let crds = merge_kinds(found.kinds, project, Checks::ApiServer, &mut warnings)?;
-        let mut out = output::files(tree, crds, &project.crd, Checks::ApiServer)?;
+        let crds = merge_kinds(found.kinds, project, checks, &mut warnings)?;
+        let mut out = output::files(tree, crds, &project.crd, checks)?;
         out.warnings.extend(warnings);
         mark_stale(tree, &mut out)?;
         Ok(out)
