@@ -7,6 +7,7 @@
 //! error inside a body is left to the compiler.
 
 mod doc_comments;
+pub(crate) mod lex;
 
 use std::borrow::Cow;
 use std::collections::HashMap;

@@ -20,6 +20,8 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use super::lex::{block_comment_end, quoted_end, raw_string_end, raw_string_hashes};
+
 /// The placeholder that stands for a run of doc comments: the cheapest attribute to lex and parse
 /// (a path, where `#[doc = 0]` would have syn parse a literal). Rust has no `#[doc]` of its own.
 pub(crate) const PLACEHOLDER: &str = "#[doc]";
@@ -131,10 +133,6 @@ const STOPS: [bool; 256] = {
     }
     stops
 };
-
-fn is_ident_continue(b: u8) -> bool {
-    b == b'_' || b.is_ascii_alphanumeric() || b >= 0x80
-}
 
 /// Every run of outer line doc comments of `source`, in order, and the deepest nesting; `None`
 /// when a literal or a block comment does not end, or a bracket is unbalanced.
@@ -275,43 +273,6 @@ fn count_lines(bytes: &[u8], from: usize, to: usize, line: &mut usize, line_star
     }
 }
 
-/// The end of the block comment that opens at `from` (they nest).
-fn block_comment_end(bytes: &[u8], from: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut i = from;
-    while i + 1 < bytes.len() {
-        match (bytes[i], bytes[i + 1]) {
-            (b'/', b'*') => {
-                depth += 1;
-                i += 2;
-            }
-            (b'*', b'/') => {
-                depth -= 1;
-                i += 2;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-/// The end of a literal whose opening quote is just before `from` and which closes at `quote`
-/// (a backslash escapes the byte after it).
-fn quoted_end(bytes: &[u8], from: usize, quote: u8) -> Option<usize> {
-    let mut i = from;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' => i += 2,
-            b if b == quote => return Some(i + 1),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
 /// After a `'` at `at`: the end of a character literal (`'x'`, `'\n'`, `'"'`), or the next
 /// offset when it starts a lifetime or a label (`'a`).
 fn after_quote(source: &str, at: usize) -> Option<usize> {
@@ -329,36 +290,6 @@ fn after_quote(source: &str, at: usize) -> Option<usize> {
         }
         None => Some(at + 1),
     }
-}
-
-/// When the `"` at `quote` opens a raw string (`r"`, `r#"`, `br##"`, `cr"`...): its number of `#`.
-fn raw_string_hashes(bytes: &[u8], quote: usize) -> Option<usize> {
-    let hashes = bytes[..quote]
-        .iter()
-        .rev()
-        .take_while(|&&b| b == b'#')
-        .count();
-    let r = quote.checked_sub(hashes + 1)?;
-    let at_word_start = |k: usize| k == 0 || !is_ident_continue(bytes[k - 1]);
-    let prefixed = bytes[r] == b'r'
-        && (at_word_start(r) || (matches!(bytes[r - 1], b'b' | b'c') && at_word_start(r - 1)));
-    prefixed.then_some(hashes)
-}
-
-/// The end of a raw string whose opening `"` is just before `from`: the first `"` followed by
-/// `hashes` `#`.
-fn raw_string_end(bytes: &[u8], from: usize, hashes: usize) -> Option<usize> {
-    let mut i = from;
-    while i < bytes.len() {
-        if bytes[i] == b'"'
-            && bytes[i + 1..].len() >= hashes
-            && bytes[i + 1..i + 1 + hashes].iter().all(|&b| b == b'#')
-        {
-            return Some(i + 1 + hashes);
-        }
-        i += 1;
-    }
-    None
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@
 //! In a template (`tera`), tera's tags (`{{ }}`, `{% %}`, `{# #}`) are skipped as opaque text:
 //! a piece that holds one is not plain Rust.
 
+use crate::syntax::lex::{block_comment_end, quoted_end, raw_string_end, raw_string_hashes};
+
 /// The pieces of `text`, in order; joined, they are `text`. The last one may hold only
 /// whitespace and comments. `None` when the text does not scan (a literal or comment not
 /// closed, a closing delimiter without its opening one): only a parse can say more.
@@ -36,9 +38,9 @@ pub fn split(text: &str, tera: bool) -> Option<Vec<&str>> {
                 i = find(b, i + 2, close)? + 2;
             }
             b'"' => {
-                i = match raw_hashes(b, i) {
+                i = match raw_string_hashes(b, i) {
                     Some(hashes) => raw_string_end(b, i + 1, hashes)?,
-                    None => string_end(b, i + 1)?,
+                    None => quoted_end(b, i + 1, b'"')?,
                 }
             }
             b'\'' => i = quote_end(text, i)?,
@@ -249,7 +251,7 @@ impl<'a> Words<'a> {
                 end
             }
         } else if c == b'"' {
-            string_end(self.b, start + 1)?
+            quoted_end(self.b, start + 1, b'"')?
         } else {
             start + 1
         };
@@ -282,7 +284,7 @@ impl<'a> Words<'a> {
                     }
                 }
                 b'"' => {
-                    let Some(end) = string_end(self.b, i + 1) else {
+                    let Some(end) = quoted_end(self.b, i + 1, b'"') else {
                         return;
                     };
                     i = end;
@@ -309,45 +311,11 @@ fn line_end(b: &[u8], i: usize) -> usize {
         .map_or(b.len(), |p| i + p + 1)
 }
 
-/// The end of a block comment (they nest).
-fn block_comment_end(b: &[u8], mut i: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    while i + 1 < b.len() {
-        match (b[i], b[i + 1]) {
-            (b'/', b'*') => {
-                depth += 1;
-                i += 2;
-            }
-            (b'*', b'/') => {
-                depth -= 1;
-                i += 2;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    None
-}
-
 fn find(b: &[u8], from: usize, what: &[u8]) -> Option<usize> {
     b.get(from..)?
         .windows(what.len())
         .position(|w| w == what)
         .map(|p| from + p)
-}
-
-/// The end of a string whose text starts at `i` (after the `"`), escapes skipped.
-fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 2,
-            b'"' => return Some(i + 1),
-            _ => i += 1,
-        }
-    }
-    None
 }
 
 /// The end of a char literal or a lifetime (or label) starting at the `'` at `i`.
@@ -387,36 +355,6 @@ fn is_word_byte(c: u8) -> bool {
 /// The end of an identifier or keyword starting at `i`.
 fn word_end(b: &[u8], i: usize) -> usize {
     i + b[i..].iter().take_while(|c| is_word_byte(**c)).count()
-}
-
-/// For the `"` at `i`: the number of `#` of a raw string (`r"`, `r#"`, `br##"`, `cr"`), or `None`
-/// for a string with escapes (`"`, `b"`, `c"`).
-fn raw_hashes(b: &[u8], i: usize) -> Option<usize> {
-    let hashes = b[..i].iter().rev().take_while(|c| **c == b'#').count();
-    let r = (i - hashes).checked_sub(1)?;
-    if b[r] != b'r' {
-        return None;
-    }
-    // The `r` starts the token: nothing of a word before it but a `b` or `c` prefix.
-    let starts = |at: usize| at == 0 || !is_word_byte(b[at - 1]);
-    let prefixed = r > 0 && matches!(b[r - 1], b'b' | b'c') && starts(r - 1);
-    (starts(r) || prefixed).then_some(hashes)
-}
-
-/// The end of a raw string whose text starts at `i`, closed by `"` and `hashes` `#`.
-fn raw_string_end(b: &[u8], mut i: usize, hashes: usize) -> Option<usize> {
-    loop {
-        let quote = i + b.get(i..)?.iter().position(|c| *c == b'"')?;
-        let closing = b[quote + 1..]
-            .iter()
-            .take(hashes)
-            .take_while(|c| **c == b'#')
-            .count();
-        if closing == hashes {
-            return Some(quote + 1 + hashes);
-        }
-        i = quote + 1;
-    }
 }
 
 #[cfg(test)]
