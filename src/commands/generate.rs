@@ -71,8 +71,7 @@ pub fn apply(root: &Path, output: &GeneratorOutput, check: bool) -> Result<Appli
 
 /// `generate crds`: the static reader by default, the compiler with `--exact`.
 pub fn run_crds(root: &Path, args: &crate::cli::GenerateCrdsArgs) -> Result<i32> {
-    let project = with_crd_flags(Project::load(root)?, args);
-    let output = crds(root, &project, args)?;
+    let (_, output) = project_and_crds(root, args)?;
     finish(root, ("CRDs", "crds"), &output, args.check)
 }
 
@@ -93,8 +92,7 @@ pub fn run_webhooks(root: &Path, check: bool) -> Result<i32> {
 /// `generate manifests`: CRDs, RBAC and webhook configurations; all are checked before any
 /// is written.
 pub fn run_manifests(root: &Path, args: &crate::cli::GenerateCrdsArgs) -> Result<i32> {
-    let project = with_crd_flags(Project::load(root)?, args);
-    let mut output = crds(root, &project, args)?;
+    let (project, mut output) = project_and_crds(root, args)?;
     let tree = DiskTree::new(root);
     for more in [
         crate::rbac::generate(&tree, &project)?,
@@ -114,19 +112,31 @@ fn with_crd_flags(mut project: Project, args: &crate::cli::GenerateCrdsArgs) -> 
     project
 }
 
-fn crds(
+/// PROJECT (with the command line's CRD options) and the CRDs: the static reader by default,
+/// the compiler with `--exact`. The static reader reads the crate while PROJECT is parsed on
+/// another thread; a PROJECT that does not load is reported first, as when it was read first.
+fn project_and_crds(
     root: &Path,
-    project: &Project,
     args: &crate::cli::GenerateCrdsArgs,
-) -> Result<GeneratorOutput> {
-    let tree = DiskTree::new(root);
+) -> Result<(Project, GeneratorOutput)> {
+    let checks = !args.skip_apiserver_checks;
     if args.exact {
-        crate::crdgen::generate_exact(root, project, !args.skip_apiserver_checks)
-    } else if args.skip_apiserver_checks {
-        Ok(crate::crdgen::generate_unchecked(&tree, project)?)
-    } else {
-        Ok(crate::crdgen::generate(&tree, project)?)
+        let project = with_crd_flags(Project::load(root)?, args);
+        let output = crate::crdgen::generate_exact(root, &project, checks)?;
+        return Ok((project, output));
     }
+    let tree = DiskTree::new(root);
+    let (project, found) = std::thread::scope(|scope| {
+        let project = scope.spawn(|| Project::load(root));
+        let found = crate::crdgen::read(&tree);
+        let project = project
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (project, found)
+    });
+    let project = with_crd_flags(project?, args);
+    let output = crate::crdgen::assemble(&tree, found?, &project, checks)?;
+    Ok((project, output))
 }
 
 /// `what`: what the files are (for messages) and the `generate` subcommand that writes them.
@@ -181,7 +191,11 @@ pub fn regenerate_into(overlay: &mut Overlay<'_>, project: &Project, crds: bool)
         crate::webhookgen::generate(&*overlay, project)?,
     ];
     if crds {
-        match crate::crdgen::generate(&*overlay, project) {
+        // What the reader parses here is most of what the command then checks before writing.
+        let generated = crate::workspace::rust_check::remembering(|| {
+            crate::crdgen::generate(&*overlay, project)
+        });
+        match generated {
             Ok(out) => outputs.push(out),
             // Two kinds claiming one CRD or name: writing would lose one.
             Err(e @ crate::crdgen::CrdgenError::Clash(_)) => {

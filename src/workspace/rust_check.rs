@@ -188,11 +188,26 @@ thread_local! {
     /// Rust texts parsed successfully in this run, with their first duplicate name.
     static PARSED: std::cell::RefCell<HashMap<String, Option<String>>> =
         std::cell::RefCell::new(HashMap::new());
+    /// Whether [`remember`] records (only inside [`remembering`]).
+    static REMEMBERING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run `f` with [`remember`] recording: for a command that reads the crate and then [`check`]s
+/// what it writes. Elsewhere (`generate crds`) copying and hashing every file read would be
+/// waste: 2 % of reading a large crate.
+pub fn remembering<T>(f: impl FnOnce() -> T) -> T {
+    let before = REMEMBERING.with(|r| r.replace(true));
+    let out = f();
+    REMEMBERING.with(|r| r.set(before));
+    out
 }
 
 /// Record that `text` parsed as `file` (the CRD reader parses most of what `create api` writes;
-/// [`check`] then reuses the verdict instead of parsing the text again).
+/// [`check`] then reuses the verdict instead of parsing the text again), inside [`remembering`].
 pub fn remember(text: &str, file: &syn::File) {
+    if !REMEMBERING.with(|r| r.get()) {
+        return;
+    }
     let dup = duplicate_name(file);
     PARSED.with(|p| p.borrow_mut().insert(text.to_string(), dup));
 }
