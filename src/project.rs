@@ -207,8 +207,8 @@ impl Project {
         // saves a quarter of the parse (read on every command; 50 resources are 10 KB).
         let mut options = serde_saphyr::options::Options::default();
         options.emit_comments = false;
-        let project: Project =
-            serde_saphyr::from_str_with_options(text, options).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let project: Project = serde_saphyr::from_str_with_options(text, options)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
         if !project.layout.iter().any(|l| l == LAYOUT) {
             bail!(
                 "layout {:?} is not one this operator-rs understands (expected {LAYOUT:?})",

@@ -21,12 +21,7 @@ fn every_case_has_our_verdict_message_and_line() {
             (Some((marker, says)), Err(e)) => {
                 let msg = e.to_string();
                 let (line, col) = pos(&case.body, marker);
-                let at = if marker == "CSpec" {
-                    // No attribute of its own: the error points at the kind.
-                    format!("src/lib.rs:{line}:")
-                } else {
-                    format!("src/lib.rs:{line}:{col}: ")
-                };
+                let at = format!("src/lib.rs:{line}:{col}: ");
                 let ok = matches!(e, CrdgenError::Refused { .. })
                     && msg.starts_with(&at)
                     && msg.contains("kube-apiserver would refuse the CRD")

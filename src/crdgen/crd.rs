@@ -33,6 +33,20 @@ pub(crate) struct KindDef {
     pub crd: apiext::CustomResourceDefinition,
     /// The CRD's text, when it was rendered while the next kinds were built.
     pub rendered: Option<super::render::Rendered>,
+    /// Where its `#[kube(...)]` wrote what the version sets beside its schema.
+    pub written: VersionAttrs,
+}
+
+/// Where the items of a kind's `#[kube(...)]` that set its version's printer columns, selectable
+/// fields, scale subresource and deprecation are (a refusal of one points at it).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct VersionAttrs {
+    /// Each `printcolumn(..)`, in the order of the columns.
+    pub printcolumns: Vec<Location>,
+    /// Each `selectable = ".."`, in the order of the fields.
+    pub selectable: Vec<Location>,
+    pub scale: Option<Location>,
+    pub deprecated: Option<Location>,
 }
 
 fn bad_attr(krate: &Crate, d: DefId, span: Span, what: String) -> CrdgenError {
@@ -175,6 +189,7 @@ pub(crate) fn build_kind(
     let mut served = true;
     let mut deprecated: Option<Option<String>> = None;
     let mut schema_mode = "derived".to_string();
+    let mut written = VersionAttrs::default();
     for it in &items {
         match it.name.as_str() {
             "group" => group = Some(str_of(krate, d, it)?),
@@ -189,7 +204,10 @@ pub(crate) fn build_kind(
             "status" => status = Some((str_of(krate, d, it)?, it.span)),
             "category" => categories.push(str_of(krate, d, it)?),
             "shortname" => shortnames.push(str_of(krate, d, it)?),
-            "selectable" => selectable.push(str_of(krate, d, it)?),
+            "selectable" => {
+                selectable.push(str_of(krate, d, it)?);
+                written.selectable.push(krate.def_loc(d, it.span));
+            }
             "annotation" => annotations.push(kv(krate, d, it)?),
             "label" => labels.push(kv(krate, d, it)?),
             "storage" => {
@@ -200,7 +218,8 @@ pub(crate) fn build_kind(
                 deprecated = Some(match &it.kind {
                     MetaKind::Flag => None,
                     _ => Some(str_of(krate, d, it)?),
-                })
+                });
+                written.deprecated = Some(krate.def_loc(d, it.span));
             }
             "schema" => schema_mode = str_of(krate, d, it)?,
             "validation" => {
@@ -214,8 +233,14 @@ pub(crate) fn build_kind(
                 };
                 rules.push(schema::eval_rule(krate, m, e)?);
             }
-            "printcolumn" => printcolumns.push(printcolumn(krate, d, it)?),
-            "scale" => scale = Some(scale_of(krate, d, it)?),
+            "printcolumn" => {
+                printcolumns.push(printcolumn(krate, d, it)?);
+                written.printcolumns.push(krate.def_loc(d, it.span));
+            }
+            "scale" => {
+                scale = Some(scale_of(krate, d, it)?);
+                written.scale = Some(krate.def_loc(d, it.span));
+            }
             _ => {}
         }
     }
@@ -388,6 +413,7 @@ pub(crate) fn build_kind(
         storage,
         crd,
         rendered: None,
+        written,
     })
 }
 

@@ -256,7 +256,7 @@ pub(crate) fn merge_kinds(
         for k in &mut versions {
             for v in &mut k.crd.spec.versions {
                 if checks == Checks::ApiServer {
-                    validate::check_version(v, &k.loc)?;
+                    validate::check_version(v, &k.loc, &k.written)?;
                 }
                 if let Some(s) = v
                     .schema

@@ -187,6 +187,8 @@ pub(crate) struct FieldInfo {
     pub skip_de: bool,
     pub skip_ser_if: Option<String>,
     pub default: SerdeDefault,
+    /// Where its `#[serde(default ..)]` is.
+    pub default_at: Option<Span>,
     pub flatten: bool,
     pub with: Option<With>,
     pub common: Common,
@@ -251,6 +253,8 @@ pub(crate) struct TypeInfo {
     pub deny_unknown_fields: bool,
     pub transparent: bool,
     pub default: SerdeDefault,
+    /// Where its container `#[serde(default ..)]` is.
+    pub default_at: Option<Span>,
     pub from: Option<Ty>,
     pub with: Option<With>,
     pub common: Common,
@@ -887,6 +891,7 @@ fn field_info(
         skip_de,
         skip_ser_if,
         default,
+        default_at: serde_flag(&merged.serde, "default"),
         flatten: serde_flag(&merged.serde, "flatten").is_some(),
         with,
         common: common_attrs(krate, m, &f.attrs, merged.schemars)?,
@@ -994,6 +999,7 @@ impl TypeInfo {
             deny_unknown_fields: serde_flag(s, "deny_unknown_fields").is_some(),
             transparent,
             default: serde_default(s),
+            default_at: serde_flag(s, "default"),
             from,
             with,
             common: common_attrs(krate, m, attrs_, merged.schemars)?,
@@ -1540,6 +1546,9 @@ fn expr_for_struct(
                 None => true,
             };
             if keep {
+                // A refused default points at the `#[serde(default ..)]` that gave it.
+                let at = f.default_at.or(info.default_at).unwrap_or(f.span);
+                super::validate::record_default(&f.de_name, &value, krate.mod_loc(info.module, at));
                 s.insert("default".into(), value);
             }
         }

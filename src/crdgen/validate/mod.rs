@@ -4,8 +4,10 @@
 //! the schema it sits on ([`expr`], [`decl`], [`types`], [`checker`]) and its cost estimated
 //! ([`coster`]) within the API server's budgets ([`cost`]). A refusal names the attribute that
 //! wrote the refused construct (the `#[x_kube(validation = ...)]` / `#[kube(validation = ...)]`
-//! of a rule, the `#[schemars(extend(..))]` / `regex(..)` of an extension or a pattern, else the
-//! kind), the reason the API server gives, and the fix.
+//! of a rule, the `#[schemars(extend(..))]` / `regex(..)` of an extension or a pattern, the
+//! `#[serde(default ..)]` of a default, the `#[kube(printcolumn / selectable / scale /
+//! deprecated ..)]` item of a version's other fields; else the kind), the reason the API server
+//! gives, and the fix.
 
 mod checker;
 mod cost;
@@ -33,8 +35,16 @@ thread_local! {
     /// Where each CEL rule the static reader evaluated was written.
     static RULE_SOURCES: RefCell<Vec<(String, Location)>> = const { RefCell::new(Vec::new()) };
     /// Where each schema keyword set by an attribute (`extend("x-kubernetes-list-type" = ..)`,
-    /// `regex(pattern = ..)`) was written, with its value.
-    static ATTR_SOURCES: RefCell<Vec<(String, Value, Location)>> = const { RefCell::new(Vec::new()) };
+    /// `regex(pattern = ..)`, `#[serde(default ..)]`) was written, with its value, and for a
+    /// field's keyword the field's name in the schema.
+    static ATTR_SOURCES: RefCell<Vec<AttrSource>> = const { RefCell::new(Vec::new()) };
+}
+
+struct AttrSource {
+    key: String,
+    value: Value,
+    loc: Location,
+    field: Option<String>,
 }
 
 /// Remember that `rule` was written at `loc` (called for every rule the reader evaluates).
@@ -44,7 +54,24 @@ pub(crate) fn record_rule(rule: &str, loc: Location) {
 
 /// Remember that the schema keyword `key` was set to `value` by the attribute at `loc`.
 pub(crate) fn record_attr(key: &str, value: &Value, loc: Location) {
-    ATTR_SOURCES.with(|r| r.borrow_mut().push((key.to_string(), value.clone(), loc)));
+    record(key, value, loc, None);
+}
+
+/// Remember that the field named `field` in the schema got the default `value` from the
+/// `#[serde(default ..)]` at `loc`.
+pub(crate) fn record_default(field: &str, value: &Value, loc: Location) {
+    record("default", value, loc, Some(field));
+}
+
+fn record(key: &str, value: &Value, loc: Location, field: Option<&str>) {
+    ATTR_SOURCES.with(|r| {
+        r.borrow_mut().push(AttrSource {
+            key: key.to_string(),
+            value: value.clone(),
+            loc,
+            field: field.map(str::to_string),
+        })
+    });
 }
 
 /// Forget the rules and attributes of a previous run.
@@ -62,12 +89,18 @@ fn rule_source(rule: &str) -> Option<Location> {
     })
 }
 
-fn attr_source(key: &str, value: &Value) -> Option<Location> {
+/// Where the attribute that set `key` to `value` at `path` is: of the attributes that set it,
+/// the one of the field `path` ends in, else the first.
+fn attr_source(key: &str, value: &Value, path: &str) -> Option<Location> {
+    let field = path.rsplit('.').next().filter(|f| !f.is_empty());
     ATTR_SOURCES.with(|r| {
-        r.borrow()
-            .iter()
-            .find(|(k, v, _)| k == key && v == value)
-            .map(|(_, _, l)| l.clone())
+        let r = r.borrow();
+        let mut setting = r.iter().filter(|a| a.key == key && a.value == *value);
+        let first = setting.clone().next();
+        setting
+            .find(|a| a.field.is_some() && a.field.as_deref() == field)
+            .or(first)
+            .map(|a| a.loc.clone())
     })
 }
 
@@ -183,7 +216,11 @@ pub(crate) fn check(
                 .rule
                 .as_deref()
                 .and_then(rule_source)
-                .or_else(|| r.written.as_ref().and_then(|(k, v)| attr_source(k, v)))
+                .or_else(|| {
+                    r.written
+                        .as_ref()
+                        .and_then(|(k, v)| attr_source(k, v, &r.path))
+                })
                 .unwrap_or_else(|| kind_loc.clone());
             let at = if r.path.is_empty() { "." } else { &r.path };
             Err(CrdgenError::Refused {
@@ -196,18 +233,29 @@ pub(crate) fn check(
 }
 
 /// Check what one version sets beside its schema (printer columns, selectable fields, scale,
-/// deprecation warning), refused at the kind.
+/// deprecation warning), refused at the `#[kube(...)]` item that wrote the refused part (at the
+/// kind when none did).
 pub(crate) fn check_version(
     v: &CustomResourceDefinitionVersion,
     kind_loc: &Location,
+    written: &super::crd::VersionAttrs,
 ) -> Result<(), CrdgenError> {
+    use version::Written;
     match version::check(v) {
         None => Ok(()),
-        Some((what, fix)) => Err(CrdgenError::Refused {
-            loc: kind_loc.clone(),
-            what: format!("version {}: {what}", v.name),
-            fix: fix.into(),
-        }),
+        Some((what, fix, by)) => {
+            let loc = match by {
+                Written::PrintColumn(n) => written.printcolumns.get(n),
+                Written::Selectable(n) => written.selectable.get(n),
+                Written::Scale => written.scale.as_ref(),
+                Written::Deprecated => written.deprecated.as_ref(),
+            };
+            Err(CrdgenError::Refused {
+                loc: loc.unwrap_or(kind_loc).clone(),
+                what: format!("version {}: {what}", v.name),
+                fix: fix.into(),
+            })
+        }
     }
 }
 

@@ -203,9 +203,13 @@ pub(super) fn check(s: &JSONSchemaProps, place: &Place, out: &mut Vec<Refusal>) 
             super::defaults::check(&d.0, s, "default").err()
         };
         if let Some(why) = why {
-            refuse(
-                why,
-                "make the `#[serde(default)]` / `Default` value a valid value of the field's schema (its type, enum, bounds, pattern and required fields)",
+            out.push(
+                Refusal::at(
+                    place,
+                    why,
+                    "make the `#[serde(default)]` / `Default` value a valid value of the field's schema (its type, enum, bounds, pattern and required fields)",
+                )
+                .by("default", &d.0),
             );
         }
     }

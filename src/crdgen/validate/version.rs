@@ -23,9 +23,22 @@ const COLUMN_FORMATS: &[&str] = &[
 /// `MaxSelectableFields`.
 const MAX_SELECTABLE: usize = 8;
 
-/// What the API server would refuse in `v` outside its schema: (what, fix).
-pub(super) fn check(v: &CustomResourceDefinitionVersion) -> Option<(String, &'static str)> {
-    for c in v.additional_printer_columns.iter().flatten() {
+/// Which attribute item wrote a refused part of a version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Written {
+    /// The `n`th `printcolumn(..)`.
+    PrintColumn(usize),
+    /// The `n`th `selectable = ".."`.
+    Selectable(usize),
+    Scale,
+    Deprecated,
+}
+
+/// What the API server would refuse in `v` outside its schema: (what, fix, what wrote it).
+pub(super) fn check(
+    v: &CustomResourceDefinitionVersion,
+) -> Option<(String, &'static str, Written)> {
+    for (n, c) in v.additional_printer_columns.iter().flatten().enumerate() {
         let why = if c.name.is_empty() {
             Some("name: Required value".to_string())
         } else if !COLUMN_TYPES.contains(&c.type_.as_str()) {
@@ -48,6 +61,7 @@ pub(super) fn check(v: &CustomResourceDefinitionVersion) -> Option<(String, &'st
             return Some((
                 format!("printer column `{}`: {why}", c.name),
                 "fix the `#[kube(printcolumn(..))]` of the kind",
+                Written::PrintColumn(n),
             ));
         }
     }
@@ -57,7 +71,7 @@ pub(super) fn check(v: &CustomResourceDefinitionVersion) -> Option<(String, &'st
         .and_then(|s| s.open_api_v3_schema.as_ref());
     let fields = v.selectable_fields.as_deref().unwrap_or_default();
     let mut seen: Vec<&str> = Vec::new();
-    for f in fields {
+    for (n, f) in fields.iter().enumerate() {
         let p = f.json_path.as_str();
         let why = match schema.map(|s| selectable(p, s)) {
             _ if p.is_empty() => Some("jsonPath: Required value".to_string()),
@@ -69,6 +83,7 @@ pub(super) fn check(v: &CustomResourceDefinitionVersion) -> Option<(String, &'st
             return Some((
                 format!("selectable field `{p}`: {why}"),
                 "name a string, boolean or integer field under .spec or .status, once, in `#[kube(selectable = \"..\")]`",
+                Written::Selectable(n),
             ));
         }
         seen.push(p);
@@ -80,6 +95,7 @@ pub(super) fn check(v: &CustomResourceDefinitionVersion) -> Option<(String, &'st
                 seen.len()
             ),
             "keep at most 8 `#[kube(selectable = ..)]`",
+            Written::Selectable(MAX_SELECTABLE),
         ));
     }
     if let Some(scale) = v.subresources.as_ref().and_then(|s| s.scale.as_ref()) {
@@ -121,6 +137,7 @@ pub(super) fn check(v: &CustomResourceDefinitionVersion) -> Option<(String, &'st
                 return Some((
                     format!("scale.{name} `{p}`: {why}"),
                     "fix the `#[kube(scale(..))]` of the kind: `.spec.<field>` and `.status.<field>` paths",
+                    Written::Scale,
                 ));
             }
         }
@@ -141,6 +158,7 @@ pub(super) fn check(v: &CustomResourceDefinitionVersion) -> Option<(String, &'st
             return Some((
                 format!("deprecationWarning: {why}"),
                 "write the warning on one line, in at most 256 characters",
+                Written::Deprecated,
             ));
         }
     }
