@@ -255,7 +255,7 @@ fn linear_rewrite_equals_kube_core() {
 
 /// kopium writes `serde_json::Value` for objects that preserve unknown fields, so kube-derive's
 /// CRD of these kinds has untyped fields: kube-apiserver refuses them, and so does
-/// `generate crds` (each at its kind); the other 16 pass every check.
+/// `generate crds` (each at the untyped field); the other 16 pass every check.
 #[test]
 fn apiserver_checks_on_the_corpus() {
     let mut refused = Vec::new();

@@ -35,6 +35,10 @@ pub(crate) struct KindDef {
     pub rendered: Option<super::render::Rendered>,
     /// Where its `#[kube(...)]` wrote what the version sets beside its schema.
     pub written: VersionAttrs,
+    /// Its `#[kube(status = "..")]` type, as written.
+    pub status: Option<String>,
+    /// Which crate root it was read from (an index into the crates [`super::read`] loaded).
+    pub krate: usize,
 }
 
 /// Where the items of a kind's `#[kube(...)]` that set its version's printer columns, selectable
@@ -414,6 +418,8 @@ pub(crate) fn build_kind(
         crd,
         rendered: None,
         written,
+        status: status.map(|(path, _)| path),
+        krate: 0,
     })
 }
 

@@ -25,9 +25,8 @@ pub fn generate_exact(
         super::Checks::None
     };
     let tree = DiskTree::new(root);
-    let found = super::static_kinds(&tree, false, None).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut kinds = found.kinds;
-    if kinds.is_empty() {
+    let mut found = super::static_kinds(&tree, false, None).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if found.kinds.is_empty() {
         return finish(&tree, Vec::new(), found.warnings, project, checks);
     }
     // The Rust path of each generated root struct, as seen from a dependent crate.
@@ -35,7 +34,7 @@ pub fn generate_exact(
         .map_err(|e| anyhow::anyhow!("--exact needs a library crate (src/lib.rs): {e}"))?;
     let lib = lib_name(root, project)?;
     let mut paths = Vec::new();
-    for k in &kinds {
+    for k in &found.kinds {
         paths.push(root_path(&krate, k, &lib)?);
     }
     let harness = root.join("target/operator-rs-crdgen");
@@ -89,19 +88,18 @@ pub fn generate_exact(
     );
     let stdout = String::from_utf8(output.stdout).context("harness output is not UTF-8")?;
     let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
-    if lines.len() != kinds.len() {
+    if lines.len() != found.kinds.len() {
         bail!(
             "the --exact harness printed {} CRDs for {} kinds",
             lines.len(),
-            kinds.len()
+            found.kinds.len()
         );
     }
-    for (k, line) in kinds.iter_mut().zip(lines) {
+    for (k, line) in found.kinds.iter_mut().zip(lines) {
         k.crd = serde_json::from_str(line).context("parsing a CRD printed by the harness")?;
     }
-    let mut warnings = found.warnings;
-    let crds = super::merge_kinds(kinds, project, checks, &mut warnings)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (crds, warnings) =
+        super::merge_kinds(found, project, checks).map_err(|e| anyhow::anyhow!("{e}"))?;
     finish(&tree, crds, warnings, project, checks)
 }
 

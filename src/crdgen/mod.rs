@@ -27,6 +27,7 @@ mod exact;
 #[doc(hidden)]
 pub mod k8s_table;
 mod loader;
+mod locate;
 mod options;
 mod output;
 mod place_attrs;
@@ -70,8 +71,8 @@ pub struct KindCrd {
 
 /// Read the crate under `tree` and return every CRD, without writing anything.
 pub fn crds(tree: &dyn SourceTree, project: &Project) -> Result<Vec<KindCrd>, CrdgenError> {
-    let kinds = static_kinds(tree, true, None)?.kinds;
-    merge_kinds(kinds, project, Checks::ApiServer, &mut Vec::new())
+    let found = static_kinds(tree, true, None)?;
+    merge_kinds(found, project, Checks::ApiServer).map(|(crds, _)| crds)
 }
 
 /// [`generate`] without kube-apiserver's checks: the files kube-derive's `crd()` would give
@@ -89,8 +90,8 @@ pub fn crds_unchecked(
     tree: &dyn SourceTree,
     project: &Project,
 ) -> Result<Vec<KindCrd>, CrdgenError> {
-    let kinds = static_kinds(tree, true, None)?.kinds;
-    merge_kinds(kinds, project, Checks::None, &mut Vec::new())
+    let found = static_kinds(tree, true, None)?;
+    merge_kinds(found, project, Checks::None).map(|(crds, _)| crds)
 }
 
 /// Whether CRDs are checked as kube-apiserver checks them before they are written.
@@ -136,8 +137,7 @@ pub fn assemble(
     } else {
         Checks::None
     };
-    let mut warnings = found.warnings;
-    let crds = merge_kinds(found.kinds, project, checks, &mut warnings)?;
+    let (crds, warnings) = merge_kinds(found, project, checks)?;
     let mut out = output::files(tree, crds, &project.crd, checks)?;
     out.warnings.extend(warnings);
     mark_stale(tree, &mut out)?;
@@ -176,6 +176,8 @@ pub(crate) fn mark_stale(
 pub struct Found {
     pub(crate) kinds: Vec<crd::KindDef>,
     pub(crate) warnings: Vec<String>,
+    /// The crates read, by [`crd::KindDef::krate`]: a refusal looks up where its field is.
+    pub(crate) crates: Vec<Rc<loader::Crate>>,
 }
 
 /// The kinds of every crate root, with (`with_schema`) or without their schemas. Each CRD built is
@@ -205,6 +207,7 @@ pub(crate) fn static_kinds(
     validate::clear_rules();
     let mut kinds = Vec::new();
     let mut warnings = Vec::new();
+    let mut crates = Vec::new();
     for root in roots {
         let krate = Rc::new(loader::load(tree, &root)?);
         source_checks::check_attribute_keys(&krate)?;
@@ -212,6 +215,7 @@ pub(crate) fn static_kinds(
         schema::clear_type_infos();
         for d in crd::custom_resources(&krate) {
             let mut kind = crd::build_kind(&krate, d, with_schema)?;
+            kind.krate = crates.len();
             if let Some(prerender) = prerender.as_deref_mut() {
                 prerender.hand(std::mem::take(&mut kind.crd));
             }
@@ -225,6 +229,7 @@ pub(crate) fn static_kinds(
                 warnings.push(w);
             }
         }
+        crates.push(krate);
     }
     if let Some(prerender) = prerender {
         for (kind, (crd, rendered)) in kinds.iter_mut().zip(prerender.take()) {
@@ -233,16 +238,25 @@ pub(crate) fn static_kinds(
         }
     }
     source_checks::check_clashes(&kinds)?;
-    Ok(Found { kinds, warnings })
+    Ok(Found {
+        kinds,
+        warnings,
+        crates,
+    })
 }
 
-/// Group versions of a kind, pick the storage version, merge with `kube_core::crd::merge_crds`.
+/// Group versions of a kind, pick the storage version, merge with `kube_core::crd::merge_crds`;
+/// the CRDs and the warnings of the reader and of the merge.
 pub(crate) fn merge_kinds(
-    kinds: Vec<crd::KindDef>,
+    found: Found,
     project: &Project,
     checks: Checks,
-    warnings: &mut Vec<String>,
-) -> Result<Vec<KindCrd>, CrdgenError> {
+) -> Result<(Vec<KindCrd>, Vec<String>), CrdgenError> {
+    let Found {
+        kinds,
+        mut warnings,
+        crates,
+    } = found;
     let mut groups: BTreeMap<(String, String), Vec<crd::KindDef>> = BTreeMap::new();
     for k in kinds {
         groups
@@ -264,7 +278,15 @@ pub(crate) fn merge_kinds(
                     .and_then(|s| s.open_api_v3_schema.as_mut())
                 {
                     if checks == Checks::ApiServer {
-                        validate::check(s, &v.name, &k.loc)?;
+                        let types = locate::KindTypes {
+                            spec: k.def,
+                            status: k.status.as_deref(),
+                        };
+                        let field = |path: &str| {
+                            let krate = crates.get(k.krate)?;
+                            locate::field_at(krate, &types, path)
+                        };
+                        validate::check(s, &v.name, &k.loc, &field)?;
                     }
                     options::apply(s, &project.crd);
                 }
@@ -318,7 +340,7 @@ pub(crate) fn merge_kinds(
             rendered: None,
         });
     }
-    Ok(out)
+    Ok((out, warnings))
 }
 
 /// A version of a kind as the static reader finds it in the source (without its schema).

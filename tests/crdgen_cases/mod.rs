@@ -262,6 +262,43 @@ pub fn cases() -> Vec<Case> {
             "default = \"no_replicas\"",
             &["default: Invalid value: 0: failed rule: self > 0"],
         ),
+        // A refusal of a field's type points at the field: found through the kind's types by
+        // the refused place's path (nested, in a list, flattened, in the status).
+        refused(
+            "untyped_field",
+            "    pub replicas: i32,\n    pub anything: serde_json::Value,\n",
+            "",
+            "anything:",
+            &["version v1, `.spec.anything`: type: must not be empty for specified object fields"],
+        ),
+        refused(
+            "untyped_field_in_list_items",
+            "    pub holders: Vec<Holder>,\n",
+            "#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\n#[serde(rename_all = \"camelCase\")]\npub struct Holder {\n    pub name: String,\n    pub raw_value: Option<serde_json::Value>,\n}\n",
+            "raw_value:",
+            &["`.spec.holders[*].rawValue`: type: must not be empty"],
+        ),
+        refused(
+            "untyped_field_flattened",
+            "    pub replicas: i32,\n    #[serde(flatten)]\n    pub extra: Extra,\n",
+            "#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\npub struct Extra {\n    pub loose: serde_json::Value,\n}\n",
+            "loose:",
+            &["`.spec.loose`: type: must not be empty"],
+        ),
+        refused(
+            "tuple_in_map_values",
+            "    pub replicas: i32,\n    pub windows: std::collections::BTreeMap<String, Window>,\n",
+            "#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\npub struct Window {\n    pub hours: (u8, u8),\n}\n",
+            "hours:",
+            &["`.spec.windows.*.hours`: items must be a schema object and not an array"],
+        ),
+        refused(
+            "untyped_status_field",
+            "    pub replicas: i32,\n",
+            "#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\npub struct CStatus {\n    pub ready: bool,\n    pub details: Vec<Detail>,\n}\n#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\npub struct Detail {\n    pub payload: serde_json::Value,\n}\n",
+            "payload:",
+            &["`.status.details[*].payload`: type: must not be empty"],
+        ),
         // Two fields get the same default; the second's is refused, and the error points at it.
         refused(
             "default_same_value_twice",
@@ -399,6 +436,7 @@ pub fn cases() -> Vec<Case> {
                 r##"status = "CStatus", scale = r#"{"specReplicasPath":".replicas","statusReplicasPath":".status.replicas"}"#"##,
             ),
             "deprecation_warning_line_break" => Some(r#"deprecated = "v1 is old,\nuse v2""#),
+            "untyped_status_field" => Some(r#"status = "CStatus""#),
             _ => None,
         };
         if let Some(a) = kube_attr {

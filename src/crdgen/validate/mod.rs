@@ -6,8 +6,9 @@
 //! wrote the refused construct (the `#[x_kube(validation = ...)]` / `#[kube(validation = ...)]`
 //! of a rule, the `#[schemars(extend(..))]` / `regex(..)` of an extension or a pattern, the
 //! `#[serde(default ..)]` of a default, the `#[kube(printcolumn / selectable / scale /
-//! deprecated ..)]` item of a version's other fields; else the kind), the reason the API server
-//! gives, and the fix.
+//! deprecated ..)]` item of a version's other fields; else the field its path leads to, whose
+//! type wrote it ([`super::locate`]); else the kind), the reason the API server gives, and the
+//! fix.
 
 mod checker;
 mod cost;
@@ -199,11 +200,14 @@ fn total_refusal(total: &cost::Total) -> Option<Refusal> {
     })
 }
 
-/// Check one version's schema; the first refusal is the error.
+/// Check one version's schema; the first refusal is the error. It points at what wrote the
+/// refused construct: its rule or attribute, else the field `field_at` finds on its path (a
+/// field's type), else the kind.
 pub(crate) fn check(
     schema: &JSONSchemaProps,
     version: &str,
     kind_loc: &Location,
+    field_at: &dyn Fn(&str) -> Option<Location>,
 ) -> Result<(), CrdgenError> {
     let mut found = Vec::new();
     let mut total = cost::Total::default();
@@ -221,6 +225,7 @@ pub(crate) fn check(
                         .as_ref()
                         .and_then(|(k, v)| attr_source(k, v, &r.path))
                 })
+                .or_else(|| field_at(&r.path))
                 .unwrap_or_else(|| kind_loc.clone());
             let at = if r.path.is_empty() { "." } else { &r.path };
             Err(CrdgenError::Refused {

@@ -1,0 +1,158 @@
+//! Where a place of a kind's schema is written in its Rust types: the field a schema path
+//! (`.spec.items[*].name`, as kube-apiserver's messages write it) leads to. A refusal of what
+//! no attribute wrote (a field's type: a bare `serde_json::Value`, a tuple) points there rather
+//! than at the kind.
+
+use std::rc::Rc;
+
+use super::error::Location;
+use super::loader::{Crate, DefId};
+use super::resolve::Ty;
+use super::schema::{self, FieldInfo, TypeInfo, With};
+
+/// One step of a schema path.
+#[derive(Debug, PartialEq, Eq)]
+enum Step<'a> {
+    /// `.name`: a property.
+    Property(&'a str),
+    /// `[*]`: the items of a list.
+    Items,
+    /// `.*`: the values of a map.
+    Values,
+}
+
+/// The steps of `path`. A property named with `.` or `[` in it cannot be told apart from two
+/// steps: the walk then finds no such field and stops short (a location less precise, never a
+/// wrong one unless both fields exist).
+fn steps(path: &str) -> Vec<Step<'_>> {
+    let mut out = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("[*]") {
+            out.push(Step::Items);
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            let name = &r[..end];
+            out.push(if name == "*" {
+                Step::Values
+            } else {
+                Step::Property(name)
+            });
+            rest = &r[end..];
+        } else {
+            break;
+        }
+    }
+    out
+}
+
+/// The kind whose schema is walked: its spec struct, and its `#[kube(status = "..")]` type.
+pub(crate) struct KindTypes<'a> {
+    pub spec: DefId,
+    pub status: Option<&'a str>,
+}
+
+/// Where the deepest field on `path` is written (`None` when the path leads to no field of the
+/// kind's types, or leaves them at once).
+pub(crate) fn field_at(krate: &Crate, kind: &KindTypes<'_>, path: &str) -> Option<Location> {
+    // The type infos cached are those of the last crate read: this may be another.
+    schema::clear_type_infos();
+    let mut steps = steps(path).into_iter();
+    let mut ty = match steps.next()? {
+        Step::Property("spec") => Ty::User(kind.spec),
+        Step::Property("status") => {
+            let module = krate.defs[kind.spec].module;
+            let path: syn::Type = syn::parse_str(kind.status?).ok()?;
+            krate.resolve_type(module, &path, Some(kind.spec)).ok()?
+        }
+        _ => return None,
+    };
+    let mut found = None;
+    for step in steps {
+        ty = unwrapped(ty);
+        ty = match (step, ty) {
+            (Step::Items, Ty::Seq(_, item) | Ty::Array(item, _)) => *item,
+            (Step::Values, Ty::Map(_, _, value)) => *value,
+            (Step::Property(name), Ty::User(d)) => {
+                let Some((loc, next)) = property(krate, d, name, 0) else {
+                    break;
+                };
+                found = Some(loc);
+                next
+            }
+            _ => break,
+        };
+    }
+    found
+}
+
+/// `Option`, `Box`, `Rc`, `Arc`: the schema of what they hold.
+fn unwrapped(mut ty: Ty) -> Ty {
+    while let Ty::Option(inner) | Ty::Boxed(inner) = ty {
+        ty = *inner;
+    }
+    ty
+}
+
+/// How deep `#[serde(flatten)]` fields are followed (a type cannot flatten itself for real).
+const MAX_FLATTEN: usize = 16;
+
+/// The field of the definition `d` named `name` in the schema (a flattened field's fields
+/// included; for an enum, a field of one of its variants), and the type its schema is made of.
+fn property(krate: &Crate, d: DefId, name: &str, depth: usize) -> Option<(Location, Ty)> {
+    if depth > MAX_FLATTEN {
+        return None;
+    }
+    let info: Rc<TypeInfo> = TypeInfo::of(krate, d).ok()?;
+    let fields = info
+        .fields
+        .iter()
+        .chain(info.variants.iter().flat_map(|v| &v.fields));
+    let mut flattened = Vec::new();
+    for f in fields.filter(|f| !f.skip_de) {
+        if f.flatten {
+            flattened.push(f);
+        } else if f.de_name == name {
+            return Some((krate.mod_loc(info.module, f.span), schema_type(f)));
+        }
+    }
+    flattened
+        .into_iter()
+        .find_map(|f| match unwrapped(schema_type(f)) {
+            Ty::User(inner) => property(krate, inner, name, depth + 1),
+            _ => None,
+        })
+}
+
+/// The type a field's schema is made of (`#[schemars(with = ..)]` replaces its own).
+fn schema_type(f: &FieldInfo) -> Ty {
+    match &f.with {
+        Some(With::Type(t)) => t.clone(),
+        None => f.ty.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_split_into_steps() {
+        use Step::*;
+        assert_eq!(
+            steps(".spec.items[*].ports.*.name"),
+            vec![
+                Property("spec"),
+                Property("items"),
+                Items,
+                Property("ports"),
+                Values,
+                Property("name")
+            ]
+        );
+        assert_eq!(steps(".spec[*][*]"), vec![Property("spec"), Items, Items]);
+        assert_eq!(steps(""), vec![]);
+        assert_eq!(steps("spec"), vec![]);
+    }
+}
