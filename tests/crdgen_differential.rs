@@ -183,6 +183,8 @@ mod newtypes;
 mod no_spec;
 #[path = "../fixtures/crdgen/option_enums.rs"]
 mod option_enums;
+#[path = "../fixtures/crdgen/reexported/mod.rs"]
+mod reexported;
 #[path = "../fixtures/crdgen/rename_cases.rs"]
 mod rename_cases;
 #[path = "../fixtures/crdgen/scalars.rs"]
@@ -346,6 +348,19 @@ fn cel_rules() {
 #[test]
 fn modular() {
     check("modular", vec![modular::api::v1::Site::crd()]);
+}
+
+#[test]
+fn reexported() {
+    check(
+        "reexported",
+        vec![
+            reexported::v1::Widget::crd(),
+            reexported::v2::Gadget::crd(),
+            reexported::v3::Thingamajig::crd(),
+            reexported::gizmo_api::Gizmo::crd(),
+        ],
+    );
 }
 
 /// The source decides the storage version: every version saying `storage = false` is refused

@@ -118,3 +118,40 @@ fn exact_applies_crd_options() {
     p.crd.known_formats_only = true;
     agree_with(&["docs", "scalars"], &p, true);
 }
+
+/// A kind no other crate can name (a private module, no re-export) is refused before anything is
+/// built, at the kind, with the fix; kinds named only through re-exports are covered by the
+/// `reexported` fixture above.
+#[test]
+fn exact_refuses_a_kind_other_crates_cannot_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"hidden\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("src/lib.rs"),
+        "mod hidden;\npub use hidden::GhostSpec;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("src/hidden.rs"),
+        "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n\n#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]\n#[kube(group = \"hidden.example.com\", version = \"v1\", kind = \"Ghost\")]\npub struct GhostSpec {\n    pub a: i32,\n}\n",
+    )
+    .unwrap();
+    let e = crdgen::generate_exact(root, &project(), true).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with("src/hidden.rs:7:12: `Ghost`")
+            && msg.contains("cannot be named from outside the crate")
+            && msg.contains("pub use ...::Ghost;"),
+        "{msg}"
+    );
+    assert!(
+        !root.join("target").exists(),
+        "nothing is built for a kind that cannot be named"
+    );
+}

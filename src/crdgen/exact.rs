@@ -149,17 +149,84 @@ fn lib_name(root: &Path, project: &Project) -> Result<String> {
     Ok(package_name(root)?.replace('-', "_"))
 }
 
+/// The path by which the harness (another crate) names the struct kube-derive generates for `k`:
+/// through public modules, or a `pub use` that re-exports it (`create api` keeps each kind in a
+/// private module and re-exports its types).
 fn root_path(krate: &loader::Crate, k: &KindDef, _lib: &str) -> Result<String> {
     let def = &krate
         .defs
         .get(k.def)
         .context("kind not found in the library crate")?;
-    let module = &krate.modules[def.module];
     let root_name = root_struct_name(def.attrs()).unwrap_or_else(|| k.kind.clone());
-    let mut p = vec!["user".to_string()];
-    p.extend(module.path.iter().cloned());
-    p.push(root_name);
-    Ok(p.join("::"))
+    match public_path(krate, def.module, &root_name) {
+        Some(path) => Ok(std::iter::once("user".to_string())
+            .chain(path)
+            .collect::<Vec<_>>()
+            .join("::")),
+        None => bail!(
+            "{}: `{root_name}` (the struct #[derive(CustomResource)] generates) cannot be named from \
+             outside the crate, as `--exact` must (it builds a crate that calls `{root_name}::crd()`): \
+             make its module public (`pub mod`) or re-export it (`pub use ...::{root_name};`)",
+            k.loc
+        ),
+    }
+}
+
+/// The shortest path from the crate root by which another crate names `name`, declared in the
+/// module `target`: through `pub mod`s, and the `pub use`s of public modules that re-export it
+/// (by its name, renamed, or with a glob of its module) or re-export a module on the way.
+fn public_path(krate: &loader::Crate, target: usize, name: &str) -> Option<Vec<String>> {
+    let mut queue = std::collections::VecDeque::from([(0usize, Vec::<String>::new())]);
+    let mut seen = std::collections::HashSet::new();
+    while let Some((m, path)) = queue.pop_front() {
+        if !seen.insert(m) {
+            continue;
+        }
+        let named = |last: &str| path.iter().cloned().chain([last.to_string()]).collect();
+        if m == target {
+            return Some(named(name));
+        }
+        let module = &krate.modules[m];
+        for u in module.uses.iter().filter(|u| u.public && !u.leading_colon) {
+            if u.glob {
+                if module_at(krate, m, &u.path) == Some(target) {
+                    return Some(named(name));
+                }
+                continue;
+            }
+            let Some((last, prefix)) = u.path.split_last() else {
+                continue;
+            };
+            let from = module_at(krate, m, prefix);
+            if from == Some(target) && last == name {
+                return Some(named(&u.name));
+            }
+            // A re-exported module: what is public in it is public under the new name too.
+            if let Some(re) = module_at(krate, m, &u.path) {
+                queue.push_back((re, named(&u.name)));
+            }
+        }
+        for (child_name, &child) in &module.children {
+            if krate.modules[child].public {
+                queue.push_back((child, named(child_name)));
+            }
+        }
+    }
+    None
+}
+
+/// The module `path` names from module `m` (`crate::`, `self::`, `super::`, child modules).
+fn module_at(krate: &loader::Crate, m: usize, path: &[String]) -> Option<usize> {
+    let mut at = m;
+    for (i, seg) in path.iter().enumerate() {
+        at = match seg.as_str() {
+            "crate" if i == 0 => 0,
+            "self" if i == 0 => at,
+            "super" => krate.modules[at].parent?,
+            child => *krate.modules[at].children.get(child)?,
+        };
+    }
+    Some(at)
 }
 
 fn root_struct_name(attrs: &[syn::Attribute]) -> Option<String> {

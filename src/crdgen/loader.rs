@@ -21,10 +21,10 @@ pub(crate) type DefId = usize;
 /// One module of the crate.
 #[derive(Debug)]
 pub(crate) struct Module {
-    /// `crate::api::v1` as segments after `crate`.
-    pub path: Vec<String>,
     pub file: usize,
     pub parent: Option<ModId>,
+    /// Declared `pub mod` (other crates can name what is in it, if its parents are public too).
+    pub public: bool,
     pub children: BTreeMap<String, ModId>,
     pub defs: BTreeMap<String, DefId>,
     pub fns: BTreeMap<String, syn::ItemFn>,
@@ -41,6 +41,8 @@ pub(crate) struct UseEntry {
     pub path: Vec<String>,
     pub leading_colon: bool,
     pub glob: bool,
+    /// A `pub use`: a re-export other crates can name.
+    pub public: bool,
 }
 
 /// A struct, enum or type alias of the crate.
@@ -142,6 +144,7 @@ pub(crate) fn load(tree: &dyn SourceTree, root_rel: &Path) -> Result<Crate, Crdg
     // A crate root's `mod x;` files live beside it.
     let dir = root_rel.parent().unwrap_or(Path::new("")).to_path_buf();
     add_module(&mut krate, tree, Vec::new(), None, file, items, &dir, &dir)?;
+    krate.modules[0].public = true;
     krate.attrs = krate
         .defs
         .iter()
@@ -239,9 +242,9 @@ fn add_module(
     }
     let id = krate.modules.len();
     krate.modules.push(Module {
-        path: path.clone(),
         file,
         parent,
+        public: false,
         children: BTreeMap::new(),
         defs: BTreeMap::new(),
         fns: BTreeMap::new(),
@@ -314,6 +317,7 @@ fn add_module(
                         &child_path_dir,
                     )?
                 };
+                krate.modules[child].public = matches!(m.vis, syn::Visibility::Public(_));
                 krate.modules[id].children.insert(name_unraw, child);
             }
             syn::Item::Struct(s) => {
@@ -346,7 +350,9 @@ fn add_module(
                     continue;
                 }
                 let mut out = Vec::new();
+                let public = matches!(u.vis, syn::Visibility::Public(_));
                 flatten_use(&u.tree, Vec::new(), u.leading_colon.is_some(), &mut out);
+                out.iter_mut().for_each(|e| e.public = public);
                 krate.modules[id].uses.extend(out);
             }
             syn::Item::Impl(i) if !is_cfg_test(&i.attrs) => krate.impls.push((id, i)),
@@ -425,6 +431,7 @@ fn flatten_use(
                         path: prefix,
                         leading_colon,
                         glob: false,
+                        public: false,
                     });
                 }
             } else {
@@ -435,6 +442,7 @@ fn flatten_use(
                     path,
                     leading_colon,
                     glob: false,
+                    public: false,
                 });
             }
         }
@@ -451,6 +459,7 @@ fn flatten_use(
                     path,
                     leading_colon,
                     glob: false,
+                    public: false,
                 });
             }
         }
@@ -460,6 +469,7 @@ fn flatten_use(
                 path: prefix,
                 leading_colon,
                 glob: true,
+                public: false,
             });
         }
         syn::UseTree::Group(g) => {
