@@ -119,39 +119,61 @@ fn exact_applies_crd_options() {
     agree_with(&["docs", "scalars"], &p, true);
 }
 
+/// A crate named `name` of `files` (path, text), for `--exact`'s refusals (nothing is built).
+fn crate_of(name: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    let manifest =
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n");
+    std::fs::write(root.join("Cargo.toml"), manifest).unwrap();
+    for (path, text) in files {
+        std::fs::write(root.join(path), text).unwrap();
+    }
+    dir
+}
+
+/// A kind `Ghost` (`GhostSpec` at line 7), with its imports.
+const GHOST: &str = "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n\n#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]\n#[kube(group = \"ghost.example.com\", version = \"v1\", kind = \"Ghost\")]\npub struct GhostSpec {\n    pub a: i32,\n}\n";
+
+/// `--exact`'s error on the crate `dir`; nothing may have been built.
+fn exact_refusal(dir: &tempfile::TempDir) -> String {
+    let e = crdgen::generate_exact(dir.path(), &project(), true).unwrap_err();
+    assert!(
+        !dir.path().join("target").exists(),
+        "nothing is built for a kind the harness cannot name"
+    );
+    e.to_string()
+}
+
 /// A kind no other crate can name (a private module, no re-export) is refused before anything is
 /// built, at the kind, with the fix; kinds named only through re-exports are covered by the
 /// `reexported` fixture above.
 #[test]
 fn exact_refuses_a_kind_other_crates_cannot_name() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    std::fs::create_dir_all(root.join("src")).unwrap();
-    std::fs::write(
-        root.join("Cargo.toml"),
-        "[package]\nname = \"hidden\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        root.join("src/lib.rs"),
-        "mod hidden;\npub use hidden::GhostSpec;\n",
-    )
-    .unwrap();
-    std::fs::write(
-        root.join("src/hidden.rs"),
-        "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n\n#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]\n#[kube(group = \"hidden.example.com\", version = \"v1\", kind = \"Ghost\")]\npub struct GhostSpec {\n    pub a: i32,\n}\n",
-    )
-    .unwrap();
-    let e = crdgen::generate_exact(root, &project(), true).unwrap_err();
-    let msg = e.to_string();
+    let lib = "mod hidden;\npub use hidden::GhostSpec;\n";
+    let dir = crate_of("hidden", &[("src/lib.rs", lib), ("src/hidden.rs", GHOST)]);
+    let msg = exact_refusal(&dir);
     assert!(
         msg.starts_with("src/hidden.rs:7:12: `Ghost`")
             && msg.contains("cannot be named from outside the crate")
             && msg.contains("pub use ...::Ghost;"),
         "{msg}"
     );
+}
+
+/// A kind of the binary crate (`src/main.rs`) cannot be named by the harness, which depends on the
+/// library: refused at the kind before anything is built.
+#[test]
+fn exact_refuses_a_kind_of_the_binary_crate() {
+    let main = format!("{GHOST}\nfn main() {{}}\n");
+    let files = [
+        ("src/lib.rs", "pub mod util {}\n"),
+        ("src/main.rs", main.as_str()),
+    ];
+    let msg = exact_refusal(&crate_of("binkind", &files));
     assert!(
-        !root.join("target").exists(),
-        "nothing is built for a kind that cannot be named"
+        msg.starts_with("src/main.rs:7:12: `Ghost` is in the binary crate"),
+        "{msg}"
     );
 }

@@ -2,7 +2,7 @@
 //! `target/operator-rs-crdgen/` that depends on the user's crate and prints `crd()` for each kind
 //! the static reader found (as JSON), runs it, and merges versions exactly like the static path.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
@@ -29,13 +29,12 @@ pub fn generate_exact(
     if found.kinds.is_empty() {
         return finish(&tree, Vec::new(), found.warnings, project, checks);
     }
-    // The Rust path of each generated root struct, as seen from a dependent crate.
-    let krate = loader::load(&tree, Path::new("src/lib.rs"))
-        .map_err(|e| anyhow::anyhow!("--exact needs a library crate (src/lib.rs): {e}"))?;
+    // The Rust path of each generated root struct, as seen from a dependent crate, in the crate
+    // the reader found it in.
     let lib = lib_name(root, project)?;
     let mut paths = Vec::new();
     for k in &found.kinds {
-        paths.push(root_path(&krate, k, &lib)?);
+        paths.push(root_path(&found.crates[k.krate], k, &lib)?);
     }
     let harness = root.join("target/operator-rs-crdgen");
     std::fs::create_dir_all(harness.join("src"))
@@ -153,10 +152,17 @@ fn lib_name(root: &Path, project: &Project) -> Result<String> {
 /// through public modules, or a `pub use` that re-exports it (`create api` keeps each kind in a
 /// private module and re-exports its types).
 fn root_path(krate: &loader::Crate, k: &KindDef, _lib: &str) -> Result<String> {
-    let def = &krate
-        .defs
-        .get(k.def)
-        .context("kind not found in the library crate")?;
+    let library = Path::new(super::CRATE_ROOTS[0]);
+    if krate.files.first().map(PathBuf::as_path) != Some(library) {
+        bail!(
+            "{}: `{}` is in the binary crate, and `--exact` builds a crate that depends on the \
+             library ({}): move the kind into the library's modules",
+            k.loc,
+            k.kind,
+            library.display()
+        );
+    }
+    let def = &krate.defs[k.def];
     let root_name = root_struct_name(def.attrs()).unwrap_or_else(|| k.kind.clone());
     match public_path(krate, def.module, &root_name) {
         Some(path) => Ok(std::iter::once("user".to_string())

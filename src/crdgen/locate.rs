@@ -1,7 +1,8 @@
 //! Where a place of a kind's schema is written in its Rust types: the field a schema path
-//! (`.spec.items[*].name`, as kube-apiserver's messages write it) leads to. A refusal of what
-//! no attribute wrote (a field's type: a bare `serde_json::Value`, a tuple) points there rather
-//! than at the kind.
+//! (`.spec.items[*].name`, as kube-apiserver's messages write it) leads to, and the
+//! `#[serde(default ..)]` that gives it its default. A refused default points at the latter; a
+//! refusal of what no attribute wrote (a field's type: a bare `serde_json::Value`, a tuple) at
+//! the field, rather than at the kind.
 
 use std::rc::Rc;
 
@@ -47,15 +48,29 @@ fn steps(path: &str) -> Vec<Step<'_>> {
     out
 }
 
+/// What a refusal at a place points at: the field there, or the `#[serde(default ..)]` that gave
+/// its default (the field's own, else its struct's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Part {
+    Field,
+    Default,
+}
+
 /// The kind whose schema is walked: its spec struct, and its `#[kube(status = "..")]` type.
 pub(crate) struct KindTypes<'a> {
     pub spec: DefId,
     pub status: Option<&'a str>,
 }
 
-/// Where the deepest field on `path` is written (`None` when the path leads to no field of the
-/// kind's types, or leaves them at once).
-pub(crate) fn field_at(krate: &Crate, kind: &KindTypes<'_>, path: &str) -> Option<Location> {
+/// Where the `part` of the field at `path` is written; where the deepest field on `path` is when
+/// the walk stops short of it (`None` when the path leads to no field of the kind's types, or
+/// leaves them at once).
+pub(crate) fn field_at(
+    krate: &Crate,
+    kind: &KindTypes<'_>,
+    path: &str,
+    part: Part,
+) -> Option<Location> {
     // The type infos cached are those of the last crate read: this may be another.
     schema::clear_type_infos();
     let mut steps = steps(path).into_iter();
@@ -68,23 +83,38 @@ pub(crate) fn field_at(krate: &Crate, kind: &KindTypes<'_>, path: &str) -> Optio
         }
         _ => return None,
     };
-    let mut found = None;
+    let mut found: Option<Hit> = None;
+    let mut at_end = true;
     for step in steps {
         ty = unwrapped(ty);
+        at_end = false;
         ty = match (step, ty) {
             (Step::Items, Ty::Seq(_, item) | Ty::Array(item, _)) => *item,
             (Step::Values, Ty::Map(_, _, value)) => *value,
             (Step::Property(name), Ty::User(d)) => {
-                let Some((loc, next)) = property(krate, d, name, 0) else {
+                let Some(hit) = property(krate, d, name, 0) else {
                     break;
                 };
-                found = Some(loc);
+                at_end = true;
+                let next = hit.ty.clone();
+                found = Some(hit);
                 next
             }
             _ => break,
         };
     }
-    found
+    let hit = found?;
+    Some(match part {
+        Part::Default if at_end => hit.default,
+        _ => hit.field,
+    })
+}
+
+/// A field found on a path: where it is, where its default comes from, its schema's type.
+struct Hit {
+    field: Location,
+    default: Location,
+    ty: Ty,
 }
 
 /// `Option`, `Box`, `Rc`, `Arc`: the schema of what they hold.
@@ -99,8 +129,8 @@ fn unwrapped(mut ty: Ty) -> Ty {
 const MAX_FLATTEN: usize = 16;
 
 /// The field of the definition `d` named `name` in the schema (a flattened field's fields
-/// included; for an enum, a field of one of its variants), and the type its schema is made of.
-fn property(krate: &Crate, d: DefId, name: &str, depth: usize) -> Option<(Location, Ty)> {
+/// included; for an enum, a field of one of its variants).
+fn property(krate: &Crate, d: DefId, name: &str, depth: usize) -> Option<Hit> {
     if depth > MAX_FLATTEN {
         return None;
     }
@@ -114,7 +144,12 @@ fn property(krate: &Crate, d: DefId, name: &str, depth: usize) -> Option<(Locati
         if f.flatten {
             flattened.push(f);
         } else if f.de_name == name {
-            return Some((krate.mod_loc(info.module, f.span), schema_type(f)));
+            let default = f.default_at.or(info.default_at).unwrap_or(f.span);
+            return Some(Hit {
+                field: krate.mod_loc(info.module, f.span),
+                default: krate.mod_loc(info.module, default),
+                ty: schema_type(f),
+            });
         }
     }
     flattened

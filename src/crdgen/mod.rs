@@ -282,9 +282,9 @@ pub(crate) fn merge_kinds(
                             spec: k.def,
                             status: k.status.as_deref(),
                         };
-                        let field = |path: &str| {
+                        let field = |path: &str, part| {
                             let krate = crates.get(k.krate)?;
-                            locate::field_at(krate, &types, path)
+                            locate::field_at(krate, &types, path, part)
                         };
                         validate::check(s, &v.name, &k.loc, &field)?;
                     }

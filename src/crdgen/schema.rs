@@ -187,7 +187,7 @@ pub(crate) struct FieldInfo {
     pub skip_de: bool,
     pub skip_ser_if: Option<String>,
     pub default: SerdeDefault,
-    /// Where its `#[serde(default ..)]` is.
+    /// Where its `#[serde(default ..)]` is (a refused default points there).
     pub default_at: Option<Span>,
     pub flatten: bool,
     pub with: Option<With>,
@@ -1546,9 +1546,6 @@ fn expr_for_struct(
                 None => true,
             };
             if keep {
-                // A refused default points at the `#[serde(default ..)]` that gave it.
-                let at = f.default_at.or(info.default_at).unwrap_or(f.span);
-                super::validate::record_default(&f.de_name, &value, krate.mod_loc(info.module, at));
                 s.insert("default".into(), value);
             }
         }

@@ -31,21 +31,14 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 use serde_json::Value;
 
 use super::error::{CrdgenError, Location};
+use super::locate::Part;
 
 thread_local! {
     /// Where each CEL rule the static reader evaluated was written.
     static RULE_SOURCES: RefCell<Vec<(String, Location)>> = const { RefCell::new(Vec::new()) };
     /// Where each schema keyword set by an attribute (`extend("x-kubernetes-list-type" = ..)`,
-    /// `regex(pattern = ..)`, `#[serde(default ..)]`) was written, with its value, and for a
-    /// field's keyword the field's name in the schema.
-    static ATTR_SOURCES: RefCell<Vec<AttrSource>> = const { RefCell::new(Vec::new()) };
-}
-
-struct AttrSource {
-    key: String,
-    value: Value,
-    loc: Location,
-    field: Option<String>,
+    /// `regex(pattern = ..)`) was written, with its value.
+    static ATTR_SOURCES: RefCell<Vec<(String, Value, Location)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Remember that `rule` was written at `loc` (called for every rule the reader evaluates).
@@ -55,24 +48,7 @@ pub(crate) fn record_rule(rule: &str, loc: Location) {
 
 /// Remember that the schema keyword `key` was set to `value` by the attribute at `loc`.
 pub(crate) fn record_attr(key: &str, value: &Value, loc: Location) {
-    record(key, value, loc, None);
-}
-
-/// Remember that the field named `field` in the schema got the default `value` from the
-/// `#[serde(default ..)]` at `loc`.
-pub(crate) fn record_default(field: &str, value: &Value, loc: Location) {
-    record("default", value, loc, Some(field));
-}
-
-fn record(key: &str, value: &Value, loc: Location, field: Option<&str>) {
-    ATTR_SOURCES.with(|r| {
-        r.borrow_mut().push(AttrSource {
-            key: key.to_string(),
-            value: value.clone(),
-            loc,
-            field: field.map(str::to_string),
-        })
-    });
+    ATTR_SOURCES.with(|r| r.borrow_mut().push((key.to_string(), value.clone(), loc)));
 }
 
 /// Forget the rules and attributes of a previous run.
@@ -90,18 +66,12 @@ fn rule_source(rule: &str) -> Option<Location> {
     })
 }
 
-/// Where the attribute that set `key` to `value` at `path` is: of the attributes that set it,
-/// the one of the field `path` ends in, else the first.
-fn attr_source(key: &str, value: &Value, path: &str) -> Option<Location> {
-    let field = path.rsplit('.').next().filter(|f| !f.is_empty());
+fn attr_source(key: &str, value: &Value) -> Option<Location> {
     ATTR_SOURCES.with(|r| {
-        let r = r.borrow();
-        let mut setting = r.iter().filter(|a| a.key == key && a.value == *value);
-        let first = setting.clone().next();
-        setting
-            .find(|a| a.field.is_some() && a.field.as_deref() == field)
-            .or(first)
-            .map(|a| a.loc.clone())
+        r.borrow()
+            .iter()
+            .find(|(k, v, _)| k == key && v == value)
+            .map(|(_, _, l)| l.clone())
     })
 }
 
@@ -201,13 +171,14 @@ fn total_refusal(total: &cost::Total) -> Option<Refusal> {
 }
 
 /// Check one version's schema; the first refusal is the error. It points at what wrote the
-/// refused construct: its rule or attribute, else the field `field_at` finds on its path (a
-/// field's type), else the kind.
+/// refused construct: its rule or schemars attribute, else what `field_at` finds on its path
+/// (the `#[serde(default ..)]` of a refused default, the field whose type wrote the rest), else
+/// the kind.
 pub(crate) fn check(
     schema: &JSONSchemaProps,
     version: &str,
     kind_loc: &Location,
-    field_at: &dyn Fn(&str) -> Option<Location>,
+    field_at: &dyn Fn(&str, Part) -> Option<Location>,
 ) -> Result<(), CrdgenError> {
     let mut found = Vec::new();
     let mut total = cost::Total::default();
@@ -220,12 +191,12 @@ pub(crate) fn check(
                 .rule
                 .as_deref()
                 .and_then(rule_source)
+                .or_else(|| r.written.as_ref().and_then(|(k, v)| attr_source(k, v)))
                 .or_else(|| {
-                    r.written
-                        .as_ref()
-                        .and_then(|(k, v)| attr_source(k, v, &r.path))
+                    let default = matches!(&r.written, Some(("default", _)));
+                    let part = if default { Part::Default } else { Part::Field };
+                    field_at(&r.path, part)
                 })
-                .or_else(|| field_at(&r.path))
                 .unwrap_or_else(|| kind_loc.clone());
             let at = if r.path.is_empty() { "." } else { &r.path };
             Err(CrdgenError::Refused {
