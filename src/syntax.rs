@@ -8,11 +8,15 @@
 
 mod doc_comments;
 pub(crate) mod lex;
+pub(crate) mod meta;
+pub(crate) mod pos;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
 pub(crate) use doc_comments::DocComments;
+pub(crate) use meta::SetAsideAttrs;
+pub(crate) use pos::Pos;
 use proc_macro2::{Delimiter, Group, Spacing, TokenStream, TokenTree};
 
 /// Function bodies set aside, by the line and column of their opening brace.
@@ -37,29 +41,40 @@ impl Bodies {
 /// Parses a file's items; every `fn` body comes out empty and is kept in the returned
 /// [`Bodies`]. Errors point at the file's own line and column.
 pub(crate) fn parse_file(text: &str) -> syn::Result<(syn::File, Bodies)> {
-    parse(text, false).map(|(file, bodies, _)| (file, bodies))
+    parse(text, false).map(|p| (p.file, p.bodies))
+}
+
+/// A file parsed by [`parse_file_aside`]: its items, and what was set aside before lexing.
+pub(crate) struct Parsed {
+    pub file: syn::File,
+    pub bodies: Bodies,
+    pub docs: DocComments,
+    pub attrs: SetAsideAttrs,
 }
 
 /// [`parse_file`] with every outer line doc comment (`/// text`) set aside: in the items each is
 /// the attribute `#[doc]` (at the comment's place), whose text [`DocComments::at`] gives by that
-/// place. Lexing doc comments as escaped string literals was most of the time of reading a crate
-/// of generated API types.
-pub(crate) fn parse_file_docs_aside(text: &str) -> syn::Result<(syn::File, Bodies, DocComments)> {
+/// place; and every `#[serde(...)]` / `#[derive(...)]` in the forms [`meta`] reads: each is
+/// `#[serde]` / `#[derive]` in the items, and [`SetAsideAttrs::take`] gives what it said by the
+/// place of its `#`. Lexing doc comments as escaped string literals, and those attributes token by
+/// token, was most of the time of reading a crate of generated API types.
+pub(crate) fn parse_file_aside(text: &str) -> syn::Result<Parsed> {
     parse(text, true)
 }
 
-fn parse(text: &str, docs_aside: bool) -> syn::Result<(syn::File, Bodies, DocComments)> {
+fn parse(text: &str, aside: bool) -> syn::Result<Parsed> {
     let source = skip_shebang(text.strip_prefix('\u{feff}').unwrap_or(text));
-    let aside = if docs_aside {
+    let aside = if aside {
         doc_comments::set_aside(&source)
     } else {
         doc_comments::SetAside {
             source: Cow::Borrowed(&*source),
             docs: DocComments::default(),
+            attrs: SetAsideAttrs::default(),
             nesting: None,
         }
     };
-    let (source, docs) = (aside.source, aside.docs);
+    let (source, docs, attrs) = (aside.source, aside.docs, aside.attrs);
     let tokens: TokenStream = source
         .parse()
         .map_err(|e: proc_macro2::LexError| syn::Error::new(e.span(), e))?;
@@ -80,12 +95,20 @@ fn parse(text: &str, docs_aside: bool) -> syn::Result<(syn::File, Bodies, DocCom
         tokens
     };
     match syn::parse2::<syn::File>(elided) {
-        Ok(file) => Ok((file, bodies, docs)),
+        Ok(file) => Ok(Parsed {
+            file,
+            bodies,
+            docs,
+            attrs,
+        }),
         // Whatever confused the elision (or the error itself) gets syn's full verdict, on the
-        // file as it is (its doc comments are then ordinary `#[doc = "..."]` attributes).
-        Err(_) => {
-            syn::parse_file(text).map(|file| (file, Bodies::default(), DocComments::default()))
-        }
+        // file as it is (its doc comments and attributes are then syn's own).
+        Err(_) => syn::parse_file(text).map(|file| Parsed {
+            file,
+            bodies: Bodies::default(),
+            docs: DocComments::default(),
+            attrs: SetAsideAttrs::default(),
+        }),
     }
 }
 
@@ -328,7 +351,7 @@ mod tests {
             );
             for text in [mods, generics, mixed] {
                 assert_eq!(
-                    verdict(parse_file_docs_aside(&text).map(|_| ())),
+                    verdict(parse_file_aside(&text).map(|_| ())),
                     verdict(parse_file(&text).map(|_| ())),
                     "depth {depth}: {text}"
                 );

@@ -3,6 +3,8 @@
 //! `#[garde(...)]` (validation keywords schemars reads), doc comments,
 //! `#[kube(...)]` and `#[x_kube(...)]`, and serde's rename rules.
 
+use std::borrow::Cow;
+
 use proc_macro2::{Span, TokenStream};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
@@ -10,29 +12,99 @@ use syn::spanned::Spanned;
 use syn::{Expr, Token};
 
 use super::place_attrs::PlaceAttrs;
-use crate::syntax::DocComments;
+use crate::syntax::meta::{self, Args, DerivePath};
+use crate::syntax::{DocComments, Pos, SetAsideAttrs};
 
-/// One item inside `#[serde(...)]` / `#[schemars(...)]`.
+/// One item inside `#[serde(...)]` / `#[schemars(...)]`, at the place of its name.
 #[derive(Debug, Clone)]
 pub(crate) struct MetaItem {
     pub name: String,
-    pub span: Span,
+    pub pos: Pos,
     pub kind: MetaKind,
 }
 
 #[derive(Debug, Clone)]
 pub(crate) enum MetaKind {
     Flag,
-    Value(Box<Expr>),
+    Value(Value),
     List(TokenStream),
     Not,
+}
+
+/// The value after `name =`: syn's expression, or a literal read without syn (see
+/// [`crate::syntax::meta`]).
+#[derive(Debug, Clone)]
+pub(crate) enum Value {
+    Expr(Box<Expr>),
+    Lit(meta::Lit),
+}
+
+impl Value {
+    /// The value of a string literal.
+    pub fn str(&self) -> Option<String> {
+        match self {
+            Value::Expr(e) => lit_str(e),
+            Value::Lit(l) => l.str_value().map(str::to_string),
+        }
+    }
+
+    /// The value as syn's expression (a literal read without syn is parsed at its place, so its
+    /// span is the file's).
+    pub fn expr(&self) -> Cow<'_, Expr> {
+        match self {
+            Value::Expr(e) => Cow::Borrowed(e),
+            Value::Lit(l) => Cow::Owned(
+                crate::syntax::pos::parse_at(&l.text, l.pos)
+                    // The reader takes only literals syn parses; should one not, it is no value.
+                    .unwrap_or_else(|_| Expr::Verbatim(TokenStream::new())),
+            ),
+        }
+    }
+
+    /// Where the value is written.
+    pub fn pos(&self) -> Pos {
+        match self {
+            Value::Expr(e) => e.span().into(),
+            Value::Lit(l) => l.pos,
+        }
+    }
 }
 
 impl MetaItem {
     pub fn str_value(&self) -> Option<String> {
         match &self.kind {
-            MetaKind::Value(e) => lit_str(e),
+            MetaKind::Value(v) => v.str(),
             _ => None,
+        }
+    }
+}
+
+impl From<meta::Meta> for MetaItem {
+    fn from(m: meta::Meta) -> Self {
+        MetaItem {
+            name: m.name,
+            pos: m.pos,
+            kind: match m.arg {
+                meta::Arg::Flag => MetaKind::Flag,
+                meta::Arg::Not => MetaKind::Not,
+                meta::Arg::Lit(l) => MetaKind::Value(Value::Lit(l)),
+            },
+        }
+    }
+}
+
+/// An attribute that does not read: where, and what is wrong (syn's words, or ours in its style).
+#[derive(Debug, Clone)]
+pub(crate) struct AttrError {
+    pub pos: Pos,
+    pub message: String,
+}
+
+impl From<syn::Error> for AttrError {
+    fn from(e: syn::Error) -> Self {
+        AttrError {
+            pos: e.span().into(),
+            message: e.to_string(),
         }
     }
 }
@@ -65,16 +137,16 @@ fn parse_meta_item(input: ParseStream) -> syn::Result<MetaItem> {
         let ident = input.call(syn::Ident::parse_any)?;
         return Ok(MetaItem {
             name: ident.to_string(),
-            span: bang.span,
+            pos: bang.span.into(),
             kind: MetaKind::Not,
         });
     }
     let ident = input.call(syn::Ident::parse_any)?;
-    let span = ident.span();
+    let pos = ident.span().into();
     let name = ident.to_string();
     let kind = if input.peek(Token![=]) {
         input.parse::<Token![=]>()?;
-        MetaKind::Value(Box::new(parse_value(input)?))
+        MetaKind::Value(Value::Expr(Box::new(parse_value(input)?)))
     } else if input.peek(syn::token::Paren) {
         let content;
         syn::parenthesized!(content in input);
@@ -82,7 +154,7 @@ fn parse_meta_item(input: ParseStream) -> syn::Result<MetaItem> {
     } else {
         MetaKind::Flag
     };
-    Ok(MetaItem { name, span, kind })
+    Ok(MetaItem { name, pos, kind })
 }
 
 /// The value after `key =`. A lone literal (most values: `"name"`, `10`) is what syn's expression
@@ -119,11 +191,24 @@ pub(crate) fn parse_meta_list(tokens: TokenStream) -> syn::Result<Vec<MetaItem>>
 
 /// Every item of every `#[<name>(...)]` attribute, in order.
 pub(crate) fn meta_items(attrs: &[syn::Attribute], name: &str) -> syn::Result<Vec<MetaItem>> {
+    meta_items_aside(attrs, name, &mut SetAsideAttrs::default())
+}
+
+/// [`meta_items`] of a file whose attributes read without syn are in `set_aside` (moved out of it).
+pub(crate) fn meta_items_aside(
+    attrs: &[syn::Attribute],
+    name: &str,
+    set_aside: &mut SetAsideAttrs,
+) -> syn::Result<Vec<MetaItem>> {
     let mut out = Vec::new();
     for a in attrs.iter().filter(|a| a.path().is_ident(name)) {
         match &a.meta {
             syn::Meta::List(l) => out.extend(parse_meta_list(l.tokens.clone())?),
-            syn::Meta::Path(_) => {}
+            syn::Meta::Path(_) => {
+                if let Some(Args::Serde(items)) = set_aside.take(a.pound_token.span.into()) {
+                    out.extend(items.into_iter().map(MetaItem::from));
+                }
+            }
             syn::Meta::NameValue(nv) => {
                 return Err(syn::Error::new(
                     nv.span(),
@@ -307,11 +392,13 @@ impl RenameRule {
 
 /// `rename = "x"` or `rename(serialize = "a", deserialize = "b")`: the deserialize side (schemars'
 /// default contract is Deserialize), and the serialize side (for default values).
-pub(crate) fn ser_de_str(m: &MetaItem) -> syn::Result<(Option<String>, Option<String>)> {
+pub(crate) fn ser_de_str(m: &MetaItem) -> Result<(Option<String>, Option<String>), AttrError> {
     match &m.kind {
-        MetaKind::Value(e) => {
-            let s = lit_str(e)
-                .ok_or_else(|| syn::Error::new(m.span, format!("`{}` expects a string", m.name)))?;
+        MetaKind::Value(v) => {
+            let s = v.str().ok_or_else(|| AttrError {
+                pos: m.pos,
+                message: format!("`{}` expects a string", m.name),
+            })?;
             Ok((Some(s.clone()), Some(s)))
         }
         MetaKind::List(ts) => {
@@ -327,10 +414,10 @@ pub(crate) fn ser_de_str(m: &MetaItem) -> syn::Result<(Option<String>, Option<St
             }
             Ok((ser, de))
         }
-        _ => Err(syn::Error::new(
-            m.span,
-            format!("`{}` expects a value", m.name),
-        )),
+        _ => Err(AttrError {
+            pos: m.pos,
+            message: format!("`{}` expects a value", m.name),
+        }),
     }
 }
 
@@ -368,12 +455,30 @@ pub(crate) fn doc(attrs: &[syn::Attribute], docs: &DocComments) -> Result<Option
     Ok(out)
 }
 
-/// The paths in `#[derive(...)]`, as written (see `Crate::derives` for what they name).
-pub(crate) fn derive_paths(attrs: &[syn::Attribute]) -> Vec<syn::Path> {
+/// The paths in `#[derive(...)]`, as written (see `Crate::derives` for what they name); those
+/// read without syn are moved out of `set_aside`.
+pub(crate) fn derive_paths(
+    attrs: &[syn::Attribute],
+    set_aside: &mut SetAsideAttrs,
+) -> Vec<DerivePath> {
     let mut out = Vec::new();
     for a in attrs.iter().filter(|a| a.path().is_ident("derive")) {
+        if let syn::Meta::Path(_) = a.meta {
+            if let Some(Args::Derive(paths)) = set_aside.take(a.pound_token.span.into()) {
+                out.extend(paths);
+            }
+            continue;
+        }
         let _ = a.parse_nested_meta(|m| {
-            out.push(m.path.clone());
+            out.push(DerivePath {
+                leading_colon: m.path.leading_colon.is_some(),
+                segments: m
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect(),
+            });
             Ok(())
         });
     }
@@ -572,7 +677,7 @@ pub(crate) const CHECKED_ATTRS: &[&str] = &["serde", "schemars", "x_kube", "gard
 
 /// The first of the items of an `#[<attr>(...)]` (all of them at one place) that its derive does
 /// not know, with the closest valid key: `(span, message)`.
-pub(crate) fn unknown_key(items: &[MetaItem], attr: &str, pos: Position) -> Option<(Span, String)> {
+pub(crate) fn unknown_key(items: &[MetaItem], attr: &str, pos: Position) -> Option<(Pos, String)> {
     let known = known_keys(attr, pos)?;
     let bad = items.iter().find(|m| !known.contains(&m.name.as_str()))?;
     let hint = match crate::suggest::suggest(&bad.name, known) {
@@ -585,7 +690,7 @@ pub(crate) fn unknown_key(items: &[MetaItem], attr: &str, pos: Position) -> Opti
         Position::Field => "a field",
     };
     Some((
-        bad.span,
+        bad.pos,
         format!(
             "unknown key `{}` in `#[{attr}(...)]` on {place}: the compiler rejects it, and operator-rs will not guess what it means; {hint}",
             bad.name

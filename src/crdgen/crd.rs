@@ -10,7 +10,6 @@ use std::sync::Once;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use proc_macro2::Span;
 use serde_json::Value;
 
 use super::attrs::{self, MetaItem, MetaKind};
@@ -19,6 +18,7 @@ use super::loader::{Crate, DefId, DefItem};
 use super::resolve::Ty;
 use super::schema::{self, RootSpec, Rule};
 use super::structural;
+use crate::syntax::Pos;
 
 /// One `#[derive(CustomResource)]` struct, its attributes read.
 #[derive(Debug, Clone)]
@@ -53,7 +53,7 @@ pub(crate) struct VersionAttrs {
     pub deprecated: Option<Location>,
 }
 
-fn bad_attr(krate: &Crate, d: DefId, span: Span, what: String) -> CrdgenError {
+fn bad_attr(krate: &Crate, d: DefId, span: impl Into<Pos>, what: String) -> CrdgenError {
     CrdgenError::Source {
         loc: krate.def_loc(d, span),
         what,
@@ -62,19 +62,19 @@ fn bad_attr(krate: &Crate, d: DefId, span: Span, what: String) -> CrdgenError {
 
 fn str_of(krate: &Crate, d: DefId, it: &MetaItem) -> Result<String, CrdgenError> {
     match &it.kind {
-        MetaKind::Value(e) => match attrs::lit_str(e) {
+        MetaKind::Value(e) => match e.str() {
             Some(s) => Ok(s),
             None => Err(bad_attr(
                 krate,
                 d,
-                it.span,
+                it.pos,
                 format!("`#[kube({} = ...)]` expects a string literal", it.name),
             )),
         },
         _ => Err(bad_attr(
             krate,
             d,
-            it.span,
+            it.pos,
             format!("`#[kube({} = ...)]` expects a value", it.name),
         )),
     }
@@ -84,22 +84,17 @@ fn bool_of(krate: &Crate, d: DefId, it: &MetaItem) -> Result<bool, CrdgenError> 
     match &it.kind {
         MetaKind::Flag => Ok(true),
         MetaKind::Value(e)
-            if matches!(
-                &**e,
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Bool(_),
-                    ..
-                })
-            ) =>
+            if let syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Bool(b),
+                ..
+            }) = &*e.expr() =>
         {
-            Ok(
-                matches!(&**e, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. }) if b.value),
-            )
+            Ok(b.value)
         }
         _ => Err(bad_attr(
             krate,
             d,
-            it.span,
+            it.pos,
             format!("`#[kube({})]` expects a bool", it.name),
         )),
     }
@@ -120,7 +115,7 @@ fn kv(krate: &Crate, d: DefId, it: &MetaItem) -> Result<(String, String), Crdgen
     Err(bad_attr(
         krate,
         d,
-        it.span,
+        it.pos,
         format!("`#[kube({}(\"key\", \"value\"))]` expected", it.name),
     ))
 }
@@ -180,7 +175,7 @@ pub(crate) fn build_kind(
     let mut singular = None;
     let mut namespaced = false;
     let mut no_spec = false;
-    let mut status: Option<(String, Span)> = None;
+    let mut status: Option<(String, Pos)> = None;
     let mut categories = Vec::new();
     let mut shortnames = Vec::new();
     let mut printcolumns = Vec::new();
@@ -205,12 +200,12 @@ pub(crate) fn build_kind(
             "singular" => singular = Some(str_of(krate, d, it)?),
             "namespaced" => namespaced = bool_of(krate, d, it)?,
             "no_spec" => no_spec = bool_of(krate, d, it)?,
-            "status" => status = Some((str_of(krate, d, it)?, it.span)),
+            "status" => status = Some((str_of(krate, d, it)?, it.pos)),
             "category" => categories.push(str_of(krate, d, it)?),
             "shortname" => shortnames.push(str_of(krate, d, it)?),
             "selectable" => {
                 selectable.push(str_of(krate, d, it)?);
-                written.selectable.push(krate.def_loc(d, it.span));
+                written.selectable.push(krate.def_loc(d, it.pos));
             }
             "annotation" => annotations.push(kv(krate, d, it)?),
             "label" => labels.push(kv(krate, d, it)?),
@@ -223,7 +218,7 @@ pub(crate) fn build_kind(
                     MetaKind::Flag => None,
                     _ => Some(str_of(krate, d, it)?),
                 });
-                written.deprecated = Some(krate.def_loc(d, it.span));
+                written.deprecated = Some(krate.def_loc(d, it.pos));
             }
             "schema" => schema_mode = str_of(krate, d, it)?,
             "validation" => {
@@ -231,19 +226,19 @@ pub(crate) fn build_kind(
                     return Err(bad_attr(
                         krate,
                         d,
-                        it.span,
+                        it.pos,
                         "`#[kube(validation = ...)]` expects a value".into(),
                     ));
                 };
-                rules.push(schema::eval_rule(krate, m, e)?);
+                rules.push(schema::eval_rule(krate, m, &e.expr())?);
             }
             "printcolumn" => {
                 printcolumns.push(printcolumn(krate, d, it)?);
-                written.printcolumns.push(krate.def_loc(d, it.span));
+                written.printcolumns.push(krate.def_loc(d, it.pos));
             }
             "scale" => {
                 scale = Some(scale_of(krate, d, it)?);
-                written.scale = Some(krate.def_loc(d, it.span));
+                written.scale = Some(krate.def_loc(d, it.pos));
             }
             _ => {}
         }
@@ -441,9 +436,8 @@ fn printcolumn(
     let pc: Pc = match &it.kind {
         MetaKind::Value(_) => {
             let s = str_of(krate, d, it)?;
-            serde_json::from_str(&s).map_err(|e| {
-                bad_attr(krate, d, it.span, format!("invalid printcolumn JSON: {e}"))
-            })?
+            serde_json::from_str(&s)
+                .map_err(|e| bad_attr(krate, d, it.pos, format!("invalid printcolumn JSON: {e}")))?
         }
         MetaKind::List(ts) => {
             let nested = attrs::parse_meta_list(ts.clone())
@@ -457,7 +451,7 @@ fn printcolumn(
                 }
                 .to_string();
                 let v = match &n.kind {
-                    MetaKind::Value(e) => match (&**e, attrs::lit_str(e)) {
+                    MetaKind::Value(e) => match (&*e.expr(), e.str()) {
                         (
                             syn::Expr::Lit(syn::ExprLit {
                                 lit: syn::Lit::Int(i),
@@ -466,14 +460,14 @@ fn printcolumn(
                             _,
                         ) => Value::from(
                             i.base10_parse::<i32>()
-                                .map_err(|e| bad_attr(krate, d, n.span, e.to_string()))?,
+                                .map_err(|e| bad_attr(krate, d, n.pos, e.to_string()))?,
                         ),
                         (_, Some(s)) => Value::String(s),
                         (_, None) => {
                             return Err(bad_attr(
                                 krate,
                                 d,
-                                n.span,
+                                n.pos,
                                 format!("printcolumn `{}` expects a literal", n.name),
                             ));
                         }
@@ -482,7 +476,7 @@ fn printcolumn(
                         return Err(bad_attr(
                             krate,
                             d,
-                            n.span,
+                            n.pos,
                             format!("printcolumn `{}` expects a value", n.name),
                         ));
                     }
@@ -490,13 +484,13 @@ fn printcolumn(
                 obj.insert(key, v);
             }
             serde_json::from_value(Value::Object(obj))
-                .map_err(|e| bad_attr(krate, d, it.span, format!("invalid printcolumn: {e}")))?
+                .map_err(|e| bad_attr(krate, d, it.pos, format!("invalid printcolumn: {e}")))?
         }
         _ => {
             return Err(bad_attr(
                 krate,
                 d,
-                it.span,
+                it.pos,
                 "printcolumn expects a JSON string or a list".into(),
             ));
         }
@@ -527,7 +521,7 @@ fn scale_of(
         MetaKind::Value(_) => {
             let s = str_of(krate, d, it)?;
             serde_json::from_str(&s)
-                .map_err(|e| bad_attr(krate, d, it.span, format!("invalid scale JSON: {e}")))?
+                .map_err(|e| bad_attr(krate, d, it.pos, format!("invalid scale JSON: {e}")))?
         }
         MetaKind::List(ts) => {
             let nested = attrs::parse_meta_list(ts.clone())
@@ -543,13 +537,13 @@ fn scale_of(
                 obj.insert(key.to_string(), Value::String(str_of(krate, d, &n)?));
             }
             serde_json::from_value(Value::Object(obj))
-                .map_err(|e| bad_attr(krate, d, it.span, format!("invalid scale: {e}")))?
+                .map_err(|e| bad_attr(krate, d, it.pos, format!("invalid scale: {e}")))?
         }
         _ => {
             return Err(bad_attr(
                 krate,
                 d,
-                it.span,
+                it.pos,
                 "scale expects a JSON string or a list".into(),
             ));
         }

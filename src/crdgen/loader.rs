@@ -12,7 +12,7 @@ use syn::spanned::Spanned;
 use super::error::{CrdgenError, Location};
 use super::place_attrs::DefAttrs;
 use super::resolve::Res;
-use crate::syntax::{Bodies, DocComments};
+use crate::syntax::{Bodies, DocComments, Pos, SetAsideAttrs};
 use crate::workspace::SourceTree;
 
 pub(crate) type ModId = usize;
@@ -94,6 +94,9 @@ pub(crate) struct Crate {
     pub bodies: Vec<Bodies>,
     /// The doc comments of each file, set aside before lexing (see [`crate::syntax::DocComments`]).
     pub docs: Vec<DocComments>,
+    /// The `#[serde(...)]` and `#[derive(...)]` of each file set aside before lexing, until the
+    /// loader moves them into [`Crate::attrs`] (see [`crate::syntax::meta`]).
+    set_aside: Vec<SetAsideAttrs>,
     pub modules: Vec<Module>,
     pub defs: Vec<Def>,
     pub impls: Vec<(ModId, syn::ItemImpl)>,
@@ -106,21 +109,22 @@ pub(crate) struct Crate {
 }
 
 impl Crate {
-    pub fn loc(&self, file: usize, span: Span) -> Location {
-        let start = span.start();
+    /// The place `at` (a syn span, or a [`Pos`] read without syn) of file `file`.
+    pub fn loc(&self, file: usize, at: impl Into<Pos>) -> Location {
+        let at = at.into();
         Location {
             file: self.files[file].clone(),
-            line: start.line,
-            column: start.column + 1,
+            line: at.line,
+            column: at.column + 1,
         }
     }
 
-    pub fn def_loc(&self, def: DefId, span: Span) -> Location {
-        self.loc(self.modules[self.defs[def].module].file, span)
+    pub fn def_loc(&self, def: DefId, at: impl Into<Pos>) -> Location {
+        self.loc(self.modules[self.defs[def].module].file, at)
     }
 
-    pub fn mod_loc(&self, m: ModId, span: Span) -> Location {
-        self.loc(self.modules[m].file, span)
+    pub fn mod_loc(&self, m: ModId, at: impl Into<Pos>) -> Location {
+        self.loc(self.modules[m].file, at)
     }
 
     /// The body of a function of module `m` (the loader keeps bodies unparsed).
@@ -145,10 +149,14 @@ pub(crate) fn load(tree: &dyn SourceTree, root_rel: &Path) -> Result<Crate, Crdg
     let dir = root_rel.parent().unwrap_or(Path::new("")).to_path_buf();
     add_module(&mut krate, tree, Vec::new(), None, file, items, &dir, &dir)?;
     krate.modules[0].public = true;
+    let mut set_aside = std::mem::take(&mut krate.set_aside);
     krate.attrs = krate
         .defs
         .iter()
-        .map(|def| DefAttrs::parse(&def.item, def.attrs()))
+        .map(|def| {
+            let file = krate.modules[def.module].file;
+            DefAttrs::parse(&def.item, def.attrs(), &mut set_aside[file])
+        })
         .collect();
     krate.derive_names = krate.resolve_derives();
     Ok(krate)
@@ -167,11 +175,8 @@ fn parse(
     rel: &Path,
     text: &str,
 ) -> Result<(usize, Vec<syn::Item>), CrdgenError> {
-    let (file, bodies, docs) = crate::syntax::parse_file_docs_aside(text)
-        .map(|(f, bodies, docs)| {
-            crate::commands::remember_parsed(text, &f);
-            (f, bodies, docs)
-        })
+    let parsed = crate::syntax::parse_file_aside(text)
+        .inspect(|p| crate::commands::remember_parsed(text, &p.file))
         .map_err(|e| {
             let start = e.span().start();
             CrdgenError::Source {
@@ -184,9 +189,10 @@ fn parse(
             }
         })?;
     krate.files.push(rel.to_path_buf());
-    krate.bodies.push(bodies);
-    krate.docs.push(docs);
-    Ok((krate.files.len() - 1, file.items))
+    krate.bodies.push(parsed.bodies);
+    krate.docs.push(parsed.docs);
+    krate.set_aside.push(parsed.attrs);
+    Ok((krate.files.len() - 1, parsed.file.items))
 }
 
 fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {

@@ -144,7 +144,7 @@ fn property(krate: &Crate, d: DefId, name: &str, depth: usize) -> Option<Hit> {
         if f.flatten {
             flattened.push(f);
         } else if f.de_name == name {
-            let default = f.default_at.or(info.default_at).unwrap_or(f.span);
+            let default = f.default_at.or(info.default_at).unwrap_or(f.span.into());
             return Some(Hit {
                 field: krate.mod_loc(info.module, f.span),
                 default: krate.mod_loc(info.module, default),

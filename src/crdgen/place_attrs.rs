@@ -5,6 +5,8 @@
 
 use super::attrs::{self, MetaItem};
 use super::loader::DefItem;
+use crate::syntax::SetAsideAttrs;
+use crate::syntax::meta::DerivePath;
 
 /// The items of each attribute at one place, in order; `Err`: the first of its kind that does
 /// not parse (reported by whoever reads it, as the compiler would).
@@ -18,9 +20,9 @@ pub(crate) struct PlaceAttrs {
 }
 
 impl PlaceAttrs {
-    fn parse(attrs: &[syn::Attribute]) -> Self {
+    fn parse(attrs: &[syn::Attribute], set_aside: &mut SetAsideAttrs) -> Self {
         PlaceAttrs {
-            serde: attrs::meta_items(attrs, "serde"),
+            serde: attrs::meta_items_aside(attrs, "serde", set_aside),
             schemars: attrs::meta_items(attrs, "schemars"),
             validate: attrs::meta_items(attrs, "validate"),
             garde: attrs::meta_items(attrs, "garde"),
@@ -42,33 +44,43 @@ impl PlaceAttrs {
 }
 
 /// The attributes of one definition: its own, its fields' (a struct), its variants' and their
-/// fields' (an enum), in declaration order.
+/// fields' (an enum), in declaration order; and the paths it derives.
 #[derive(Debug)]
 pub(crate) struct DefAttrs {
     pub own: PlaceAttrs,
     pub fields: Vec<PlaceAttrs>,
     pub variants: Vec<(PlaceAttrs, Vec<PlaceAttrs>)>,
+    pub derives: Vec<DerivePath>,
 }
 
 impl DefAttrs {
-    pub fn parse(item: &DefItem, own: &[syn::Attribute]) -> Self {
-        let fields_of =
-            |fields: &syn::Fields| fields.iter().map(|f| PlaceAttrs::parse(&f.attrs)).collect();
+    /// `set_aside`: the attributes of the definition's file read without syn.
+    pub fn parse(item: &DefItem, own: &[syn::Attribute], set_aside: &mut SetAsideAttrs) -> Self {
+        let fields_of = |fields: &syn::Fields, set_aside: &mut SetAsideAttrs| {
+            fields
+                .iter()
+                .map(|f| PlaceAttrs::parse(&f.attrs, set_aside))
+                .collect()
+        };
         let (fields, variants) = match item {
-            DefItem::Struct(s) => (fields_of(&s.fields), Vec::new()),
+            DefItem::Struct(s) => (fields_of(&s.fields, set_aside), Vec::new()),
             DefItem::Enum(e) => (
                 Vec::new(),
                 e.variants
                     .iter()
-                    .map(|v| (PlaceAttrs::parse(&v.attrs), fields_of(&v.fields)))
+                    .map(|v| {
+                        let own = PlaceAttrs::parse(&v.attrs, set_aside);
+                        (own, fields_of(&v.fields, set_aside))
+                    })
                     .collect(),
             ),
             DefItem::Alias(_) => (Vec::new(), Vec::new()),
         };
         DefAttrs {
-            own: PlaceAttrs::parse(own),
+            own: PlaceAttrs::parse(own, set_aside),
             fields,
             variants,
+            derives: attrs::derive_paths(own, set_aside),
         }
     }
 }

@@ -173,14 +173,19 @@ impl Crate {
         let mut resolved: HashMap<PathKey, String> = HashMap::new();
         self.defs
             .iter()
-            .map(|def| {
-                super::attrs::derive_paths(def.attrs())
+            .zip(&self.attrs)
+            .map(|(def, attrs)| {
+                attrs
+                    .derives
                     .iter()
                     .filter_map(|p| {
-                        let segs: Vec<String> =
-                            p.segments.iter().map(|s| s.ident.unraw_string()).collect();
+                        let segs: Vec<String> = p
+                            .segments
+                            .iter()
+                            .map(|s| s.strip_prefix("r#").unwrap_or(s).to_string())
+                            .collect();
                         let written = segs.last()?.clone();
-                        let key = (def.module, p.leading_colon.is_some(), segs);
+                        let key = (def.module, p.leading_colon, segs);
                         if let Some(name) = resolved.get(&key) {
                             return Some(name.clone());
                         }

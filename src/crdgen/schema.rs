@@ -22,6 +22,7 @@ use super::loader::{Crate, DefId, DefItem, ModId};
 use super::place_attrs::PlaceAttrs;
 use super::resolve::{Leaf, MapKind, SeqKind, Ty};
 use super::values::{self, Eval};
+use crate::syntax::Pos;
 
 // ---------------------------------------------------------------------------------------------
 // Parsed attributes of a type of the crate.
@@ -188,7 +189,7 @@ pub(crate) struct FieldInfo {
     pub skip_ser_if: Option<String>,
     pub default: SerdeDefault,
     /// Where its `#[serde(default ..)]` is (a refused default points there).
-    pub default_at: Option<Span>,
+    pub default_at: Option<Pos>,
     pub flatten: bool,
     pub with: Option<With>,
     pub common: Common,
@@ -249,12 +250,12 @@ pub(crate) struct TypeInfo {
     pub fields: Vec<FieldInfo>,
     pub variants: Vec<VariantInfo>,
     pub tag: Tag,
-    pub tag_span: Span,
+    pub tag_span: Pos,
     pub deny_unknown_fields: bool,
     pub transparent: bool,
     pub default: SerdeDefault,
     /// Where its container `#[serde(default ..)]` is.
-    pub default_at: Option<Span>,
+    pub default_at: Option<Pos>,
     pub from: Option<Ty>,
     pub with: Option<With>,
     pub common: Common,
@@ -265,7 +266,7 @@ pub(crate) struct TypeInfo {
 fn unsupported(
     krate: &Crate,
     m: ModId,
-    span: Span,
+    span: impl Into<Pos>,
     what: impl Into<String>,
     fix: impl Into<String>,
 ) -> CrdgenError {
@@ -276,10 +277,11 @@ fn unsupported(
     }
 }
 
-fn syn_err(krate: &Crate, m: ModId, e: syn::Error) -> CrdgenError {
+fn syn_err(krate: &Crate, m: ModId, e: impl Into<attrs::AttrError>) -> CrdgenError {
+    let e = e.into();
     CrdgenError::Source {
-        loc: krate.mod_loc(m, e.span()),
-        what: format!("invalid attribute: {e}"),
+        loc: krate.mod_loc(m, e.pos),
+        what: format!("invalid attribute: {}", e.message),
     }
 }
 
@@ -310,22 +312,24 @@ fn common_attrs(
     };
     for it in items {
         match (it.name.as_str(), &it.kind) {
-            ("title", MetaKind::Value(e)) => c.title = Some(values::string_value(krate, e, m)?),
+            ("title", MetaKind::Value(e)) => {
+                c.title = Some(values::string_value(krate, &e.expr(), m)?)
+            }
             ("description", MetaKind::Value(e)) => {
-                c.description = Some(values::string_value(krate, e, m)?)
+                c.description = Some(values::string_value(krate, &e.expr(), m)?)
             }
             ("example", MetaKind::Value(e)) => {
                 return Err(unsupported(
                     krate,
                     m,
-                    e.span(),
+                    e.pos(),
                     "`#[schemars(example = ...)]` (an expression evaluated at run time)",
                     FIX_EXACT,
                 ));
             }
             ("extend", MetaKind::List(ts)) => {
-                for (k, v) in parse_extensions(krate, m, ts.clone(), it.span)? {
-                    super::validate::record_attr(&k, &v, krate.mod_loc(m, it.span));
+                for (k, v) in parse_extensions(krate, m, ts.clone(), it.pos)? {
+                    super::validate::record_attr(&k, &v, krate.mod_loc(m, it.pos));
                     c.extensions.push((k, v));
                 }
             }
@@ -333,7 +337,7 @@ fn common_attrs(
                 return Err(unsupported(
                     krate,
                     m,
-                    it.span,
+                    it.pos,
                     "`#[schemars(transform = ...)]` (a function run on the schema)",
                     FIX_EXACT,
                 ));
@@ -349,7 +353,7 @@ fn parse_extensions(
     krate: &Crate,
     m: ModId,
     ts: proc_macro2::TokenStream,
-    span: Span,
+    span: Pos,
 ) -> Result<Vec<(String, Value)>, CrdgenError> {
     let mut out = Vec::new();
     let mut cur: Vec<proc_macro2::TokenTree> = Vec::new();
@@ -451,7 +455,7 @@ fn validation_attrs(
                     let MetaKind::Value(e) = &n.kind else {
                         continue;
                     };
-                    let val = values::number_value(krate, e, m)?;
+                    let val = values::number_value(krate, &e.expr(), m)?;
                     match n.name.as_str() {
                         "min" => min = Some(val),
                         "max" => max = Some(val),
@@ -478,14 +482,14 @@ fn validation_attrs(
                     attrs::parse_meta_list(ts.clone()).map_err(|e| syn_err(krate, m, e))?;
                 for n in nested {
                     if let ("pattern", MetaKind::Value(e)) = (n.name.as_str(), &n.kind) {
-                        v.pattern = Some(values::string_value(krate, e, m)?);
+                        v.pattern = Some(values::string_value(krate, &e.expr(), m)?);
                         let p = Value::String(v.pattern.clone().unwrap_or_default());
-                        super::validate::record_attr("pattern", &p, krate.mod_loc(m, it.span));
+                        super::validate::record_attr("pattern", &p, krate.mod_loc(m, it.pos));
                     } else if n.name == "path" {
                         return Err(unsupported(
                             krate,
                             m,
-                            n.span,
+                            n.pos,
                             "`regex(path = ...)` (a regex built at run time)",
                             format!("{FIX_EXACT}, or use `#[schemars(regex(pattern = \"...\"))]`"),
                         ));
@@ -497,7 +501,7 @@ fn validation_attrs(
                     && let Some(p) = nested.iter().find(|n| n.name == "pattern")
                     && let MetaKind::Value(e) = &p.kind
                 {
-                    v.contains = Some(values::string_value(krate, e, m)?);
+                    v.contains = Some(values::string_value(krate, &e.expr(), m)?);
                 } else {
                     let e: syn::Expr = syn::parse2(ts.clone()).map_err(|e| syn_err(krate, m, e))?;
                     v.contains = Some(values::string_value(krate, &e, m)?);
@@ -528,14 +532,14 @@ fn with_attr(
                 return Ok(Some(With::Type(
                     krate
                         .resolve_type(m, &ty, Some(self_def))
-                        .map_err(|e| relocate(e, krate, m, it.span))?,
+                        .map_err(|e| relocate(e, krate, m, it.pos))?,
                 )));
             }
             "schema_with" => {
                 return Err(unsupported(
                     krate,
                     m,
-                    it.span,
+                    it.pos,
                     format!(
                         "`schema_with = {:?}` (a function that builds the schema at run time)",
                         it.str_value().unwrap_or_default()
@@ -550,7 +554,7 @@ fn with_attr(
 }
 
 /// Errors from a type in an attribute string have no span of their own: point at the attribute.
-fn relocate(e: CrdgenError, krate: &Crate, m: ModId, span: Span) -> CrdgenError {
+fn relocate(e: CrdgenError, krate: &Crate, m: ModId, span: Pos) -> CrdgenError {
     match e {
         CrdgenError::Unsupported { what, fix, .. } => CrdgenError::Unsupported {
             loc: krate.mod_loc(m, span),
@@ -561,8 +565,8 @@ fn relocate(e: CrdgenError, krate: &Crate, m: ModId, span: Span) -> CrdgenError 
     }
 }
 
-fn serde_flag(items: &[&MetaItem], name: &str) -> Option<Span> {
-    items.iter().find(|i| i.name == name).map(|i| i.span)
+fn serde_flag(items: &[&MetaItem], name: &str) -> Option<Pos> {
+    items.iter().find(|i| i.name == name).map(|i| i.pos)
 }
 
 fn serde_default(items: &[&MetaItem]) -> SerdeDefault {
@@ -599,7 +603,7 @@ fn rename_rule(
                 match x {
                     None => Ok(RenameRule::None),
                     Some(x) => RenameRule::parse(&x).ok_or_else(|| CrdgenError::Source {
-                        loc: krate.mod_loc(m, i.span),
+                        loc: krate.mod_loc(m, i.pos),
                         what: format!("unknown rename rule `{key} = {x:?}`"),
                     }),
                 }
@@ -623,9 +627,9 @@ fn x_kube(
     let mut strategy = None;
     for it in items {
         match (it.name.as_str(), &it.kind) {
-            ("validation", MetaKind::Value(e)) => rules.push(eval_rule(krate, m, e)?),
+            ("validation", MetaKind::Value(e)) => rules.push(eval_rule(krate, m, &e.expr())?),
             ("merge_strategy", MetaKind::Value(e)) => {
-                strategy = Some(eval_merge_strategy(krate, m, e)?)
+                strategy = Some(eval_merge_strategy(krate, m, &e.expr())?)
             }
             _ => {}
         }
@@ -851,7 +855,7 @@ fn field_info(
                 return Err(unsupported(
                     krate,
                     m,
-                    sw.span,
+                    sw.pos,
                     format!("`#[serde(with = {s:?})]` without `#[schemars(with = \"Type\")]`"),
                     "add `#[schemars(with = \"Type\")]` naming the type it serializes as, or use --exact",
                 ));
@@ -962,11 +966,11 @@ impl TypeInfo {
             (None, Some(t)) => {
                 let name = t.str_value().unwrap_or_default();
                 match content {
-                    Some(c) => (Tag::Adjacent(name, c), t.span),
-                    None => (Tag::Internal(name), t.span),
+                    Some(c) => (Tag::Adjacent(name, c), t.pos),
+                    None => (Tag::Internal(name), t.pos),
                 }
             }
-            (None, None) => (Tag::External, def.ident().span()),
+            (None, None) => (Tag::External, def.ident().span().into()),
         };
         let rename_all = rename_rule(s, "rename_all", krate, m)?;
         let rename_all_fields = rename_rule(s, "rename_all_fields", krate, m)?;
@@ -977,7 +981,7 @@ impl TypeInfo {
                 Some(
                     krate
                         .resolve_type(m, &t, Some(d))
-                        .map_err(|e| relocate(e, krate, m, i.span))?,
+                        .map_err(|e| relocate(e, krate, m, i.pos))?,
                 )
             }
             None => None,

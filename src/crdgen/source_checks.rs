@@ -69,7 +69,7 @@ pub(crate) fn check_kube_attrs(
     for (i, it) in items.iter().enumerate() {
         if !MULTIPLE.contains(&it.name.as_str()) && items[..i].iter().any(|o| o.name == it.name) {
             return Err(CrdgenError::Source {
-                loc: krate.def_loc(d, it.span),
+                loc: krate.def_loc(d, it.pos),
                 what: format!(
                     "`{}` is given twice in `#[kube(...)]`; kube-derive refuses that: keep one",
                     it.name
@@ -93,7 +93,7 @@ pub(crate) fn check_kube_attrs(
             _ => Ok(()),
         };
         if let Err(e) = checked {
-            return Err(name_error(krate.def_loc(d, it.span), e));
+            return Err(name_error(krate.def_loc(d, it.pos), e));
         }
     }
     Ok(())

@@ -21,6 +21,8 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::lex::{block_comment_end, quoted_end, raw_string_end, raw_string_hashes};
+use super::meta::{self, SetAsideAttrs};
+use super::pos::Pos;
 
 /// The placeholder that stands for a run of doc comments: the cheapest attribute to lex and parse
 /// (a path, where `#[doc = 0]` would have syn parse a literal). Rust has no `#[doc]` of its own.
@@ -53,34 +55,63 @@ impl DocComments {
     }
 }
 
-/// What [`set_aside`] gives: the text to lex, the doc comments taken out of it, and the deepest
-/// nesting of brackets and `<...>` as `syntax::check_nesting` counts it (`None`: not measured).
+/// What [`set_aside`] gives: the text to lex, the doc comments and the attributes taken out of it,
+/// and the deepest nesting of brackets and `<...>` as `syntax::check_nesting` counts it (`None`:
+/// not measured).
 pub(crate) struct SetAside<'a> {
     pub source: Cow<'a, str>,
     pub docs: DocComments,
+    pub attrs: SetAsideAttrs,
     pub nesting: Option<usize>,
 }
 
-/// `source` with every run of outer line doc comments replaced by [`PLACEHOLDER`], and their texts.
+/// `source` with every run of outer line doc comments replaced by [`PLACEHOLDER`], and their
+/// texts; and with every `#[serde(...)]` and `#[derive(...)]` that [`meta::read`] reads replaced
+/// by `#[serde]` / `#[derive]` and blanks (a space for each character, line ends kept: whatever
+/// follows stays at its line and column), and what they said.
 pub(crate) fn set_aside(source: &str) -> SetAside<'_> {
-    let Some(Scan { runs, nesting }) = scan(source) else {
+    let Some(Scan {
+        runs,
+        attrs,
+        nesting,
+    }) = scan(source)
+    else {
         return SetAside {
             source: Cow::Borrowed(source),
             docs: DocComments::default(),
+            attrs: SetAsideAttrs::default(),
             nesting: None,
         };
     };
-    if runs.is_empty() {
+    if runs.is_empty() && attrs.is_empty() {
         return SetAside {
             source: Cow::Borrowed(source),
             docs: DocComments::default(),
+            attrs: SetAsideAttrs::default(),
             nesting: Some(nesting),
         };
     }
     let mut out = String::with_capacity(source.len());
     let mut docs = DocComments::default();
+    let mut read = SetAsideAttrs::default();
     let mut copied = 0;
+    let mut attrs = attrs.into_iter().peekable();
+    let mut cut_attrs_before = |limit: usize, out: &mut String, copied: &mut usize| {
+        while let Some(attr) = attrs.next_if(|a| a.start < limit) {
+            out.push_str(&source[*copied..attr.start]);
+            // `#[name]` (the `]` where the `(` was), and a blank for every character after.
+            out.push_str(&source[attr.start..attr.open]);
+            out.push(']');
+            out.extend(source[attr.open + 1..attr.end].chars().map(|c| match c {
+                '\n' => '\n',
+                _ => ' ',
+            }));
+            *copied = attr.end;
+            read.push(attr.place, attr.args);
+        }
+    };
     for run in runs {
+        cut_attrs_before(run.comments[0].start, &mut out, &mut copied);
         let from = docs.text.len();
         for (k, comment) in run.comments.iter().enumerate() {
             out.push_str(&source[copied..comment.start]);
@@ -95,10 +126,12 @@ pub(crate) fn set_aside(source: &str) -> SetAside<'_> {
         }
         docs.places.push((run.place, from..docs.text.len()));
     }
+    cut_attrs_before(usize::MAX, &mut out, &mut copied);
     out.push_str(&source[copied..]);
     SetAside {
         source: Cow::Owned(out),
         docs,
+        attrs: read,
         nesting: Some(nesting),
     }
 }
@@ -116,8 +149,18 @@ struct Run {
     comments: Vec<Comment>,
 }
 
+/// An attribute [`meta::read`] read: its text is `start..end`, its `(` at `open`, its `#` at `place`.
+struct Attr {
+    start: usize,
+    open: usize,
+    end: usize,
+    place: Pos,
+    args: meta::Args,
+}
+
 struct Scan {
     runs: Vec<Run>,
+    attrs: Vec<Attr>,
     nesting: usize,
 }
 
@@ -139,6 +182,7 @@ const STOPS: [bool; 256] = {
 fn scan(source: &str) -> Option<Scan> {
     let bytes = source.as_bytes();
     let mut runs: Vec<Run> = Vec::new();
+    let mut attrs: Vec<Attr> = Vec::new();
     // Where the last doc comment's text ended: a run goes on while only whitespace follows.
     let mut run_end = usize::MAX;
     let mut line = 1;
@@ -215,6 +259,39 @@ fn scan(source: &str) -> Option<Scan> {
                 count_lines(bytes, i, end, &mut line, &mut line_start);
                 i = end;
             }
+            b'[' if i > 0 && bytes[i - 1] == b'#' => {
+                // `#[` + a name read here + `(`; else an attribute like any other group.
+                let read = meta::NAMES.iter().find_map(|name| {
+                    let open = i + 1 + name.len();
+                    let named = bytes[i + 1..].starts_with(name.as_bytes())
+                        && bytes.get(open) == Some(&b'(');
+                    named
+                        .then(|| meta::read(source, name, open, line, line_start))
+                        .flatten()
+                        .map(|read| (open, read))
+                });
+                nesting = nesting.max(groups.len() + open_angles + 1);
+                match read {
+                    // What syn sees of it is `#[serde]`: one group.
+                    Some((open, read)) => {
+                        attrs.push(Attr {
+                            start: i - 1,
+                            open,
+                            end: read.end,
+                            place: Pos {
+                                line,
+                                column: source[line_start..i - 1].chars().count(),
+                            },
+                            args: read.args,
+                        });
+                        (line, line_start, i) = (read.line, read.line_start, read.end);
+                    }
+                    None => {
+                        groups.push(0);
+                        i += 1;
+                    }
+                }
+            }
             b'(' | b'[' | b'{' => {
                 nesting = nesting.max(groups.len() + open_angles + 1);
                 groups.push(0);
@@ -252,7 +329,11 @@ fn scan(source: &str) -> Option<Scan> {
             _ => i += 1,
         }
     }
-    Some(Scan { runs, nesting })
+    Some(Scan {
+        runs,
+        attrs,
+        nesting,
+    })
 }
 
 /// The offset of the `\n` that ends the line of `from` (or the text's end).
@@ -402,8 +483,70 @@ mod tests {
     /// Every token of `source` as proc-macro2 lexes it, with its place; each run of doc
     /// attributes (`#[doc = "..."]`, or the placeholder, whose text `docs` holds) as one entry of
     /// its text, joined as schemars joins doc attributes.
-    fn lexed(source: &str, docs: &DocComments) -> Vec<(String, usize, usize)> {
+    fn lexed(
+        source: &str,
+        docs: &DocComments,
+        attrs: &SetAsideAttrs,
+    ) -> Vec<(String, usize, usize)> {
         use proc_macro2::{TokenStream, TokenTree};
+        /// An attribute read by `meta` as one entry: what it says, with the places of its items.
+        fn args_text(args: &meta::Args) -> String {
+            match args {
+                meta::Args::Serde(items) => items
+                    .iter()
+                    .map(|m| {
+                        let arg = match &m.arg {
+                            meta::Arg::Flag => String::new(),
+                            meta::Arg::Not => "!".into(),
+                            meta::Arg::Lit(l) => {
+                                format!("={}@{}:{}", l.text, l.pos.line, l.pos.column)
+                            }
+                        };
+                        format!("serde {}@{}:{}{arg}", m.name, m.pos.line, m.pos.column)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                meta::Args::Derive(paths) => paths
+                    .iter()
+                    .map(|p| {
+                        let lead = if p.leading_colon { "::" } else { "" };
+                        format!("derive {lead}{}", p.segments.join("::"))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }
+        }
+        /// The same entry from the tokens of an attribute as proc-macro2 lexes it, when `meta`
+        /// would read its text (else `None`: it is walked token by token).
+        fn attr_text(group: &proc_macro2::Group) -> Option<String> {
+            let trees: Vec<TokenTree> = group.stream().into_iter().collect();
+            let [TokenTree::Ident(name), TokenTree::Group(list)] = &trees[..] else {
+                return None;
+            };
+            let text = format!("#[{name}{list}]");
+            let read = meta::read(&text, &name.to_string(), 2 + name.to_string().len(), 1, 0)?;
+            // The places are proc-macro2's: rebuild the entry from its tokens.
+            let items: Vec<TokenTree> = list.stream().into_iter().collect();
+            let parts = items.split(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ','));
+            let at = |t: &TokenTree| {
+                let s = t.span().start();
+                format!("@{}:{}", s.line, s.column)
+            };
+            let mut out = Vec::new();
+            for part in parts.filter(|p| !p.is_empty()) {
+                out.push(match (&read.args, part) {
+                    (meta::Args::Derive(_), _) => {
+                        let path: String = part.iter().map(ToString::to_string).collect();
+                        format!("derive {path}")
+                    }
+                    (_, [n]) => format!("serde {n}{}", at(n)),
+                    (_, [bang, n]) => format!("serde {n}{}!", at(bang)),
+                    (_, [n, _, v]) => format!("serde {n}{}={v}{}", at(n), at(v)),
+                    _ => return None,
+                });
+            }
+            Some(out.join(", "))
+        }
         /// A doc attribute's text, when the token at `i` opens one.
         fn doc_at(trees: &[TokenTree], i: usize, docs: &DocComments) -> Option<String> {
             let (TokenTree::Punct(p), Some(TokenTree::Group(g))) = (&trees[i], trees.get(i + 1))
@@ -434,12 +577,29 @@ mod tests {
                 (other, _) => quote::ToTokens::to_token_stream(other).to_string(),
             })
         }
-        fn walk(ts: TokenStream, docs: &DocComments, out: &mut Vec<(String, usize, usize)>) {
+        fn walk(
+            ts: TokenStream,
+            docs: &DocComments,
+            attrs: &SetAsideAttrs,
+            out: &mut Vec<(String, usize, usize)>,
+        ) {
             let trees: Vec<TokenTree> = ts.into_iter().collect();
             let mut i = 0;
             let mut run: Option<usize> = None;
             while i < trees.len() {
                 let at = trees[i].span().start();
+                if let (TokenTree::Punct(p), Some(TokenTree::Group(g))) =
+                    (&trees[i], trees.get(i + 1))
+                    && p.as_char() == '#'
+                {
+                    let place = Pos::from(p.span());
+                    if let Some(text) = attrs.get(place).map(args_text).or_else(|| attr_text(g)) {
+                        out.push((text, at.line, at.column));
+                        run = None;
+                        i += 2;
+                        continue;
+                    }
+                }
                 if let Some(text) = doc_at(&trees, i, docs) {
                     match run {
                         Some(k) => {
@@ -458,7 +618,7 @@ mod tests {
                 match &trees[i] {
                     TokenTree::Group(g) => {
                         out.push((format!("{:?}", g.delimiter()), at.line, at.column));
-                        walk(g.stream(), docs, out);
+                        walk(g.stream(), docs, attrs, out);
                         let close = g.span_close().start();
                         out.push(("close".into(), close.line, close.column));
                     }
@@ -468,7 +628,12 @@ mod tests {
             }
         }
         let mut out = Vec::new();
-        walk(source.parse().expect("the source lexes"), docs, &mut out);
+        walk(
+            source.parse().expect("the source lexes"),
+            docs,
+            attrs,
+            &mut out,
+        );
         out
     }
 
@@ -477,8 +642,8 @@ mod tests {
     fn same_as_proc_macro2(source: &str) {
         let aside = set_aside(source);
         assert_eq!(
-            lexed(&aside.source, &aside.docs),
-            lexed(source, &DocComments::default()),
+            lexed(&aside.source, &aside.docs, &aside.attrs),
+            lexed(source, &DocComments::default(), &SetAsideAttrs::default()),
             "{source}"
         );
     }
@@ -494,6 +659,9 @@ mod tests {
             "#[doc = include_str!(\"README.md\")]\n/// then a line\nstruct R;\n///",
             "/// a\n// plain\n/// b\n\n\n   /// c\n#[doc = \" d\"]\n/// e\nstruct S;",
             "/// no newline at the end",
+            "#[derive(Clone, ::serde::Serialize)] #[serde(default, !x,\r\n  rename = \"é日\", n = 1_0, f = 2.5, b = true)] /// d\nstruct S { #[serde(rename(serialize = \"a\"))] #[serde(rename = \"b\")] x: u8, #[serde(alias = \"y\")] /// z\n y: u8 }",
+            "#[serde(rename = \"multi\nline\")] #[serde(skip)]\t#[derive(A)]\n#[serde(a = \"\\\"\")] #[serde(b = 10u8)] enum E { #[serde(other)] V }",
+            "#[serde(\n)]\n#[derive()]\nstruct T;",
         ] {
             same_as_proc_macro2(source);
         }
@@ -504,6 +672,7 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
         let mut stack = vec![root];
         let mut seen = 0;
+        let mut attrs_read = 0;
         while let Some(dir) = stack.pop() {
             for entry in std::fs::read_dir(&dir).unwrap() {
                 let path = entry.unwrap().path();
@@ -515,10 +684,13 @@ mod tests {
                     if text.parse::<proc_macro2::TokenStream>().is_ok() {
                         same_as_proc_macro2(text);
                         seen += 1;
+                        attrs_read += set_aside(text).attrs.len();
                     }
                 }
             }
         }
         assert!(seen > 20, "only {seen} fixture files");
+        // The real-world corpus alone has tens of thousands of `#[serde(..)]` and `#[derive(..)]`.
+        assert!(attrs_read > 15_000, "only {attrs_read} attributes read");
     }
 }
