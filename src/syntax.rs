@@ -10,6 +10,7 @@ mod doc_comments;
 pub(crate) mod lex;
 pub(crate) mod meta;
 pub(crate) mod pos;
+pub(crate) mod spans;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
