@@ -7,6 +7,7 @@
 //! error inside a body is left to the compiler.
 
 mod doc_comments;
+mod fast;
 pub(crate) mod lex;
 pub(crate) mod meta;
 pub(crate) mod pos;
@@ -76,6 +77,25 @@ fn parse(text: &str, aside: bool) -> syn::Result<Parsed> {
         }
     };
     let (source, docs, attrs) = (aside.source, aside.docs, aside.attrs);
+    // A file of API types is built straight into syn's items, with the spans syn would give; the
+    // reader's recursion is bounded by the scan's count of the nesting.
+    if aside
+        .nesting
+        .is_some_and(|depth| depth + NESTING_MARGIN <= MAX_NESTING)
+        && let Some(spans) = spans::FileSpans::register(&source)
+        && let Some(items) = fast::items(&source, &spans)
+    {
+        return Ok(Parsed {
+            file: syn::File {
+                shebang: None,
+                attrs: Vec::new(),
+                items,
+            },
+            bodies: Bodies::default(),
+            docs,
+            attrs,
+        });
+    }
     let tokens: TokenStream = source
         .parse()
         .map_err(|e: proc_macro2::LexError| syn::Error::new(e.span(), e))?;
@@ -111,6 +131,26 @@ fn parse(text: &str, aside: bool) -> syn::Result<Parsed> {
             attrs: SetAsideAttrs::default(),
         }),
     }
+}
+
+/// Every `.rs` file below `roots`, for the tests that read real code (a folder that cannot be read
+/// is passed over).
+#[cfg(test)]
+pub(crate) fn rust_files(roots: Vec<std::path::PathBuf>) -> Vec<std::path::PathBuf> {
+    let (mut stack, mut out) = (roots, Vec::new());
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for path in entries.filter_map(|e| e.ok()).map(|e| e.path()) {
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out
 }
 
 /// The deepest nesting the reader takes: brackets and generic `<...>` together. Real code stays far

@@ -670,23 +670,15 @@ mod tests {
     #[test]
     fn every_fixture_lexes_the_same() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-        let mut stack = vec![root];
         let mut seen = 0;
         let mut attrs_read = 0;
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else if path.extension().is_some_and(|e| e == "rs") {
-                    let text = std::fs::read_to_string(&path).unwrap();
-                    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-                    if text.parse::<proc_macro2::TokenStream>().is_ok() {
-                        same_as_proc_macro2(text);
-                        seen += 1;
-                        attrs_read += set_aside(text).attrs.len();
-                    }
-                }
+        for path in crate::syntax::rust_files(vec![root]) {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+            if text.parse::<proc_macro2::TokenStream>().is_ok() {
+                same_as_proc_macro2(text);
+                seen += 1;
+                attrs_read += set_aside(text).attrs.len();
             }
         }
         assert!(seen > 20, "only {seen} fixture files");

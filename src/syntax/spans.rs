@@ -34,15 +34,18 @@ impl FileSpans {
         }
         let fence = "#".repeat(hashes);
         let lexed = format!("r{fence}\"{}\"{fence}", &text[kept..]);
-        let Some(TokenTree::Literal(literal)) = TokenStream::from_str(&lexed).ok()?.into_iter().next()
+        let Some(TokenTree::Literal(literal)) =
+            TokenStream::from_str(&lexed).ok()?.into_iter().next()
         else {
             return None;
         };
         let mut wide = Vec::new();
-        let mut extra = 0;
-        for (i, c) in text.char_indices().filter(|(_, c)| !c.is_ascii()) {
-            extra += c.len_utf8() - 1;
-            wide.push((i + c.len_utf8(), extra));
+        if !text.is_ascii() {
+            let mut extra = 0;
+            for (i, c) in text.char_indices().filter(|(_, c)| !c.is_ascii()) {
+                extra += c.len_utf8() - 1;
+                wide.push((i + c.len_utf8(), extra));
+            }
         }
         Some(FileSpans { literal, wide })
     }
