@@ -43,10 +43,10 @@ impl Bodies {
 /// Parses a file's items; every `fn` body comes out empty and is kept in the returned
 /// [`Bodies`]. Errors point at the file's own line and column.
 pub(crate) fn parse_file(text: &str) -> syn::Result<(syn::File, Bodies)> {
-    parse(text, false).map(|p| (p.file, p.bodies))
+    parse(text, None).map(|p| (p.file, p.bodies))
 }
 
-/// A file parsed by [`parse_file_aside`]: its items, and what was set aside before lexing.
+/// A file parsed by [`parse_prepared`]: its items, and what was set aside before lexing.
 pub(crate) struct Parsed {
     pub file: syn::File,
     pub bodies: Bodies,
@@ -54,36 +54,74 @@ pub(crate) struct Parsed {
     pub attrs: SetAsideAttrs,
 }
 
-/// [`parse_file`] with every outer line doc comment (`/// text`) set aside: in the items each is
-/// the attribute `#[doc]` (at the comment's place), whose text [`DocComments::at`] gives by that
-/// place; and every `#[serde(...)]` / `#[derive(...)]` in the forms [`meta`] reads: each is
-/// `#[serde]` / `#[derive]` in the items, and [`SetAsideAttrs::take`] gives what it said by the
-/// place of its `#`. Lexing doc comments as escaped string literals, and those attributes token by
-/// token, was most of the time of reading a crate of generated API types.
-pub(crate) fn parse_file_aside(text: &str) -> syn::Result<Parsed> {
-    parse(text, true)
+/// A file's text with its doc comments and common attributes set aside ([`prepare`]): plain data,
+/// made on any thread (the loader prepares the next files on the other core), parsed by
+/// [`parse_prepared`] on the thread that reads the items.
+///
+/// Each outer line doc comment (`/// text`) is then the attribute `#[doc]` (at the comment's place)
+/// in the items, whose text [`DocComments::at`] gives by that place; each `#[serde(...)]` /
+/// `#[derive(...)]` in the forms [`meta`] reads is `#[serde]` / `#[derive]`, and
+/// [`SetAsideAttrs::take`] gives what it said by the place of its `#`. Lexing doc comments as
+/// escaped string literals, and those attributes token by token, was most of the time of reading a
+/// crate of generated API types.
+pub(crate) struct Prepared {
+    /// The text to parse; `None`: the file's own (less a byte order mark).
+    source: Option<String>,
+    docs: DocComments,
+    attrs: SetAsideAttrs,
+    nesting: Option<usize>,
 }
 
-fn parse(text: &str, aside: bool) -> syn::Result<Parsed> {
+/// The set-aside half of reading a file of the crate.
+pub(crate) fn prepare(text: &str) -> Prepared {
     let source = skip_shebang(text.strip_prefix('\u{feff}').unwrap_or(text));
-    let aside = if aside {
-        doc_comments::set_aside(&source)
-    } else {
-        doc_comments::SetAside {
-            source: Cow::Borrowed(&*source),
-            docs: DocComments::default(),
-            attrs: SetAsideAttrs::default(),
-            nesting: None,
-        }
-    };
-    let (source, docs, attrs) = (aside.source, aside.docs, aside.attrs);
+    let aside = doc_comments::set_aside(&source);
+    let (docs, attrs, nesting) = (aside.docs, aside.attrs, aside.nesting);
+    let set_aside = owned(aside.source);
+    Prepared {
+        source: set_aside.or(owned(source)),
+        docs,
+        attrs,
+        nesting,
+    }
+}
+
+/// The text when it is not the file's own (`Borrowed`: the file's).
+fn owned(text: Cow<'_, str>) -> Option<String> {
+    match text {
+        Cow::Owned(s) => Some(s),
+        Cow::Borrowed(_) => None,
+    }
+}
+
+/// The parsing half of reading a file of the crate: `prepared` is [`prepare`]`(text)`. Errors
+/// point at the file's own line and column.
+pub(crate) fn parse_prepared(text: &str, prepared: Prepared) -> syn::Result<Parsed> {
+    parse(text, Some(prepared))
+}
+
+/// `prepared`: the text with what is set aside taken out; `None`: parse the text as it is.
+fn parse(text: &str, prepared: Option<Prepared>) -> syn::Result<Parsed> {
+    let prepared = prepared.unwrap_or_else(|| Prepared {
+        source: owned(skip_shebang(text.strip_prefix('\u{feff}').unwrap_or(text))),
+        docs: DocComments::default(),
+        attrs: SetAsideAttrs::default(),
+        nesting: None,
+    });
+    let Prepared {
+        source,
+        docs,
+        attrs,
+        nesting,
+    } = prepared;
+    let source = source
+        .as_deref()
+        .unwrap_or_else(|| text.strip_prefix('\u{feff}').unwrap_or(text));
     // A file of API types is built straight into syn's items, with the spans syn would give; the
     // reader's recursion is bounded by the scan's count of the nesting.
-    if aside
-        .nesting
-        .is_some_and(|depth| depth + NESTING_MARGIN <= MAX_NESTING)
-        && let Some(spans) = spans::FileSpans::register(&source)
-        && let Some(items) = fast::items(&source, &spans)
+    if nesting.is_some_and(|depth| depth + NESTING_MARGIN <= MAX_NESTING)
+        && let Some(spans) = spans::FileSpans::register(source)
+        && let Some(items) = fast::items(source, &spans)
     {
         return Ok(Parsed {
             file: syn::File {
@@ -101,10 +139,7 @@ fn parse(text: &str, aside: bool) -> syn::Result<Parsed> {
         .map_err(|e: proc_macro2::LexError| syn::Error::new(e.span(), e))?;
     // The scan's count of the nesting is the walk's; well below the limit, the walk (which
     // copies every token) is not needed.
-    if aside
-        .nesting
-        .is_none_or(|depth| depth + NESTING_MARGIN > MAX_NESTING)
-    {
+    if nesting.is_none_or(|depth| depth + NESTING_MARGIN > MAX_NESTING) {
         check_nesting(&tokens)?;
     }
     let mut bodies = Bodies::default();
@@ -392,7 +427,7 @@ mod tests {
             );
             for text in [mods, generics, mixed] {
                 assert_eq!(
-                    verdict(parse_file_aside(&text).map(|_| ())),
+                    verdict(parse_prepared(&text, prepare(&text)).map(|_| ())),
                     verdict(parse_file(&text).map(|_| ())),
                     "depth {depth}: {text}"
                 );

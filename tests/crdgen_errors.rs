@@ -288,3 +288,36 @@ fn error_in_path_module() {
         "{msg}"
     );
 }
+
+/// With several module files (set aside on another thread while each is parsed), the first fault
+/// in the order of the `mod` items is the one reported, as when they were read one by one.
+#[test]
+fn the_first_fault_among_several_module_files_is_reported() {
+    let with_files = |lib: &str, files: &[(&str, &str)]| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/lib.rs"), lib).unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join("src").join(name), text).unwrap();
+        }
+        match crdgen::generate(&DiskTree::new(dir.path()), &project()) {
+            Ok(_) => panic!("expected an error for:\n{lib}"),
+            Err(e) => e.to_string(),
+        }
+    };
+    let good = "pub struct A { pub x: u8 }\n";
+    let bad = "pub struct C { pub x: }\n";
+    let msg = with_files("mod a;\nmod b;\nmod c;\n", &[("a.rs", good), ("c.rs", bad)]);
+    assert!(
+        msg.starts_with("src/lib.rs:2:5: ") && msg.contains("has no file"),
+        "{msg}"
+    );
+    let msg = with_files(
+        "mod a;\nmod c;\nmod d;\n",
+        &[("a.rs", good), ("c.rs", bad), ("d.rs", "pub struct D {\n")],
+    );
+    assert!(
+        msg.starts_with("src/c.rs:1:23: ") && msg.contains("does not parse as Rust"),
+        "{msg}"
+    );
+}

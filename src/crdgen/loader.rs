@@ -12,7 +12,7 @@ use syn::spanned::Spanned;
 use super::error::{CrdgenError, Location};
 use super::place_attrs::DefAttrs;
 use super::resolve::Res;
-use crate::syntax::{Bodies, DocComments, Pos, SetAsideAttrs};
+use crate::syntax::{Bodies, DocComments, Pos, Prepared, SetAsideAttrs};
 use crate::workspace::SourceTree;
 
 pub(crate) type ModId = usize;
@@ -144,7 +144,7 @@ pub(crate) fn load(tree: &dyn SourceTree, root_rel: &Path) -> Result<Crate, Crdg
     let mut krate = Crate::default();
     let text =
         read(tree, root_rel)?.ok_or_else(|| CrdgenError::NoCrateRoot(tree.root().to_path_buf()))?;
-    let (file, items) = parse(&mut krate, root_rel, &text)?;
+    let (file, items) = parse(&mut krate, root_rel, &text, None)?;
     // A crate root's `mod x;` files live beside it.
     let dir = root_rel.parent().unwrap_or(Path::new("")).to_path_buf();
     add_module(&mut krate, tree, Vec::new(), None, file, items, &dir, &dir)?;
@@ -174,8 +174,10 @@ fn parse(
     krate: &mut Crate,
     rel: &Path,
     text: &str,
+    prepared: Option<Prepared>,
 ) -> Result<(usize, Vec<syn::Item>), CrdgenError> {
-    let parsed = crate::syntax::parse_file_aside(text)
+    let prepared = prepared.unwrap_or_else(|| crate::syntax::prepare(text));
+    let parsed = crate::syntax::parse_prepared(text, prepared)
         .inspect(|p| crate::commands::remember_parsed(text, &p.file))
         .map_err(|e| {
             let start = e.span().start();
@@ -228,7 +230,7 @@ fn add_module(
     tree: &dyn SourceTree,
     path: Vec<String>,
     parent: Option<ModId>,
-    file: usize,
+    file_id: usize,
     items: Vec<syn::Item>,
     dir: &Path,
     path_dir: &Path,
@@ -236,7 +238,7 @@ fn add_module(
     if path.len() > MAX_MODULE_DEPTH {
         return Err(CrdgenError::Source {
             loc: Location {
-                file: krate.files[file].clone(),
+                file: krate.files[file_id].clone(),
                 line: 1,
                 column: 1,
             },
@@ -248,7 +250,7 @@ fn add_module(
     }
     let id = krate.modules.len();
     krate.modules.push(Module {
-        file,
+        file: file_id,
         parent,
         public: false,
         children: BTreeMap::new(),
@@ -258,128 +260,229 @@ fn add_module(
         uses: Vec::new(),
         item_macros: Vec::new(),
     });
-    for item in items {
-        match item {
-            syn::Item::Mod(m) => {
-                if is_cfg_test(&m.attrs) {
-                    continue;
-                }
-                let name = m.ident.to_string();
-                let name_unraw = name.trim_start_matches("r#").to_string();
-                let mut child_path = path.clone();
-                child_path.push(name_unraw.clone());
-                let child = if let Some((_, content)) = m.content {
-                    // Inline module: its `mod x;` children live in `dir/name/`, `#[path]` too.
-                    let sub = match path_attr(&m.attrs) {
-                        Some(p) => path_dir.join(p),
-                        None => dir.join(&name_unraw),
-                    };
-                    add_module(krate, tree, child_path, Some(id), file, content, &sub, &sub)?
-                } else {
-                    let (rel, child_dir, child_path_dir) = match path_attr(&m.attrs) {
-                        Some(p) => {
-                            let rel = normalize(&path_dir.join(p));
-                            let parent_dir = rel.parent().unwrap_or(Path::new("")).to_path_buf();
-                            // A `#[path]` file's children resolve like a mod.rs's: beside it.
-                            (rel, parent_dir.clone(), parent_dir)
-                        }
-                        None => {
-                            let flat = dir.join(format!("{name_unraw}.rs"));
-                            if read(tree, &flat)?.is_some() {
-                                (flat, dir.join(&name_unraw), dir.to_path_buf())
-                            } else {
-                                let nested = dir.join(&name_unraw).join("mod.rs");
-                                (nested, dir.join(&name_unraw), dir.join(&name_unraw))
-                            }
-                        }
-                    };
-                    if let Some(chain) = module_loop(krate, id, &rel) {
-                        return Err(CrdgenError::Source {
-                            loc: krate.loc(file, m.ident.span()),
-                            what: format!(
-                                "module `{name_unraw}` loads {}, which is already loading it: a module loop ({chain}). Point its `#[path]` at another file",
-                                rel.display()
-                            ),
-                        });
+    // The files of the `mod x;` children are read first and set aside on the other core while
+    // each is parsed in turn here (the parse stays on this thread: syn's spans are thread-local).
+    let mut files: Vec<Option<Result<ChildFile, CrdgenError>>> = items
+        .iter()
+        .map(|item| match item {
+            syn::Item::Mod(m) if m.content.is_none() && !is_cfg_test(&m.attrs) => {
+                Some(child_file(tree, m, dir, path_dir))
+            }
+            _ => None,
+        })
+        .collect();
+    let texts: Vec<String> = files
+        .iter_mut()
+        .filter_map(|f| f.as_mut()?.as_mut().ok()?.text.take())
+        .collect();
+    std::thread::scope(|scope| {
+        let mut prepping = Prepping::start(scope, texts);
+        for (item, file) in items.into_iter().zip(files) {
+            match item {
+                syn::Item::Mod(m) => {
+                    if is_cfg_test(&m.attrs) {
+                        continue;
                     }
-                    let Some(text) = read(tree, &rel)? else {
-                        return Err(CrdgenError::Source {
-                            loc: krate.loc(file, m.ident.span()),
-                            what: format!(
-                                "module `{name_unraw}` has no file ({} not found)",
-                                rel.display()
-                            ),
-                        });
+                    let name = m.ident.to_string();
+                    let name_unraw = name.trim_start_matches("r#").to_string();
+                    let mut child_path = path.clone();
+                    child_path.push(name_unraw.clone());
+                    let child = if let Some((_, content)) = m.content {
+                        // Inline module: its `mod x;` children live in `dir/name/`, `#[path]` too.
+                        let sub = match path_attr(&m.attrs) {
+                            Some(p) => path_dir.join(p),
+                            None => dir.join(&name_unraw),
+                        };
+                        add_module(
+                            krate,
+                            tree,
+                            child_path,
+                            Some(id),
+                            file_id,
+                            content,
+                            &sub,
+                            &sub,
+                        )?
+                    } else {
+                        let ChildFile {
+                            rel,
+                            dir: child_dir,
+                            path_dir: child_path_dir,
+                            found,
+                            ..
+                        } = file.expect("every `mod x;` has its file looked up")?;
+                        if let Some(chain) = module_loop(krate, id, &rel) {
+                            return Err(CrdgenError::Source {
+                                loc: krate.loc(file_id, m.ident.span()),
+                                what: format!(
+                                    "module `{name_unraw}` loads {}, which is already loading it: a module loop ({chain}). Point its `#[path]` at another file",
+                                    rel.display()
+                                ),
+                            });
+                        }
+                        if !found {
+                            return Err(CrdgenError::Source {
+                                loc: krate.loc(file_id, m.ident.span()),
+                                what: format!(
+                                    "module `{name_unraw}` has no file ({} not found)",
+                                    rel.display()
+                                ),
+                            });
+                        }
+                        let (text, prepared) =
+                            prepping.next().expect("a text for every file found");
+                        let (child_file, child_items) = parse(krate, &rel, &text, Some(prepared))?;
+                        add_module(
+                            krate,
+                            tree,
+                            child_path,
+                            Some(id),
+                            child_file,
+                            child_items,
+                            &child_dir,
+                            &child_path_dir,
+                        )?
                     };
-                    let (child_file, child_items) = parse(krate, &rel, &text)?;
-                    add_module(
-                        krate,
-                        tree,
-                        child_path,
-                        Some(id),
-                        child_file,
-                        child_items,
-                        &child_dir,
-                        &child_path_dir,
-                    )?
-                };
-                krate.modules[child].public = matches!(m.vis, syn::Visibility::Public(_));
-                krate.modules[id].children.insert(name_unraw, child);
-            }
-            syn::Item::Struct(s) => {
-                let name = s.ident.to_string();
-                add_def(krate, id, name, DefItem::Struct(s));
-            }
-            syn::Item::Enum(e) => {
-                let name = e.ident.to_string();
-                add_def(krate, id, name, DefItem::Enum(e));
-            }
-            syn::Item::Type(t) => {
-                let name = t.ident.to_string();
-                add_def(krate, id, name, DefItem::Alias(t));
-            }
-            syn::Item::Fn(f) => {
-                krate.modules[id].fns.insert(f.sig.ident.to_string(), f);
-            }
-            syn::Item::Const(c) => {
-                krate.modules[id]
-                    .consts
-                    .insert(c.ident.to_string(), (*c.ty, *c.expr));
-            }
-            syn::Item::Static(s) => {
-                krate.modules[id]
-                    .consts
-                    .insert(s.ident.to_string(), (*s.ty, *s.expr));
-            }
-            syn::Item::Use(u) => {
-                if is_cfg_test(&u.attrs) {
-                    continue;
+                    krate.modules[child].public = matches!(m.vis, syn::Visibility::Public(_));
+                    krate.modules[id].children.insert(name_unraw, child);
                 }
-                let mut out = Vec::new();
-                let public = matches!(u.vis, syn::Visibility::Public(_));
-                flatten_use(&u.tree, Vec::new(), u.leading_colon.is_some(), &mut out);
-                out.iter_mut().for_each(|e| e.public = public);
-                krate.modules[id].uses.extend(out);
-            }
-            syn::Item::Impl(i) if !is_cfg_test(&i.attrs) => krate.impls.push((id, i)),
-            syn::Item::Macro(m) => {
-                let name = m
-                    .mac
-                    .path
-                    .segments
-                    .last()
-                    .map(|s| s.ident.to_string())
-                    .unwrap_or_default();
-                if m.ident.is_none() {
+                syn::Item::Struct(s) => {
+                    let name = s.ident.to_string();
+                    add_def(krate, id, name, DefItem::Struct(s));
+                }
+                syn::Item::Enum(e) => {
+                    let name = e.ident.to_string();
+                    add_def(krate, id, name, DefItem::Enum(e));
+                }
+                syn::Item::Type(t) => {
+                    let name = t.ident.to_string();
+                    add_def(krate, id, name, DefItem::Alias(t));
+                }
+                syn::Item::Fn(f) => {
+                    krate.modules[id].fns.insert(f.sig.ident.to_string(), f);
+                }
+                syn::Item::Const(c) => {
                     krate.modules[id]
-                        .item_macros
-                        .push((m.mac.path.span(), name));
+                        .consts
+                        .insert(c.ident.to_string(), (*c.ty, *c.expr));
+                }
+                syn::Item::Static(s) => {
+                    krate.modules[id]
+                        .consts
+                        .insert(s.ident.to_string(), (*s.ty, *s.expr));
+                }
+                syn::Item::Use(u) => {
+                    if is_cfg_test(&u.attrs) {
+                        continue;
+                    }
+                    let mut out = Vec::new();
+                    let public = matches!(u.vis, syn::Visibility::Public(_));
+                    flatten_use(&u.tree, Vec::new(), u.leading_colon.is_some(), &mut out);
+                    out.iter_mut().for_each(|e| e.public = public);
+                    krate.modules[id].uses.extend(out);
+                }
+                syn::Item::Impl(i) if !is_cfg_test(&i.attrs) => krate.impls.push((id, i)),
+                syn::Item::Macro(m) => {
+                    let name = m
+                        .mac
+                        .path
+                        .segments
+                        .last()
+                        .map(|s| s.ident.to_string())
+                        .unwrap_or_default();
+                    if m.ident.is_none() {
+                        krate.modules[id]
+                            .item_macros
+                            .push((m.mac.path.span(), name));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(id)
+    })
+}
+
+/// Where the file of a `mod x;` is (`#[path]`, `x.rs`, else `x/mod.rs`), where its own children
+/// live, and its text (taken to be prepared; `found`: the file exists).
+struct ChildFile {
+    rel: PathBuf,
+    dir: PathBuf,
+    path_dir: PathBuf,
+    text: Option<String>,
+    found: bool,
+}
+
+fn child_file(
+    tree: &dyn SourceTree,
+    m: &syn::ItemMod,
+    dir: &Path,
+    path_dir: &Path,
+) -> Result<ChildFile, CrdgenError> {
+    let name = m.ident.to_string();
+    let name = name.trim_start_matches("r#");
+    let (rel, dir, path_dir, text) = match path_attr(&m.attrs) {
+        Some(p) => {
+            let rel = normalize(&path_dir.join(p));
+            let parent_dir = rel.parent().unwrap_or(Path::new("")).to_path_buf();
+            let text = read(tree, &rel)?;
+            // A `#[path]` file's children resolve like a mod.rs's: beside it.
+            (rel, parent_dir.clone(), parent_dir, text)
+        }
+        None => {
+            let flat = dir.join(format!("{name}.rs"));
+            match read(tree, &flat)? {
+                Some(text) => (flat, dir.join(name), dir.to_path_buf(), Some(text)),
+                None => {
+                    let nested = dir.join(name).join("mod.rs");
+                    let text = read(tree, &nested)?;
+                    (nested, dir.join(name), dir.join(name), text)
                 }
             }
-            _ => {}
+        }
+    };
+    Ok(ChildFile {
+        rel,
+        dir,
+        path_dir,
+        found: text.is_some(),
+        text,
+    })
+}
+
+/// The texts of a module's child files, set aside in order: on the other core when there are
+/// several (the rendering thread idles while the crate is read), else here when asked.
+enum Prepping {
+    Here(std::vec::IntoIter<String>),
+    Beside(std::sync::mpsc::Receiver<(String, Prepared)>),
+}
+
+impl Prepping {
+    fn start<'scope>(scope: &'scope std::thread::Scope<'scope, '_>, texts: Vec<String>) -> Self {
+        if texts.len() < 2 {
+            return Prepping::Here(texts.into_iter());
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        scope.spawn(move || {
+            for text in texts {
+                let prepared = crate::syntax::prepare(&text);
+                if tx.send((text, prepared)).is_err() {
+                    return;
+                }
+            }
+        });
+        Prepping::Beside(rx)
+    }
+
+    fn next(&mut self) -> Option<(String, Prepared)> {
+        match self {
+            Prepping::Here(texts) => texts.next().map(|text| {
+                let prepared = crate::syntax::prepare(&text);
+                (text, prepared)
+            }),
+            Prepping::Beside(rx) => rx.recv().ok(),
         }
     }
-    Ok(id)
 }
 
 /// The deepest module nesting the reader follows (real crates stay far below).
