@@ -5,6 +5,11 @@
 //! is most of syn's time: 40% of `create api` before this module. So bodies are lexed (their
 //! brackets must balance), set aside, and parsed on demand with [`Bodies::block`]; a syntax
 //! error inside a body is left to the compiler.
+//!
+//! For the CRD reader, a crate's files are first [`prepare`]d (plain data, on any thread): doc
+//! comments ([`doc_comments`]) and the common `#[serde]` / `#[derive]` ([`meta`]) are set aside
+//! from the text with their places. [`parse_prepared`] then builds a file of API types straight
+//! into syn's items ([`fast`], with spans from [`spans`]) and leaves any other file to syn.
 
 mod doc_comments;
 mod fast;
