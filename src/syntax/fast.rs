@@ -476,6 +476,8 @@ impl<'a> Reader<'a> {
                     let (w, start) = self.word()?;
                     let span = self.span(start, self.i);
                     trees.push(TokenTree::Ident(match w.strip_prefix("r#") {
+                        // `r#self` and the like are no identifiers: left to syn to say so.
+                        Some("crate" | "self" | "super" | "Self" | "_") => return None,
                         Some(raw) => Ident::new_raw(raw, span),
                         None => Ident::new(w, span),
                     }));
@@ -979,6 +981,10 @@ mod tests {
             "struct S { fn: u8 }",
             "struct S { é: u8 }",
             "macro_rules! m { () => {} }",
+            "#[a(r#self)] struct S;",
+            "#[a(r#_, r#crate)] struct S;",
+            "struct S { r#self: u8 }",
+            "use r#super::x;",
         ] {
             let aside = super::super::doc_comments::set_aside(text);
             let taken = FileSpans::register(&aside.source)
