@@ -18,6 +18,7 @@ use super::loader::{Crate, DefId, DefItem};
 use super::resolve::Ty;
 use super::schema::{self, RootSpec, Rule};
 use super::structural;
+use super::transforms::{self, Rewriter};
 use crate::syntax::Pos;
 
 /// One `#[derive(CustomResource)]` struct, its attributes read.
@@ -302,14 +303,18 @@ pub(crate) fn build_kind(
             };
             let value = schema::with_crate(krate.clone(), || {
                 let linear = catch_quietly(AssertUnwindSafe(|| {
-                    schema::root_schema(&mut generator(Rewriter::Linear), &spec).to_value()
+                    schema::root_schema(&mut transforms::generator(Rewriter::Linear), &spec)
+                        .to_value()
                 }));
                 match linear {
                     // kube-core's rewriter panics here: rerun it for its own message.
                     Err(p) if p.is::<structural::Conflict>() => {
                         catch_quietly(AssertUnwindSafe(|| {
-                            schema::root_schema(&mut generator(Rewriter::KubeCore), &spec)
-                                .to_value()
+                            schema::root_schema(
+                                &mut transforms::generator(Rewriter::KubeCore),
+                                &spec,
+                            )
+                            .to_value()
                         }))
                     }
                     other => other,
@@ -553,33 +558,6 @@ fn scale_of(
         spec_replicas_path: sc.spec_replicas_path,
         status_replicas_path: sc.status_replicas_path,
     })
-}
-
-/// Which implementation of kube-core's structural rewrite the generator runs.
-#[derive(Clone, Copy)]
-enum Rewriter {
-    /// [`structural::StructuralRewriter`]: one pass, the same output.
-    Linear,
-    /// kube-core's own (quadratic in depth): only to reproduce its panic message.
-    KubeCore,
-}
-
-/// The `SchemaGenerator` kube-derive's `crd()` builds (same settings, same transforms in order).
-fn generator(rewriter: Rewriter) -> schemars::SchemaGenerator {
-    let settings = schemars::generate::SchemaSettings::openapi3()
-        .with(|s| {
-            s.inline_subschemas = true;
-            s.meta_schema = None;
-        })
-        .with_transform(schemars::transform::AddNullable::default());
-    let settings = match rewriter {
-        Rewriter::Linear => settings.with_transform(structural::StructuralRewriter),
-        Rewriter::KubeCore => settings.with_transform(kube_core::schema::StructuralSchemaRewriter),
-    };
-    settings
-        .with_transform(kube_core::schema::OptionalEnum)
-        .with_transform(kube_core::schema::OptionalIntOrString)
-        .into_generator()
 }
 
 thread_local! {

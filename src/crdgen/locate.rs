@@ -90,7 +90,7 @@ pub(crate) fn field_at(
         at_end = false;
         ty = match (step, ty) {
             (Step::Items, Ty::Seq(_, item) | Ty::Array(item, _)) => *item,
-            (Step::Values, Ty::Map(_, _, value)) => *value,
+            (Step::Values, Ty::Map(value)) => *value,
             (Step::Property(name), Ty::User(d)) => {
                 let Some(hit) = property(krate, d, name, 0) else {
                     break;

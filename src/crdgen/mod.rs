@@ -9,6 +9,7 @@
 //! - [`place_attrs`]: every type's, variant's and field's attributes, parsed once per crate;
 //! - [`schema`]: the `JsonSchema`/`KubeSchema` derive emulation over the real `SchemaGenerator`;
 //! - [`structural`]: kube-core's structural-schema rewrite in one linear pass;
+//! - [`transforms`]: the generator's transforms, each skipped where it would change nothing;
 //! - [`validate`]: what kube-apiserver checks on create (CEL rules, list/map combinations);
 //! - [`values`]: static evaluation of defaults and literal constants;
 //! - [`k8s_table`]: every k8s-openapi type's schema and default, by path (recorded from the real
@@ -36,6 +37,9 @@ mod resolve;
 mod schema;
 mod source_checks;
 pub mod structural;
+/// Public only for `tests/crdgen_transforms.rs`, which checks it against running every transform.
+#[doc(hidden)]
+pub mod transforms;
 mod validate;
 #[doc(hidden)]
 pub use validate::verdict as apiserver_verdict;

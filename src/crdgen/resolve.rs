@@ -277,20 +277,14 @@ pub(crate) enum SeqKind {
     HashSet,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum MapKind {
-    BTreeMap,
-    HashMap,
-}
-
 /// A resolved type.
 #[derive(Debug, Clone)]
 pub(crate) enum Ty {
     Leaf(Leaf),
     Option(Box<Ty>),
     Seq(SeqKind, Box<Ty>),
-    /// A map; the key is always a string (other keys are rejected when resolving).
-    Map(MapKind, #[allow(dead_code)] Box<Ty>, Box<Ty>),
+    /// A map with string keys (other keys are refused when resolving): the type of its values.
+    Map(Box<Ty>),
     /// `Box`, `Rc`, `Arc`: the same schema as the inner type.
     Boxed(Box<Ty>),
     Tuple(Vec<Ty>),
@@ -546,12 +540,7 @@ impl Crate {
                                     FIX_EXACT,
                                 ));
                             }
-                            let kind = if name == "BTreeMap" {
-                                MapKind::BTreeMap
-                            } else {
-                                MapKind::HashMap
-                            };
-                            return Ok(Ty::Map(kind, Box::new(k), Box::new(arg(1)?)));
+                            return Ok(Ty::Map(Box::new(arg(1)?)));
                         }
                         "Box" | "Rc" | "Arc" => return Ok(Ty::Boxed(Box::new(arg(0)?))),
                         "Cow" => return arg(args.len().saturating_sub(1)),

@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, LinkedList, VecDeque};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use proc_macro2::Span;
@@ -20,7 +20,7 @@ use super::error::{CrdgenError, FIX_EXACT};
 use super::k8s_table;
 use super::loader::{Crate, DefId, DefItem, ModId};
 use super::place_attrs::PlaceAttrs;
-use super::resolve::{Leaf, MapKind, SeqKind, Ty};
+use super::resolve::{Leaf, SeqKind, Ty};
 use super::values::{self, Eval};
 use crate::syntax::Pos;
 
@@ -1166,22 +1166,24 @@ pub(crate) fn subschema(g: &mut SchemaGenerator, t: &Ty) -> Schema {
             push_job(inner);
             g.subschema_for::<Option<Dyn>>()
         }
+        // schemars' impls for sequences and string-keyed maps, with the items' schema moved in
+        // where `json_schema!` would serialize a copy of it (quadratic in the nesting of lists).
         Ty::Seq(kind, inner) => {
-            push_job(inner);
-            match kind {
-                SeqKind::Vec => g.subschema_for::<Vec<Dyn>>(),
-                SeqKind::VecDeque => g.subschema_for::<VecDeque<Dyn>>(),
-                SeqKind::LinkedList => g.subschema_for::<LinkedList<Dyn>>(),
-                SeqKind::BTreeSet => g.subschema_for::<BTreeSet<Dyn>>(),
-                SeqKind::HashSet => g.subschema_for::<HashSet<Dyn>>(),
+            let items = subschema(g, inner).to_value();
+            let mut s = serde_json::Map::new();
+            s.insert("type".into(), "array".into());
+            if matches!(kind, SeqKind::BTreeSet | SeqKind::HashSet) {
+                s.insert("uniqueItems".into(), true.into());
             }
+            s.insert("items".into(), items);
+            Schema::from(s)
         }
-        Ty::Map(kind, _, v) => {
-            push_job(v);
-            match kind {
-                MapKind::BTreeMap => g.subschema_for::<BTreeMap<String, Dyn>>(),
-                MapKind::HashMap => g.subschema_for::<HashMap<String, Dyn>>(),
-            }
+        Ty::Map(v) => {
+            let values = subschema(g, v).to_value();
+            let mut s = serde_json::Map::new();
+            s.insert("type".into(), "object".into());
+            s.insert("additionalProperties".into(), values);
+            Schema::from(s)
         }
         Ty::Boxed(inner) => {
             push_job(inner);
@@ -1692,7 +1694,7 @@ fn expr_for_enum(
                     sp::new_unit_enum_variant(&v.de_name)
                 } else {
                     let sub = untagged_variant(g, krate, info, v, deny, false)?;
-                    sp::new_externally_tagged_enum_variant(&v.de_name, sub)
+                    externally_tagged_variant(&v.de_name, sub)
                 };
                 v.common.apply(&mut s);
                 v.common.apply_post(&mut s);
@@ -1726,11 +1728,14 @@ fn expr_for_enum(
                     );
                     required.push(content.clone().into());
                 }
-                let mut obj = json!({"type": "object", "properties": props, "required": required});
+                let mut obj = serde_json::Map::new();
+                obj.insert("type".into(), "object".into());
+                obj.insert("properties".into(), props.into());
+                obj.insert("required".into(), required.into());
                 if deny {
-                    obj["additionalProperties"] = false.into();
+                    obj.insert("additionalProperties".into(), false.into());
                 }
-                let mut s = Schema::try_from(obj).unwrap_or_default();
+                let mut s = Schema::from(obj);
                 v.common.apply(&mut s);
                 v.common.apply_post(&mut s);
                 schemas.push(s.to_value());
@@ -1738,6 +1743,19 @@ fn expr_for_enum(
             Ok(one_of(unique, schemas))
         }
     }
+}
+
+/// `schemars::_private::new_externally_tagged_enum_variant`, with the variant's schema moved in
+/// rather than serialized into a copy.
+fn externally_tagged_variant(variant: &str, sub: Schema) -> Schema {
+    let mut obj = serde_json::Map::new();
+    obj.insert("type".into(), "object".into());
+    let mut props = serde_json::Map::new();
+    props.insert(variant.into(), sub.to_value());
+    obj.insert("properties".into(), props.into());
+    obj.insert("required".into(), vec![Value::from(variant)].into());
+    obj.insert("additionalProperties".into(), false.into());
+    Schema::from(obj)
 }
 
 /// The variants that carry a tag (deserializable, not `#[serde(untagged)]`).
@@ -1846,9 +1864,7 @@ pub(crate) fn root_schema(g: &mut SchemaGenerator, root: &RootSpec) -> Schema {
             target.extend(defs);
         }
     }
-    for t in g.transforms_mut() {
-        t.transform(&mut s);
-    }
+    super::transforms::run(g.transforms_mut(), &mut s);
     s
 }
 

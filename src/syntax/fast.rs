@@ -98,6 +98,23 @@ fn is_keyword(w: &str) -> bool {
     )
 }
 
+/// The end of the run of spaces at `i` (the doc comments set aside are long runs of them), eight
+/// bytes at a time.
+fn skip_spaces(bytes: &[u8], mut i: usize) -> usize {
+    const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let word = u64::from_ne_bytes(chunk.try_into().expect("eight bytes"));
+        if word != SPACES {
+            break;
+        }
+        i += 8;
+    }
+    while bytes.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    i
+}
+
 impl<'a> Reader<'a> {
     fn span(&self, from: usize, to: usize) -> Span {
         self.spans.span(from..to)
@@ -115,7 +132,8 @@ impl<'a> Reader<'a> {
     fn trivia(&mut self) -> Option<()> {
         loop {
             match self.peek() {
-                Some(b' ' | b'\t' | b'\n' | b'\r') => self.i += 1,
+                Some(b' ') => self.i = skip_spaces(self.bytes, self.i),
+                Some(b'\t' | b'\n' | b'\r') => self.i += 1,
                 Some(b'/') if self.at("//") => {
                     let doc = (self.at("///") && !self.at("////")) || self.at("//!");
                     if doc {
@@ -885,6 +903,19 @@ impl<'a> Reader<'a> {
 mod tests {
     use super::*;
     use syn::visit::Visit;
+
+    #[test]
+    fn a_run_of_spaces_ends_at_its_first_other_byte_or_the_end() {
+        for before in 0..3 {
+            for run in 0..20 {
+                for after in ["", "x", "\n", "\t ", " "] {
+                    let text = format!("{}{}{after}", "a".repeat(before), " ".repeat(run));
+                    let end = before + run + usize::from(after == " ");
+                    assert_eq!(skip_spaces(text.as_bytes(), before), end, "{text:?}");
+                }
+            }
+        }
+    }
 
     /// Every span of `items` (of their tokens, identifiers and attribute tokens), as line:column
     /// ranges, in the order syn's visitor meets them.
