@@ -68,7 +68,8 @@ pub(crate) struct SetAside<'a> {
 /// `source` with every run of outer line doc comments replaced by [`PLACEHOLDER`], and their
 /// texts; and with every `#[serde(...)]` and `#[derive(...)]` that [`meta::read`] reads replaced
 /// by `#[serde]` / `#[derive]` and blanks (a space for each character, line ends kept: whatever
-/// follows stays at its line and column), and what they said.
+/// follows stays at its line and column; blanks that would end a line are left out), and what
+/// they said.
 pub(crate) fn set_aside(source: &str) -> SetAside<'_> {
     let Some(Scan {
         runs,
@@ -102,10 +103,11 @@ pub(crate) fn set_aside(source: &str) -> SetAside<'_> {
             // `#[name]` (the `]` where the `(` was), and a blank for every character after.
             out.push_str(&source[attr.start..attr.open]);
             out.push(']');
-            out.extend(source[attr.open + 1..attr.end].chars().map(|c| match c {
-                '\n' => '\n',
-                _ => ' ',
-            }));
+            blank(
+                &source[attr.open + 1..attr.end],
+                ends_line(source, attr.end),
+                out,
+            );
             *copied = attr.end;
             read.push(attr.place, attr.args);
         }
@@ -114,10 +116,14 @@ pub(crate) fn set_aside(source: &str) -> SetAside<'_> {
         cut_attrs_before(run.comments[0].start, &mut out, &mut copied);
         let from = docs.text.len();
         for (k, comment) in run.comments.iter().enumerate() {
-            out.push_str(&source[copied..comment.start]);
+            let between = &source[copied..comment.start];
             if k == 0 {
+                out.push_str(between);
                 out.push_str(PLACEHOLDER);
             } else {
+                // Only whitespace between the comments of a run: its line ends (the indentation
+                // would end a line now that the comment is gone).
+                out.extend(between.chars().filter(|&c| c == '\n' || c == '\r'));
                 docs.text.push('\n');
             }
             copied = comment.text.end;
@@ -134,6 +140,32 @@ pub(crate) fn set_aside(source: &str) -> SetAside<'_> {
         attrs: read,
         nesting: Some(nesting),
     }
+}
+
+/// `text` (an attribute's arguments) as blanks, line ends kept, so that whatever follows stays at
+/// its line and column; the blanks that would end a line are left out (`at_line_end`: nothing but
+/// whitespace follows `text` on its last line), so the text a reader lexes is no longer than it
+/// needs to be.
+fn blank(text: &str, at_line_end: bool, out: &mut String) {
+    let mut lines = text.split('\n');
+    let last = lines.next_back().unwrap_or_default();
+    for line in lines {
+        if line.ends_with('\r') {
+            out.push('\r');
+        }
+        out.push('\n');
+    }
+    if !at_line_end {
+        out.extend(std::iter::repeat_n(' ', last.chars().count()));
+    }
+}
+
+/// Whether only spaces and tabs follow byte `at` of `source` up to its line's end (or the end).
+fn ends_line(source: &str, at: usize) -> bool {
+    source.as_bytes()[at..]
+        .iter()
+        .find(|&&b| b != b' ' && b != b'\t')
+        .is_none_or(|&b| b == b'\n' || b == b'\r')
 }
 
 /// One outer line doc comment: where its `///` starts, and the byte range of its text (up to the
@@ -391,12 +423,25 @@ mod tests {
         let aside = set_aside(source);
         assert_eq!(
             aside.source,
-            "#[doc]\n\n  \r\nstruct S { #[doc]\n f: u8 }\n"
+            // The indentation of a comment after the first would end its line: left out.
+            "#[doc]\n\n\r\nstruct S { #[doc]\n f: u8 }\n"
         );
         assert_eq!(aside.docs.at(1, 0), Some("One.\n\nTwo \"quoted\" \\ é."));
         assert_eq!(aside.docs.at(4, 11), Some("f"));
         assert_eq!(aside.docs.at(2, 0), None);
         assert_eq!(aside.docs.len(), 2);
+    }
+
+    #[test]
+    fn set_aside_attributes_leave_blanks_only_where_something_follows_on_their_line() {
+        let source = "#[serde(rename = \"a\")]\n  #[serde(default)] pub a: u8,\r\n#[serde(\r\n  default,\n  rename = \"b\")]  \n  b: u8,\n#[serde(skip)]";
+        let aside = set_aside(source);
+        assert_eq!(
+            aside.source,
+            "#[serde]\n  #[serde]          pub a: u8,\r\n#[serde]\r\n\n  \n  b: u8,\n#[serde]"
+        );
+        // Each is found at its `#`, as before.
+        assert_eq!(aside.attrs.len(), 4);
     }
 
     #[test]

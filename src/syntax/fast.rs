@@ -26,6 +26,7 @@ pub(crate) fn items(text: &str, spans: &FileSpans) -> Option<Vec<syn::Item>> {
         bytes: text.as_bytes(),
         i: 0,
         spans,
+        empty: TokenStream::new(),
     };
     r.inner_docs()?;
     let items = r.items()?;
@@ -37,6 +38,8 @@ struct Reader<'a> {
     bytes: &'a [u8],
     i: usize,
     spans: &'a FileSpans,
+    /// Shared by the groups made only for their delimiters' spans (a clone is not an allocation).
+    empty: TokenStream,
 }
 
 /// Whether `w` is not an identifier: one of Rust 2021's strict and reserved keywords, or `_`.
@@ -290,7 +293,7 @@ impl<'a> Reader<'a> {
         open: usize,
         close: usize,
     ) -> proc_macro2::extra::DelimSpan {
-        let mut g = Group::new(delimiter, TokenStream::new());
+        let mut g = Group::new(delimiter, self.empty.clone());
         g.set_span(self.span(open, close + 1));
         g.delim_span()
     }

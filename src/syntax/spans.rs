@@ -111,6 +111,9 @@ mod tests {
             "//! docs\nuse a::b;\n  struct Sé { a: u8, /* é */ b: \"x\\\"#é\" }\n\tenum 日本 { A }",
             "#[derive(Clone)] pub struct S(r##\"a\"#b\"##, u8);\r\nfn f() {}",
             "mod m { pub use x::*; } const É: &str = \"日\";",
+            // Lines ending in spaces, blank ones, CRLF, a string across lines whose first line
+            // ends in spaces, non-ASCII after all of them.
+            "struct S {   \n        \n    a: u8,      \r\n  \t b: é,  \n}\nconst T: &str = \"x   \n  y\";  \n  enum 日 { B }     ",
         ] {
             let (lexed, cut) = both(text);
             assert_eq!(lexed, cut, "{text}");
