@@ -129,6 +129,9 @@ fn project_and_crds(
     let (project, found) = std::thread::scope(|scope| {
         let project = scope.spawn(|| Project::load(root));
         let found = crate::crdgen::read(&tree);
+        if let Ok(found) = &found {
+            found.keep_until_exit();
+        }
         let project = project
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));

@@ -184,6 +184,15 @@ pub struct Found {
     pub(crate) crates: Vec<Rc<loader::Crate>>,
 }
 
+impl Found {
+    /// For a process about to exit: the crates read are never freed (the operating system takes
+    /// the memory back at once; freeing their trees, millions of small allocations, is 6 % of
+    /// `generate crds` on a large crate).
+    pub fn keep_until_exit(&self) {
+        std::mem::forget(self.crates.clone());
+    }
+}
+
 /// The kinds of every crate root, with (`with_schema`) or without their schemas. Each CRD built is
 /// handed to `prerender` (rendered while the next kinds are built); errors come as without it.
 pub(crate) fn static_kinds(
