@@ -4,34 +4,12 @@
 //! `prefixItems`, `unevaluatedProperties`, `null` types, bool subschemas, `anyOf` of an optional,
 //! `x-kubernetes-int-or-string`), at any place and depth, and keywords where no transform looks.
 
-use std::cell::Cell;
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Once;
+mod schema_gen;
 
 use operator_rs::crdgen::transforms::{self, Rewriter};
 use proptest::prelude::*;
-use serde_json::{Map, Value, json};
-
-thread_local! {
-    static QUIET: Cell<bool> = const { Cell::new(false) };
-}
-
-/// `f`'s result, or `None` when it panics (the panic's message is not printed).
-fn quietly(f: impl FnOnce() -> Value) -> Option<Value> {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !QUIET.with(Cell::get) {
-                previous(info);
-            }
-        }));
-    });
-    QUIET.with(|q| q.set(true));
-    let r = catch_unwind(AssertUnwindSafe(f));
-    QUIET.with(|q| q.set(false));
-    r.ok()
-}
+use schema_gen::{named, pick, quietly, schemas};
+use serde_json::{Value, json};
 
 /// Every transform of the generator's chain, in order.
 fn every(schema: &Value, rewriter: Rewriter) -> Option<Value> {
@@ -66,10 +44,6 @@ fn assert_same(schema: &Value) {
     }
 }
 
-fn pick(values: Vec<Value>) -> BoxedStrategy<Value> {
-    prop::sample::select(values).boxed()
-}
-
 /// Small schemas the recursion starts from.
 fn leaf() -> BoxedStrategy<Value> {
     pick(vec![
@@ -97,12 +71,7 @@ fn leaf() -> BoxedStrategy<Value> {
 
 /// One keyword and its value, `inner` giving subschemas.
 fn keyword(inner: BoxedStrategy<Value>) -> BoxedStrategy<(String, Value)> {
-    let names = || prop::sample::select(vec!["a", "b", "c"]);
-    let map = {
-        let inner = inner.clone();
-        prop::collection::vec((names(), inner), 0..4)
-            .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
-    };
+    let map = named(inner.clone());
     let list = prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array);
     // `Option<T>`'s schema: T, or null.
     let optional = inner
@@ -121,9 +90,9 @@ fn keyword(inner: BoxedStrategy<Value>) -> BoxedStrategy<(String, Value)> {
         2 => kw("required", pick(vec![json!(["a"]), json!(["b", "a"]), json!([])])),
         1 => kw("nullable", pick(vec![json!(true), json!(false)])),
         1 => kw("x-kubernetes-int-or-string", pick(vec![json!(true), json!(false)])),
-        6 => kw("properties", map.clone().boxed()),
-        1 => kw("patternProperties", map.clone().boxed()),
-        1 => kw("$defs", map.boxed()),
+        6 => kw("properties", map.clone()),
+        1 => kw("patternProperties", map.clone()),
+        1 => kw("$defs", map),
         3 => kw("additionalProperties", prop_oneof![pick(vec![json!(true), json!(false)]), inner.clone()].boxed()),
         2 => kw("unevaluatedProperties", prop_oneof![pick(vec![json!(true), json!(false)]), inner.clone()].boxed()),
         2 => kw("items", prop_oneof![3 => inner.clone(), 1 => list.clone()].boxed()),
@@ -140,14 +109,6 @@ fn keyword(inner: BoxedStrategy<Value>) -> BoxedStrategy<(String, Value)> {
     .boxed()
 }
 
-fn schema() -> impl Strategy<Value = Value> {
-    leaf().prop_recursive(6, 96, 6, |inner| {
-        prop::collection::vec(keyword(inner), 0..7)
-            .prop_map(|kws| Value::Object(kws.into_iter().collect::<Map<_, _>>()))
-            .boxed()
-    })
-}
-
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 5_000,
@@ -157,7 +118,7 @@ proptest! {
 
     /// The root is an object (as every schema schemars hands a transform), anything below.
     #[test]
-    fn same_as_every_transform(s in schema().prop_map(|s| if s.is_object() { s } else { json!({"items": s}) })) {
+    fn same_as_every_transform(s in schemas(leaf(), keyword)) {
         assert_same(&s);
     }
 }

@@ -566,8 +566,9 @@ thread_local! {
 
 /// `catch_unwind` without the panic hook's message: a panic of kube-core's transforms becomes a
 /// [`CrdgenError::KubeCannotRender`], so the "thread panicked" line would only be noise. Other
-/// threads' panics (and this thread's outside `f`) still reach the previous hook.
-fn catch_quietly<R>(f: AssertUnwindSafe<impl FnOnce() -> R>) -> std::thread::Result<R> {
+/// threads' panics (and this thread's outside `f`) still reach the previous hook. Public only for
+/// the property tests of the schema passes, which run kube-core's panicking ones.
+pub fn catch_quietly<R>(f: AssertUnwindSafe<impl FnOnce() -> R>) -> std::thread::Result<R> {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         let previous = std::panic::take_hook();

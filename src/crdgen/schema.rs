@@ -926,6 +926,12 @@ pub(crate) fn clear_type_infos() {
     TYPE_INFOS.with(|t| t.borrow_mut().clear());
 }
 
+/// Empty the type information cache without freeing what it held (see
+/// [`super::Found::keep_until_exit`]).
+pub(crate) fn keep_type_infos_until_exit() {
+    TYPE_INFOS.with(|t| std::mem::forget(std::mem::take(&mut *t.borrow_mut())));
+}
+
 impl TypeInfo {
     /// The attributes and fields of a definition, read once per crate.
     pub fn of(krate: &Crate, d: DefId) -> Result<Rc<TypeInfo>, CrdgenError> {
