@@ -321,3 +321,35 @@ fn the_first_fault_among_several_module_files_is_reported() {
         "{msg}"
     );
 }
+
+/// A kind's schema is finished (transformed, converted) on the other core while the next kinds
+/// are built: its refusal still comes before a fault of a kind after it, in both orders, and
+/// through the crate's crds as through `generate`.
+#[test]
+fn a_schema_refused_on_the_other_core_comes_before_a_later_kinds_fault() {
+    // kube-core panics on this adjacently tagged enum (see `adjacently_tagged_enum`).
+    let refused = "#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]\n#[kube(group = \"e.example.com\", version = \"v1\", kind = \"E\")]\npub struct ESpec {\n    pub a: Action,\n}\n#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\n#[serde(tag = \"type\", content = \"value\")]\npub enum Action { Noop, Scale(u32) }\n";
+    // No `group`: refused where it is built.
+    let faulty = "#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]\n#[kube(version = \"v1\", kind = \"F\")]\npub struct FSpec {\n    pub n: u8,\n}\n";
+    let first = err(&format!("{refused}{faulty}"));
+    assert!(
+        matches!(first, CrdgenError::KubeCannotRender { .. })
+            && first.to_string().contains("adjacently tagged"),
+        "{first}"
+    );
+    let first = err(&format!("{faulty}{refused}"));
+    assert!(first.to_string().contains("needs `#[kube(group"), "{first}");
+    // The same refusal where nothing runs on another core.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("src/lib.rs"),
+        format!("{HEAD}{refused}{faulty}"),
+    )
+    .unwrap();
+    let inline = crdgen::crds(&DiskTree::new(dir.path()), &project()).unwrap_err();
+    assert_eq!(
+        inline.to_string(),
+        err(&format!("{refused}{faulty}")).to_string()
+    );
+}

@@ -40,6 +40,128 @@ pub(crate) struct KindDef {
     pub status: Option<String>,
     /// Which crate root it was read from (an index into the crates [`super::read`] loaded).
     pub krate: usize,
+    /// Its schema, until it is finished (and set in `crd`).
+    pub pending: Option<PendingSchema>,
+    /// What its schema was made from (kube-core's rewriter is rerun over it for its message).
+    pub root_spec: Option<RootSpec>,
+}
+
+/// A kind's schema as the generator made it, before the generator's transforms and the conversion
+/// to `JSONSchemaProps`: plain JSON, so both can run on another core, where the CRD is rendered
+/// (they are a third of building a kind).
+#[derive(Debug, Clone)]
+pub(crate) struct PendingSchema {
+    schema: schemars::Schema,
+    /// Where a refusal of it points (the kind's name), and the kind's type name.
+    loc: Location,
+    ident: String,
+}
+
+/// Why a [`PendingSchema`] was not finished.
+pub(crate) enum Refused {
+    /// kube-core's rewriter would panic: [`KindDef::rerun_kube_core`] gives its message.
+    Conflict,
+    Error(CrdgenError),
+}
+
+impl PendingSchema {
+    /// The generator's transforms (with the linear rewrite), then the `JSONSchemaProps`.
+    pub fn finish(mut self) -> Result<apiext::JSONSchemaProps, Refused> {
+        let mut generator = transforms::generator(Rewriter::Linear);
+        let ran = catch_quietly(AssertUnwindSafe(|| {
+            transforms::run(generator.transforms_mut(), &mut self.schema)
+        }));
+        match ran {
+            Ok(()) => props(self.schema.to_value(), &self.loc, &self.ident).map_err(Refused::Error),
+            Err(p) if p.is::<structural::Conflict>() => Err(Refused::Conflict),
+            Err(p) => Err(Refused::Error(Self::panicked(&self.loc, &self.ident, p))),
+        }
+    }
+
+    /// The refusal of a schema whose generator or transforms panic with `p`.
+    fn panicked(loc: &Location, ident: &str, p: Box<dyn std::any::Any + Send>) -> CrdgenError {
+        let msg = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        CrdgenError::KubeCannotRender {
+            loc: loc.clone(),
+            what: format!("kube-core's schema transforms panic on `{ident}`'s schema: {msg}"),
+            fix: "change the enum or field that the message names (kube-derive's `crd()` would panic the same way)".into(),
+        }
+    }
+}
+
+/// A finished schema as kube-derive's `crd()` deserializes it (where it would panic, a refusal).
+fn props(
+    value: Value,
+    loc: &Location,
+    ident: &str,
+) -> Result<apiext::JSONSchemaProps, CrdgenError> {
+    serde_json::from_value(value).map_err(|e| CrdgenError::KubeCannotRender {
+        loc: loc.clone(),
+        what: format!("the schema of `{ident}` is not a valid JSONSchemaProps ({e}); kube-derive's `crd()` would panic"),
+        fix: FIX_EXACT.into(),
+    })
+}
+
+/// Put a finished schema in its one-version CRD.
+pub(crate) fn set_schema(
+    crd: &mut apiext::CustomResourceDefinition,
+    props: apiext::JSONSchemaProps,
+) {
+    if let Some(v) = crd.spec.versions.first_mut() {
+        v.schema = Some(apiext::CustomResourceValidation {
+            open_api_v3_schema: Some(props),
+        });
+    }
+}
+
+impl KindDef {
+    /// Finish the kind's pending schema here (where no other core does it).
+    pub fn finish_schema(&mut self, krate: &Rc<Crate>) -> Result<(), CrdgenError> {
+        let Some(pending) = self.pending.take() else {
+            return Ok(());
+        };
+        let finished = pending.finish();
+        self.finished(krate, finished)
+    }
+
+    /// Take in the outcome of finishing the kind's schema: set in `crd`, or the refusal.
+    pub fn finished(
+        &mut self,
+        krate: &Rc<Crate>,
+        outcome: Result<apiext::JSONSchemaProps, Refused>,
+    ) -> Result<(), CrdgenError> {
+        let props = match outcome {
+            Ok(props) => props,
+            Err(Refused::Error(e)) => return Err(e),
+            Err(Refused::Conflict) => self.rerun_kube_core(krate)?,
+        };
+        set_schema(&mut self.crd, props);
+        Ok(())
+    }
+
+    /// kube-core's own rewriter over the kind's schema, where the linear one found a conflict:
+    /// its panic, as the refusal (or, were it not to panic, its schema).
+    fn rerun_kube_core(&self, krate: &Rc<Crate>) -> Result<apiext::JSONSchemaProps, CrdgenError> {
+        let ident = krate.defs[self.def].ident().to_string();
+        let spec = self
+            .root_spec
+            .as_ref()
+            .expect("a kind with a schema keeps its root spec");
+        let value = schema::with_crate(krate.clone(), || {
+            catch_quietly(AssertUnwindSafe(|| {
+                let mut g = transforms::generator(Rewriter::KubeCore);
+                let mut s = schema::root_schema(&mut g, spec);
+                transforms::run(g.transforms_mut(), &mut s);
+                s.to_value()
+            }))
+        })?
+        .map_err(|p| PendingSchema::panicked(&self.loc, &ident, p))?;
+        props(value, &self.loc, &ident)
+    }
 }
 
 /// Where the items of a kind's `#[kube(...)]` that set its version's printer columns, selectable
@@ -297,49 +419,28 @@ pub(crate) fn build_kind(
                 spec: Ty::User(d),
                 status: status_ty,
                 no_spec,
-                doc: &docstr,
-                root_name: &struct_name,
-                rules: &rules,
+                doc: docstr,
+                root_name: struct_name,
+                rules,
             };
-            let value = schema::with_crate(krate.clone(), || {
-                let linear = catch_quietly(AssertUnwindSafe(|| {
+            let loc = krate.def_loc(d, ident_span);
+            let made = schema::with_crate(krate.clone(), || {
+                catch_quietly(AssertUnwindSafe(|| {
                     schema::root_schema(&mut transforms::generator(Rewriter::Linear), &spec)
-                        .to_value()
-                }));
-                match linear {
-                    // kube-core's rewriter panics here: rerun it for its own message.
-                    Err(p) if p.is::<structural::Conflict>() => {
-                        catch_quietly(AssertUnwindSafe(|| {
-                            schema::root_schema(
-                                &mut transforms::generator(Rewriter::KubeCore),
-                                &spec,
-                            )
-                            .to_value()
-                        }))
-                    }
-                    other => other,
-                }
-            })?;
-            let value = value.map_err(|p| {
-                let msg = p
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default();
-                CrdgenError::KubeCannotRender {
-                    loc: krate.def_loc(d, ident_span),
-                    what: format!("kube-core's schema transforms panic on `{ident}`'s schema: {msg}"),
-                    fix: "change the enum or field that the message names (kube-derive's `crd()` would panic the same way)".into(),
-                }
-            })?;
-            let props: apiext::JSONSchemaProps = serde_json::from_value(value).map_err(|e| CrdgenError::KubeCannotRender {
-                loc: krate.def_loc(d, ident_span),
-                what: format!("the schema of `{ident}` is not a valid JSONSchemaProps ({e}); kube-derive's `crd()` would panic"),
-                fix: FIX_EXACT.into(),
-            })?;
-            Some(props)
+                }))
+            })?
+            .map_err(|p| PendingSchema::panicked(&loc, &ident, p))?;
+            Some((
+                PendingSchema {
+                    schema: made,
+                    loc,
+                    ident: ident.clone(),
+                },
+                spec,
+            ))
         }
     };
+    let (pending, root_spec) = schema.unzip();
 
     let opt = |v: Vec<String>| if v.is_empty() { None } else { Some(v) };
     let map = |v: &Vec<(String, String)>| {
@@ -381,8 +482,9 @@ pub(crate) fn build_kind(
                 deprecated: deprecated_flag,
                 deprecation_warning,
                 name: version.clone(),
+                // The schema goes in when it is finished (`PendingSchema`).
                 schema: Some(apiext::CustomResourceValidation {
-                    open_api_v3_schema: schema,
+                    open_api_v3_schema: None,
                 }),
                 selectable_fields: if selectable.is_empty() {
                     None
@@ -420,6 +522,8 @@ pub(crate) fn build_kind(
         written,
         status: status.map(|(path, _)| path),
         krate: 0,
+        pending,
+        root_spec,
     })
 }
 

@@ -225,35 +225,51 @@ pub(crate) fn static_kinds(
     let mut kinds = Vec::new();
     let mut warnings = Vec::new();
     let mut crates = Vec::new();
-    for root in roots {
-        let krate = Rc::new(loader::load(tree, &root)?);
-        source_checks::check_attribute_keys(&krate)?;
-        // Type information is cached per crate (by definition id).
-        schema::clear_type_infos();
-        for d in crd::custom_resources(&krate) {
-            let mut kind = crd::build_kind(&krate, d, with_schema)?;
-            kind.krate = crates.len();
-            if let Some(prerender) = prerender.as_deref_mut() {
-                prerender.hand(std::mem::take(&mut kind.crd));
+    let read = || -> Result<(), CrdgenError> {
+        for root in roots {
+            let krate = Rc::new(loader::load(tree, &root)?);
+            crates.push(krate.clone());
+            source_checks::check_attribute_keys(&krate)?;
+            // Type information is cached per crate (by definition id).
+            schema::clear_type_infos();
+            for d in crd::custom_resources(&krate) {
+                let mut kind = crd::build_kind(&krate, d, with_schema)?;
+                kind.krate = crates.len() - 1;
+                match prerender.as_deref_mut() {
+                    Some(prerender) => {
+                        prerender.hand(std::mem::take(&mut kind.crd), kind.pending.take())
+                    }
+                    None => kind.finish_schema(&krate)?,
+                }
+                kinds.push(kind);
             }
-            kinds.push(kind);
-        }
-        let warned = source_checks::macro_warnings(&krate)
-            .into_iter()
-            .chain(source_checks::kube_attr_warnings(&krate));
-        for w in warned {
-            if !warnings.contains(&w) {
-                warnings.push(w);
+            let warned = source_checks::macro_warnings(&krate)
+                .into_iter()
+                .chain(source_checks::kube_attr_warnings(&krate));
+            for w in warned {
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
             }
         }
-        crates.push(krate);
-    }
+        Ok(())
+    };
+    let read = read();
+    // What became of the kinds handed over: they come before whatever stopped the reading, so the
+    // first refusal among them is the one to report.
     if let Some(prerender) = prerender {
-        for (kind, (crd, rendered)) in kinds.iter_mut().zip(prerender.take()) {
+        for (kind, (crd, handed)) in kinds.iter_mut().zip(prerender.take()) {
             kind.crd = crd;
-            kind.rendered = rendered;
+            let krate = &crates[kind.krate];
+            match handed {
+                render::Handed::Rendered(rendered) => kind.rendered = Some(rendered),
+                render::Handed::Refused(refused) => kind.finished(krate, Err(refused))?,
+                render::Handed::Kept(Some(pending)) => kind.finished(krate, pending.finish())?,
+                render::Handed::Kept(None) => {}
+            }
         }
     }
+    read?;
     source_checks::check_clashes(&kinds)?;
     Ok(Found {
         kinds,

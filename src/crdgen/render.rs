@@ -1,13 +1,15 @@
 //! CRDs into text: the one YAML writer for CRDs, and the length of their JSON (for the size
 //! limits). Rendering runs on the machine's other cores: a [`Prerender`] takes each CRD as soon as
-//! its kind is built and renders it while the next kinds are built; what is left is dealt out over
-//! the cores at the end.
+//! its kind is built, finishes its schema and renders it while the next kinds are built; what is
+//! left is dealt out over the cores at the end.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread::{Scope, ScopedJoinHandle};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+use super::crd::{PendingSchema, Refused, set_schema};
 
 /// The YAML of a CRD: serde-saphyr over the typed CRD (field order is the struct's, so the text is
 /// deterministic).
@@ -102,33 +104,50 @@ fn joined<T>(handle: ScopedJoinHandle<'_, T>) -> T {
         .unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
-/// Renders, on another core, each CRD handed to it, in turn, while the caller goes on.
+/// A CRD handed over, and its schema still to finish (the generator's transforms and the
+/// conversion, which need nothing of the crate).
+type Handing = (CustomResourceDefinition, Option<PendingSchema>);
+
+/// What became of a CRD handed over.
+pub(crate) enum Handed {
+    /// Its schema finished and set, and the CRD rendered, on the other core.
+    Rendered(Rendered),
+    /// Its schema refused there (the CRD is as handed over).
+    Refused(Refused),
+    /// Kept as handed over (a machine of one core): its schema still to finish.
+    Kept(Option<PendingSchema>),
+}
+
+/// Finishes the schema of, and renders, on another core, each CRD handed to it, in turn, while the
+/// caller goes on.
 pub(crate) struct Prerender<'scope> {
-    queue: Option<mpsc::Sender<CustomResourceDefinition>>,
-    worker: Option<ScopedJoinHandle<'scope, Vec<(CustomResourceDefinition, Rendered)>>>,
-    /// Set when the caller stops early (an error): the worker renders no more.
+    queue: Option<mpsc::Sender<Handing>>,
+    worker: Option<ScopedJoinHandle<'scope, Vec<(CustomResourceDefinition, Handed)>>>,
+    /// Set when the caller stops early (a panic): the worker renders no more.
     stop: &'scope AtomicBool,
-    /// The CRDs kept here when the machine has one core (rendered later, as the rest).
-    kept: Vec<CustomResourceDefinition>,
+    /// What is kept here when the machine has one core (finished and rendered later).
+    kept: Vec<Handing>,
 }
 
 impl Prerender<'_> {
-    /// Hand over a CRD to render (given back, rendered, by [`Prerender::take`]).
-    pub fn hand(&mut self, crd: CustomResourceDefinition) {
+    /// Hand over a CRD and its pending schema (given back by [`Prerender::take`]).
+    pub fn hand(&mut self, crd: CustomResourceDefinition, pending: Option<PendingSchema>) {
         match &self.queue {
             Some(queue) => queue
-                .send(crd)
+                .send((crd, pending))
                 .expect("the renderer runs until the queue closes"),
-            None => self.kept.push(crd),
+            None => self.kept.push((crd, pending)),
         }
     }
 
-    /// Every CRD handed over, in order, with its rendering when it was made here.
-    pub fn take(&mut self) -> Vec<(CustomResourceDefinition, Option<Rendered>)> {
+    /// Every CRD handed over, in order, and what became of it.
+    pub fn take(&mut self) -> Vec<(CustomResourceDefinition, Handed)> {
         self.queue = None;
-        let mut out: Vec<_> = self.kept.drain(..).map(|crd| (crd, None)).collect();
+        let mut out: Vec<_> = (self.kept.drain(..))
+            .map(|(crd, pending)| (crd, Handed::Kept(pending)))
+            .collect();
         if let Some(worker) = self.worker.take() {
-            out.extend(joined(worker).into_iter().map(|(crd, r)| (crd, Some(r))));
+            out.extend(joined(worker));
         }
         out
     }
@@ -160,15 +179,24 @@ pub(crate) fn with_prerender<R>(body: impl FnOnce(&mut Prerender<'_>) -> R) -> R
 }
 
 fn spawn<'scope>(scope: &'scope Scope<'scope, '_>, stop: &'scope AtomicBool) -> Prerender<'scope> {
-    let (queue, handed) = mpsc::channel::<CustomResourceDefinition>();
+    let (queue, handed) = mpsc::channel::<Handing>();
     let worker = scope.spawn(move || {
         let mut out = Vec::new();
-        for crd in handed {
+        for (mut crd, pending) in handed {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
+            if let Some(pending) = pending {
+                match pending.finish() {
+                    Ok(props) => set_schema(&mut crd, props),
+                    Err(refused) => {
+                        out.push((crd, Handed::Refused(refused)));
+                        continue;
+                    }
+                }
+            }
             let rendered = render(&crd);
-            out.push((crd, rendered));
+            out.push((crd, Handed::Rendered(rendered)));
         }
         out
     });
@@ -195,20 +223,26 @@ mod tests {
         let names: Vec<String> = (0..7).map(|i| format!("k{i}.example.com")).collect();
         let back = with_prerender(|pre| {
             for n in &names {
-                pre.hand(crd(n));
+                pre.hand(crd(n), None);
             }
             pre.take()
         });
         assert_eq!(back.len(), names.len());
-        for ((crd, rendered), n) in back.iter().zip(&names) {
+        let mut done = Vec::new();
+        for ((crd, handed), n) in back.iter().zip(&names) {
             assert_eq!(crd.metadata.name.as_deref(), Some(n.as_str()));
-            if let Some(r) = rendered {
-                assert_eq!(r.yaml, to_yaml(crd));
-                assert_eq!(r.json_len, serde_json::to_string(crd).unwrap().len());
+            match handed {
+                Handed::Rendered(r) => {
+                    assert_eq!(r.yaml, to_yaml(crd));
+                    assert_eq!(r.json_len, serde_json::to_string(crd).unwrap().len());
+                    done.push(Some(r.clone()));
+                }
+                Handed::Kept(None) => done.push(None),
+                _ => panic!("nothing to refuse"),
             }
         }
         let refs: Vec<&CustomResourceDefinition> = back.iter().map(|(c, _)| c).collect();
-        let all_rendered = all(&refs, back.iter().map(|(_, r)| r.clone()).collect());
+        let all_rendered = all(&refs, done);
         for (r, crd) in all_rendered.iter().zip(&refs) {
             assert_eq!(r.yaml, to_yaml(crd));
         }

@@ -1820,17 +1820,20 @@ fn untagged_variant(
     Ok(s)
 }
 
-/// The schema of the root struct kube-derive generates (`Kind { metadata, spec, status }`), as
-/// `into_root_schema_for` would return it, with the generator's transforms applied.
-pub(crate) struct RootSpec<'a> {
+/// What the schema of the root struct kube-derive generates (`Kind { metadata, spec, status }`) is
+/// made from.
+#[derive(Debug, Clone)]
+pub(crate) struct RootSpec {
     pub spec: Ty,
     pub status: Option<Ty>,
     pub no_spec: bool,
-    pub doc: &'a str,
-    pub root_name: &'a str,
-    pub rules: &'a [Rule],
+    pub doc: String,
+    pub root_name: String,
+    pub rules: Vec<Rule>,
 }
 
+/// The root's schema as `into_root_schema_for` makes it, before the generator's transforms (which
+/// [`super::transforms::run`] applies).
 pub(crate) fn root_schema(g: &mut SchemaGenerator, root: &RootSpec) -> Schema {
     let mut s = Schema::try_from(json!({"type": "object"})).unwrap_or_default();
     if root.no_spec {
@@ -1846,17 +1849,18 @@ pub(crate) fn root_schema(g: &mut SchemaGenerator, root: &RootSpec) -> Schema {
         let status = subschema(g, &Ty::Option(Box::new(st.clone())));
         sp::insert_object_property(&mut s, "status", true, status);
     }
-    let doc = root.doc.strip_prefix(' ').unwrap_or(root.doc);
+    let doc = root.doc.strip_prefix(' ').unwrap_or(&root.doc);
     let (title, desc) = sp::get_title_and_description(doc);
     sp::insert_metadata_property_if_nonempty(&mut s, "title", title.to_string());
     sp::insert_metadata_property_if_nonempty(&mut s, "description", desc.to_string());
-    for r in root.rules {
+    for r in &root.rules {
         if let Err(e) = kube_core::validate(&mut s, r.clone()) {
             set_err(CrdgenError::Versions(e.to_string()));
         }
     }
     let obj = s.ensure_object();
-    obj.entry("title").or_insert_with(|| root.root_name.into());
+    obj.entry("title")
+        .or_insert_with(|| root.root_name.as_str().into());
     let defs = g.take_definitions(false);
     if !defs.is_empty() {
         let comps = obj
@@ -1870,7 +1874,6 @@ pub(crate) fn root_schema(g: &mut SchemaGenerator, root: &RootSpec) -> Schema {
             target.extend(defs);
         }
     }
-    super::transforms::run(g.transforms_mut(), &mut s);
     s
 }
 

@@ -29,7 +29,13 @@ pub fn schemas(
             .prop_map(|kws| Value::Object(kws.into_iter().collect::<Map<_, _>>()))
             .boxed()
     })
-    .prop_map(|s| if s.is_object() { s } else { json!({"items": s}) })
+    .prop_map(|s| {
+        if s.is_object() {
+            s
+        } else {
+            json!({"items": s})
+        }
+    })
 }
 
 /// Objects of up to three of the names `a`, `b`, `c`, each with a value of `inner`.
