@@ -23,11 +23,17 @@ fn project() -> Project {
 const HEAD: &str =
     "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n";
 
-/// Generate from a crate whose src/lib.rs is `HEAD` + `body`; return the error.
-fn err(body: &str) -> CrdgenError {
+/// A crate whose src/lib.rs is `HEAD` + `body`.
+fn lib(body: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("src")).unwrap();
     std::fs::write(dir.path().join("src/lib.rs"), format!("{HEAD}{body}")).unwrap();
+    dir
+}
+
+/// Generate from a crate whose src/lib.rs is `HEAD` + `body`; return the error.
+fn err(body: &str) -> CrdgenError {
+    let dir = lib(body);
     match crdgen::generate(&DiskTree::new(dir.path()), &project()) {
         Ok(_) => panic!("expected an error for:\n{body}"),
         Err(e) => e,
@@ -340,13 +346,7 @@ fn a_schema_refused_on_the_other_core_comes_before_a_later_kinds_fault() {
     let first = err(&format!("{faulty}{refused}"));
     assert!(first.to_string().contains("needs `#[kube(group"), "{first}");
     // The same refusal where nothing runs on another core.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("src")).unwrap();
-    std::fs::write(
-        dir.path().join("src/lib.rs"),
-        format!("{HEAD}{refused}{faulty}"),
-    )
-    .unwrap();
+    let dir = lib(&format!("{refused}{faulty}"));
     let inline = crdgen::crds(&DiskTree::new(dir.path()), &project()).unwrap_err();
     assert_eq!(
         inline.to_string(),

@@ -264,8 +264,10 @@ pub(crate) fn static_kinds(
             match handed {
                 render::Handed::Rendered(rendered) => kind.rendered = Some(rendered),
                 render::Handed::Refused(refused) => kind.finished(krate, Err(refused))?,
-                render::Handed::Kept(Some(pending)) => kind.finished(krate, pending.finish())?,
-                render::Handed::Kept(None) => {}
+                render::Handed::Kept(pending) => {
+                    kind.pending = pending;
+                    kind.finish_schema(krate)?;
+                }
             }
         }
     }
