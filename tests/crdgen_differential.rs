@@ -159,6 +159,8 @@ mod docs;
 mod durations;
 #[path = "../fixtures/crdgen/enum_variants.rs"]
 mod enum_variants;
+#[path = "../fixtures/crdgen/external_types.rs"]
+mod external_types;
 #[path = "../fixtures/crdgen/feature_flags.rs"]
 mod feature_flags;
 #[path = "../fixtures/crdgen/flatten_more.rs"]
@@ -189,6 +191,8 @@ mod reexported;
 mod rename_cases;
 #[path = "../fixtures/crdgen/scalars.rs"]
 mod scalars;
+#[path = "../fixtures/crdgen/schema_with.rs"]
+mod schema_with;
 #[path = "../fixtures/crdgen/schemars_attrs.rs"]
 mod schemars_attrs;
 #[path = "../fixtures/crdgen/serde_attrs.rs"]
@@ -255,6 +259,16 @@ fn rename_cases() {
 #[test]
 fn scalars() {
     check("scalars", vec![scalars::Scalars::crd()]);
+}
+
+#[test]
+fn external_types() {
+    check("external_types", vec![external_types::Scheduled::crd()]);
+}
+
+#[test]
+fn schema_with() {
+    check("schema_with", vec![schema_with::Shaped::crd()]);
 }
 
 #[test]

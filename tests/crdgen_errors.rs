@@ -67,9 +67,34 @@ const KIND: &str = "#[derive(CustomResource, Clone, Debug, Serialize, Deserializ
 
 #[test]
 fn unknown_crate_type() {
+    let body = format!("{KIND}pub struct ESpec {{\n    pub at: time::OffsetDateTime,\n}}\n");
+    assert_at(&body, "time::OffsetDateTime", &["unknown crate", "--exact"]);
+}
+
+/// chrono's `TimeDelta` (its `Duration`) has a `prefixItems` schema Kubernetes cannot hold: it
+/// is left unknown, not guessed, though chrono's other types are read.
+#[test]
+fn a_schemars_feature_crates_type_left_out_is_unknown() {
+    let body = format!(
+        "{KIND}pub struct ESpec {{\n    pub at: chrono::DateTime<chrono::Utc>,\n    pub every: chrono::Duration,\n}}\n"
+    );
+    assert_at(
+        &body,
+        "chrono::Duration",
+        &["unknown crate", "`chrono::Duration`", "--exact"],
+    );
+}
+
+/// A default of a type the reader knows the schema of but does not evaluate the `Default` of.
+#[test]
+fn the_default_of_a_schemars_feature_crates_type() {
     let body =
-        format!("{KIND}pub struct ESpec {{\n    pub at: chrono::DateTime<chrono::Utc>,\n}}\n");
-    assert_at(&body, "chrono::DateTime", &["unknown crate", "--exact"]);
+        format!("{KIND}pub struct ESpec {{\n    #[serde(default)]\n    pub id: uuid::Uuid,\n}}\n");
+    assert_at(
+        &body,
+        "id: uuid",
+        &["`Default`", "not evaluated statically", "--exact"],
+    );
 }
 
 #[test]
@@ -136,11 +161,59 @@ fn two_storage_versions() {
 }
 
 #[test]
-fn schema_with_function() {
+fn schema_with_function_not_in_the_crate() {
     let body = format!(
         "{KIND}pub struct ESpec {{\n    #[schemars(schema_with = \"f\")]\n    pub v: serde_json::Value,\n}}\n"
     );
-    assert_at(&body, "schema_with", &["schema_with", "--exact"]);
+    assert_at(
+        &body,
+        "schema_with",
+        &["the `schema_with` function `f`", "cannot find", "--exact"],
+    );
+}
+
+/// A field `v: ty` with `#[schemars(schema_with = "f")]`, and `f` as `body` builds its schema.
+fn with_schema_fn(ty: &str, body: &str) -> String {
+    format!(
+        "{KIND}pub struct ESpec {{\n    #[schemars(schema_with = \"f\")]\n    pub v: {ty},\n}}\nconst K: &str = \"type\";\nfn f(g: &mut schemars::SchemaGenerator) -> schemars::Schema {{\n{body}\n}}\n"
+    )
+}
+
+/// A `schema_with` function that computes its schema: refused at what it computes (a value the
+/// JSON interpolates, statements, a key that is a const), or at what is no schema.
+#[test]
+fn schema_with_functions_that_compute_their_schema() {
+    let cases: [(&str, &str, &str, &[&str]); 4] = [
+        (
+            "Vec<i32>",
+            "    schemars::json_schema!({\n        \"type\": \"array\",\n        \"items\": g.subschema_for::<i32>(),\n    })",
+            "g.subschema_for",
+            &["an expression in the schema `f` returns"],
+        ),
+        (
+            "String",
+            "    let mut s = g.subschema_for::<String>();\n    s.insert(\"maxLength\".into(), 8.into());\n    s",
+            "let mut s",
+            &["the body of `f`", "not a single `json_schema!"],
+        ),
+        (
+            "String",
+            "    schemars::json_schema!({ K: \"string\" })",
+            "K: \"string",
+            &["a key that is not a string literal"],
+        ),
+        (
+            "String",
+            "    serde_json::from_value(serde_json::json!(\"string\")).unwrap()",
+            "serde_json::from_value",
+            &["returns `\"string\"`", "not a schema"],
+        ),
+    ];
+    for (ty, body, marker, says) in cases {
+        let body = with_schema_fn(ty, body);
+        assert_at(&body, marker, says);
+        assert_at(&body, marker, &["--exact"]);
+    }
 }
 
 #[test]
@@ -283,14 +356,14 @@ fn error_in_path_module() {
     .unwrap();
     std::fs::write(
         dir.path().join("src/types/kinds.rs"),
-        format!("{HEAD}{KIND}pub struct ESpec {{\n    pub t: chrono::NaiveDate,\n}}\n"),
+        format!("{HEAD}{KIND}pub struct ESpec {{\n    pub t: time::Date,\n}}\n"),
     )
     .unwrap();
     let e = crdgen::generate(&DiskTree::new(dir.path()), &project()).unwrap_err();
     let msg = e.to_string();
     assert!(msg.starts_with("src/types/kinds.rs:7:12: "), "{msg}");
     assert!(
-        msg.contains("chrono::NaiveDate") && msg.contains("--exact"),
+        msg.contains("time::Date") && msg.contains("--exact"),
         "{msg}"
     );
 }

@@ -52,7 +52,12 @@ fn agree_with(names: &[&str], project: &Project, checks: bool) {
         "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n\n[dependencies]\n\
          kube = { version = \"5.0.0\", default-features = false, features = [\"derive\"] }\n\
          k8s-openapi = { version = \"0.29.0\", default-features = false, features = [\"std\", \"schemars\", \"v1_37\"] }\n\
-         schemars = \"1.2\"\nserde = { version = \"1\", features = [\"derive\"] }\nserde_json = \"1\"\n",
+         serde = { version = \"1\", features = [\"derive\"] }\nserde_json = \"1\"\n\
+         schemars = { version = \"1.2\", features = [\"chrono04\", \"jiff02\", \"uuid1\", \"url2\", \"semver1\", \"indexmap2\"] }\n\
+         chrono = { version = \"0.4\", default-features = false, features = [\"serde\", \"std\"] }\n\
+         jiff = { version = \"0.2\", features = [\"serde\"] }\nuuid = { version = \"1\", features = [\"serde\"] }\n\
+         url = { version = \"2\", features = [\"serde\"] }\nsemver = { version = \"1\", features = [\"serde\"] }\n\
+         indexmap = { version = \"2\", features = [\"serde\"] }\n",
     )
     .unwrap();
     std::fs::copy(repo.join("Cargo.lock"), root.join("Cargo.lock")).unwrap();
@@ -160,6 +165,27 @@ fn exact_refuses_a_kind_other_crates_cannot_name() {
             && msg.contains("pub use ...::Ghost;"),
         "{msg}"
     );
+}
+
+/// kube-derive gives the root struct its spec's visibility: a private or `pub(crate)` spec in a
+/// public module (kube-rs's own `crd_derive_cel` example) makes a kind the harness cannot name.
+#[test]
+fn exact_refuses_a_kind_whose_spec_is_not_pub() {
+    for (vis, shown) in [("", "private"), ("pub(crate) ", "`pub(crate)`")] {
+        let spec = GHOST.replace("pub struct GhostSpec", &format!("{vis}struct GhostSpec"));
+        let dir = crate_of(
+            "private_spec",
+            &[("src/lib.rs", "pub mod open;\n"), ("src/open.rs", &spec)],
+        );
+        let msg = exact_refusal(&dir);
+        let at = 8 + vis.len();
+        assert!(
+            msg.starts_with(&format!("src/open.rs:7:{at}: `Ghost`"))
+                && msg.contains(&format!("`GhostSpec`, which is {shown}"))
+                && msg.contains("make `GhostSpec` `pub`"),
+            "{msg}"
+        );
+    }
 }
 
 /// A kind of the binary crate (`src/main.rs`) cannot be named by the harness, which depends on the

@@ -164,6 +164,19 @@ fn root_path(krate: &loader::Crate, k: &KindDef, _lib: &str) -> Result<String> {
     }
     let def = &krate.defs[k.def];
     let root_name = root_struct_name(def.attrs()).unwrap_or_else(|| k.kind.clone());
+    if !matches!(def.vis(), syn::Visibility::Public(_)) {
+        let vis = def.vis();
+        let shown = match quote::quote!(#vis).to_string().replace(' ', "") {
+            v if v.is_empty() => "private".to_string(),
+            v => format!("`{v}`"),
+        };
+        bail!(
+            "{}: `{root_name}` (the struct #[derive(CustomResource)] generates) has the visibility of `{}`, which is {shown}, so it cannot be named from outside the crate, as `--exact` must (it builds a crate that calls `{root_name}::crd()`): make `{}` `pub`",
+            k.loc,
+            def.ident(),
+            def.ident()
+        );
+    }
     match public_path(krate, def.module, &root_name) {
         Some(path) => Ok(std::iter::once("user".to_string())
             .chain(path)

@@ -74,6 +74,14 @@ impl Def {
             DefItem::Alias(a) => &a.attrs,
         }
     }
+    pub fn vis(&self) -> &syn::Visibility {
+        match &self.item {
+            DefItem::Struct(s) => &s.vis,
+            DefItem::Enum(e) => &e.vis,
+            DefItem::Alias(a) => &a.vis,
+        }
+    }
+
     pub fn generics(&self) -> &syn::Generics {
         match &self.item {
             DefItem::Struct(s) => &s.generics,

@@ -164,7 +164,7 @@ fn property(krate: &Crate, d: DefId, name: &str, depth: usize) -> Option<Hit> {
 fn schema_type(f: &FieldInfo) -> Ty {
     match &f.with {
         Some(With::Type(t)) => t.clone(),
-        None => f.ty.clone(),
+        Some(With::Schema(_)) | None => f.ty.clone(),
     }
 }
 

@@ -35,6 +35,7 @@ mod place_attrs;
 mod render;
 mod resolve;
 mod schema;
+mod schema_fn;
 mod source_checks;
 pub mod structural;
 /// Public only for `tests/crdgen_transforms.rs`, which checks it against running every transform.

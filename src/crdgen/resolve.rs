@@ -264,8 +264,26 @@ pub(crate) enum Leaf {
     Ipv4Addr,
     Ipv6Addr,
     SocketAddr,
+    NonZeroU8,
+    NonZeroU16,
+    NonZeroU128,
+    NonZeroUsize,
+    NonZeroI8,
+    NonZeroI16,
+    NonZeroI128,
+    NonZeroIsize,
+    SocketAddrV4,
+    SocketAddrV6,
+    /// `std::time::Duration`: `{secs, nanos}`.
+    StdDuration,
+    SystemTime,
     /// `kube::core::Duration`, a Go duration string.
     KubeDuration,
+    /// A type of another crate that schemars' optional features give a `{type: string, format}`
+    /// schema (chrono, jiff, uuid, url): the format.
+    FormattedString(&'static str),
+    /// `semver::Version` (schemars' `semver1` feature): a string with the SemVer pattern.
+    SemVer,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -431,6 +449,18 @@ impl Crate {
                 )),
             }
         };
+        // A map's schema: its keys must be strings.
+        let map = || -> Result<Ty, CrdgenError> {
+            if !matches!(arg(0)?, Ty::Leaf(Leaf::String)) {
+                return Err(self.unsupported(
+                    m,
+                    span(),
+                    format!("the map `{}` with a key that is not a string", shown()),
+                    FIX_EXACT,
+                ));
+            }
+            Ok(Ty::Map(Box::new(arg(1)?)))
+        };
         match res {
             Some(Res::Def(d)) => {
                 let def = &self.defs[d];
@@ -474,7 +504,8 @@ impl Crate {
             }
             Some(Res::External(segs)) => {
                 let joined = segs.join("::");
-                if segs[0] == "k8s_openapi" {
+                // k8s-openapi re-exports jiff (`k8s_openapi::jiff::Timestamp`): read below.
+                if segs[0] == "k8s_openapi" && segs.get(1).is_none_or(|s| s != "jiff") {
                     if k8s_table::lookup(&joined).is_some() {
                         return Ok(Ty::K8s(joined));
                     }
@@ -515,6 +546,18 @@ impl Crate {
                         "Ipv4Addr" => Some(Leaf::Ipv4Addr),
                         "Ipv6Addr" => Some(Leaf::Ipv6Addr),
                         "SocketAddr" => Some(Leaf::SocketAddr),
+                        "NonZeroU8" => Some(Leaf::NonZeroU8),
+                        "NonZeroU16" => Some(Leaf::NonZeroU16),
+                        "NonZeroU128" => Some(Leaf::NonZeroU128),
+                        "NonZeroUsize" => Some(Leaf::NonZeroUsize),
+                        "NonZeroI8" => Some(Leaf::NonZeroI8),
+                        "NonZeroI16" => Some(Leaf::NonZeroI16),
+                        "NonZeroI128" => Some(Leaf::NonZeroI128),
+                        "NonZeroIsize" => Some(Leaf::NonZeroIsize),
+                        "SocketAddrV4" => Some(Leaf::SocketAddrV4),
+                        "SocketAddrV6" => Some(Leaf::SocketAddrV6),
+                        "Duration" => Some(Leaf::StdDuration),
+                        "SystemTime" => Some(Leaf::SystemTime),
                         _ => None,
                     };
                     if let Some(l) = leaf {
@@ -527,21 +570,7 @@ impl Crate {
                         "LinkedList" => return Ok(Ty::Seq(SeqKind::LinkedList, Box::new(arg(0)?))),
                         "BTreeSet" => return Ok(Ty::Seq(SeqKind::BTreeSet, Box::new(arg(0)?))),
                         "HashSet" => return Ok(Ty::Seq(SeqKind::HashSet, Box::new(arg(0)?))),
-                        "BTreeMap" | "HashMap" => {
-                            let k = arg(0)?;
-                            if !matches!(k, Ty::Leaf(Leaf::String)) {
-                                return Err(self.unsupported(
-                                    m,
-                                    span(),
-                                    format!(
-                                        "the map `{}` with a key that is not a string",
-                                        shown()
-                                    ),
-                                    FIX_EXACT,
-                                ));
-                            }
-                            return Ok(Ty::Map(Box::new(arg(1)?)));
-                        }
+                        "BTreeMap" | "HashMap" => return map(),
                         "Box" | "Rc" | "Arc" => return Ok(Ty::Boxed(Box::new(arg(0)?))),
                         "Cow" => return arg(args.len().saturating_sub(1)),
                         _ => {}
@@ -556,7 +585,12 @@ impl Crate {
                 if is_kube_duration(&segs) {
                     return Ok(Ty::Leaf(Leaf::KubeDuration));
                 }
-                Err(self.unknown_type(m, span(), &shown(), Some(&joined)))
+                match schemars_feature_type(&segs) {
+                    Some(FeatureType::Leaf(l)) => Ok(Ty::Leaf(l)),
+                    Some(FeatureType::Map) => map(),
+                    Some(FeatureType::Set) => Ok(Ty::Seq(SeqKind::BTreeSet, Box::new(arg(0)?))),
+                    None => Err(self.unknown_type(m, span(), &shown(), Some(&joined))),
+                }
             }
             _ => Err(self.unknown_type(m, span(), &shown(), None)),
         }
@@ -587,6 +621,49 @@ impl Crate {
             ),
         };
         self.unsupported(m, span, what, FIX_EXACT)
+    }
+}
+
+/// A type of another crate with a `JsonSchema` impl in schemars behind one of its features.
+enum FeatureType {
+    Leaf(Leaf),
+    /// `indexmap::IndexMap<K, V>`: a `BTreeMap<K, V>`'s schema.
+    Map,
+    /// `indexmap::IndexSet<T>`: a `BTreeSet<T>`'s schema.
+    Set,
+}
+
+/// The types that schemars' `chrono04`, `jiff02`, `uuid1`, `url2`, `semver1` and `indexmap2`
+/// features give a schema, by the crate's name and the type's (the modules between vary:
+/// `chrono::prelude::DateTime`, `jiff::civil::Date`, k8s-openapi's re-export
+/// `k8s_openapi::jiff::Timestamp`). Code that compiles has the feature on, so the schema is the
+/// feature's. Types of these crates left out (chrono's `TimeDelta`, a `prefixItems` tuple
+/// Kubernetes cannot hold) stay unknown and point to `--exact`.
+fn schemars_feature_type(segs: &[String]) -> Option<FeatureType> {
+    let segs = match segs {
+        [k8s, rest @ ..] if k8s == "k8s_openapi" && rest.first().is_some_and(|c| c == "jiff") => {
+            rest
+        }
+        _ => segs,
+    };
+    let (krate, name) = (segs.first()?.as_str(), segs.last()?.as_str());
+    if segs.len() < 2 {
+        return None;
+    }
+    let formatted = |f| Some(FeatureType::Leaf(Leaf::FormattedString(f)));
+    match (krate, name) {
+        ("chrono", "DateTime") | ("jiff", "Timestamp") => formatted("date-time"),
+        ("chrono" | "jiff", "NaiveDate" | "Date") => formatted("date"),
+        ("chrono" | "jiff", "NaiveDateTime" | "DateTime") => formatted("partial-date-time"),
+        ("chrono" | "jiff", "NaiveTime" | "Time") => formatted("partial-time"),
+        ("jiff", "Zoned") => formatted("zoned-date-time"),
+        ("jiff", "Span" | "SignedDuration") => formatted("duration"),
+        ("uuid", "Uuid") => formatted("uuid"),
+        ("url", "Url") => formatted("uri"),
+        ("semver", "Version") => Some(FeatureType::Leaf(Leaf::SemVer)),
+        ("indexmap", "IndexMap") => Some(FeatureType::Map),
+        ("indexmap", "IndexSet") => Some(FeatureType::Set),
+        _ => None,
     }
 }
 

@@ -21,6 +21,7 @@ use super::k8s_table;
 use super::loader::{Crate, DefId, DefItem, ModId};
 use super::place_attrs::PlaceAttrs;
 use super::resolve::{Leaf, SeqKind, Ty};
+use super::schema_fn;
 use super::values::{self, Eval};
 use crate::syntax::Pos;
 
@@ -94,6 +95,8 @@ impl Common {
 #[derive(Debug, Clone)]
 pub(crate) enum With {
     Type(Ty),
+    /// `schema_with = "f"`: the schema `f` returns (see [`schema_fn`](super::schema_fn)).
+    Schema(Schema),
 }
 
 #[derive(Debug, Clone, Default)]
@@ -536,16 +539,9 @@ fn with_attr(
                 )));
             }
             "schema_with" => {
-                return Err(unsupported(
-                    krate,
-                    m,
-                    it.pos,
-                    format!(
-                        "`schema_with = {:?}` (a function that builds the schema at run time)",
-                        it.str_value().unwrap_or_default()
-                    ),
-                    format!("{FIX_EXACT}, or use `#[schemars(with = \"Type\")]` / `extend(...)`"),
-                ));
+                let Some(path) = it.str_value() else { continue };
+                return schema_fn::schema_of_fn(krate, &path, m, Some(self_def), it.pos)
+                    .map(|s| Some(With::Schema(s)));
             }
             _ => {}
         }
@@ -1278,7 +1274,29 @@ fn leaf_schema(g: &mut SchemaGenerator, l: Leaf) -> Schema {
         Leaf::Ipv4Addr => g.subschema_for::<std::net::Ipv4Addr>(),
         Leaf::Ipv6Addr => g.subschema_for::<std::net::Ipv6Addr>(),
         Leaf::SocketAddr => g.subschema_for::<std::net::SocketAddr>(),
+        Leaf::NonZeroU8 => g.subschema_for::<std::num::NonZeroU8>(),
+        Leaf::NonZeroU16 => g.subschema_for::<std::num::NonZeroU16>(),
+        Leaf::NonZeroU128 => g.subschema_for::<std::num::NonZeroU128>(),
+        Leaf::NonZeroUsize => g.subschema_for::<std::num::NonZeroUsize>(),
+        Leaf::NonZeroI8 => g.subschema_for::<std::num::NonZeroI8>(),
+        Leaf::NonZeroI16 => g.subschema_for::<std::num::NonZeroI16>(),
+        Leaf::NonZeroI128 => g.subschema_for::<std::num::NonZeroI128>(),
+        Leaf::NonZeroIsize => g.subschema_for::<std::num::NonZeroIsize>(),
+        Leaf::SocketAddrV4 => g.subschema_for::<std::net::SocketAddrV4>(),
+        Leaf::SocketAddrV6 => g.subschema_for::<std::net::SocketAddrV6>(),
+        Leaf::StdDuration => g.subschema_for::<std::time::Duration>(),
+        Leaf::SystemTime => g.subschema_for::<std::time::SystemTime>(),
         Leaf::KubeDuration => g.subschema_for::<kube_core::Duration>(),
+        // schemars' `formatted_string_impl!` (chrono04, jiff02) and its uuid1 and url2 impls.
+        Leaf::FormattedString(format) => schemars::json_schema!({
+            "type": "string",
+            "format": format,
+        }),
+        // schemars' semver1 impl.
+        Leaf::SemVer => schemars::json_schema!({
+            "type": "string",
+            "pattern": r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
+        }),
     }
 }
 
@@ -1410,6 +1428,8 @@ pub(crate) fn derive_json(
     }
     let mut s = if let Some(With::Type(t)) = &info.with {
         subschema(g, t)
+    } else if let Some(With::Schema(s)) = &info.with {
+        s.clone()
     } else if info.transparent {
         let f = info
             .fields
@@ -1450,6 +1470,14 @@ pub(crate) fn derive_json(
 }
 
 /// `expr_for_field` without its post-mutators (the caller adds the default first).
+/// The type `#[schemars(with = "T")]` (or serde's `with`) puts in place of a field's own.
+fn with_type(f: &FieldInfo) -> Option<&Ty> {
+    match &f.with {
+        Some(With::Type(t)) => Some(t),
+        _ => None,
+    }
+}
+
 fn field_schema(
     g: &mut SchemaGenerator,
     krate: &Crate,
@@ -1457,14 +1485,12 @@ fn field_schema(
     f: &FieldInfo,
 ) -> Result<Schema, CrdgenError> {
     let _ = (krate, info);
-    let ty = match &f.with {
-        Some(With::Type(t)) => t,
-        None => &f.ty,
-    };
-    let mut s = if f.validation.required {
-        non_optional(g, ty)
-    } else {
-        subschema(g, ty)
+    let mut s = match &f.with {
+        Some(With::Schema(s)) => s.clone(),
+        Some(With::Type(_)) | None if f.validation.required => {
+            non_optional(g, with_type(f).unwrap_or(&f.ty))
+        }
+        _ => subschema(g, with_type(f).unwrap_or(&f.ty)),
     };
     f.common.apply(&mut s);
     f.validation.apply(&mut s);
@@ -1518,10 +1544,16 @@ fn expr_for_struct(
     let mut container_default: Option<Vec<Value>> = None;
     for f in fields.iter().filter(|f| !f.skip_de) {
         if f.flatten {
-            let ty = match &f.with {
-                Some(With::Type(t)) => t.clone(),
-                None => f.ty.clone(),
-            };
+            if let Some(With::Schema(_)) = &f.with {
+                return Err(unsupported(
+                    krate,
+                    info.module,
+                    f.span,
+                    "a `#[serde(flatten)]` field with `schema_with`",
+                    FIX_EXACT,
+                ));
+            }
+            let ty = with_type(f).unwrap_or(&f.ty).clone();
             FLATTEN_IS_OPTION.with(|c| c.set(is_option(&ty)));
             push_job(&ty);
             let sub = sp::json_schema_for_flatten::<Dyn>(g, f.validation.required);
@@ -1565,14 +1597,16 @@ fn expr_for_struct(
         let has_default = container_has_default || f.default != SerdeDefault::None;
         let has_skip_if = f.skip_ser_if.is_some();
         let required_attr = f.validation.required;
-        let ty = match &f.with {
-            Some(With::Type(t)) => t,
-            None => &f.ty,
+        // A `schema_with` function's schema is never an `Option`'s (schemars asks the function's
+        // stand-in type, which is not one).
+        let of_option = match &f.with {
+            Some(With::Schema(_)) => false,
+            _ => is_option(with_type(f).unwrap_or(&f.ty)),
         };
         let is_optional = if has_skip_if && has_default {
             true
         } else {
-            has_default || (!required_attr && is_option(ty))
+            has_default || (!required_attr && of_option)
         };
         sp::insert_object_property(&mut schema, &f.de_name, is_optional, s);
     }
@@ -1805,6 +1839,8 @@ fn untagged_variant(
 ) -> Result<Schema, CrdgenError> {
     let mut s = if let Some(With::Type(t)) = &v.with {
         subschema(g, t)
+    } else if let Some(With::Schema(s)) = &v.with {
+        s.clone()
     } else {
         match v.style {
             Style::Unit => g.subschema_for::<()>(),

@@ -13,13 +13,14 @@ use super::k8s_table;
 use super::loader::{Crate, DefId, DefItem, ModId};
 use super::resolve::{Leaf, Res, Ty};
 use super::schema::{FieldInfo, TypeInfo, VariantInfo};
+use crate::syntax::Pos;
 
 pub(crate) struct Eval<'a> {
     pub krate: &'a Crate,
     pub depth: usize,
 }
 
-fn not_plain(krate: &Crate, m: ModId, span: Span, what: &str) -> CrdgenError {
+fn not_plain(krate: &Crate, m: ModId, span: impl Into<Pos>, what: &str) -> CrdgenError {
     CrdgenError::Unsupported {
         loc: krate.mod_loc(m, span),
         what: format!("{what}, which is not a plain literal"),
@@ -60,12 +61,31 @@ impl<'a> Eval<'a> {
                 | Leaf::Ipv4Addr
                 | Leaf::Ipv6Addr
                 | Leaf::SocketAddr
+                | Leaf::NonZeroU8
+                | Leaf::NonZeroU16
+                | Leaf::NonZeroU128
+                | Leaf::NonZeroUsize
+                | Leaf::NonZeroI8
+                | Leaf::NonZeroI16
+                | Leaf::NonZeroI128
+                | Leaf::NonZeroIsize
+                | Leaf::SocketAddrV4
+                | Leaf::SocketAddrV6
+                | Leaf::SystemTime
                 | Leaf::KubeDuration => {
                     return Err(not_plain(
                         self.krate,
                         m,
                         span,
                         "a default of a type without `Default`",
+                    ));
+                }
+                Leaf::StdDuration | Leaf::FormattedString(_) | Leaf::SemVer => {
+                    return Err(not_plain(
+                        self.krate,
+                        m,
+                        span,
+                        "the `Default` of a std or schemars-supported crate's type (not evaluated statically)",
                     ));
                 }
                 _ => Value::from(0),
@@ -285,17 +305,7 @@ impl<'a> Eval<'a> {
         self_def: Option<DefId>,
         span: Span,
     ) -> Result<Value, CrdgenError> {
-        let parsed: syn::Path = syn::parse_str(path)
-            .map_err(|_| not_plain(self.krate, m, span, &format!("`{path}`")))?;
-        let (fm, f) =
-            self.find_fn(&parsed, m, self_def)
-                .ok_or_else(|| CrdgenError::Unsupported {
-                    loc: self.krate.mod_loc(m, span),
-                    what: format!(
-                        "the default function `{path}`, which the reader cannot find in the crate"
-                    ),
-                    fix: FIX_EXACT.into(),
-                })?;
+        let (fm, f) = self.found_fn(path, m, self_def, span.into(), "the default function")?;
         let block = self.krate.body(fm, &f.block)?;
         let body = single_expr(&block).ok_or_else(|| {
             not_plain(
@@ -306,6 +316,26 @@ impl<'a> Eval<'a> {
             )
         })?;
         self.eval(body, ty, fm, self_def)
+    }
+
+    /// The function `path` names in module `m` (`role` and `at` say which attribute named it,
+    /// for the error when the reader cannot find it).
+    pub fn found_fn(
+        &self,
+        path: &str,
+        m: ModId,
+        self_def: Option<DefId>,
+        at: Pos,
+        role: &str,
+    ) -> Result<(ModId, syn::ItemFn), CrdgenError> {
+        let parsed: syn::Path =
+            syn::parse_str(path).map_err(|_| not_plain(self.krate, m, at, &format!("`{path}`")))?;
+        self.find_fn(&parsed, m, self_def)
+            .ok_or_else(|| CrdgenError::Unsupported {
+                loc: self.krate.mod_loc(m, at),
+                what: format!("{role} `{path}`, which the reader cannot find in the crate"),
+                fix: FIX_EXACT.into(),
+            })
     }
 
     fn find_fn(

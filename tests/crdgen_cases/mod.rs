@@ -204,6 +204,25 @@ pub fn cases() -> Vec<Case> {
             "    #[x_kube(validation = Rule::new(\"!oldSelf.hasValue() || self >= oldSelf.value()\").optional_old_self(true))]\n    pub replicas: i32,\n",
             "",
         ),
+        // The optional library's macros, as kube-rs's `crd_derive_schema` example writes an
+        // immutable field.
+        accepted(
+            "cel_opt_map_optional_old_self",
+            "    #[serde(default)]\n    #[x_kube(validation = Rule::new(\"oldSelf.optMap(o, o == self).orValue(true)\").optional_old_self(true).message(\"Immutable after creation\"))]\n    pub immutable: Option<String>,\n",
+            "",
+        ),
+        accepted(
+            "cel_opt_flat_map",
+            "    #[x_kube(validation = \"self.?name.optFlatMap(n, n == '' ? optional.none() : optional.of(n)).orValue('x') != 'y'\")]\n    pub item: Item,\n",
+            ITEM,
+        ),
+        refused(
+            "cel_opt_map_variable_out_of_scope",
+            "    #[x_kube(validation = Rule::new(\"oldSelf.optMap(o, o == self).orValue(o)\").optional_old_self(true))]\n    pub immutable: String,\n",
+            "",
+            "Rule::new(\"oldSelf.optMap",
+            &["undeclared reference to 'o'"],
+        ),
         refused(
             "cel_field_path_invalid",
             "    #[x_kube(validation = Rule::new(\"self.name != ''\").field_path(\".nope\"))]\n    pub item: Item,\n",
@@ -387,6 +406,13 @@ pub fn cases() -> Vec<Case> {
             "selectable = ",
             &["must point to a field of type string, boolean or integer"],
         ),
+        refused(
+            "selectable_without_dot",
+            "    pub tier: String,\n",
+            "",
+            "selectable = ",
+            &["selectable field `spec.tier`: is an invalid path: expected [ or . but got: spec"],
+        ),
         accepted(
             "selectable_string",
             "    pub tier: String,\n",
@@ -432,6 +458,8 @@ pub fn cases() -> Vec<Case> {
             "selectable_unknown_field" => Some(r#"selectable = ".spec.nope""#),
             "selectable_object" => Some(r#"selectable = ".spec.item""#),
             "selectable_string" => Some(r#"selectable = ".spec.tier""#),
+            // kube-rs's own example `crd_derive` writes its selectable field so.
+            "selectable_without_dot" => Some(r#"selectable = "spec.tier""#),
             "scale_outside_spec" => Some(
                 r##"status = "CStatus", scale = r#"{"specReplicasPath":".replicas","statusReplicasPath":".status.replicas"}"#"##,
             ),

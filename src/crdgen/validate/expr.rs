@@ -233,6 +233,12 @@ impl Builder {
             {
                 return self.sort_by(t, v, &call.args[1]);
             }
+            if matches!(name, "optMap" | "optFlatMap")
+                && call.args.len() == 2
+                && let Some(v) = ident_arg(0)
+            {
+                return self.opt_map(name == "optMap", t, v, &call.args[1]);
+            }
         }
         let target = match &call.target {
             Some(t) => Some(Box::new(self.expr(t)?)),
@@ -335,6 +341,59 @@ impl Builder {
             step,
             result,
         }))))
+    }
+
+    /// `opt.optMap(v, expr)` and `opt.optFlatMap(v, expr)`, the optional library's macros, as
+    /// cel-go expands them: `opt.hasValue() ? optional.of(expr) : optional.none()` (`optFlatMap`
+    /// without the `optional.of`), `expr` seeing `v` bound to `opt.value()` through a
+    /// comprehension over an empty list whose accumulator is `v`.
+    fn opt_map(
+        &mut self,
+        wrap: bool,
+        target: &IdedExpr,
+        v: String,
+        body: &IdedExpr,
+    ) -> Result<E, String> {
+        const UNUSED: &str = "#unused";
+        let has = {
+            let t = self.expr(target)?;
+            self.mk(Node::Call {
+                func: "hasValue".into(),
+                target: Some(Box::new(t)),
+                args: vec![],
+            })
+        };
+        let init = {
+            let t = self.expr(target)?;
+            self.mk(Node::Call {
+                func: "value".into(),
+                target: Some(Box::new(t)),
+                args: vec![],
+            })
+        };
+        self.locals.extend([UNUSED.to_string(), v.clone()]);
+        let result = self.expr(body)?;
+        self.locals.truncate(self.locals.len() - 2);
+        let range = self.mk(Node::List(vec![]));
+        let cond = self.lit(Lit::Bool(false));
+        let step = self.ident(&v);
+        let mapped = self.mk(Node::Comp(Box::new(Comp {
+            var: UNUSED.into(),
+            var2: None,
+            range,
+            accu: v,
+            init,
+            cond,
+            step,
+            result,
+        })));
+        let some = if wrap {
+            self.call("optional.of", vec![mapped])
+        } else {
+            mapped
+        };
+        let none = self.call("optional.none", vec![]);
+        Ok(self.call("_?_:_", vec![has, some, none]))
     }
 
     /// `list.sortBy(v, key)` as cel-go's lists extension expands it: a bind of the list to

@@ -176,9 +176,11 @@ fn simple_json_path(p: &str) -> Result<(), String> {
 
 /// A selectable field: `ValidFieldPath` without array notation, then the field's checks.
 fn selectable(p: &str, root: &JSONSchemaProps) -> Result<(), String> {
-    let steps = p
-        .strip_prefix('.')
-        .ok_or_else(|| format!("is an invalid path: expected [ or . but got: {p}"))?;
+    let steps = p.strip_prefix('.').ok_or_else(|| {
+        // The path parser names the first token it cannot start with.
+        let token = p.split(['.', '[']).next().unwrap_or(p);
+        format!("is an invalid path: expected [ or . but got: {token}")
+    })?;
     if steps.contains('[') {
         return Err("is an invalid path: array notation is not allowed".into());
     }
