@@ -1,7 +1,7 @@
 //! `generate crds --exact` (through the compiler) agrees with the static reader, byte for byte.
 //! Builds a harness crate with kube-derive in `target/crdgen-exact` (a few minutes the first time).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use operator_rs::crdgen;
 use operator_rs::project::{LAYOUT, Project};
@@ -47,10 +47,16 @@ fn agree_with(names: &[&str], project: &Project, checks: bool) {
         }
     }
     std::fs::write(root.join("src/lib.rs"), lib).unwrap();
+    agree_in(root, project, checks);
+}
+
+/// [`agree_with`] on the crate whose `src/` is laid out in `root`.
+fn agree_in(root: &Path, project: &Project, checks: bool) {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     std::fs::write(
         root.join("Cargo.toml"),
         "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n\n[dependencies]\n\
-         kube = { version = \"5.0.0\", default-features = false, features = [\"derive\"] }\n\
+         kube = { version = \"5.0.0\", default-features = false, features = [\"derive\", \"cel\"] }\n\
          k8s-openapi = { version = \"0.29.0\", default-features = false, features = [\"std\", \"schemars\", \"v1_37\"] }\n\
          serde = { version = \"1\", features = [\"derive\"] }\nserde_json = \"1\"\n\
          schemars = { version = \"1.2\", features = [\"chrono04\", \"jiff02\", \"uuid1\", \"url2\", \"semver1\", \"indexmap2\"] }\n\
@@ -73,6 +79,7 @@ fn agree_with(names: &[&str], project: &Project, checks: bool) {
         crdgen::generate_unchecked(&tree, project)
     }
     .unwrap();
+    assert!(stat.files.len() > 1, "no kind in the crate");
     assert_eq!(exact.files.len(), stat.files.len());
     for (a, b) in exact.files.iter().zip(&stat.files) {
         assert_eq!(a.path, b.path);
@@ -83,6 +90,112 @@ fn agree_with(names: &[&str], project: &Project, checks: bool) {
             a.path.display()
         );
     }
+}
+
+/// kube-derive's own tests (those of the version in Cargo.lock, from cargo's registry, where
+/// building this crate put them) hold the kinds its authors check `crd()` on: read statically,
+/// each file's kinds give what kube-derive gives. Those its tests expect to panic are refused.
+#[test]
+fn exact_agrees_with_static_on_kube_derives_own_tests() {
+    let Some(tests) = kube_derive_tests() else {
+        eprintln!(
+            "SKIPPED exact_agrees_with_static_on_kube_derives_own_tests: kube-derive's sources are not in cargo's registry (vendored build?)"
+        );
+        return;
+    };
+    let files = [
+        "crd_schema_test",
+        "crd_enum_test",
+        "crd_complex_enum_test",
+        "crd_mixed_enum_test",
+        "crd_no_spec_test",
+    ];
+    for name in files {
+        let text = std::fs::read_to_string(tests.join(format!("{name}.rs"))).unwrap();
+        let (kept, refused) = as_module(&text);
+        if name == "crd_mixed_enum_test" {
+            assert!(
+                !refused.is_empty(),
+                "the invalid mixed enums were not found"
+            );
+        }
+        // Each kind kube-derive's tests expect `crd()` to panic on is refused on its own.
+        for item in refused {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(dir.path().join("src")).unwrap();
+            std::fs::write(dir.path().join("src/lib.rs"), format!("{PRELUDE}{item}")).unwrap();
+            let e = crdgen::generate_unchecked(&DiskTree::new(dir.path()), &project());
+            let msg = e.err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(
+                msg.starts_with("src/lib.rs:") && msg.contains("panic"),
+                "{name}: not refused as kube-derive panics: {msg:?}\n{item}"
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/lib.rs"), format!("pub mod {name};\n")).unwrap();
+        std::fs::write(dir.path().join(format!("src/{name}.rs")), kept).unwrap();
+        agree_in(dir.path(), &project(), false);
+    }
+}
+
+const PRELUDE: &str =
+    "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n";
+
+/// `tests/` of the kube-derive in Cargo.lock, in cargo's registry.
+fn kube_derive_tests() -> Option<PathBuf> {
+    let lock =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock")).ok()?;
+    let at = lock.find("name = \"kube-derive\"\nversion = \"")?
+        + "name = \"kube-derive\"\nversion = \"".len();
+    let version = &lock[at..at + lock[at..].find('"')?];
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+    std::fs::read_dir(home.join("registry/src"))
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join(format!("kube-derive-{version}/tests")))
+        .find(|p| p.is_dir())
+}
+
+/// A kube-derive test file as a module of a library, and the items (with their doc comments)
+/// of the kinds its tests expect to panic, cut out of it: the test-only imports and crate
+/// attributes go, `kube_derive::` is `kube::` (this crate's dependency), and top-level types are
+/// `pub` (kube-derive gives a kind its spec's visibility; the harness names every kind).
+fn as_module(text: &str) -> (String, Vec<String>) {
+    let mut kept = String::new();
+    let mut refused = Vec::new();
+    // Items at the top level, each with the comments and attributes above it.
+    let mut item = String::new();
+    let mut depth = 0i32;
+    for line in text.lines() {
+        let line =
+            if line.starts_with("#![recursion_limit") || line.starts_with("use assert_json_diff") {
+                ""
+            } else {
+                line
+            };
+        let line = line.replace("kube_derive::", "kube::");
+        let line = match line.strip_prefix("struct ").or(line.strip_prefix("enum ")) {
+            Some(_) => format!("pub {line}"),
+            None => line,
+        };
+        item.push_str(&line);
+        item.push('\n');
+        depth += line.matches(['{', '(', '[']).count() as i32;
+        depth -= line.matches(['}', ')', ']']).count() as i32;
+        let ends = depth == 0 && (line.ends_with('}') || line.ends_with(';') || line.is_empty());
+        if ends {
+            if item.contains("kind = \"Invalid") {
+                refused.push(std::mem::take(&mut item));
+            } else {
+                kept.push_str(&std::mem::take(&mut item));
+            }
+        }
+    }
+    kept.push_str(&item);
+    (kept, refused)
 }
 
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
