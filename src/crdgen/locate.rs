@@ -9,7 +9,7 @@ use std::rc::Rc;
 use super::error::Location;
 use super::loader::{Crate, DefId};
 use super::resolve::Ty;
-use super::schema::{self, FieldInfo, TypeInfo, With};
+use super::schema::{self, TypeInfo};
 
 /// One step of a schema path.
 #[derive(Debug, PartialEq, Eq)]
@@ -148,24 +148,16 @@ fn property(krate: &Crate, d: DefId, name: &str, depth: usize) -> Option<Hit> {
             return Some(Hit {
                 field: krate.mod_loc(info.module, f.span),
                 default: krate.mod_loc(info.module, default),
-                ty: schema_type(f),
+                ty: f.schema_type().clone(),
             });
         }
     }
     flattened
         .into_iter()
-        .find_map(|f| match unwrapped(schema_type(f)) {
+        .find_map(|f| match unwrapped(f.schema_type().clone()) {
             Ty::User(inner) => property(krate, inner, name, depth + 1),
             _ => None,
         })
-}
-
-/// The type a field's schema is made of (`#[schemars(with = ..)]` replaces its own).
-fn schema_type(f: &FieldInfo) -> Ty {
-    match &f.with {
-        Some(With::Type(t)) => t.clone(),
-        Some(With::Schema(_)) | None => f.ty.clone(),
-    }
 }
 
 #[cfg(test)]

@@ -203,6 +203,16 @@ pub(crate) struct FieldInfo {
 }
 
 impl FieldInfo {
+    /// The type the field's schema is made of: the one `#[schemars(with = "T")]` (or serde's
+    /// `with`) puts in place of its own, else its own (also under `schema_with`, whose schema is
+    /// the function's).
+    pub fn schema_type(&self) -> &Ty {
+        match &self.with {
+            Some(With::Type(t)) => t,
+            Some(With::Schema(_)) | None => &self.ty,
+        }
+    }
+
     fn attrs_default(&self) -> bool {
         self.common.is_default() && self.validation.is_default() && self.with.is_none()
     }
@@ -1470,14 +1480,6 @@ pub(crate) fn derive_json(
 }
 
 /// `expr_for_field` without its post-mutators (the caller adds the default first).
-/// The type `#[schemars(with = "T")]` (or serde's `with`) puts in place of a field's own.
-fn with_type(f: &FieldInfo) -> Option<&Ty> {
-    match &f.with {
-        Some(With::Type(t)) => Some(t),
-        _ => None,
-    }
-}
-
 fn field_schema(
     g: &mut SchemaGenerator,
     krate: &Crate,
@@ -1487,10 +1489,8 @@ fn field_schema(
     let _ = (krate, info);
     let mut s = match &f.with {
         Some(With::Schema(s)) => s.clone(),
-        Some(With::Type(_)) | None if f.validation.required => {
-            non_optional(g, with_type(f).unwrap_or(&f.ty))
-        }
-        _ => subschema(g, with_type(f).unwrap_or(&f.ty)),
+        _ if f.validation.required => non_optional(g, f.schema_type()),
+        _ => subschema(g, f.schema_type()),
     };
     f.common.apply(&mut s);
     f.validation.apply(&mut s);
@@ -1553,7 +1553,7 @@ fn expr_for_struct(
                     FIX_EXACT,
                 ));
             }
-            let ty = with_type(f).unwrap_or(&f.ty).clone();
+            let ty = f.schema_type().clone();
             FLATTEN_IS_OPTION.with(|c| c.set(is_option(&ty)));
             push_job(&ty);
             let sub = sp::json_schema_for_flatten::<Dyn>(g, f.validation.required);
@@ -1601,7 +1601,7 @@ fn expr_for_struct(
         // stand-in type, which is not one).
         let of_option = match &f.with {
             Some(With::Schema(_)) => false,
-            _ => is_option(with_type(f).unwrap_or(&f.ty)),
+            _ => is_option(f.schema_type()),
         };
         let is_optional = if has_skip_if && has_default {
             true
