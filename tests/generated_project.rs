@@ -69,6 +69,7 @@ fn the_reference_project_builds_lints_passes_its_tests_and_renders() {
     // harness and the manager's behaviour, not figures), against a real control plane, the
     // manager running with exactly the RBAC of config/rbac.
     if !Envtest::available() {
+        eprintln!("SKIPPED: the e2e suite and the READMEs' commands need KUBEBUILDER_ASSETS");
         return;
     }
     let env = Envtest::shared().expect("the control plane starts");
@@ -111,6 +112,9 @@ fn the_reference_project_builds_lints_passes_its_tests_and_renders() {
             && output.contains("memcacheds/status"),
         "the failure does not name the 403 of the missing rule:\n{output}"
     );
+
+    // Then the READMEs' commands, as a user runs them.
+    walk_the_user_path(&dir, env.kubeconfig());
 }
 
 /// `cargo test --test e2e -- --ignored --test-threads=1 <more>`.
@@ -126,4 +130,346 @@ fn e2e<'a>(more: &[&'a str]) -> Vec<&'a str> {
     .to_vec();
     args.extend(more);
     args
+}
+
+/// The ```sh blocks of `readme` in the section under `heading` (up to the next heading of that
+/// level or above), each as its command lines without comments.
+fn sh_blocks(readme: &str, heading: &str) -> Vec<Vec<String>> {
+    let level = heading.chars().take_while(|c| *c == '#').count();
+    let start = (readme.lines())
+        .position(|l| l.trim_end() == heading)
+        .unwrap_or_else(|| panic!("the README has no section {heading:?}"));
+    let mut blocks = Vec::new();
+    let mut block: Option<Vec<String>> = None;
+    for line in readme.lines().skip(start + 1) {
+        let hashes = line.chars().take_while(|c| *c == '#').count();
+        if block.is_none() && hashes > 0 && hashes <= level && line[hashes..].starts_with(' ') {
+            break;
+        }
+        if line.trim_start().starts_with("```") {
+            match block.take() {
+                Some(done) => blocks.push(done),
+                None if line.trim() == "```sh" => block = Some(Vec::new()),
+                None => {}
+            }
+            continue;
+        }
+        if let Some(block) = &mut block {
+            let command = line.split(" #").next().unwrap_or("").trim();
+            let continued = block.last().is_some_and(|l: &String| l.ends_with('\\'));
+            if continued {
+                let last = block.last_mut().unwrap();
+                last.pop();
+                last.push_str(command);
+            } else if !command.is_empty() && !command.starts_with('#') {
+                block.push(command.to_owned());
+            }
+        }
+    }
+    assert!(!blocks.is_empty(), "no sh block under {heading:?}");
+    blocks
+}
+
+/// A user's shell in a generated project: `bash -c <line>` with the operator-rs under test on
+/// PATH, the kubeconfig of the control plane, and the shared target directory.
+struct UserShell {
+    dir: std::path::PathBuf,
+    env: Vec<(String, String)>,
+    log: std::path::PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+impl UserShell {
+    fn new(dir: &Path, kubeconfig: &Path) -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let bin = tmp.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_operator-rs"), bin.join("operator-rs"))
+            .unwrap();
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let env = vec![
+            ("PATH".to_owned(), path),
+            ("KUBECONFIG".to_owned(), kubeconfig.display().to_string()),
+            (
+                "CARGO_TARGET_DIR".to_owned(),
+                shared_target_dir().display().to_string(),
+            ),
+        ];
+        Self {
+            dir: dir.to_owned(),
+            env,
+            log: tmp.path().join("manager.log"),
+            _tmp: tmp,
+        }
+    }
+
+    fn command(&self, line: &str) -> std::process::Command {
+        let mut cmd = std::process::Command::new("bash");
+        cmd.args(["-c", line])
+            .current_dir(&self.dir)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .env_remove("CARGO_MANIFEST_DIR")
+            .env_remove("RUSTFLAGS")
+            .env_remove("WEBHOOK_LOCAL_URL");
+        cmd
+    }
+
+    /// Runs `line` to its end: whether it succeeded, and what it printed.
+    fn try_run(&self, line: &str) -> (bool, String) {
+        let out = self.command(line).output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    }
+
+    /// Runs `line` to its end; what it printed, or the test fails with it.
+    fn run(&self, line: &str) -> String {
+        let (ok, text) = self.try_run(line);
+        assert!(
+            ok,
+            "`{line}` failed:\n{text}\nmanager log:\n{}",
+            self.manager_log()
+        );
+        text
+    }
+
+    /// Starts `line` as a terminal's foreground job (a process group of its own), its output
+    /// into the manager log.
+    fn start(&self, line: &str) -> std::process::Child {
+        use std::os::unix::process::CommandExt as _;
+        let file = std::fs::File::create(&self.log).unwrap();
+        self.command(line)
+            .stdin(std::process::Stdio::null())
+            .stdout(file.try_clone().unwrap())
+            .stderr(file)
+            .process_group(0)
+            .spawn()
+            .unwrap()
+    }
+
+    fn manager_log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Polls `check` until `done` holds of what it prints, for up to `secs`.
+    fn wait_for(&self, what: &str, secs: u64, check: &str, done: impl Fn(&str) -> bool) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+        loop {
+            let (_, out) = self.try_run(check);
+            if done(&out) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{what}: not after {secs} s; last `{check}`:\n{out}\nmanager log:\n{}",
+                self.manager_log()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+    }
+
+    /// Waits until a local manager has pointed the webhooks and the conversion at itself.
+    fn wait_for_local_webhooks(&self, secs: u64) {
+        self.wait_for(
+            "the manager points the webhooks at itself",
+            secs,
+            LOCAL_CONFIGURATIONS,
+            |o| o.contains("memcached-operator-local-"),
+        );
+        self.wait_for(
+            "the manager points the conversion at itself",
+            30,
+            CRONJOB_CONVERSION,
+            |o| o.contains("https://127.0.0.1:9443/convert"),
+        );
+    }
+
+    /// Asserts that no webhook points at a local manager any more (waiting up to `secs` for a
+    /// guard to finish).
+    fn wait_for_no_local_webhooks(&self, what: &str, secs: u64) {
+        self.wait_for(what, secs, LOCAL_CONFIGURATIONS, |o| !o.contains("-local-"));
+        self.wait_for(what, 30, CRONJOB_CONVERSION, |o| {
+            o.contains(r#""strategy":"None""#) && !o.contains("127.0.0.1")
+        });
+    }
+}
+
+/// Sends `signal` (`INT`: a terminal's Ctrl-C; `KILL`) to the process group of `job`, and
+/// waits for its leader to exit.
+fn signal_job(job: &mut std::process::Child, signal: &str) {
+    let group = format!("-{}", job.id());
+    let status = std::process::Command::new("kill")
+        .args(["-s", signal, "--", &group])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -s {signal} -- {group}");
+    job.wait().unwrap();
+}
+
+/// The webhook configurations in the cluster, by name.
+const LOCAL_CONFIGURATIONS: &str =
+    "kubectl get mutatingwebhookconfigurations,validatingwebhookconfigurations -o name";
+/// The conversion of the reference project's converted CRD.
+const CRONJOB_CONVERSION: &str =
+    "kubectl get crd cronjobs.batch.example.com -o jsonpath='{.spec.conversion}'";
+
+/// The user's path, literally: the quickstart of our README and the command blocks of the
+/// generated README, run as written in the reference project (whose first commands are the
+/// quickstart's) against the real control plane; and the ways a local manager ends (Ctrl-C,
+/// SIGKILL, a failure at start), none of which may leave a webhook pointing at it.
+fn walk_the_user_path(dir: &Path, kubeconfig: &Path) {
+    let shell = UserShell::new(dir, kubeconfig);
+    let image = "registry.example.com/memcached-operator:0.1.0";
+
+    // Our README's quickstart: the scaffolding lines are what `reference_project` ran, and
+    // `cargo test` ran in build_lint_test, in this folder.
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let quickstart = sh_blocks(
+        &readme,
+        "## Quickstart: from an empty folder to a running operator",
+    );
+    let mut rest = Vec::new();
+    for line in quickstart.concat() {
+        if line.starts_with("cargo install ")
+            || line.starts_with("mkdir ")
+            || line.starts_with("cd ")
+        {
+            continue;
+        } else if let Some(init) = line.strip_prefix("operator-rs init ") {
+            assert!(
+                init.contains("--repo github.com/acme/memcached-operator"),
+                "{line}"
+            );
+        } else if let Some(api) = line.strip_prefix("operator-rs create api ") {
+            assert!(
+                REFERENCE_APIS.contains(&words(api).join(" ").as_str()),
+                "the quickstart's `{line}` is not one the reference project runs"
+            );
+        } else {
+            rest.push(line);
+        }
+    }
+    let steps: Vec<String> = (rest.iter())
+        .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "cargo test",
+            "make install",
+            "make run",
+            "kubectl apply",
+            "make deploy"
+        ],
+        "the quickstart changed: walk its new steps here"
+    );
+    shell.run(&rest[1]);
+    let mut manager = shell.start(&rest[2]);
+    // With webhooks, `make run` serves them locally and points the cluster at itself.
+    shell.wait_for_local_webhooks(300);
+    // The samples: CronJob's spoke through the conversion webhook, its hub through the
+    // defaulter and the validator.
+    shell.run(&rest[3]);
+    shell.run("kubectl get cronjobs.v2.batch.example.com -A -o name | grep -q .");
+    shell.wait_for(
+        "the Memcached sample is reconciled",
+        120,
+        "kubectl get memcacheds -A -o jsonpath='{..status.conditions[*].type}'",
+        |o| !o.trim().is_empty(),
+    );
+    // Ctrl-C: the manager takes its webhooks back itself.
+    signal_job(&mut manager, "INT");
+    shell.wait_for_no_local_webhooks("Ctrl-C leaves no local webhook", 1);
+
+    // `create webhook`'s advice, failing at start: a CRD it converts is missing, so the
+    // manager exits non-zero and takes back the configurations it had already pointed.
+    shell.run("kubectl delete crd cronjobs.batch.example.com");
+    let advice = "cargo run -- --webhook-local-url https://127.0.0.1:9443";
+    let status = shell.start(advice).wait().unwrap();
+    let output = shell.manager_log();
+    assert!(
+        !status.success(),
+        "the manager started without its CRD:\n{output}"
+    );
+    assert!(output.contains("cronjobs.batch.example.com"), "{output}");
+    let (_, configurations) = shell.try_run(LOCAL_CONFIGURATIONS);
+    assert!(
+        !configurations.contains("-local-"),
+        "left by a failed start:\n{configurations}\n{output}"
+    );
+
+    // The generated README. "Run it on your machine", as written (`make install` restores the
+    // CRD, whose conversion the local manager wrote last: no conflict).
+    let generated = read(dir, "README.md");
+    let on_machine = sh_blocks(&generated, "### Run it on your machine").concat();
+    assert_eq!(
+        on_machine,
+        [
+            "make install",
+            "make run",
+            "kubectl apply -k config/samples/"
+        ]
+    );
+    shell.run(&on_machine[0]);
+    let mut manager = shell.start(&on_machine[1]);
+    shell.wait_for_local_webhooks(120);
+    shell.run(&on_machine[2]);
+    // SIGKILL to the whole job (make, cargo, the manager): its guard takes it all back, and
+    // nothing refuses the kind.
+    signal_job(&mut manager, "KILL");
+    shell.wait_for_no_local_webhooks("the guard cleans up after a killed manager", 60);
+    shell.run("kubectl apply -k config/samples/");
+
+    // "Uninstall", after `make install`.
+    let uninstall = sh_blocks(&generated, "### Uninstall");
+    assert_eq!(uninstall.len(), 2, "{uninstall:?}");
+    for line in &uninstall[1] {
+        shell.run(line);
+    }
+    let (_, crds) = shell.try_run("kubectl get crd -o name");
+    assert!(
+        !crds.contains("example.com"),
+        "CRDs left by `make uninstall`:\n{crds}"
+    );
+
+    // "Deploy it to the cluster": the image steps need a container runtime and a registry;
+    // `make deploy` runs as written (the API server validates every object; no node runs its
+    // Pods here), after cert-manager's CRDs, which config/certmanager needs.
+    let deploy = sh_blocks(&generated, "### Deploy it to the cluster").concat();
+    assert!(
+        deploy[0].starts_with("make docker-build docker-push"),
+        "{deploy:?}"
+    );
+    eprintln!(
+        "SKIPPED: `{}` (no container runtime or registry here)",
+        deploy[0]
+    );
+    let cert_manager =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/user_path/cert-manager-crds.yaml");
+    shell.run(&format!(
+        "kubectl apply --server-side -f {}",
+        cert_manager.display()
+    ));
+    shell.run(&deploy[1].replace("<some-registry>/memcached-operator:tag", image));
+    shell.run(
+        "kubectl -n memcached-operator-system get deployment memcached-operator-controller-manager",
+    );
+    // The quickstart's deploy line (the same target, its placeholder filled) applies again.
+    shell.run(&rest[4].replace("<registry>/memcached-operator:0.1.0", image));
+    for line in &uninstall[0] {
+        shell.run(line);
+    }
+    let (_, crds) = shell.try_run("kubectl get crd -o name");
+    assert!(
+        !crds.contains("example.com"),
+        "CRDs left by `make undeploy`:\n{crds}"
+    );
 }

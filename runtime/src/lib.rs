@@ -21,9 +21,15 @@
 #![warn(missing_docs)]
 
 #[cfg(feature = "runtime")]
+pub mod address;
+#[cfg(feature = "runtime")]
 pub mod controller;
 #[cfg(feature = "runtime")]
+pub mod duration;
+#[cfg(feature = "runtime")]
 pub mod manager;
+#[cfg(feature = "runtime")]
+pub mod shutdown;
 #[cfg(feature = "testing")]
 pub mod testing;
 #[cfg(feature = "runtime")]

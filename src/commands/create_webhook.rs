@@ -88,7 +88,8 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     eprintln!(
         "\nWebhooks of {} {} are ready. Next: implement them in src/webhooks/, then run\n  operator-rs generate manifests\n\
          Deploy with cert-manager (config/certmanager), or run the manager with --webhook-cert-mode self-managed;\n\
-         outside the cluster: cargo run -- --webhook-local-url https://<host reachable from the API server>:9443",
+         on your machine: make install run (it serves them at WEBHOOK_LOCAL_URL, default https://127.0.0.1:9443, \
+         which the API server must reach), or cargo run -- --webhook-local-url https://<host>:9443",
         resource.api_version(),
         resource.kind
     );

@@ -6,7 +6,7 @@
 //! released and the process exits 0) or at once when leadership is lost (exit 1).
 //!
 //! Submodules: [`health`] (probes, readiness), [`metrics`] (Prometheus), [`leader`] (Lease),
-//! [`shutdown`] (signals), [`telemetry`] (logging).
+//! [`telemetry`] (logging); [`shutdown`] (signals) is the crate's, shared with the webhook server.
 //!
 //! ```no_run
 //! use clap::Parser;
@@ -35,13 +35,11 @@
 pub mod health;
 pub mod leader;
 pub mod metrics;
-pub mod shutdown;
 pub mod telemetry;
 #[cfg(test)]
 pub(crate) mod testing;
-mod webhook_setup;
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -56,10 +54,12 @@ use tokio::task::JoinSet;
 
 use crate::webhook::{WebhookArgs, Webhooks};
 
+pub use crate::address::parse_bind_address;
+pub use crate::duration::parse_duration;
+pub use crate::shutdown::{self, Shutdown};
 pub use health::{Readiness, ReadyHandle, ready_when_listed};
 pub use leader::{LeaderConfig, LeaderElector, LostLeadership};
 pub use metrics::{ControllerMetrics, Metrics, ReconcileTimer};
-pub use shutdown::Shutdown;
 pub use telemetry::LogFormat;
 
 /// Default of `--concurrency`: reconciles one controller runs at once.
@@ -135,52 +135,6 @@ pub struct ManagerArgs {
     /// The webhook server's flags (used when the operator has webhooks).
     #[command(flatten)]
     pub webhook: WebhookArgs,
-}
-
-/// Parses `90`, `90s`, `2m` or `1h` into whole seconds.
-pub fn parse_duration(value: &str) -> Result<Duration, String> {
-    let (number, unit) = match value.find(|c: char| !c.is_ascii_digit()) {
-        Some(at) => value.split_at(at),
-        None => (value, "s"),
-    };
-    let number: u64 = number
-        .parse()
-        .map_err(|_| format!("`{value}` is not a duration like 15s"))?;
-    let seconds = match unit {
-        "s" => number,
-        "m" => number * 60,
-        "h" => number * 3600,
-        _ => return Err(format!("`{value}`: unit must be s, m or h")),
-    };
-    Ok(Duration::from_secs(seconds))
-}
-
-/// Parses a bind address as controller-runtime does: `:8080` (all interfaces), `host:port`,
-/// `[v6]:port`; `0` (or empty) means disabled.
-pub async fn parse_bind_address(value: &str) -> anyhow::Result<Option<SocketAddr>> {
-    let value = value.trim();
-    if value.is_empty() || value == "0" {
-        return Ok(None);
-    }
-    if let Some(port) = value.strip_prefix(':') {
-        let port: u16 = port
-            .parse()
-            .with_context(|| format!("bad port in `{value}`"))?;
-        return Ok(Some(SocketAddr::new(
-            IpAddr::V4(Ipv4Addr::UNSPECIFIED),
-            port,
-        )));
-    }
-    if let Ok(addr) = value.parse() {
-        return Ok(Some(addr));
-    }
-    let mut addrs = tokio::net::lookup_host(value)
-        .await
-        .with_context(|| format!("`{value}` is not an address like :8080 or 127.0.0.1:8080"))?;
-    addrs
-        .next()
-        .map(Some)
-        .with_context(|| format!("`{value}` resolves to no address"))
 }
 
 /// What a [`Registration`] runs: called once this replica may run it, with its own context.
@@ -301,6 +255,9 @@ pub struct Manager {
     metrics_listener: Option<TcpListener>,
     probe_listener: Option<TcpListener>,
     webhooks: Option<Webhooks>,
+    /// Whether `--webhook-local-url` starts a guard process: only in an operator's own
+    /// binary ([`Manager::new`]), whose `main` runs the guard, not in a test's.
+    guarded: bool,
 }
 
 impl Manager {
@@ -322,6 +279,10 @@ impl Manager {
             )?,
         };
         let client = Client::try_from(config.clone())?;
+        if std::env::var_os(crate::webhook::guard::GUARD_ENV).is_some() {
+            // This is the guard of a manager in `--webhook-local-url` mode: it never returns.
+            crate::webhook::guard::run(client).await;
+        }
         // The Lease gets its own client whose requests time out well before the Lease
         // expires, so a hung renewal is noticed while this replica still holds the Lease.
         let mut lease_config = config;
@@ -330,7 +291,9 @@ impl Manager {
         lease_config.read_timeout = Some(timeout);
         lease_config.write_timeout = Some(timeout);
         let lease_client = Client::try_from(lease_config)?;
-        Self::build(name.into(), args, client, lease_client).await
+        let mut manager = Self::build(name.into(), args, client, lease_client).await?;
+        manager.guarded = true;
+        Ok(manager)
     }
 
     /// Like [`Manager::new`] over an existing client, without touching logging (tests).
@@ -377,6 +340,7 @@ impl Manager {
             metrics_listener,
             probe_listener,
             webhooks: None,
+            guarded: false,
             args,
         })
     }
@@ -433,6 +397,7 @@ impl Manager {
             metrics_listener,
             probe_listener,
             webhooks,
+            guarded,
         } = self;
 
         let signals =
@@ -446,12 +411,14 @@ impl Manager {
         }
         let webhook_server = match webhooks {
             Some(webhooks) => {
-                let setup = webhook_setup::WebhookSetup {
+                let ready = readiness.handle();
+                let setup = crate::webhook::setup::Setup {
                     operator: &name,
                     args: &args.webhook,
                     client: &client,
-                    metrics: &metrics,
-                    ready: readiness.handle(),
+                    metrics: metrics.webhooks(),
+                    on_ready: Box::new(move || ready.set_ready()),
+                    guarded,
                 };
                 setup.start(webhooks, &mut servers).await?
             }
@@ -731,41 +698,6 @@ mod tests {
             "unbounded concurrency"
         );
         assert!(parse(&["manager", "--log-format=xml"]).is_err());
-    }
-
-    #[tokio::test]
-    async fn bind_addresses_accept_go_style() {
-        let any = |port| Some(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port));
-        assert_eq!(parse_bind_address(":8080").await.unwrap(), any(8080));
-        assert_eq!(parse_bind_address("0").await.unwrap(), None);
-        assert_eq!(parse_bind_address("").await.unwrap(), None);
-        assert_eq!(
-            parse_bind_address("127.0.0.1:9090").await.unwrap(),
-            Some("127.0.0.1:9090".parse().unwrap())
-        );
-        assert_eq!(
-            parse_bind_address("[::1]:80").await.unwrap(),
-            Some("[::1]:80".parse().unwrap())
-        );
-        assert_eq!(
-            parse_bind_address("localhost:81")
-                .await
-                .unwrap()
-                .map(|a| a.port()),
-            Some(81)
-        );
-        assert!(parse_bind_address(":http").await.is_err());
-        assert!(parse_bind_address("8080").await.is_err());
-    }
-
-    #[test]
-    fn durations_parse_with_units() {
-        assert_eq!(parse_duration("15"), Ok(Duration::from_secs(15)));
-        assert_eq!(parse_duration("15s"), Ok(Duration::from_secs(15)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
-        assert!(parse_duration("15ms").is_err());
-        assert!(parse_duration("s").is_err());
     }
 
     #[test]

@@ -108,15 +108,24 @@ pub async fn apply(
     Ok(())
 }
 
-/// Deletes `configurations` (those already gone are fine).
-pub async fn remove(client: &Client, configurations: &[Value]) -> Result<(), InstallError> {
-    for doc in configurations {
-        let name = doc["metadata"]["name"].as_str().unwrap_or_default();
-        let what = format!(
-            "deleting {} {name}",
-            doc["kind"].as_str().unwrap_or_default()
-        );
-        let result = if doc["kind"] == "MutatingWebhookConfiguration" {
+/// The `(kind, name)` of each configuration of `configurations`, what [`remove`] takes.
+pub fn identities(configurations: &[Value]) -> Vec<(String, String)> {
+    (configurations.iter())
+        .map(|doc| {
+            let field = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+            (field(&doc["kind"]), field(&doc["metadata"]["name"]))
+        })
+        .collect()
+}
+
+/// Deletes the configurations named by `(kind, name)` (those already gone are fine).
+pub async fn remove(
+    client: &Client,
+    configurations: &[(String, String)],
+) -> Result<(), InstallError> {
+    for (kind, name) in configurations {
+        let what = format!("deleting {kind} {name}");
+        let result = if kind == "MutatingWebhookConfiguration" {
             let api: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
             api.delete(name, &DeleteParams::default()).await.map(|_| ())
         } else {
@@ -132,13 +141,24 @@ pub async fn remove(client: &Client, configurations: &[Value]) -> Result<(), Ins
 }
 
 /// Makes the CRD `crd_name` convert through the webhook at `client_config` (a
-/// `WebhookClientConfig` as JSON), server-side applied as `field_manager`.
+/// `WebhookClientConfig` as JSON), written as `field_manager`.
+///
+/// The whole `spec.conversion` is replaced (a JSON merge patch that also drops a `service`
+/// set by another field manager): `make install` server-side applies the CRD with the
+/// conversion patch of `config/crd`, whose `clientConfig.service` kubectl keeps owning, and a
+/// server-side apply of `url` beside it is refused ("exactly one of url or service").
 pub async fn set_conversion(
     client: &Client,
     crd_name: &str,
     client_config: Value,
     field_manager: &str,
 ) -> Result<(), InstallError> {
+    let mut client_config = client_config;
+    for other in ["url", "service", "caBundle"] {
+        if client_config.get(other).is_none() {
+            client_config[other] = Value::Null;
+        }
+    }
     let conversion = json!({
         "strategy": "Webhook",
         "webhook": {
@@ -146,46 +166,43 @@ pub async fn set_conversion(
             "conversionReviewVersions": ["v1"],
         },
     });
-    apply_conversion(client, crd_name, conversion, field_manager).await
+    patch_conversion(client, crd_name, conversion, field_manager).await
 }
 
-/// Puts the CRD `crd_name` back to `strategy: None` (no conversion webhook).
+/// Puts the CRD `crd_name` back to `strategy: None` (no conversion webhook, and no client
+/// configuration left behind by any field manager). A CRD already gone is fine.
 pub async fn clear_conversion(
     client: &Client,
     crd_name: &str,
     field_manager: &str,
 ) -> Result<(), InstallError> {
-    apply_conversion(
-        client,
-        crd_name,
-        json!({ "strategy": "None" }),
-        field_manager,
-    )
-    .await
+    let conversion = json!({ "strategy": "None", "webhook": null });
+    match patch_conversion(client, crd_name, conversion, field_manager).await {
+        Err(InstallError::Kube {
+            source: kube::Error::Api(status),
+            ..
+        }) if status.is_not_found() => Ok(()),
+        other => other,
+    }
 }
 
-async fn apply_conversion(
+async fn patch_conversion(
     client: &Client,
     crd_name: &str,
     conversion: Value,
     field_manager: &str,
 ) -> Result<(), InstallError> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let patch = json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": { "name": crd_name },
-        "spec": { "conversion": conversion },
-    });
-    api.patch(
-        crd_name,
-        &PatchParams::apply(field_manager).force(),
-        &Patch::Apply(&patch),
-    )
-    .await
-    .map_err(kube_error(format!(
-        "setting the conversion of CRD {crd_name}"
-    )))?;
+    let patch = json!({ "spec": { "conversion": conversion } });
+    let params = PatchParams {
+        field_manager: Some(field_manager.to_owned()),
+        ..PatchParams::default()
+    };
+    api.patch(crd_name, &params, &Patch::Merge(&patch))
+        .await
+        .map_err(kube_error(format!(
+            "setting the conversion of CRD {crd_name}"
+        )))?;
     Ok(())
 }
 

@@ -4,16 +4,18 @@
 //! The manager makes a CA and a serving certificate for `<host>`, serves on `<port>`, and
 //! server-side applies copies of its webhook configurations (named `<operator>-local-<name>`)
 //! and the conversion of its CRDs with `url` and `caBundle` pointing at itself. A clean
-//! shutdown deletes those configurations and puts the CRDs back to `strategy: None`.
+//! shutdown deletes those configurations and puts the CRDs back to `strategy: None`; so does
+//! a failed start, and, when the manager dies without a word, its [`guard`](super::guard).
 
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use kube::Client;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::certs::{CertificateAuthority, CertsError};
+use super::guard::{Guard, Plan};
 use super::install::{self, InstallError, ca_bundle};
 use super::tls::{CertError, CertStore};
 use super::{CONVERSION_PATH, Endpoint, Webhooks};
@@ -44,6 +46,9 @@ pub enum LocalError {
     /// Writing to the cluster failed.
     #[error(transparent)]
     Install(#[from] InstallError),
+    /// The guard process could not be started.
+    #[error("starting the local webhook guard (this binary, again): {0}")]
+    Guard(#[source] std::io::Error),
 }
 
 /// A parsed `--webhook-local-url`.
@@ -101,22 +106,28 @@ impl LocalUrl {
     }
 }
 
-/// What local mode wrote to the cluster, to take it back.
+/// What local mode wrote to the cluster, to take it back, and the guard that takes it back
+/// if this process dies first.
 #[derive(Debug)]
 pub struct LocalInstall {
-    configurations: Vec<Value>,
-    crds: Vec<String>,
-    field_manager: String,
+    plan: Plan,
+    guard: Option<Guard>,
 }
 
 /// Makes a CA and a certificate for `url`'s host, loads them into `store`, and points the
 /// cluster's webhook configurations and CRD conversions of `webhooks` at `url`.
+///
+/// With `guarded`, a [`guard`](super::guard) process is started first, which removes it all
+/// if this process ends without [`LocalInstall::uninstall`]. A failure part-way takes back
+/// what was written before the error is returned: a manager that fails at start never leaves
+/// the cluster's webhooks pointing at it.
 pub async fn install(
     client: &Client,
     operator: &str,
     webhooks: &Webhooks,
     url: &LocalUrl,
     store: &CertStore,
+    guarded: bool,
 ) -> Result<LocalInstall, LocalError> {
     let ca = CertificateAuthority::generate(&format!("{operator}-local-webhook-ca"), VALIDITY)?;
     let serving = ca.issue(std::slice::from_ref(&url.host), VALIDITY)?;
@@ -132,7 +143,6 @@ pub async fn install(
         &url.base,
         &ca.cert_pem,
     )?;
-    install::apply(client, &configurations, &field_manager).await?;
     let crds: Vec<String> = (webhooks.iter())
         .filter_map(|w| match &w.endpoint {
             Endpoint::Conversion(spoke) => Some(spoke.crd_name()),
@@ -141,32 +151,56 @@ pub async fn install(
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
+    let plan = Plan {
+        configurations: install::identities(&configurations),
+        crds,
+        field_manager,
+    };
+    let guard = match guarded {
+        true => Some(Guard::spawn(&plan).map_err(LocalError::Guard)?),
+        false => None,
+    };
+    let installed = LocalInstall { plan, guard };
     let client_config = json!({
         "url": format!("{}{CONVERSION_PATH}", url.base),
         "caBundle": ca_bundle(&ca.cert_pem),
     });
-    for crd in &crds {
-        install::set_conversion(client, crd, client_config.clone(), &field_manager).await?;
+    let written = async {
+        install::apply(client, &configurations, &installed.plan.field_manager).await?;
+        for crd in &installed.plan.crds {
+            install::set_conversion(
+                client,
+                crd,
+                client_config.clone(),
+                &installed.plan.field_manager,
+            )
+            .await?;
+        }
+        Ok::<_, InstallError>(())
+    }
+    .await;
+    if let Err(err) = written {
+        if let Err(undo) = installed.uninstall(client).await {
+            tracing::warn!(error = %undo, "taking back the local webhook configurations failed");
+        }
+        return Err(err.into());
     }
     tracing::info!(
         url = %url.base,
         configurations = configurations.len(),
-        crds = crds.len(),
+        crds = installed.plan.crds.len(),
         "webhooks point at this manager"
     );
-    Ok(LocalInstall {
-        configurations,
-        crds,
-        field_manager,
-    })
+    Ok(installed)
 }
 
 impl LocalInstall {
-    /// Deletes the configurations and turns the CRDs' conversion webhook off.
-    pub async fn uninstall(&self, client: &Client) -> Result<(), LocalError> {
-        install::remove(client, &self.configurations).await?;
-        for crd in &self.crds {
-            install::clear_conversion(client, crd, &self.field_manager).await?;
+    /// Deletes the configurations and turns the CRDs' conversion webhook off; then the guard,
+    /// if any, exits without doing anything.
+    pub async fn uninstall(mut self, client: &Client) -> Result<(), LocalError> {
+        self.plan.remove(client).await?;
+        if let Some(guard) = self.guard.take() {
+            guard.release();
         }
         tracing::info!("local webhook configurations removed");
         Ok(())

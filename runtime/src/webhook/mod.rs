@@ -16,7 +16,8 @@
 //! keeps the `caBundle` of its webhook configurations and CRDs current ([`self_managed`]).
 //! `--webhook-local-url https://host:port` runs the manager outside the cluster: it makes a
 //! CA and a certificate for `host`, and points the cluster's webhook configurations and CRD
-//! conversions at itself until it stops ([`local`]).
+//! conversions at itself until it stops ([`local`]), or, if it dies, until its [`guard`]
+//! takes them back.
 //!
 //! Submodules: [`admission`], [`conversion`], [`server`] (HTTPS and routing), [`tls`]
 //! (certificates served and reloaded), [`certs`] (making certificates), [`install`] (writing
@@ -25,11 +26,13 @@
 pub mod admission;
 pub mod certs;
 pub mod conversion;
+pub mod guard;
 pub mod install;
 pub mod local;
 pub mod metrics;
 pub mod self_managed;
 pub mod server;
+pub(crate) mod setup;
 pub mod tls;
 
 use std::path::PathBuf;
@@ -98,13 +101,14 @@ pub struct WebhookArgs {
 
     /// Self-managed mode: how often the certificate and the `caBundle`s are checked (and
     /// renewed when a third of their lifetime is left).
-    #[arg(long, default_value = "10m", value_parser = crate::manager::parse_duration)]
+    #[arg(long, default_value = "10m", value_parser = crate::duration::parse_duration)]
     pub webhook_cert_check_interval: Duration,
 
     /// Local development against any cluster: serve at this URL (`https://<host>:<port>`,
     /// reachable from the API server) with a certificate made for `<host>`, and point the
     /// cluster's webhook configurations and CRD conversions at it until the manager stops.
-    #[arg(long, value_name = "URL")]
+    /// `make run` sets it (`WEBHOOK_LOCAL_URL`) for projects with webhooks.
+    #[arg(long, value_name = "URL", env = "WEBHOOK_LOCAL_URL")]
     pub webhook_local_url: Option<String>,
 }
 

@@ -23,7 +23,7 @@ use kube::{Api, Client};
 use super::certs::{CertificateAuthority, CertsError, ServingCert, needs_renewal};
 use super::install::{InstallError, ServiceRef, inject_ca_bundle};
 use super::tls::{CertError, CertStore};
-use crate::manager::Shutdown;
+use crate::shutdown::Shutdown;
 
 /// How long a CA is valid.
 pub const CA_VALIDITY: Duration = Duration::from_secs(10 * 365 * 24 * 3600);

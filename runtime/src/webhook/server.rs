@@ -23,7 +23,7 @@ use super::conversion::Conversions;
 use super::metrics::WebhookMetrics;
 use super::tls::CertStore;
 use super::{CONVERSION_PATH, Endpoint, Webhooks, answer_admission, answer_conversion};
-use crate::manager::Shutdown;
+use crate::shutdown::Shutdown;
 
 /// How long a client may take to finish the TLS handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);

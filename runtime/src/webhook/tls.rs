@@ -15,7 +15,7 @@ use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
 use tokio_rustls::rustls::sign::CertifiedKey;
 use tokio_rustls::rustls::{self, ServerConfig};
 
-use crate::manager::Shutdown;
+use crate::shutdown::Shutdown;
 
 /// Why a certificate could not be loaded.
 #[derive(Debug, thiserror::Error)]

@@ -1,6 +1,7 @@
-//! Starting the webhook server in the manager: where its certificate comes from (files,
-//! self-managed, or made for `--webhook-local-url`), its listener, and its readiness
-//! (`/readyz` waits until a certificate is loaded).
+//! Starting the webhook server: where its certificate comes from (files, self-managed, or
+//! made for `--webhook-local-url`), its listener, and its readiness (reported once a
+//! certificate is loaded; the manager's `/readyz` waits for it). The manager calls it; it
+//! knows nothing of the manager.
 
 use std::time::Duration;
 
@@ -9,26 +10,33 @@ use kube::Client;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
-use super::{Metrics, ReadyHandle, Shutdown, parse_bind_address};
-use crate::webhook::install::ServiceRef;
-use crate::webhook::local::{self, LocalInstall, LocalUrl};
-use crate::webhook::self_managed::SelfManaged;
-use crate::webhook::server;
-use crate::webhook::tls::{self, CertFiles, CertStore};
-use crate::webhook::{CertMode, WebhookArgs, Webhooks};
+use super::install::ServiceRef;
+use super::local::{self, LocalInstall, LocalUrl};
+use super::metrics::WebhookMetrics;
+use super::self_managed::SelfManaged;
+use super::server;
+use super::tls::{self, CertFiles, CertStore};
+use super::{CertMode, WebhookArgs, Webhooks};
+use crate::address::parse_bind_address;
+use crate::shutdown::Shutdown;
 
 /// How often `--webhook-cert-dir` is checked for new files.
 const CERT_POLL_INTERVAL: Duration = Duration::from_secs(10);
 
-pub(crate) struct WebhookSetup<'a> {
+/// What the webhook server needs to start.
+pub(crate) struct Setup<'a> {
+    /// The operator's name: the prefix of what local and self-managed modes write.
     pub(crate) operator: &'a str,
     pub(crate) args: &'a WebhookArgs,
     pub(crate) client: &'a Client,
-    pub(crate) metrics: &'a Metrics,
-    pub(crate) ready: ReadyHandle,
+    pub(crate) metrics: WebhookMetrics,
+    /// Called once the server has a certificate to serve.
+    pub(crate) on_ready: Box<dyn FnOnce() + Send>,
+    /// Whether local mode starts a guard process (a manager's own binary, not a test's).
+    pub(crate) guarded: bool,
 }
 
-impl WebhookSetup<'_> {
+impl Setup<'_> {
     /// Starts serving `webhooks` in `servers`; in local mode, returns what it wrote to the
     /// cluster, for the manager to remove when it stops.
     pub(crate) async fn start(
@@ -41,13 +49,14 @@ impl WebhookSetup<'_> {
             args,
             client,
             metrics,
-            ready,
+            on_ready,
+            guarded,
         } = self;
         if webhooks.is_empty() {
-            ready.set_ready();
+            on_ready();
             return Ok(None);
         }
-        let router = server::router(&webhooks, &metrics.webhooks())?;
+        let router = server::router(&webhooks, &metrics)?;
         let store = CertStore::new();
         // The server outlives the controllers' graceful shutdown (their last writes may call
         // it); it stops when the manager returns.
@@ -70,7 +79,7 @@ impl WebhookSetup<'_> {
                 Some(addr) => addr,
                 None => {
                     tracing::warn!("--webhook-bind-address=0: the webhooks are not served");
-                    ready.set_ready();
+                    on_ready();
                     return Ok(None);
                 }
             },
@@ -88,7 +97,7 @@ impl WebhookSetup<'_> {
 
         let installed = match (&local_url, args.webhook_cert_mode) {
             (Some(url), _) => Some(
-                local::install(client, operator, &webhooks, url, &store)
+                local::install(client, operator, &webhooks, url, &store, guarded)
                     .await
                     .context("--webhook-local-url")?,
             ),
@@ -134,7 +143,7 @@ impl WebhookSetup<'_> {
             while !store.is_loaded() {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
-            ready.set_ready();
+            on_ready();
         });
         Ok(installed)
     }
