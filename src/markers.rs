@@ -515,3 +515,153 @@ impl Cursor<'_> {
         Ok(item)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RBAC: MarkerName = MarkerName {
+        name: "rbac",
+        what: "RBAC",
+        example: "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get",
+    };
+    const MARKER: &str = "+kubebuilder:rbac:groups=\"\",resources=secrets,verbs=delete";
+
+    /// The markers of `source` (as `line:column: args`), and its problems.
+    fn markers_of(source: &str) -> (Vec<String>, Vec<String>) {
+        let (mut found, mut problems) = (Vec::new(), Vec::new());
+        scan(
+            Path::new("src/a.rs"),
+            source,
+            &RBAC,
+            &mut found,
+            &mut problems,
+        );
+        (
+            found
+                .iter()
+                .map(|f| format!("{}:{}: {}", f.site.line, f.site.column, f.args))
+                .collect(),
+            problems.iter().map(ToString::to_string).collect(),
+        )
+    }
+
+    /// Every kind of literal and comment with a marker line inside: none is a marker, and the
+    /// real marker after it still is (the lexer found where the literal ends).
+    #[test]
+    fn text_inside_literals_and_block_comments_is_never_a_marker() {
+        let inside = [
+            format!("const S: &str = \"\n// {MARKER}\n\";"),
+            format!("const S: &str = \"a \\\" b\n// {MARKER}\n\\\\\";"),
+            format!("const S: &str = r\"\n// {MARKER}\n\";"),
+            format!("const S: &str = r#\"\" \"\n// {MARKER}\n\"#;"),
+            format!("const S: &str = r###\"\"## \"#\n// {MARKER}\n\"###;"),
+            format!("const S: &[u8] = b\"\n// {MARKER}\n\";"),
+            format!("const S: &[u8] = br##\"\n// {MARKER}\n\"##;"),
+            format!("const S: &CStr = c\"\n// {MARKER}\n\";"),
+            format!("const S: &CStr = cr#\"\n// {MARKER}\n\"#;"),
+            format!("const S: &str = \"\\\n// {MARKER}\n\";"),
+            format!("/*\n// {MARKER}\n*/"),
+            format!("/* outer /* nested */\n// {MARKER}\n*/"),
+            format!("/* /* /* deep */ */\n// {MARKER}\n*/"),
+            format!("/** doc block\n// {MARKER}\n*/\nfn f() {{}}"),
+            format!("/*! inner doc block\n// {MARKER}\n*/"),
+            format!("/* {MARKER} */"),
+            format!("fn f() {{ let q = '\"'; let s = \"\n// {MARKER}\n\"; }}"),
+            format!("fn f() {{ let q = b'\"'; let s = \"\n// {MARKER}\n\"; }}"),
+            format!("fn f() {{ let q = '\\''; let s = \"\n// {MARKER}\n\"; }}"),
+            format!("fn f() {{ let q = '\\u{{22}}'; let s = \"\n// {MARKER}\n\"; }}"),
+            format!("fn f<'a>(x: &'a str) -> &'a str {{ let s = \"\n// {MARKER}\n\"; x }}"),
+            format!("fn f() {{ 'outer: loop {{ break 'outer; }} let s = \"\n// {MARKER}\n\"; }}"),
+            format!("fn f() {{ let c = 'é'; let s = \"\n// {MARKER}\n\"; }}"),
+            format!("fn f() {{ let r#type = \"\n// {MARKER}\n\"; }}"),
+            format!("fn f() {{ let s = \"/*\"; }}\n/*\n// {MARKER}\n*/"),
+            format!("fn f() {{ let s = \"//\"; }}\nconst T: &str = \"\n// {MARKER}\n\";"),
+            format!("macro_rules! m {{ () => {{ \"\n// {MARKER}\n\" }} }}"),
+        ];
+        for source in &inside {
+            let source = format!("{source}\n// {MARKER}\n");
+            let last_line = source.lines().count();
+            let (found, problems) = markers_of(&source);
+            assert!(problems.is_empty(), "{source}\n{problems:?}");
+            assert_eq!(
+                found,
+                [format!("{last_line}:4: {}", &MARKER[18..])],
+                "{source}"
+            );
+        }
+    }
+
+    #[test]
+    fn line_comments_of_every_kind_are_markers() {
+        let source = format!(
+            "// {MARKER}\n/// {MARKER}\n//! {MARKER}\n//{MARKER}\n    \t// {MARKER}\r\nfn f() {{\n    // {MARKER}\n}}\n"
+        );
+        let (found, problems) = markers_of(&source);
+        assert!(problems.is_empty(), "{problems:?}");
+        let places: Vec<&str> = found.iter().map(|f| f.split(' ').next().unwrap()).collect();
+        assert_eq!(places, ["1:4:", "2:5:", "3:5:", "4:3:", "5:9:", "7:8:"]);
+        // Commented out, and `////` (not a doc comment): text, not markers.
+        let (found, problems) = markers_of(&format!("// // {MARKER}\n//// {MARKER}\n"));
+        assert!(
+            found.is_empty() && problems.is_empty(),
+            "{found:?} {problems:?}"
+        );
+    }
+
+    #[test]
+    fn a_marker_after_code_is_refused_with_where_to_put_it() {
+        let (found, problems) = markers_of(&format!("fn f() {{}} // {MARKER}\n"));
+        assert!(found.is_empty());
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with("src/a.rs:1:14: a marker is a comment on a line of its own"),
+            "{}",
+            problems[0]
+        );
+        // A comment after code that is no marker is nobody's business.
+        let (found, problems) = markers_of("fn f() {} // +1 for the header\n");
+        assert!(found.is_empty() && problems.is_empty());
+    }
+
+    #[test]
+    fn a_file_that_does_not_lex_is_reported_where_its_literal_opens() {
+        for (source, at, what) in [
+            (
+                "fn f() {}\nconst S: &str = \"abc\n",
+                "2:17",
+                "string literal",
+            ),
+            ("const S: &str = r#\"abc\"\n", "1:17", "raw string literal"),
+            ("/* a /* b */\n", "1:1", "block comment"),
+            ("fn f() { let c = '\\", "1:18", "character literal"),
+        ] {
+            let marker = "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get\n";
+            let (found, problems) = markers_of(&format!("{source}{marker}"));
+            assert!(found.is_empty(), "{source}");
+            assert_eq!(problems.len(), 1, "{source}: {problems:?}");
+            assert!(
+                problems[0].starts_with(&format!("src/a.rs:{at}: this {what} is never closed")),
+                "{source}: {}",
+                problems[0]
+            );
+        }
+    }
+
+    #[test]
+    fn arguments_read_as_controller_gen_reads_them() {
+        let values = key_values(
+            "groups=\"\";apps,resources={a,b}, verbs=get",
+            &["groups", "resources", "verbs"],
+        )
+        .unwrap();
+        assert_eq!(values["groups"], ["", "apps"]);
+        assert_eq!(values["resources"], ["a", "b"]);
+        assert_eq!(values["verbs"], ["get"]);
+        assert!(
+            key_values("grups=a", &["groups"])
+                .unwrap_err()
+                .contains("did you mean `groups`?")
+        );
+    }
+}

@@ -190,7 +190,7 @@ pub fn check(m: &WebhookMarker) -> Result<(), String> {
     }
     if m.side_effects == "Some" || m.side_effects == "Unknown" {
         return Err(format!(
-            "sideEffects={}: admissionregistration.k8s.io/v1 accepts only `None` or `NoneOnDryRun` (a webhook with side effects must skip dry runs: sideEffects=NoneOnDryRun)",
+            "sideEffects={}: admissionregistration.k8s.io/v1 accepts only `None` or `NoneOnDryRun`; e.g. sideEffects=None, or sideEffects=NoneOnDryRun for a webhook with side effects (it is then not called on dry runs)",
             m.side_effects
         ));
     }
@@ -280,12 +280,12 @@ fn check_resources(resources: &[String]) -> Result<(), String> {
         };
         if sub_wildcards.contains(&resource) {
             return Err(format!(
-                "resources={all}: `{resource}/*` already matches `{entry}`, and the API server refuses both; keep one"
+                "resources={all}: `{resource}/*` already matches `{entry}`, and the API server refuses both; keep one, e.g. resources={resource}/*"
             ));
         }
         if resource_wildcards.contains(&sub) {
             return Err(format!(
-                "resources={all}: `*/{sub}` already matches `{entry}`, and the API server refuses both; keep one"
+                "resources={all}: `*/{sub}` already matches `{entry}`, and the API server refuses both; keep one, e.g. resources=*/{sub}"
             ));
         }
         if sub == "*" {

@@ -20,7 +20,7 @@
 //! with its file:line:column, the rule and an example, never skipped; so are two webhooks with one
 //! name in one configuration.
 
-mod manifests;
+pub mod manifests;
 pub mod marker;
 
 use std::path::PathBuf;
