@@ -1155,6 +1155,22 @@ rules:
         }
     }
 
+    /// A marker line in a string constant (every kind), a raw string or a block comment that
+    /// comments code out grants nothing: the role is the one of the real marker alone.
+    #[test]
+    fn markers_in_literals_and_block_comments_grant_nothing() {
+        let real = "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get\n";
+        let grant = "// +kubebuilder:rbac:groups=core,resources=secrets,verbs=delete";
+        let hidden = format!(
+            "const HELP: &str = \"\n{grant}\n\";\nconst RAW: &str = r#\"\n{grant}\n\"#;\n\
+             const BYTES: &[u8] = b\"\n{grant}\n\";\nconst ONE: &str = \"{grant}\";\n\
+             /*\n{grant}\nfn old() {{}}\n*/\n{real}"
+        );
+        let role = role_yaml(&hidden);
+        assert_eq!(role, role_yaml(real));
+        assert!(!role.contains("secrets"), "{role}");
+    }
+
     #[test]
     fn misspelt_marker_names_are_errors() {
         let cases = [

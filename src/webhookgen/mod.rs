@@ -250,6 +250,22 @@ mod tests {
         }
     }
 
+    /// A marker in a raw string or a block comment makes no webhook (it made a cluster-wide
+    /// Deployment webhook with failurePolicy=Fail); the real one after them still does.
+    #[test]
+    fn markers_in_literals_and_block_comments_make_no_webhook() {
+        let hidden = "// +kubebuilder:webhook:path=/m,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps,resources=deployments,verbs=create,versions=v1,name=m.apps.io,admissionReviewVersions=v1";
+        let real = SOURCES[1].1;
+        let source = format!(
+            "const DOC: &str = r##\"\n{hidden}\n\"##;\nconst S: &str = \"{hidden}\";\n/* /* nested */\n{hidden}\n*/\n{real}"
+        );
+        let (markers, problems) = scan_all(&[("src/webhooks/mod.rs", &source)]);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(markers.len(), 1);
+        assert_eq!(markers[0].marker.name, "missuer-v1.kb.io");
+        assert_eq!(markers[0].site.line, 8);
+    }
+
     #[test]
     fn misspelt_markers_and_duplicate_names_are_errors() {
         let (_, problems) = scan_all(&[(
