@@ -14,6 +14,7 @@ use crate::crdgen;
 use crate::names;
 use crate::project::{self, Project, Resource, ResourceWebhooks};
 use crate::scaffold::context::{WebhookContext, WebhookTypes};
+use crate::webhookgen::marker;
 use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 
 const EXAMPLE: &str = "operator-rs create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation";
@@ -55,6 +56,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     let admission_file = (args.defaulting || args.programmatic_validation)
         && (args.force || !exists(&overlay, &kind_file)?);
     let ctx = WebhookContext::admission(&project, &resource, types, admission_file);
+    check_made_markers(&ctx, &resource)?;
     let mut report = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
 
     for spoke in &plan.spokes {
@@ -92,6 +94,38 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
         resource.api_version(),
         resource.kind
     );
+    Ok(())
+}
+
+/// The markers `create webhook` writes take their Service paths and names from --group, --version
+/// and --kind: what the API server would refuse in them is refused here, naming what the user
+/// typed (`generate webhooks` would blame a line of src/webhooks/mod.rs they never wrote).
+fn check_made_markers(ctx: &WebhookContext, resource: &Resource) -> Result<()> {
+    for (wanted, what, path, name) in [
+        (
+            ctx.defaulting,
+            "defaulting",
+            &ctx.mutate_path,
+            &ctx.mutate_name,
+        ),
+        (
+            ctx.validation,
+            "validating",
+            &ctx.validate_path,
+            &ctx.validate_name,
+        ),
+    ] {
+        if !wanted {
+            continue;
+        }
+        if let Err(problem) = marker::check_path(path).and_then(|()| marker::check_name(name)) {
+            bail!(
+                "the {what} webhook of {} {} cannot be registered: its marker's Service path and name are made of --group, --version and --kind (path {path}, name {name}), and the API server would refuse them:\n  {problem}\n  use a shorter group or kind, e.g. {EXAMPLE}",
+                resource.api_version(),
+                resource.kind
+            );
+        }
+    }
     Ok(())
 }
 
