@@ -172,7 +172,7 @@ fn a_webhook_path_too_long_is_blamed_on_the_group_and_kind() {
         let err = refused(&dir, &line);
         assert!(
             err.contains("the defaulting webhook of")
-                && err.contains("made of --group, --version and --kind")
+                && err.contains("Service path is made of --group, --version and --kind")
                 && err.contains("254 characters long, over 253")
                 && err.contains("e.g. operator-rs create webhook")
                 && !err.contains("src/webhooks/mod.rs"),

@@ -56,7 +56,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     let admission_file = (args.defaulting || args.programmatic_validation)
         && (args.force || !exists(&overlay, &kind_file)?);
     let ctx = WebhookContext::admission(&project, &resource, types, admission_file);
-    check_made_markers(&ctx, &resource)?;
+    check_made_paths(&ctx, &resource)?;
     let mut report = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
 
     for spoke in &plan.spokes {
@@ -97,30 +97,19 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     Ok(())
 }
 
-/// The markers `create webhook` writes take their Service paths and names from --group, --version
-/// and --kind: what the API server would refuse in them is refused here, naming what the user
-/// typed (`generate webhooks` would blame a line of src/webhooks/mod.rs they never wrote).
-fn check_made_markers(ctx: &WebhookContext, resource: &Resource) -> Result<()> {
-    for (wanted, what, path, name) in [
-        (
-            ctx.defaulting,
-            "defaulting",
-            &ctx.mutate_path,
-            &ctx.mutate_name,
-        ),
-        (
-            ctx.validation,
-            "validating",
-            &ctx.validate_path,
-            &ctx.validate_name,
-        ),
+/// The markers `create webhook` writes take their Service paths from --group, --version and
+/// --kind: a path the API server would refuse (a segment over 253 characters: a long group) is
+/// refused here, naming what the user typed (`generate webhooks` would blame a line of
+/// src/webhooks/mod.rs they never wrote). Their names, `m<kind>-<version>.kb.io`, are always
+/// valid: kind and version are DNS labels.
+fn check_made_paths(ctx: &WebhookContext, resource: &Resource) -> Result<()> {
+    for (wanted, what, path) in [
+        (ctx.defaulting, "defaulting", &ctx.mutate_path),
+        (ctx.validation, "validating", &ctx.validate_path),
     ] {
-        if !wanted {
-            continue;
-        }
-        if let Err(problem) = marker::check_path(path).and_then(|()| marker::check_name(name)) {
+        if let (true, Err(problem)) = (wanted, marker::check_path(path)) {
             bail!(
-                "the {what} webhook of {} {} cannot be registered: its marker's Service path and name are made of --group, --version and --kind (path {path}, name {name}), and the API server would refuse them:\n  {problem}\n  use a shorter group or kind, e.g. {EXAMPLE}",
+                "the {what} webhook of {} {} cannot be registered: its Service path is made of --group, --version and --kind, and the API server would refuse it:\n  {problem}\n  use a shorter group or kind, e.g. {EXAMPLE}",
                 resource.api_version(),
                 resource.kind
             );

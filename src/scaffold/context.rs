@@ -311,9 +311,6 @@ pub struct WebhookContext {
     pub marker_group: String,
     pub mutate_path: String,
     pub validate_path: String,
-    /// The webhooks' names in their markers (`mcronjob-v1.kb.io`, `vcronjob-v1.kb.io`).
-    pub mutate_name: String,
-    pub validate_name: String,
     pub defaulting: bool,
     pub validation: bool,
     pub conversion: bool,
@@ -417,8 +414,6 @@ impl WebhookContext {
             },
             mutate_path: path_of("mutate"),
             validate_path: path_of("validate"),
-            mutate_name: format!("m{}-{}.kb.io", names.kind_lower, r.version),
-            validate_name: format!("v{}-{}.kb.io", names.kind_lower, r.version),
             defaulting: false,
             validation: false,
             conversion: false,

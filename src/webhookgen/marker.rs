@@ -337,7 +337,7 @@ fn check_review_versions(versions: &[String]) -> Result<(), String> {
 
 /// The API server wants a fully qualified name: a DNS-1123 subdomain of at least three
 /// dot-separated segments (`IsFullyQualifiedName`).
-pub fn check_name(name: &str) -> Result<(), String> {
+fn check_name(name: &str) -> Result<(), String> {
     const RULE: &str = "a webhook name is a lowercase DNS name of at least three segments (letters, digits, '-' and '.', each segment starting and ending with a letter or digit, at most 253 characters), e.g. name=mcronjob-v1.kb.io";
     if let Some(problem) = crate::names::apimachinery_subdomain_problem(name) {
         return Err(format!("name={name}: {problem}; {RULE}"));
