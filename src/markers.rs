@@ -1,6 +1,6 @@
 //! Markers in Rust source (`// +kubebuilder:rbac:...`, `// +kubebuilder:webhook:...`): which
 //! comments are markers, where they are, and how their `key=value` arguments read. `rbac` and
-//! `webhookgen` both find their markers here.
+//! `webhookgen` find their markers here, and `scaffold` its `// +operator-rs:scaffold:` lines.
 //!
 //! A marker is what controller-gen takes for one in Go (controller-tools `pkg/markers/collect.go`,
 //! `isMarkerComment`): a `//` comment whose text starts with `+`, never a `/* */` comment. Go has
