@@ -9,6 +9,7 @@
 //! - [`names`] validates and derives names (groups, versions, kinds, plurals, Rust identifiers);
 //! - [`workspace`] is the project's files as a command sees them: the disk overlaid with pending writes;
 //! - [`crdgen`] derives CRD YAML from the user's Spec/Status structs without compiling;
+//! - [`markers`] finds `+kubebuilder:` markers in Rust comments (never in literals) and reads their arguments;
 //! - [`rbac`] collects `+kubebuilder:rbac` markers into `config/rbac/role.yaml`;
 //! - [`syntax`] parses Rust files at item level, function bodies set aside;
 //! - [`vendor`] is the runtime crate as generated projects get it;
@@ -19,6 +20,7 @@ pub mod cli;
 pub mod commands;
 pub mod crdgen;
 pub mod install_source;
+pub mod markers;
 pub mod names;
 pub mod project;
 pub mod rbac;

@@ -71,16 +71,42 @@ pub fn subdomain_problem(s: &str) -> Option<String> {
     None
 }
 
+/// What is wrong with `s` by apimachinery's `IsDNS1123Subdomain`, which the API server applies
+/// to webhook names and Service path segments: dot-separated parts of lowercase letters, digits and
+/// '-' (starting and ending with a letter or digit), at most 253 characters in all, and no limit
+/// of 63 on a part (that is [`subdomain_problem`]'s, for names that are also DNS names).
+pub fn apimachinery_subdomain_problem(s: &str) -> Option<String> {
+    if s.len() > 253 {
+        return Some(format!("it is {} characters long, over 253", s.len()));
+    }
+    if s.is_empty() {
+        return Some("it is empty".into());
+    }
+    s.split('.').find_map(label_shape_problem)
+}
+
 /// What is wrong with one DNS label (DNS-1035 when `letter_first`), naming it; `None` when valid.
 pub fn label_problem(label: &str, letter_first: bool) -> Option<String> {
-    if label.is_empty() {
-        return Some("it has an empty part (two dots in a row, or a dot at an end)".into());
-    }
     if label.len() > 63 {
         return Some(format!(
             "the part {label:?} is {} characters long, over the 63 a DNS label may have",
             label.len()
         ));
+    }
+    if let Some(problem) = label_shape_problem(label) {
+        return Some(problem);
+    }
+    if letter_first && !label.as_bytes()[0].is_ascii_lowercase() {
+        return Some(format!("{label:?} must start with a letter"));
+    }
+    None
+}
+
+/// What is wrong with a DNS-1123 label but its length: empty, a character other than lowercase
+/// letters, digits and '-', a '-' at an end.
+fn label_shape_problem(label: &str) -> Option<String> {
+    if label.is_empty() {
+        return Some("it has an empty part (two dots in a row, or a dot at an end)".into());
     }
     if let Some(c) = label
         .chars()
@@ -94,9 +120,6 @@ pub fn label_problem(label: &str, letter_first: bool) -> Option<String> {
         return Some(format!(
             "the part {label:?} starts or ends with '-'; it must start and end with a letter or digit"
         ));
-    }
-    if letter_first && !label.as_bytes()[0].is_ascii_lowercase() {
-        return Some(format!("{label:?} must start with a letter"));
     }
     None
 }

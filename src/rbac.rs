@@ -2,8 +2,9 @@
 //! `// +kubebuilder:rbac:...` markers in the project's Rust sources, as controller-gen's `rbac`
 //! generator makes them from Go comments.
 //!
-//! A marker is a whole-line comment (`//`, `///` or `//!`, with or without a space before the `+`)
-//! in any `.rs` file under `src/`:
+//! A marker is a `//` comment (or `///`, `//!`; with or without a space before the `+`) on a line
+//! of its own in any `.rs` file under `src/`, never text in a literal or a block comment
+//! ([`crate::markers`] finds them):
 //!
 //! ```text
 //! // +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds;memcacheds/status,verbs=get;list;watch
@@ -16,7 +17,7 @@
 //! group, as is `groups=core`). Unlike controller-gen, operator-rs never skips a marker it cannot
 //! read: an unknown or misspelt key, a missing or empty value, a `*` wildcard, a rule Kubernetes
 //! would reject, or a misspelt marker name (`+kubebuilder:rabc:`, `+Kubebuilder:rbac:`) is an
-//! error naming the file and line and how to fix it. `+operator-rs:rbac:` is refused too, with a
+//! error naming the file, line and column and how to fix it. `+operator-rs:rbac:` is refused too, with a
 //! pointer to the one spelling: a single name keeps markers greppable and portable to and from
 //! kubebuilder projects.
 //!
@@ -39,14 +40,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
+use crate::markers::{self, MarkerName, Site, key_values};
 use crate::names;
 use crate::project::{self, CORE_GROUP, Project};
-use crate::suggest::{osa_distance, suggest};
+use crate::suggest::suggest;
 use crate::workspace::{GeneratedFile, GeneratorOutput, SourceTree};
 
 /// The generated file, relative to the project root.
@@ -54,7 +56,12 @@ pub const ROLE_FILE: &str = "config/rbac/role.yaml";
 /// The name of the generated ClusterRole (and of the Roles), as kubebuilder's `rbac:roleName=manager-role`.
 pub const DEFAULT_ROLE_NAME: &str = "manager-role";
 
-const MARKER: &str = "+kubebuilder:rbac:";
+/// The marker this module reads.
+const RBAC: MarkerName = MarkerName {
+    name: "rbac",
+    what: "RBAC",
+    example: "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch",
+};
 const KEYS: [&str; 7] = [
     "groups",
     "resources",
@@ -86,22 +93,16 @@ const KNOWN_VERBS: [&str; 14] = [
 /// Scan every `.rs` file under `src/` for RBAC markers and render `config/rbac/role.yaml`.
 /// Every malformed marker is reported (all of them, each with file:line) and nothing is produced.
 pub fn generate(tree: &dyn SourceTree, project: &Project) -> Result<GeneratorOutput> {
+    let (found, mut problems) = markers::collect(tree, &RBAC)?;
     let mut markers = Vec::new();
-    let mut problems = Vec::new();
-    let files = tree
-        .files_under(Path::new("src"))
-        .context("listing the Rust sources under src/")?;
-    for path in files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
-    {
-        let Some(text) = tree
-            .read(path)
-            .with_context(|| format!("reading {}", path.display()))?
-        else {
-            continue;
-        };
-        scan(path, &text, &mut markers, &mut problems);
+    for f in &found {
+        match parse_args(&f.args) {
+            Ok(m) => markers.push(Marker {
+                site: f.site.clone(),
+                ..m
+            }),
+            Err(message) => problems.push(f.problem(message)),
+        }
     }
     if !problems.is_empty() {
         let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
@@ -133,8 +134,7 @@ pub fn generate(tree: &dyn SourceTree, project: &Project) -> Result<GeneratorOut
 /// One `+kubebuilder:rbac` marker, read and checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Marker {
-    file: PathBuf,
-    line: usize,
+    site: Site,
     groups: Vec<String>,
     resources: Vec<String>,
     resource_names: Vec<String>,
@@ -146,7 +146,7 @@ struct Marker {
 
 impl Marker {
     fn at(&self) -> String {
-        format!("{}:{}", self.file.display(), self.line)
+        self.site.to_string()
     }
 
     fn warnings(&self) -> Vec<String> {
@@ -182,292 +182,15 @@ impl Marker {
     }
 }
 
-/// A marker that cannot be read, with where it is and how to fix it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Problem {
-    file: PathBuf,
-    line: usize,
-    text: String,
-    message: String,
-}
-
-impl std::fmt::Display for Problem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}:{}: {}\n    {}",
-            self.file.display(),
-            self.line,
-            self.message,
-            self.text
-        )
-    }
-}
-
-/// Collect the markers of one file, and the problems with the malformed ones.
-fn scan(path: &Path, text: &str, markers: &mut Vec<Marker>, problems: &mut Vec<Problem>) {
-    for (idx, raw) in text.lines().enumerate() {
-        let Some(body) = comment_body(raw) else {
-            continue;
-        };
-        let problem = |message: String| Problem {
-            file: path.to_path_buf(),
-            line: idx + 1,
-            text: raw.trim().to_string(),
-            message,
-        };
-        match classify(body) {
-            Found::None => {}
-            Found::Marker(args) => match parse_args(args) {
-                Ok(m) => markers.push(Marker {
-                    file: path.to_path_buf(),
-                    line: idx + 1,
-                    ..m
-                }),
-                Err(message) => problems.push(problem(message)),
-            },
-            Found::Misspelt(message) => problems.push(problem(message)),
-        }
-    }
-}
-
-/// The text of a whole-line `//` comment (also `///` and `//!`), after the slashes; else `None`.
-/// A commented-out marker (`// // +kubebuilder:rbac:...`) is text, not a marker.
-pub(crate) fn comment_body(line: &str) -> Option<&str> {
-    let rest = line.trim_start().strip_prefix("//")?;
-    let rest = rest.strip_prefix(['/', '!']).unwrap_or(rest);
-    Some(rest.trim())
-}
-
-enum Found<'a> {
-    None,
-    /// The text after `+kubebuilder:rbac:`.
-    Marker(&'a str),
-    Misspelt(String),
-}
-
-/// Whether a comment is an RBAC marker, a misspelt one, or something else.
-fn classify(body: &str) -> Found<'_> {
-    if let Some(args) = body.strip_prefix(MARKER) {
-        return Found::Marker(args);
-    }
-    let Some(after_plus) = body.strip_prefix('+') else {
-        return Found::None;
-    };
-    let lower = after_plus.to_ascii_lowercase();
-    let mut segments = lower.split(':');
-    let (domain, name) = (segments.next().unwrap_or(""), segments.next().unwrap_or(""));
-    let name = name
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .next()
-        .unwrap_or("");
-    let rbac_like = name == "rbac" || osa_distance(name, "rbac") == 1;
-    if domain == "operator-rs" && rbac_like {
-        return Found::Misspelt(
-            "operator-rs reads RBAC markers in kubebuilder's spelling only; write `// +kubebuilder:rbac:groups=...,resources=...,verbs=...`"
-                .to_string(),
-        );
-    }
-    if !(rbac_like && osa_distance(domain, "kubebuilder") <= 1) {
-        return Found::None;
-    }
-    if lower.starts_with("kubebuilder:rbac:") {
-        return Found::Misspelt(format!(
-            "marker names are case-sensitive: write `{MARKER}` (found `+{}`)",
-            &after_plus[.."kubebuilder:rbac:".len()]
-        ));
-    }
-    if lower.starts_with("kubebuilder:rbac") && name == "rbac" {
-        return Found::Misspelt(format!(
-            "`+kubebuilder:rbac` must be followed by `:` and then key=value pairs, e.g. `{MARKER}groups=apps,resources=deployments,verbs=get;list;watch`"
-        ));
-    }
-    Found::Misspelt(format!(
-        "unknown marker `+{domain}:{name}`; did you mean `{MARKER}`?"
-    ))
-}
-
 /// Parse and check `key=value,key=value` (the text after `+kubebuilder:rbac:`).
 fn parse_args(args: &str) -> std::result::Result<Marker, String> {
     if args.trim().is_empty() {
         return Err(format!(
-            "the marker grants nothing: add key=value pairs, e.g. `{MARKER}groups=apps,resources=deployments,verbs=get;list;watch`"
+            "the marker grants nothing: add key=value pairs, e.g. `{}`",
+            RBAC.example
         ));
     }
     check(key_values(args, &KEYS)?)
-}
-
-/// Reads a marker's `key=value,key=value` arguments (values `a;b` or `{a,b}`, items bare or
-/// quoted), every key one of `keys` (a near miss gets "did you mean"), none twice. Shared by
-/// every marker operator-rs reads.
-pub(crate) fn key_values(
-    args: &str,
-    keys: &[&'static str],
-) -> std::result::Result<BTreeMap<&'static str, Vec<String>>, String> {
-    let mut values: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
-    let mut chars = Cursor {
-        s: args.trim(),
-        pos: 0,
-    };
-    loop {
-        let key_text = chars.take_until(&['=', ',']).trim().to_string();
-        if chars.peek() != Some('=') {
-            return Err(if key_text.is_empty() {
-                "empty argument (two commas in a row, or a trailing comma); remove it".to_string()
-            } else {
-                format!("`{key_text}` has no value; write `{key_text}=...`")
-            });
-        }
-        chars.bump();
-        let Some(key) = keys.iter().copied().find(|k| *k == key_text) else {
-            let hint = suggest(&key_text, keys)
-                .map(|s| format!("did you mean `{s}`? "))
-                .unwrap_or_default();
-            return Err(format!(
-                "unknown key `{key_text}`; {hint}(keys: {})",
-                keys.join(", ")
-            ));
-        };
-        let items = chars.value().map_err(|e| format!("{key}: {e}"))?;
-        if values.insert(key, items).is_some() {
-            return Err(format!(
-                "`{key}` is given twice; list every value in one `{key}=a;b`"
-            ));
-        }
-        match chars.peek() {
-            None => break,
-            Some(',') => {
-                chars.bump();
-            }
-            Some(c) => {
-                return Err(format!(
-                    "unexpected `{c}` after the value of `{key}`; separate arguments with `,`"
-                ));
-            }
-        }
-    }
-    Ok(values)
-}
-
-/// A tiny reader over the marker's arguments.
-struct Cursor<'a> {
-    s: &'a str,
-    pos: usize,
-}
-
-/// One item of a value: quoted (`""` is the core group) or bare.
-struct Item {
-    text: String,
-    quoted: bool,
-}
-
-impl Cursor<'_> {
-    fn peek(&self) -> Option<char> {
-        self.s[self.pos..].chars().next()
-    }
-
-    fn bump(&mut self) {
-        if let Some(c) = self.peek() {
-            self.pos += c.len_utf8();
-        }
-    }
-
-    fn skip_spaces(&mut self) {
-        while self.peek().is_some_and(char::is_whitespace) {
-            self.bump();
-        }
-    }
-
-    fn take_until(&mut self, stops: &[char]) -> &str {
-        let start = self.pos;
-        while let Some(c) = self.peek() {
-            if stops.contains(&c) {
-                break;
-            }
-            self.bump();
-        }
-        &self.s[start..self.pos]
-    }
-
-    /// A value: `a;b;c`, or `{a,b,c}`; stops before the `,` that ends the argument.
-    fn value(&mut self) -> std::result::Result<Vec<String>, String> {
-        self.skip_spaces();
-        let mut items = Vec::new();
-        if self.peek() == Some('{') {
-            self.bump();
-            loop {
-                items.push(self.item(&[',', ';', '}'])?);
-                match self.peek() {
-                    Some('}') => {
-                        self.bump();
-                        break;
-                    }
-                    Some(',' | ';') => self.bump(),
-                    _ => return Err("`{` is not closed with `}`".to_string()),
-                }
-            }
-            self.skip_spaces();
-        } else {
-            loop {
-                items.push(self.item(&[';', ','])?);
-                if self.peek() == Some(';') {
-                    self.bump();
-                } else {
-                    break;
-                }
-            }
-        }
-        items
-            .into_iter()
-            .map(|i| {
-                if i.text.is_empty() && !i.quoted {
-                    Err(
-                        "empty value; give one, or for the core API group write `core` or `\"\"`"
-                            .to_string(),
-                    )
-                } else {
-                    Ok(i.text)
-                }
-            })
-            .collect()
-    }
-
-    fn item(&mut self, stops: &[char]) -> std::result::Result<Item, String> {
-        self.skip_spaces();
-        let item = match self.peek() {
-            Some(q @ ('"' | '`')) => {
-                self.bump();
-                let mut text = String::new();
-                loop {
-                    match self.peek() {
-                        None => return Err(format!("the quote {q} is not closed")),
-                        Some(c) if c == q => {
-                            self.bump();
-                            break;
-                        }
-                        Some('\\') if q == '"' => {
-                            self.bump();
-                            if let Some(c) = self.peek() {
-                                text.push(c);
-                                self.bump();
-                            }
-                        }
-                        Some(c) => {
-                            text.push(c);
-                            self.bump();
-                        }
-                    }
-                }
-                Item { text, quoted: true }
-            }
-            _ => Item {
-                text: self.take_until(stops).trim().to_string(),
-                quoted: false,
-            },
-        };
-        self.skip_spaces();
-        Ok(item)
-    }
 }
 
 /// Check the values against what Kubernetes accepts in a PolicyRule, and build the marker.
@@ -603,8 +326,7 @@ fn check(mut values: BTreeMap<&'static str, Vec<String>>) -> std::result::Result
     }
 
     Ok(Marker {
-        file: PathBuf::new(),
-        line: 0,
+        site: Site::default(),
         groups,
         resources,
         resource_names,
@@ -812,7 +534,7 @@ fn uncovered_controllers(project: &Project, roles: &[Role]) -> Vec<String> {
             };
             out.push(format!(
                 "no RBAC marker lets the {} controller watch {} ({}), so the manager will get 403 Forbidden; add to src/controllers/{}.rs:\n  \
-                 // {MARKER}groups={marker_group},resources={},verbs=get;list;watch",
+                 // +kubebuilder:rbac:groups={marker_group},resources={},verbs=get;list;watch",
                 r.kind,
                 r.plural,
                 if group.is_empty() { "core group" } else { group.as_str() },
@@ -897,7 +619,9 @@ fn render(roles: &[Role]) -> Result<String> {
 mod tests {
     use super::*;
     use crate::project::{Api, LAYOUT, Resource};
+    use crate::suggest::osa_distance;
     use std::io;
+    use std::path::Path;
 
     /// An in-memory project tree.
     struct Mem {
@@ -1319,7 +1043,7 @@ rules:
             "//! controller\n\n// +kubebuilder:rbac:groups=apps,resources=deployments,verb=get\n";
         let err = error_of(src);
         assert!(
-            err.contains("src/controllers/x.rs:3: unknown key `verb`; did you mean `verbs`?"),
+            err.contains("src/controllers/x.rs:3:4: unknown key `verb`; did you mean `verbs`?"),
             "{err}"
         );
         assert!(
@@ -1343,9 +1067,9 @@ rules:
         ]);
         let err = format!("{:#}", generate(&tree, &project(vec![])).unwrap_err());
         assert!(err.starts_with("2 RBAC markers cannot be read"), "{err}");
-        assert!(err.contains("src/a.rs:1: no verbs"), "{err}");
+        assert!(err.contains("src/a.rs:1:4: no verbs"), "{err}");
         assert!(
-            err.contains("src/b.rs:2: `*` in verbs grants everything"),
+            err.contains("src/b.rs:2:4: `*` in verbs grants everything"),
             "{err}"
         );
     }
@@ -1426,9 +1150,25 @@ rules:
         ];
         for (args, want) in cases {
             let err = error_of(&format!("// +kubebuilder:rbac:{args}\n"));
-            assert!(err.contains("src/controllers/x.rs:1: "), "{args}: {err}");
+            assert!(err.contains("src/controllers/x.rs:1:4: "), "{args}: {err}");
             assert!(err.contains(want), "{args}: expected {want:?} in\n{err}");
         }
+    }
+
+    /// A marker line in a string constant (every kind), a raw string or a block comment that
+    /// comments code out grants nothing: the role is the one of the real marker alone.
+    #[test]
+    fn markers_in_literals_and_block_comments_grant_nothing() {
+        let real = "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get\n";
+        let grant = "// +kubebuilder:rbac:groups=core,resources=secrets,verbs=delete";
+        let hidden = format!(
+            "const HELP: &str = \"\n{grant}\n\";\nconst RAW: &str = r#\"\n{grant}\n\"#;\n\
+             const BYTES: &[u8] = b\"\n{grant}\n\";\nconst ONE: &str = \"{grant}\";\n\
+             /*\n{grant}\nfn old() {{}}\n*/\n{real}"
+        );
+        let role = role_yaml(&hidden);
+        assert_eq!(role, role_yaml(real));
+        assert!(!role.contains("secrets"), "{role}");
     }
 
     #[test]
@@ -1466,7 +1206,7 @@ rules:
         for (line, want) in cases {
             let err = error_of(line);
             assert!(
-                err.contains("src/controllers/x.rs:1: ") && err.contains(want),
+                err.contains("src/controllers/x.rs:1:4: ") && err.contains(want),
                 "{line}: expected {want:?} in\n{err}"
             );
         }
@@ -1488,12 +1228,12 @@ rules:
         .unwrap();
         let w = out.warnings.join("\n");
         assert!(
-            w.contains("src/controllers/memcached.rs:1: `lsit` is not a verb Kubernetes checks")
+            w.contains("src/controllers/memcached.rs:1:4: `lsit` is not a verb Kubernetes checks")
                 && w.contains("Did you mean `list`?"),
             "{w}"
         );
         assert!(
-            w.contains("src/controllers/memcached.rs:2: resourceNames cannot restrict `create`"),
+            w.contains("src/controllers/memcached.rs:2:4: resourceNames cannot restrict `create`"),
             "{w}"
         );
         assert!(

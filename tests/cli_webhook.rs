@@ -131,3 +131,52 @@ fn a_version_missing_from_the_types_is_refused() {
         "{err}"
     );
 }
+
+/// The webhooks' Service paths are made of --group, --version and --kind: a path segment the API
+/// server refuses (over 253 characters) is refused by `create webhook`, naming what the user
+/// typed and not a marker of src/webhooks/mod.rs they never wrote; nothing is written. One
+/// character less (a segment of exactly 253) is accepted and generated.
+#[test]
+fn a_webhook_path_too_long_is_blamed_on_the_group_and_kind() {
+    for (name, last, accepted) in [("long-op", 41, false), ("edge-op", 40, true)] {
+        let tmp = init_project(name);
+        let dir = project_dir(&tmp, name);
+        let group = format!(
+            "{}.{}.{}.{}",
+            "a".repeat(60),
+            "b".repeat(60),
+            "c".repeat(60),
+            "d".repeat(last)
+        );
+        ok(
+            &dir,
+            &words(&format!(
+                "create api --group {group} --version v1 --kind CronJob --controller=false"
+            )),
+        );
+        let line =
+            format!("create webhook --group {group} --version v1 --kind CronJob --defaulting");
+        if accepted {
+            ok(&dir, &words(&line));
+            let manifests = read(&dir, "config/webhook/manifests.yaml");
+            let segment = format!("mutate-{}-example-com-v1-cronjob", group.replace('.', "-"));
+            assert_eq!(segment.len(), 253);
+            let doc: serde_json::Value =
+                serde_saphyr::from_str(manifests.trim_start_matches("---\n")).unwrap();
+            assert_eq!(
+                doc["webhooks"][0]["clientConfig"]["service"]["path"],
+                format!("/{segment}")
+            );
+            continue;
+        }
+        let err = refused(&dir, &line);
+        assert!(
+            err.contains("the defaulting webhook of")
+                && err.contains("Service path is made of --group, --version and --kind")
+                && err.contains("254 characters long, over 253")
+                && err.contains("e.g. operator-rs create webhook")
+                && !err.contains("src/webhooks/mod.rs"),
+            "{err}"
+        );
+    }
+}

@@ -14,6 +14,7 @@ use crate::crdgen;
 use crate::names;
 use crate::project::{self, Project, Resource, ResourceWebhooks};
 use crate::scaffold::context::{WebhookContext, WebhookTypes};
+use crate::webhookgen::marker;
 use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 
 const EXAMPLE: &str = "operator-rs create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation";
@@ -55,6 +56,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     let admission_file = (args.defaulting || args.programmatic_validation)
         && (args.force || !exists(&overlay, &kind_file)?);
     let ctx = WebhookContext::admission(&project, &resource, types, admission_file);
+    check_made_paths(&ctx, &resource)?;
     let mut report = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
 
     for spoke in &plan.spokes {
@@ -93,6 +95,27 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
         resource.api_version(),
         resource.kind
     );
+    Ok(())
+}
+
+/// The markers `create webhook` writes take their Service paths from --group, --version and
+/// --kind: a path the API server would refuse (a segment over 253 characters: a long group) is
+/// refused here, naming what the user typed (`generate webhooks` would blame a line of
+/// src/webhooks/mod.rs they never wrote). Their names, `m<kind>-<version>.kb.io`, are always
+/// valid: kind and version are DNS labels.
+fn check_made_paths(ctx: &WebhookContext, resource: &Resource) -> Result<()> {
+    for (wanted, what, path) in [
+        (ctx.defaulting, "defaulting", &ctx.mutate_path),
+        (ctx.validation, "validating", &ctx.validate_path),
+    ] {
+        if let (true, Err(problem)) = (wanted, marker::check_path(path)) {
+            bail!(
+                "the {what} webhook of {} {} cannot be registered: its Service path is made of --group, --version and --kind, and the API server would refuse it:\n  {problem}\n  use a shorter group or kind, e.g. {EXAMPLE}",
+                resource.api_version(),
+                resource.kind
+            );
+        }
+    }
     Ok(())
 }
 

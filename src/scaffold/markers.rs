@@ -24,6 +24,32 @@ pub fn is_marker(line: &str, token: &str, name: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// The (0-based) lines of `file` that are the marker `name`. In Rust, only a `//` comment on a
+/// line of its own is (as [`crate::markers`] finds them): a marker line inside a string or a block
+/// comment is text. A Rust file that does not lex (an unclosed literal) is read line by line, and
+/// left to the generated-Rust check to refuse.
+fn marker_lines(file: &str, path: &Path, name: &str) -> Vec<usize> {
+    let token = comment_token(path);
+    let by_line = || {
+        file.split_inclusive('\n')
+            .enumerate()
+            .filter(|(_, line)| is_marker(line, token, name))
+            .map(|(i, _)| i)
+            .collect()
+    };
+    if token != "//" {
+        return by_line();
+    }
+    match crate::markers::line_comments(file) {
+        Ok(comments) => comments
+            .iter()
+            .filter(|c| c.own_line && is_marker(c.text, token, name))
+            .map(|c| c.line - 1)
+            .collect(),
+        Err(_) => by_line(),
+    }
+}
+
 /// One fragment to insert at a marker.
 #[derive(Debug, Clone, Copy)]
 pub struct Fragment<'a> {
@@ -53,7 +79,6 @@ pub enum Inserted {
 /// none); otherwise a fragment whose non-blank lines already appear in the file (in order,
 /// contiguous, whitespace-trimmed) is not added again.
 pub fn insert(file: &str, path: &Path, fragment: &Fragment<'_>) -> Inserted {
-    let token = comment_token(path);
     let frag_lines: Vec<&str> = fragment.text.lines().map(str::trim_end).collect();
     let wanted: Vec<&str> = frag_lines
         .iter()
@@ -64,9 +89,7 @@ pub fn insert(file: &str, path: &Path, fragment: &Fragment<'_>) -> Inserted {
         return Inserted::AlreadyPresent;
     }
     let lines: Vec<&str> = file.split_inclusive('\n').collect();
-    let marker_at: Vec<usize> = (0..lines.len())
-        .filter(|i| is_marker(lines[*i], token, fragment.marker))
-        .collect();
+    let marker_at = marker_lines(file, path, fragment.marker);
     let owned = super::entries::owned(file, path, &marker_at, fragment.owns);
     if owned.iter().any(|o| !o.is_empty()) {
         if owned.iter().all(|o| non_blank(&lines, o) == wanted) {
@@ -94,9 +117,7 @@ pub fn insert(file: &str, path: &Path, fragment: &Fragment<'_>) -> Inserted {
 /// longer holds: `--image` dropped by a re-run); `None` when there are none.
 pub fn remove(file: &str, path: &Path, marker: &str, owns: &[String]) -> Option<String> {
     let lines: Vec<&str> = file.split_inclusive('\n').collect();
-    let marker_at: Vec<usize> = (0..lines.len())
-        .filter(|i| is_marker(lines[*i], comment_token(path), marker))
-        .collect();
+    let marker_at = marker_lines(file, path, marker);
     let owned = super::entries::owned(file, path, &marker_at, owns);
     owned
         .iter()
@@ -220,6 +241,37 @@ mod tests {
         assert_eq!(
             out,
             "pub fn all() -> Vec<R> {\n    vec![\n        a::run(),\n        // +operator-rs:scaffold:controllers\n    ]\n}\n"
+        );
+    }
+
+    /// A marker line inside a string or a block comment is text: nothing is inserted into it.
+    #[test]
+    fn markers_inside_literals_and_block_comments_are_text() {
+        let file = "const HELP: &str = r#\"\n        // +operator-rs:scaffold:controllers\n\"#;\n/*\n        // +operator-rs:scaffold:controllers\n*/\n".to_string() + MOD_RS;
+        let Inserted::Added(out) = insert_text(
+            &file,
+            Path::new("src/controllers/mod.rs"),
+            "controllers",
+            "a::run(),\n",
+        ) else {
+            panic!("not added")
+        };
+        assert_eq!(out.matches("a::run()").count(), 1, "{out}");
+        assert!(
+            out.ends_with(
+                "        a::run(),\n        // +operator-rs:scaffold:controllers\n    ]\n}\n"
+            ),
+            "{out}"
+        );
+        let only_text = "const HELP: &str = \"\n// +operator-rs:scaffold:controllers\n\";\n";
+        assert_eq!(
+            insert_text(
+                only_text,
+                Path::new("src/a.rs"),
+                "controllers",
+                "a::run(),\n"
+            ),
+            Inserted::NoMarker
         );
     }
 

@@ -3,8 +3,9 @@
 //! the project's Rust sources, as controller-gen's `webhook` generator makes them from Go
 //! comments.
 //!
-//! A marker is a whole-line comment in any `.rs` file under `src/` (`create webhook` writes
-//! them above each registration in `src/webhooks/mod.rs`):
+//! A marker is a `//` comment on a line of its own in any `.rs` file under `src/`, never text in
+//! a literal or a block comment ([`crate::markers`] finds them); `create webhook` writes them above
+//! each registration in `src/webhooks/mod.rs`:
 //!
 //! ```text
 //! // +kubebuilder:webhook:path=/mutate-batch-example-com-v1-cronjob,mutating=true,failurePolicy=fail,sideEffects=None,groups=batch.example.com,resources=cronjobs,verbs=create;update,versions=v1,name=mcronjob-v1.kb.io,admissionReviewVersions=v1
@@ -15,21 +16,21 @@
 //! has a webhook), webhooks in the order of the markers (files by path, then lines), each
 //! calling the Service `webhook-service` in `system` (kustomize renames both) with an empty
 //! `caBundle` left to cert-manager, keys in alphabetical order. Unlike controller-gen, a marker
-//! it cannot read is an error with its file and line, never skipped; so are two webhooks with
-//! one name in one configuration (the API server refuses those).
+//! it cannot read, or whose webhook the API server would refuse ([`marker::check`]), is an error
+//! with its file:line:column, the rule and an example, never skipped; so are two webhooks with one
+//! name in one configuration.
 
-mod manifests;
+pub mod manifests;
 pub mod marker;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
+use crate::markers::{self, Found, MarkerName, Problem, Site};
 use crate::project::Project;
-use crate::rbac::comment_body;
-use crate::suggest::osa_distance;
 use crate::workspace::{GeneratedFile, GeneratorOutput, SourceTree};
-use marker::{MARKER, WebhookMarker};
+use marker::WebhookMarker;
 
 /// Where the configurations go.
 pub const MANIFESTS_FILE: &str = "config/webhook/manifests.yaml";
@@ -38,42 +39,32 @@ pub const MANIFESTS_FILE: &str = "config/webhook/manifests.yaml";
 const NO_ADMISSION_WEBHOOKS: &str =
     "# No +kubebuilder:webhook markers: this project has no admission webhooks.\n";
 
+/// The marker this module reads.
+const WEBHOOK: MarkerName = MarkerName {
+    name: "webhook",
+    what: "webhook",
+    example: marker::EXAMPLE,
+};
+
 /// A marker and where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Located {
-    pub file: PathBuf,
-    pub line: usize,
+    pub site: Site,
     pub marker: WebhookMarker,
 }
 
 /// Scans every `.rs` file under `src/` and renders `config/webhook/manifests.yaml`; no file
-/// when there is no marker. Every malformed marker is reported, each with file:line.
+/// when there is no marker. Every malformed marker is reported, each with file:line:column.
 pub fn generate(tree: &dyn SourceTree, _project: &Project) -> Result<GeneratorOutput> {
-    let mut files = tree
-        .files_under(Path::new("src"))
-        .context("listing the Rust sources under src/")?;
-    files.sort();
-    let mut markers = Vec::new();
-    let mut problems = Vec::new();
-    for path in files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
-    {
-        let Some(text) = tree
-            .read(path)
-            .with_context(|| format!("reading {}", path.display()))?
-        else {
-            continue;
-        };
-        scan(path, &text, &mut markers, &mut problems);
-    }
-    problems.extend(duplicate_names(&markers));
+    let (found, mut problems) = markers::collect(tree, &WEBHOOK)?;
+    let markers = read(&found, &mut problems);
     if !problems.is_empty() {
+        let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
         bail!(
             "{} webhook marker{} cannot be read; nothing was generated:\n{}",
             problems.len(),
             if problems.len() == 1 { "" } else { "s" },
-            problems.join("\n")
+            list.join("\n")
         );
     }
     let contents = if !markers.is_empty() {
@@ -98,84 +89,39 @@ pub fn generate(tree: &dyn SourceTree, _project: &Project) -> Result<GeneratorOu
     })
 }
 
-/// Collects the markers of one file, and a message for each malformed one.
-pub fn scan(path: &Path, text: &str, markers: &mut Vec<Located>, problems: &mut Vec<String>) {
-    for (index, raw) in text.lines().enumerate() {
-        let Some(body) = comment_body(raw) else {
-            continue;
-        };
-        let at = |message: String| {
-            format!(
-                "{}:{}: {message}\n    {}",
-                path.display(),
-                index + 1,
-                raw.trim()
-            )
-        };
-        if let Some(args) = body.strip_prefix(MARKER) {
-            match marker::parse(args) {
-                Ok(marker) => markers.push(Located {
-                    file: path.to_path_buf(),
-                    line: index + 1,
+/// The markers `found` read and checked against what the API server accepts, in order; a
+/// problem for each it would refuse, and for each name given twice in one configuration.
+pub fn read(found: &[Found], problems: &mut Vec<Problem>) -> Vec<Located> {
+    let mut markers: Vec<Located> = Vec::new();
+    for f in found {
+        match marker::parse(&f.args).and_then(|m| marker::check(&m).map(|()| m)) {
+            Ok(marker) => {
+                if let Some(first) = markers
+                    .iter()
+                    .find(|m| m.marker.mutating == marker.mutating && m.marker.name == marker.name)
+                {
+                    let (head, tail) = marker.name.split_once('.').unwrap_or((&marker.name, ""));
+                    problems.push(f.problem(format!(
+                        "webhook name {} is already used at {}; the API server refuses two webhooks with one name in one configuration: give each its own, e.g. name={head}-2.{tail}",
+                        marker.name, first.site
+                    )));
+                    continue;
+                }
+                markers.push(Located {
+                    site: f.site.clone(),
                     marker,
-                }),
-                Err(message) => problems.push(at(message)),
+                });
             }
-        } else if let Some(message) = misspelt(body) {
-            problems.push(at(message));
+            Err(message) => problems.push(f.problem(message)),
         }
     }
-}
-
-/// A comment that looks like a webhook marker but is not spelled as one.
-fn misspelt(body: &str) -> Option<String> {
-    let after_plus = body.strip_prefix('+')?;
-    let lower = after_plus.to_ascii_lowercase();
-    let mut segments = lower.split(':');
-    let (domain, name) = (segments.next()?, segments.next().unwrap_or(""));
-    let webhook_like = name == "webhook" || osa_distance(name, "webhook") == 1;
-    if !webhook_like || osa_distance(domain, "kubebuilder") > 1 && domain != "operator-rs" {
-        return None;
-    }
-    if lower.starts_with("kubebuilder:webhook:") {
-        return Some(format!(
-            "marker names are case-sensitive: write `{MARKER}` (found `+{}`)",
-            &after_plus[..MARKER.len() - 1]
-        ));
-    }
-    if lower == "kubebuilder:webhook" {
-        return Some(format!(
-            "`+kubebuilder:webhook` must be followed by `:` and key=value pairs, e.g. `{}`",
-            marker::EXAMPLE
-        ));
-    }
-    Some(format!(
-        "unknown marker `+{domain}:{name}`; did you mean `{MARKER}`?"
-    ))
-}
-
-/// Two webhooks of one configuration with one name.
-fn duplicate_names(markers: &[Located]) -> Vec<String> {
-    let mut problems = Vec::new();
-    for (i, later) in markers.iter().enumerate() {
-        if let Some(first) = markers[..i].iter().find(|m| {
-            m.marker.mutating == later.marker.mutating && m.marker.name == later.marker.name
-        }) {
-            problems.push(format!(
-                "{}:{}: webhook name {} is already used at {}:{}; the API server refuses two webhooks with one name in one configuration",
-                later.file.display(),
-                later.line,
-                later.marker.name,
-                first.file.display(),
-                first.line
-            ));
-        }
-    }
-    problems
+    markers
 }
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
 
     /// kubebuilder's testdata/project-v4-multigroup/config/webhook/manifests.yaml, as
@@ -214,12 +160,12 @@ mod tests {
     ];
 
     fn scan_all(sources: &[(&str, &str)]) -> (Vec<Located>, Vec<String>) {
-        let (mut markers, mut problems) = (Vec::new(), Vec::new());
+        let (mut found, mut problems) = (Vec::new(), Vec::new());
         for (path, text) in sources {
-            scan(Path::new(path), text, &mut markers, &mut problems);
+            markers::scan(Path::new(path), text, &WEBHOOK, &mut found, &mut problems);
         }
-        problems.extend(duplicate_names(&markers));
-        (markers, problems)
+        let located = read(&found, &mut problems);
+        (located, problems.iter().map(ToString::to_string).collect())
     }
 
     #[test]
@@ -235,13 +181,13 @@ mod tests {
     fn optional_keys_are_written_like_controller_gen() {
         let (markers, problems) = scan_all(&[(
             "src/a.rs",
-            "// +kubebuilder:webhook:url=https://hooks.example.com/m,mutating=true,failurePolicy=Ignore,matchPolicy=equivalent,reinvocationPolicy=IfNeeded,timeoutSeconds=5,sideEffects=NoneOnDryRun,groups=core;apps,resources={pods,deployments},verbs=CREATE;delete;*,versions=v1,name=m.example.com,admissionReviewVersions=v1;v1beta1\n",
+            "// +kubebuilder:webhook:url=https://hooks.example.com/m,mutating=true,failurePolicy=Ignore,matchPolicy=equivalent,reinvocationPolicy=IfNeeded,timeoutSeconds=5,sideEffects=NoneOnDryRun,groups=core;apps,resources={pods,deployments},verbs=CREATE;delete,versions=v1,name=m.example.com,admissionReviewVersions=v1;v1beta1\n",
         )]);
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(
             manifests::render(&markers).unwrap(),
             "---\napiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: mutating-webhook-configuration\nwebhooks:\n\
-             - admissionReviewVersions:\n  - v1\n  - v1beta1\n  clientConfig:\n    url: https://hooks.example.com/m\n  failurePolicy: Ignore\n  matchPolicy: Equivalent\n  name: m.example.com\n  reinvocationPolicy: IfNeeded\n  rules:\n  - apiGroups:\n    - \"\"\n    - apps\n    apiVersions:\n    - v1\n    operations:\n    - CREATE\n    - DELETE\n    - \"*\"\n    resources:\n    - pods\n    - deployments\n  sideEffects: NoneOnDryRun\n  timeoutSeconds: 5\n"
+             - admissionReviewVersions:\n  - v1\n  - v1beta1\n  clientConfig:\n    url: https://hooks.example.com/m\n  failurePolicy: Ignore\n  matchPolicy: Equivalent\n  name: m.example.com\n  reinvocationPolicy: IfNeeded\n  rules:\n  - apiGroups:\n    - \"\"\n    - apps\n    apiVersions:\n    - v1\n    operations:\n    - CREATE\n    - DELETE\n    resources:\n    - pods\n    - deployments\n  sideEffects: NoneOnDryRun\n  timeoutSeconds: 5\n"
         );
     }
 
@@ -271,7 +217,7 @@ mod tests {
             ),
             (
                 good.replace("name=m.kb.io", "name=mcronjob"),
-                "at least three labels",
+                "at least three segments",
             ),
             (good.replace("path=/m", "path=m"), "must start with `/`"),
             (
@@ -292,7 +238,7 @@ mod tests {
             let (_, problems) = scan_all(&[("src/webhooks/mod.rs", &source)]);
             assert_eq!(problems.len(), 1, "{args}: {problems:?}");
             assert!(
-                problems[0].starts_with("src/webhooks/mod.rs:2: "),
+                problems[0].starts_with("src/webhooks/mod.rs:2:4: "),
                 "{}",
                 problems[0]
             );
@@ -304,6 +250,22 @@ mod tests {
         }
     }
 
+    /// A marker in a raw string or a block comment makes no webhook (it made a cluster-wide
+    /// Deployment webhook with failurePolicy=Fail); the real one after them still does.
+    #[test]
+    fn markers_in_literals_and_block_comments_make_no_webhook() {
+        let hidden = "// +kubebuilder:webhook:path=/m,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps,resources=deployments,verbs=create,versions=v1,name=m.apps.io,admissionReviewVersions=v1";
+        let real = SOURCES[1].1;
+        let source = format!(
+            "const DOC: &str = r##\"\n{hidden}\n\"##;\nconst S: &str = \"{hidden}\";\n/* /* nested */\n{hidden}\n*/\n{real}"
+        );
+        let (markers, problems) = scan_all(&[("src/webhooks/mod.rs", &source)]);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(markers.len(), 1);
+        assert_eq!(markers[0].marker.name, "missuer-v1.kb.io");
+        assert_eq!(markers[0].site.line, 8);
+    }
+
     #[test]
     fn misspelt_markers_and_duplicate_names_are_errors() {
         let (_, problems) = scan_all(&[(
@@ -311,14 +273,14 @@ mod tests {
             "// +kubebuilder:webhok:path=/m\n// +Kubebuilder:Webhook:path=/m\n// +kubebuilder:webhook\n// +kubebuilder:rbac:groups=a,resources=b,verbs=get\n// just a comment +kubebuilder:webhook:\n",
         )]);
         assert_eq!(problems.len(), 3, "{problems:?}");
-        assert!(problems[0].contains("src/w.rs:1: unknown marker `+kubebuilder:webhok`; did you mean `+kubebuilder:webhook:`?"), "{}", problems[0]);
+        assert!(problems[0].contains("src/w.rs:1:4: unknown marker `+kubebuilder:webhok`; did you mean `+kubebuilder:webhook:`?"), "{}", problems[0]);
         assert!(
-            problems[1].contains("src/w.rs:2: marker names are case-sensitive"),
+            problems[1].contains("src/w.rs:2:4: marker names are case-sensitive"),
             "{}",
             problems[1]
         );
         assert!(
-            problems[2].contains("src/w.rs:3: `+kubebuilder:webhook` must be followed by `:`"),
+            problems[2].contains("src/w.rs:3:4: `+kubebuilder:webhook` must be followed by `:`"),
             "{}",
             problems[2]
         );
@@ -327,9 +289,10 @@ mod tests {
         let (_, problems) = scan_all(&[("src/a.rs", marker), ("src/b.rs", marker)]);
         assert_eq!(
             problems,
-            [
-                "src/b.rs:1: webhook name m.kb.io is already used at src/a.rs:1; the API server refuses two webhooks with one name in one configuration"
-            ]
+            [format!(
+                "src/b.rs:1:4: webhook name m.kb.io is already used at src/a.rs:1:4; the API server refuses two webhooks with one name in one configuration: give each its own, e.g. name=m-2.kb.io\n    {}",
+                marker.trim()
+            )]
         );
     }
 }
