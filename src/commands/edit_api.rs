@@ -126,7 +126,8 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
             api.storage = r.version == stored;
         }
     }
-    overlay.put(project::FILE, project.render()?);
+    let previous = overlay.read(Path::new(project::FILE))?;
+    overlay.put(project::FILE, project.render_over(previous.as_deref())?);
 
     // The CRDs (and the other manifests), as `generate manifests` writes them.
     super::generate::regenerate_into(&mut overlay, &project, true)?;
@@ -135,7 +136,7 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
     let changes = write_all(root, &pending, &removals)?;
     super::print_changes(&crate::scaffold::Report::default(), &changes);
     let t = &target[me];
-    eprintln!(
+    crate::errln!(
         "\n{}{group}/{version} {kind}: {}, {}{}.",
         if changes.is_empty() {
             "nothing to change: "
