@@ -79,7 +79,21 @@ pub fn example_for(args: &[String]) -> &'static str {
             }
         }
     }
+    let has = |flag: &str| {
+        (args.iter()).any(|a| a == flag || a.strip_prefix(flag).is_some_and(|r| r.starts_with('=')))
+    };
     match words.as_slice() {
+        ["create", "api", ..]
+            if has("--image-container-port")
+                || has("--run-as-user")
+                || has("--image-container-command") =>
+        {
+            "operator-rs create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211 --run-as-user 1001 --image-container-command memcached,--memory-limit=64"
+        }
+        ["generate", "manifests", ..] if has("--max-desc-len") => {
+            "operator-rs generate manifests --max-desc-len 0"
+        }
+        ["generate", ..] if has("--max-desc-len") => "operator-rs generate crds --max-desc-len 0",
         ["init", ..] => {
             "operator-rs init --domain example.com --repo github.com/acme/memcached-operator"
         }
@@ -106,17 +120,17 @@ pub fn example_for(args: &[String]) -> &'static str {
 pub fn not_utf8(args: &[std::ffi::OsString]) -> Option<String> {
     let at = (1..args.len()).find(|&i| args[i].to_str().is_none())?;
     let lossy = args[at].to_string_lossy();
-    let what = match lossy.split_once('=') {
-        Some((flag, _)) if flag.starts_with("--") => format!("the value of {flag}"),
+    let (what, value) = match lossy.split_once('=') {
+        Some((flag, value)) if flag.starts_with("--") => (format!("the value of {flag}"), value),
         _ => match args[at - 1].to_str() {
             Some(flag) if at > 1 && flag.starts_with('-') && !flag.contains('=') => {
-                format!("the value of {flag}")
+                (format!("the value of {flag}"), &*lossy)
             }
-            _ => format!("argument {at}"),
+            _ => (format!("argument {at}"), &*lossy),
         },
     };
     Some(format!(
-        "{what}, {lossy:?}, is not valid UTF-8 (the bytes that are not are shown as U+FFFD): \
+        "{what}, {value:?}, is not valid UTF-8 (the bytes that are not are shown as U+FFFD): \
          names, versions, images and commands are text; only the folder of -C may be any path"
     ))
 }

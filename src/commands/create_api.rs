@@ -429,13 +429,29 @@ fn deploy_image(args: &CreateApiArgs, resource: &Resource) -> Result<Option<Depl
     let command: Vec<String> = args
         .image_container_command
         .as_deref()
-        .map(|c| {
-            c.split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect()
-        })
+        .map(|c| c.split(',').map(|s| s.trim().to_string()).collect())
         .unwrap_or_default();
+    // Nothing of the flag is dropped: an empty command or argument is refused, not left out.
+    const COMMAND_EXAMPLE: &str = "--image-container-command \"memcached,--memory-limit=64\"";
+    if let Some(at) = command.iter().position(String::is_empty) {
+        bail!(
+            "invalid --image-container-command {:?}: {}; the command and its arguments are separated by commas, none empty\n  e.g. {COMMAND_EXAMPLE}",
+            args.image_container_command.as_deref().unwrap_or_default(),
+            if command.len() == 1 {
+                "it is empty (drop the flag to run the image's own entrypoint)".to_string()
+            } else {
+                format!("part {} of its comma-separated list is empty", at + 1)
+            }
+        );
+    }
+    if let Some(program) = command.first()
+        && program.contains(char::is_whitespace)
+    {
+        bail!(
+            "invalid --image-container-command {program:?}: the program to run has a space, and the container would look for an executable of that whole name; the command and its arguments are separated by commas\n  e.g. --image-container-command \"{}\"",
+            program.split_whitespace().collect::<Vec<_>>().join(",")
+        );
+    }
     if let Some(bad) = command.iter().find(|c| {
         c.chars()
             .any(|ch| ch == '"' || ch == '\\' || ch.is_control())

@@ -309,8 +309,13 @@ fn destination(root: &Path, canonical_root: &Path, rel: &Path, verb: Verb) -> Re
         && let Ok(meta) = fs::metadata(root.join(&dest))
         && meta.permissions().readonly()
     {
+        let through = if dest == rel {
+            String::new()
+        } else {
+            format!(" (the target of the link {})", rel.display())
+        };
         bail!(
-            "refusing to {} {}: the file is read-only, and operator-rs does not replace a file its owner protected. Nothing was written.\n  \
+            "refusing to {} {}{through}: the file is read-only, and operator-rs does not replace a file its owner protected. Nothing was written.\n  \
              Make it writable (`chmod u+w {}`) and re-run.",
             verb_phrase(verb),
             dest.display(),
