@@ -181,7 +181,7 @@ const BAD_CREATE_API: &[(&str, &[&str])] = &[
     ),
     (
         "--group cache --version v1 --kind Memcached --image m:1 --run-as-user 0",
-        &["--run-as-user", "0 is not in 1..=2147483647", "Example:"],
+        &["--run-as-user", "from 1 to 2147483647", "e.g. --run-as-user 1001", "Example:"],
     ),
     (
         "--group --version v1 --kind Memcached",
