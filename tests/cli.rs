@@ -181,7 +181,12 @@ const BAD_CREATE_API: &[(&str, &[&str])] = &[
     ),
     (
         "--group cache --version v1 --kind Memcached --image m:1 --run-as-user 0",
-        &["--run-as-user", "from 1 to 2147483647", "e.g. --run-as-user 1001", "Example:"],
+        &[
+            "--run-as-user",
+            "from 1 to 2147483647",
+            "e.g. --run-as-user 1001",
+            "Example:",
+        ],
     ),
     (
         "--group --version v1 --kind Memcached",
@@ -540,14 +545,23 @@ fn project_rewrites_keep_unknown_keys_and_comments() {
             "    - kind: Memcached\n      image: memcached:1.6\n",
             "# the end\n",
         ] {
-            assert!(after.contains(kept), "after `{line}`: {kept:?} lost:\n{after}");
+            assert!(
+                after.contains(kept),
+                "after `{line}`: {kept:?} lost:\n{after}"
+            );
         }
         // The unknown keys stay with their resource (v1), not with another.
-        let v1 = after.split("- group:").find(|r| r.contains("version: v1\n")).unwrap();
+        let v1 = after
+            .split("- group:")
+            .find(|r| r.contains("version: v1\n"))
+            .unwrap();
         assert!(v1.contains("module: github.com/acme/x"), "{after}");
         let project = operator_rs::project::Project::parse(&after).unwrap();
         assert_eq!(project.resources.len(), 2, "{after}");
     }
     let after = read(&dir, "PROJECT");
-    assert!(!after.contains("deployImage"), "the re-run without --image drops it:\n{after}");
+    assert!(
+        !after.contains("deployImage"),
+        "the re-run without --image drops it:\n{after}"
+    );
 }

@@ -52,7 +52,9 @@ fn the_hub_is_the_storage_version_of_the_types() {
     assert!(
         err.contains("which the types declare is v1")
             && err.contains(&place(&dir, V1, "CronJobSpec {"))
-            && err.contains("create webhook --group batch --version v1 --kind CronJob --conversion --spoke v2")
+            && err.contains(
+                "create webhook --group batch --version v1 --kind CronJob --conversion --spoke v2"
+            )
             && err.contains("edit api --group batch --version v2 --kind CronJob --storage"),
         "{err}"
     );
@@ -164,7 +166,10 @@ fn error_examples_are_accepted_where_they_are_given() {
     let dir = project_dir(&tmp, "examples-op");
     // v1 is the hub (the storage version), v2 the other version.
     for (line, wanted) in [
-        ("create webhook --group batch --version v1 --kind CronJob --conversion", "--spoke v2"),
+        (
+            "create webhook --group batch --version v1 --kind CronJob --conversion",
+            "--spoke v2",
+        ),
         (
             "create webhook --group batch --version v1 --kind CronJob --conversion --spoke v1",
             "--spoke v2",
@@ -173,8 +178,14 @@ fn error_examples_are_accepted_where_they_are_given() {
             "create webhook --group batch --version v2 --kind CronJob --conversion --spoke v1",
             "--version v1 --kind CronJob --conversion --spoke v2",
         ),
-        ("create webhook --group batch --version v1 --kind CronJob", "--defaulting"),
-        ("create webhook --group batch --version v9 --kind CronJob --defaulting", "--kind CronJob"),
+        (
+            "create webhook --group batch --version v1 --kind CronJob",
+            "--defaulting",
+        ),
+        (
+            "create webhook --group batch --version v9 --kind CronJob --defaulting",
+            "--kind CronJob",
+        ),
     ] {
         let stderr = refused(&dir, line);
         assert!(stderr.contains(wanted), "{line}: {wanted} in\n{stderr}");
