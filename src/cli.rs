@@ -178,7 +178,7 @@ fn user_id(value: &str) -> Result<i64, String> {
 
 /// `--max-desc-len`: a length in bytes.
 fn byte_count(value: &str) -> Result<usize, String> {
-    let max = i128::try_from(u32::MAX).expect("fits");
+    let max = i128::from(u32::MAX);
     let n = whole_number(
         value,
         0,

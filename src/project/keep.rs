@@ -164,9 +164,12 @@ fn split_comment(line: &str) -> (&str, Option<&str>) {
     (line.trim_end(), None)
 }
 
-/// The content lines of `text` with what identifies each: its text, and which occurrence of
-/// that text it is; likewise for its key (`  storage:`), for a line whose value changed.
-fn anchors(text: &str) -> Vec<(usize, (String, usize), (String, usize))> {
+/// What identifies a line: its text (or its key), and which occurrence of that text it is.
+type Anchor = (String, usize);
+
+/// The content lines of `text` (by index) with what identifies each: its text, and its key
+/// (`  storage:`), for a line whose value changed.
+fn anchors(text: &str) -> Vec<(usize, Anchor, Anchor)> {
     let mut seen: std::collections::HashMap<String, usize> = Default::default();
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
