@@ -64,21 +64,129 @@ const EDIT_EXAMPLE: &str =
 const GENERATE_EXAMPLE: &str = "Examples:\n  operator-rs generate manifests\n  operator-rs generate crds --check   # in CI: exit 1 with a diff when stale";
 
 /// A working command line for the command that `args` (the process's arguments) names, to show
-/// under an error of the argument parser.
+/// under an error of the argument parser: the subcommand's own (`create webhook`'s under its
+/// errors, not `create api`'s), found past global options (`-C <DIR>`).
 pub fn example_for(args: &[String]) -> &'static str {
-    let command = args.iter().skip(1).find(|a| !a.starts_with('-'));
-    match command.map(String::as_str) {
-        Some("init") => {
+    let mut words = Vec::new();
+    let mut rest = args.iter().skip(1);
+    while let Some(a) = rest.next() {
+        if a == "-C" {
+            rest.next();
+        } else if !a.starts_with('-') {
+            words.push(a.as_str());
+            if words.len() == 2 {
+                break;
+            }
+        }
+    }
+    let has = |flag: &str| {
+        (args.iter()).any(|a| a == flag || a.strip_prefix(flag).is_some_and(|r| r.starts_with('=')))
+    };
+    match words.as_slice() {
+        ["create", "api", ..]
+            if has("--image-container-port")
+                || has("--run-as-user")
+                || has("--image-container-command") =>
+        {
+            "operator-rs create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211 --run-as-user 1001 --image-container-command memcached,--memory-limit=64"
+        }
+        ["generate", "manifests", ..] if has("--max-desc-len") => {
+            "operator-rs generate manifests --max-desc-len 0"
+        }
+        ["generate", ..] if has("--max-desc-len") => "operator-rs generate crds --max-desc-len 0",
+        ["init", ..] => {
             "operator-rs init --domain example.com --repo github.com/acme/memcached-operator"
         }
-        Some("create") => {
+        ["create", "webhook", ..] => {
+            "operator-rs create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation"
+        }
+        ["create", ..] => {
             "operator-rs create api --group cache --version v1alpha1 --kind Memcached"
         }
-        Some("edit") => "operator-rs edit api --group batch --version v2 --kind CronJob --storage",
-        Some("generate") => "operator-rs generate manifests --check",
-        Some("completion") => "operator-rs completion bash",
+        ["edit", ..] => "operator-rs edit api --group batch --version v2 --kind CronJob --storage",
+        ["generate", "crds", ..] => "operator-rs generate crds --check",
+        ["generate", "rbac", ..] => "operator-rs generate rbac --check",
+        ["generate", "webhooks", ..] => "operator-rs generate webhooks --check",
+        ["generate", ..] => "operator-rs generate manifests --check",
+        ["upgrade-runtime", ..] => "operator-rs upgrade-runtime --check",
+        ["version", ..] => "operator-rs version",
+        ["completion", ..] => "operator-rs completion bash",
         _ => "operator-rs init --domain example.com",
     }
+}
+
+/// The refusal of an argument that is not UTF-8 (`args` as the OS gave them), naming it and the
+/// flag it is the value of; `None` when every argument is UTF-8.
+pub fn not_utf8(args: &[std::ffi::OsString]) -> Option<String> {
+    let at = (1..args.len()).find(|&i| args[i].to_str().is_none())?;
+    let lossy = args[at].to_string_lossy();
+    let (what, value) = match lossy.split_once('=') {
+        Some((flag, value)) if flag.starts_with("--") => (format!("the value of {flag}"), value),
+        _ => match args[at - 1].to_str() {
+            Some(flag) if at > 1 && flag.starts_with('-') && !flag.contains('=') => {
+                (format!("the value of {flag}"), &*lossy)
+            }
+            _ => (format!("argument {at}"), &*lossy),
+        },
+    };
+    Some(format!(
+        "{what}, {value:?}, is not valid UTF-8 (the bytes that are not are shown as U+FFFD): \
+         names, versions, images and commands are text; only the folder of -C may be any path"
+    ))
+}
+
+/// A whole number from `min` to `max` for a flag whose rule and `example` clap's own message
+/// would not give (it says only "invalid digit found in string").
+fn whole_number(
+    value: &str,
+    min: i128,
+    max: i128,
+    rule: &str,
+    example: &str,
+) -> Result<i128, String> {
+    match value.trim().parse::<i128>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        Ok(_) | Err(_) => Err(format!(
+            "must be a whole number from {min} to {max} ({rule})\n  e.g. {example}"
+        )),
+    }
+}
+
+/// `--image-container-port`: a TCP port.
+fn port(value: &str) -> Result<u16, String> {
+    let n = whole_number(
+        value,
+        1,
+        65_535,
+        "a TCP port",
+        "--image-container-port 11211",
+    )?;
+    Ok(u16::try_from(n).expect("within u16"))
+}
+
+/// `--run-as-user`: a non-root Linux user id, as Kubernetes takes `runAsUser`.
+fn user_id(value: &str) -> Result<i64, String> {
+    let n = whole_number(
+        value,
+        1,
+        2_147_483_647,
+        "a Linux user id other than root's 0",
+        "--run-as-user 1001",
+    )?;
+    Ok(i64::try_from(n).expect("within i64"))
+}
+
+/// `--max-desc-len`: a length in bytes.
+fn byte_count(value: &str) -> Result<usize, String> {
+    let max = i128::from(u32::MAX);
+    let n = whole_number(
+        value,
+        0,
+        max,
+        "bytes of each description kept; 0 drops them",
+        "--max-desc-len 0",
+    )?;
+    Ok(usize::try_from(n).expect("within usize"))
 }
 
 #[derive(Debug, Args)]
@@ -200,13 +308,13 @@ pub struct CreateApiArgs {
     #[arg(long, value_name = "IMAGE")]
     pub image: Option<String>,
     /// Deploy-image flavour: the container port (adds probes and a port to the spec).
-    #[arg(long, value_name = "PORT", requires = "image", value_parser = clap::value_parser!(u16).range(1..=65535))]
+    #[arg(long, value_name = "PORT", requires = "image", value_parser = port)]
     pub image_container_port: Option<u16>,
     /// Deploy-image flavour: the container command, comma-separated (e.g. "memcached,--memory-limit=64").
     #[arg(long, value_name = "CMD", requires = "image")]
     pub image_container_command: Option<String>,
     /// Deploy-image flavour: the non-root user id the container runs as (1 to 2147483647).
-    #[arg(long, value_name = "UID", requires = "image", value_parser = clap::value_parser!(i64).range(1..=2_147_483_647))]
+    #[arg(long, value_name = "UID", requires = "image", value_parser = user_id)]
     pub run_as_user: Option<i64>,
     /// Overwrite the kind's files if they exist.
     #[arg(long)]
@@ -281,7 +389,7 @@ pub struct GenerateCrdsArgs {
     pub exact: bool,
     /// Cut field descriptions to this many bytes (0 drops them), like controller-gen's
     /// `crd:maxDescLen`, for CRDs too large to install; overrides `crd: {maxDescLen}` in PROJECT.
-    #[arg(long, value_name = "BYTES")]
+    #[arg(long, value_name = "BYTES", value_parser = byte_count)]
     pub max_desc_len: Option<usize>,
     /// Write the CRDs even where kube-apiserver would refuse them (non-structural schemas, CEL
     /// rules that do not compile...), as kube-derive's `crd()` does.

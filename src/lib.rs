@@ -6,6 +6,7 @@
 //! - [`scaffold`] renders the embedded templates and inserts fragments at markers;
 //! - [`project`] reads and writes the `PROJECT` file, the record of what was scaffolded;
 //! - [`install_source`] is how this binary was installed, for generated projects to pin it;
+//! - [`output`] prints without panicking on a full disk or a closed pipe;
 //! - [`names`] validates and derives names (groups, versions, kinds, plurals, Rust identifiers);
 //! - [`workspace`] is the project's files as a command sees them: the disk overlaid with pending writes;
 //! - [`crdgen`] derives CRD YAML from the user's Spec/Status structs without compiling;
@@ -22,6 +23,7 @@ pub mod crdgen;
 pub mod install_source;
 pub mod markers;
 pub mod names;
+pub mod output;
 pub mod project;
 pub mod rbac;
 pub mod scaffold;

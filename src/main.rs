@@ -1,5 +1,7 @@
 //! The `operator-rs` binary: parse the command line, run the command, map errors to exit codes.
 
+use std::ffi::OsString;
+
 use clap::Parser;
 
 /// mimalloc: the tool's short runs are dominated by allocation (see BENCHMARKS.md).
@@ -12,14 +14,24 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const STACK: usize = 256 * 1024 * 1024;
 
 fn main() {
-    let cli = match operator_rs::cli::Cli::try_parse() {
+    // The arguments as the OS gives them: `std::env::args` panics on one that is not UTF-8.
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let cli = match operator_rs::cli::Cli::try_parse_from(&args) {
         Ok(cli) => cli,
+        // --help and --version (clap ignores a stream that cannot take them).
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
             // clap's message, then a command line that works (exit 2, as clap does).
-            let args: Vec<String> = std::env::args().collect();
-            eprint!("{e}");
-            eprintln!("\nExample:\n  {}", operator_rs::cli::example_for(&args));
+            let lossy: Vec<String> = (args.iter())
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            let example = operator_rs::cli::example_for(&lossy);
+            match operator_rs::cli::not_utf8(&args) {
+                Some(refusal) if e.kind() == clap::error::ErrorKind::InvalidUtf8 => {
+                    operator_rs::errln!("error: {refusal}\n  e.g. {example}")
+                }
+                _ => operator_rs::errln!("{e}\nExample:\n  {example}"),
+            }
             std::process::exit(2);
         }
     };
@@ -35,7 +47,7 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            operator_rs::errln!("error: {e:#}");
             std::process::exit(2);
         }
     }

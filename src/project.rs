@@ -1,6 +1,8 @@
 //! The `PROJECT` file: the record of what was scaffolded (domain, repo, project name, layout and
 //! every resource), in YAML like kubebuilder's. Later commands read it instead of guessing.
 
+mod keep;
+
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
@@ -222,6 +224,22 @@ impl Project {
     pub fn render(&self) -> Result<String> {
         let body = serde_saphyr::to_string(self).context("serializing PROJECT")?;
         Ok(format!("{HEADER}{body}"))
+    }
+
+    /// [`Self::render`] as a rewrite of `previous` (the file it replaces, if any): the keys
+    /// operator-rs does not know and the user's comments are kept (see [`keep`]).
+    pub fn render_over(&self, previous: Option<&str>) -> Result<String> {
+        let text = self.render()?;
+        let Some(previous) = previous else {
+            return Ok(text);
+        };
+        let body = text.strip_prefix(HEADER).unwrap_or(&text);
+        let kept = format!("{HEADER}{}", keep::keep(body, previous, HEADER));
+        // What is kept must not change what the file says to operator-rs.
+        match Self::parse(&kept) {
+            Ok(p) if p == *self => Ok(kept),
+            _ => Ok(text),
+        }
     }
 
     /// Every resource of one group and kind (all its versions), in PROJECT order.

@@ -181,7 +181,12 @@ const BAD_CREATE_API: &[(&str, &[&str])] = &[
     ),
     (
         "--group cache --version v1 --kind Memcached --image m:1 --run-as-user 0",
-        &["--run-as-user", "0 is not in 1..=2147483647", "Example:"],
+        &[
+            "--run-as-user",
+            "from 1 to 2147483647",
+            "e.g. --run-as-user 1001",
+            "Example:",
+        ],
     ),
     (
         "--group --version v1 --kind Memcached",
@@ -496,4 +501,67 @@ fn kind_flags_are_shared_and_each_command_says_its_reading() {
             r.stderr
         );
     }
+}
+
+/// PROJECT is YAML other tools write too (kubebuilder's `plugins:`, per-resource keys): every
+/// command that rewrites it keeps the keys operator-rs does not know, at their place, and the
+/// user's comments; keys operator-rs owns still follow the commands (a re-run without --image
+/// drops `deployImage`).
+#[test]
+fn project_rewrites_keep_unknown_keys_and_comments() {
+    let tmp = init_project("keep-op");
+    let dir = project_dir(&tmp, "keep-op");
+    ok(
+        &dir,
+        &words("create api --group cache --version v1 --kind Memcached --image memcached:1.6"),
+    );
+    let text = read(&dir, "PROJECT")
+        .replacen(
+            "\ndomain: example.com\n",
+            "\n# the domain we own\ndomain: example.com # trailing note\n",
+            1,
+        )
+        .replace(
+            "  kind: Memcached\n",
+            "  kind: Memcached\n  # about the plural\n  external: false\n  module: github.com/acme/x\n",
+        )
+        + "plugins:\n  manifests.sdk.operatorframework.io/v2: {}\n  deploy-image.go.kubebuilder.io/v1-alpha:\n    resources:\n    - kind: Memcached\n      image: memcached:1.6\n# the end\n";
+    std::fs::write(dir.join("PROJECT"), &text).unwrap();
+    for line in [
+        "create api --group cache --version v2 --kind Memcached --controller=false",
+        "edit api --group cache --version v2 --kind Memcached --storage",
+        "create webhook --group cache --version v2 --kind Memcached --defaulting",
+        "create api --group cache --version v1 --kind Memcached --force",
+    ] {
+        ok(&dir, &words(line));
+        let after = read(&dir, "PROJECT");
+        for kept in [
+            "# the domain we own\ndomain: example.com # trailing note\n",
+            "  # about the plural\n",
+            "  external: false\n",
+            "  module: github.com/acme/x\n",
+            "plugins:\n",
+            "manifests.sdk.operatorframework.io/v2: {}",
+            "    - kind: Memcached\n      image: memcached:1.6\n",
+            "# the end\n",
+        ] {
+            assert!(
+                after.contains(kept),
+                "after `{line}`: {kept:?} lost:\n{after}"
+            );
+        }
+        // The unknown keys stay with their resource (v1), not with another.
+        let v1 = after
+            .split("- group:")
+            .find(|r| r.contains("version: v1\n"))
+            .unwrap();
+        assert!(v1.contains("module: github.com/acme/x"), "{after}");
+        let project = operator_rs::project::Project::parse(&after).unwrap();
+        assert_eq!(project.resources.len(), 2, "{after}");
+    }
+    let after = read(&dir, "PROJECT");
+    assert!(
+        !after.contains("deployImage"),
+        "the re-run without --image drops it:\n{after}"
+    );
 }

@@ -484,3 +484,128 @@ fn projects_made_before_storage_in_the_source() {
     let r = ok(&dir, &words("generate crds --check"));
     assert!(!r.stderr.contains("warning"), "{}", r.stderr);
 }
+
+/// Each command's parser errors end with that command's example, also past `-C <dir>` (which
+/// used to be taken for the command, giving `init`'s example under `edit api`'s errors).
+#[test]
+fn parser_errors_end_with_the_commands_own_example() {
+    let tmp = two_versions("example-op");
+    let dir = project_dir(&tmp, "example-op");
+    let d = dir.to_str().unwrap();
+    for (args, example) in [
+        (
+            vec![
+                "-C",
+                d,
+                "edit",
+                "api",
+                "--group",
+                "batch",
+                "--version",
+                "v1",
+            ],
+            "operator-rs edit api --group batch --version v2 --kind CronJob --storage",
+        ),
+        (
+            vec![
+                "-C",
+                d,
+                "edit",
+                "api",
+                "--group",
+                "batch",
+                "--version",
+                "v1",
+                "--kind",
+                "CronJob",
+                "--served",
+                "maybe",
+            ],
+            "operator-rs edit api --group batch",
+        ),
+        (
+            vec![
+                "edit",
+                "api",
+                "-C",
+                d,
+                "--kind",
+                "CronJob",
+                "--no-such-flag",
+            ],
+            "operator-rs edit api --group batch",
+        ),
+        (
+            vec!["-C", d, "create", "webhook", "--group", "batch"],
+            "operator-rs create webhook --group batch --version v1 --kind CronJob",
+        ),
+        (
+            vec!["-C", d, "generate", "rbac", "--exact"],
+            "operator-rs generate rbac --check",
+        ),
+        (
+            vec!["-C", d, "upgrade-runtime", "--force"],
+            "operator-rs upgrade-runtime --check",
+        ),
+    ] {
+        let r = run(tmp.path(), &args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        let shown = r.stderr.split("Example:").nth(1).unwrap_or_default();
+        assert!(
+            shown.contains(example),
+            "{args:?}: {example} in\n{}",
+            r.stderr
+        );
+        assert!(
+            !shown.contains("operator-rs init"),
+            "{args:?}:\n{}",
+            r.stderr
+        );
+    }
+}
+
+/// The command lines `edit api`'s errors offer are `edit api`'s, complete (no `...`), at a
+/// version the kind has, with the changes asked for, and taken as they are.
+#[test]
+fn error_examples_are_complete_and_taken() {
+    let tmp = two_versions("edit-examples");
+    let dir = project_dir(&tmp, "edit-examples");
+    for (line, wanted) in [
+        (
+            "edit api --group batch --version v2 --kind CronJb --storage",
+            "e.g. operator-rs edit api --group batch --version v2 --kind CronJob --storage",
+        ),
+        (
+            "edit api --group cache --version v9 --kind CronJob --deprecated",
+            "e.g. operator-rs edit api --group batch --version v1 --kind CronJob --deprecated",
+        ),
+        (
+            "edit api --group batch --version v1 --kind cronjob --deprecated=old",
+            "e.g. operator-rs edit api --group batch --version v1 --kind CronJob --deprecated=\"old\"",
+        ),
+    ] {
+        let r = run(&dir, &words(line));
+        assert_eq!(r.code, 2, "{line}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(wanted),
+            "{line}: {wanted} in\n{}",
+            r.stderr
+        );
+        assert!(!r.stderr.contains("..."), "{}", r.stderr);
+        let example = r
+            .stderr
+            .split("e.g. operator-rs ")
+            .nth(1)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap();
+        let copy = tempfile::tempdir().unwrap();
+        copy_dir(&dir, copy.path());
+        let args: Vec<String> = (example.split_whitespace())
+            .map(|w| w.replace('"', ""))
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        ok(copy.path(), &args);
+    }
+}

@@ -52,7 +52,9 @@ fn the_hub_is_the_storage_version_of_the_types() {
     assert!(
         err.contains("which the types declare is v1")
             && err.contains(&place(&dir, V1, "CronJobSpec {"))
-            && err.contains("--version v1 --conversion --spoke v2")
+            && err.contains(
+                "create webhook --group batch --version v1 --kind CronJob --conversion --spoke v2"
+            )
             && err.contains("edit api --group batch --version v2 --kind CronJob --storage"),
         "{err}"
     );
@@ -178,5 +180,84 @@ fn a_webhook_path_too_long_is_blamed_on_the_group_and_kind() {
                 && !err.contains("src/webhooks/mod.rs"),
             "{err}"
         );
+    }
+}
+
+/// Every command line an error offers (`operator-rs create ...`), run in order on a copy of the
+/// project: each must be taken. Returns how many there were.
+fn examples_are_taken(dir: &Path, stderr: &str) -> usize {
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join(dir.file_name().unwrap());
+    copy_dir(dir, &copy);
+    let mut n = 0;
+    for line in stderr.lines() {
+        let Some(at) = line.find("operator-rs create ") else {
+            continue;
+        };
+        let command = &line[at + "operator-rs ".len()..];
+        let r = run(&copy, &words(command));
+        assert_eq!(
+            r.code, 0,
+            "the example `{command}` (from:\n{stderr}) is refused:\n{}",
+            r.stderr
+        );
+        n += 1;
+    }
+    n
+}
+
+/// The examples in `create webhook`'s errors are command lines this project takes: never a
+/// spoke that is the hub (`--spoke v1` when v1 is the hub), a version the kind does not have,
+/// or a kind the project does not have.
+#[test]
+fn error_examples_are_accepted_where_they_are_given() {
+    let tmp = two_versions("examples-op");
+    let dir = project_dir(&tmp, "examples-op");
+    // v1 is the hub (the storage version), v2 the other version.
+    for (line, wanted) in [
+        (
+            "create webhook --group batch --version v1 --kind CronJob --conversion",
+            "--spoke v2",
+        ),
+        (
+            "create webhook --group batch --version v1 --kind CronJob --conversion --spoke v1",
+            "--spoke v2",
+        ),
+        (
+            "create webhook --group batch --version v2 --kind CronJob --conversion --spoke v1",
+            "--version v1 --kind CronJob --conversion --spoke v2",
+        ),
+        (
+            "create webhook --group batch --version v1 --kind CronJob",
+            "--defaulting",
+        ),
+        (
+            "create webhook --group batch --version v9 --kind CronJob --defaulting",
+            "--kind CronJob",
+        ),
+    ] {
+        let stderr = refused(&dir, line);
+        assert!(stderr.contains(wanted), "{line}: {wanted} in\n{stderr}");
+        assert_eq!(examples_are_taken(&dir, &stderr), 1, "{line}:\n{stderr}");
+    }
+
+    // A kind with one version, v1: the example adds another version first, then converts.
+    for hub in ["v1", "v2"] {
+        let name = format!("single-{hub}");
+        let tmp = init_project(&name);
+        let dir = project_dir(&tmp, &name);
+        ok(
+            &dir,
+            &words(&format!(
+                "create api --group batch --version {hub} --kind CronJob --namespaced=false"
+            )),
+        );
+        let stderr = refused(
+            &dir,
+            &format!("create webhook --group batch --version {hub} --kind CronJob --conversion"),
+        );
+        assert!(stderr.contains("has no other version"), "{stderr}");
+        assert!(!stderr.contains(&format!("--spoke {hub}")), "{stderr}");
+        assert_eq!(examples_are_taken(&dir, &stderr), 2, "{stderr}");
     }
 }

@@ -247,3 +247,275 @@ fn names_too_long_for_a_file_are_refused_up_front() {
     );
     assert_eq!(snapshot(&dir), before);
 }
+
+/// No `.operator-rs-*` file anywhere below `dir`, links not followed.
+fn assert_no_leftovers_below(dir: &Path) {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            assert!(
+                !name.starts_with(".operator-rs-"),
+                "left behind: {}",
+                e.path().display()
+            );
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+}
+
+/// A file or folder that is a symbolic link out of the project is never written through (nor
+/// replaced by a regular file): the command is refused, saying which link and where it points.
+#[cfg(unix)]
+#[test]
+fn links_out_of_the_project_are_refused() {
+    let tmp = init_project("link-op");
+    let dir = project_dir(&tmp, "link-op");
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+
+    // src/api/mod.rs, a link to a file outside.
+    std::fs::rename(dir.join("src/api/mod.rs"), outside.join("mod.rs")).unwrap();
+    std::os::unix::fs::symlink(outside.join("mod.rs"), dir.join("src/api/mod.rs")).unwrap();
+    let (before, outside_before) = (snapshot(&dir), snapshot(&outside));
+    let r = run(&dir, &words(API));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    for needle in [
+        "src/api/mod.rs",
+        "symbolic link to",
+        "outside the project folder",
+        "Nothing was written",
+    ] {
+        assert!(r.stderr.contains(needle), "{needle}: {}", r.stderr);
+    }
+    assert_eq!(snapshot(&dir), before);
+    assert_eq!(snapshot(&outside), outside_before);
+    let meta = std::fs::symlink_metadata(dir.join("src/api/mod.rs")).unwrap();
+    assert!(meta.file_type().is_symlink(), "the link stays a link");
+    assert_no_leftovers_below(&dir);
+
+    // vendor/, a link to a folder outside: upgrade-runtime would write the copy there.
+    std::fs::remove_file(dir.join("src/api/mod.rs")).unwrap();
+    std::fs::rename(outside.join("mod.rs"), dir.join("src/api/mod.rs")).unwrap();
+    std::fs::rename(dir.join("vendor"), outside.join("vendor")).unwrap();
+    std::os::unix::fs::symlink(outside.join("vendor"), dir.join("vendor")).unwrap();
+    let lib = outside.join("vendor/operator-rs-runtime/src/lib.rs");
+    let old = format!(
+        "{}// an older copy\n",
+        std::fs::read_to_string(&lib).unwrap()
+    );
+    std::fs::write(&lib, &old).unwrap();
+    std::fs::write(
+        outside.join("vendor/operator-rs-runtime/src/gone.rs"),
+        "// stale\n",
+    )
+    .unwrap();
+    let outside_before = snapshot(&outside);
+    let r = run(&dir, &["upgrade-runtime"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    for needle in [
+        "the folder vendor is a symbolic link to",
+        "outside the project folder",
+    ] {
+        assert!(r.stderr.contains(needle), "{needle}: {}", r.stderr);
+    }
+    assert_eq!(
+        snapshot(&outside),
+        outside_before,
+        "nothing written through the link"
+    );
+    assert_no_leftovers_below(&dir);
+    assert_no_leftovers_below(&outside);
+}
+
+/// A link to a file inside the project is written through, deliberately and said so: the link
+/// stays, its target gets the new text.
+#[cfg(unix)]
+#[test]
+fn a_link_inside_the_project_is_written_through() {
+    let tmp = init_project("inlink-op");
+    let dir = project_dir(&tmp, "inlink-op");
+    std::fs::rename(dir.join("src/api/mod.rs"), dir.join("src/api/real.rs")).unwrap();
+    std::os::unix::fs::symlink("real.rs", dir.join("src/api/mod.rs")).unwrap();
+    let r = ok(&dir, &words(API));
+    assert!(
+        r.stderr.contains(
+            "note: src/api/mod.rs is a symbolic link to src/api/real.rs: writing through it"
+        ),
+        "{}",
+        r.stderr
+    );
+    let meta = std::fs::symlink_metadata(dir.join("src/api/mod.rs")).unwrap();
+    assert!(meta.file_type().is_symlink());
+    assert!(read(&dir, "src/api/real.rs").contains("pub mod v1alpha1;"));
+    assert_no_leftovers_below(&dir);
+}
+
+/// A file its owner made read-only is not replaced (a rename would, silently): refused, with
+/// the reason and the way out; with the mode back, the command runs.
+#[cfg(unix)]
+#[test]
+fn read_only_files_are_refused_not_replaced() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = init_project("ro-op");
+    let dir = project_dir(&tmp, "ro-op");
+    let file = dir.join("src/api/mod.rs");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let before = snapshot(&dir);
+    let r = run(&dir, &words(API));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    for needle in [
+        "src/api/mod.rs",
+        "read-only",
+        "chmod u+w src/api/mod.rs",
+        "Nothing was written",
+    ] {
+        assert!(r.stderr.contains(needle), "{needle}: {}", r.stderr);
+    }
+    assert_eq!(snapshot(&dir), before);
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o444);
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    ok(&dir, &words(API));
+}
+
+/// The journal's own temp file goes with every failure to write the journal (before the
+/// renames, and before the commit point): nothing is left behind, the project is unchanged.
+#[test]
+fn a_journal_that_cannot_be_written_leaves_nothing() {
+    let tmp = init_project("journal-op");
+    let base = project_dir(&tmp, "journal-op");
+    let before = snapshot(&base);
+    let before_folders = folders(&base);
+    for fault in ["journal:0:fail", "journal:1:fail"] {
+        let (_t, dir) = copy_of(&base);
+        let r = run_env(&dir, &words(API), &[("OPERATOR_RS_FAULT", fault)]);
+        assert_eq!(r.code, 2, "{fault}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("nothing was changed"),
+            "{fault}: {}",
+            r.stderr
+        );
+        assert_eq!(snapshot(&dir), before, "{fault}");
+        assert_eq!(folders(&dir), before_folders, "{fault}");
+        assert_no_leftovers(&dir);
+    }
+    // `init` in a folder it makes: on failure the folder goes too.
+    let fresh = tmp.path().join("new/deeper");
+    let r = run_env(
+        tmp.path(),
+        &[
+            "-C",
+            fresh.to_str().unwrap(),
+            "init",
+            "--domain",
+            "example.com",
+        ],
+        &[("OPERATOR_RS_FAULT", "journal:0:fail")],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        !tmp.path().join("new").exists(),
+        "the folders init made are gone"
+    );
+}
+
+/// `init --force` in a project with kinds would reset their wiring (PROJECT's resources,
+/// src/api/mod.rs) while their sources stay: refused, naming the kinds and what to run instead.
+/// In a project without kinds it re-scaffolds and keeps PROJECT's settings, keys and comments.
+#[test]
+fn init_force_keeps_what_later_commands_added() {
+    let tmp = init_project("force-op");
+    let dir = project_dir(&tmp, "force-op");
+    let project = read(&dir, "PROJECT").replace(
+        "domain: example.com\n",
+        "# ours\ndomain: example.com\ncrd:\n  maxDescLen: 10\nplugins:\n  x.example.com/v1: {}\n",
+    );
+    std::fs::write(dir.join("PROJECT"), &project).unwrap();
+    std::fs::write(dir.join("Makefile"), "# mine\n").unwrap();
+    ok(&dir, &["init", "--domain", "example.com", "--force"]);
+    let after = read(&dir, "PROJECT");
+    for kept in ["# ours\n", "maxDescLen: 10", "x.example.com/v1: {}"] {
+        assert!(after.contains(kept), "{kept}: {after}");
+    }
+    assert_ne!(read(&dir, "Makefile"), "# mine\n", "re-scaffolded");
+
+    ok(&dir, &words(API));
+    let before = snapshot(&dir);
+    let r = run(&dir, &["init", "--domain", "example.com", "--force"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    for needle in [
+        "cache.example.com/v1alpha1 Memcached",
+        "src/api/mod.rs",
+        "Nothing was written",
+        "operator-rs upgrade-runtime",
+    ] {
+        assert!(r.stderr.contains(needle), "{needle}: {}", r.stderr);
+    }
+    assert_eq!(snapshot(&dir), before);
+}
+
+/// A stream that cannot take the tool's messages (a full disk: /dev/full; a closed pipe, as
+/// `| head -1` leaves) changes neither the outcome nor the exit code: no panic (exit 101).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_or_a_closed_pipe_never_panics() {
+    use std::process::{Command, Stdio};
+    let tmp = init_project("full-op");
+    let dir = project_dir(&tmp, "full-op");
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    let exe = env!("CARGO_BIN_EXE_operator-rs");
+    let status = |args: &[&str], out: Stdio, err: Stdio| {
+        Command::new(exe)
+            .args(args)
+            .current_dir(&dir)
+            .stdout(out)
+            .stderr(err)
+            .status()
+            .unwrap()
+            .code()
+    };
+    // Success, with its progress lines lost: the files are written.
+    assert_eq!(status(&words(API), full().into(), full().into()), Some(0));
+    assert!(dir.join("src/api/v1alpha1/memcached.rs").is_file());
+    // A refusal whose message is lost: still exit 2.
+    assert_eq!(status(&words(API), full().into(), full().into()), Some(2));
+    assert_eq!(
+        status(&["no-such-command"], full().into(), full().into()),
+        Some(2)
+    );
+    for args in [&["version"][..], &["completion", "bash"], &["--help"]] {
+        assert_eq!(
+            status(args, full().into(), full().into()),
+            Some(0),
+            "{args:?}"
+        );
+    }
+    // `generate crds --check | head -1`: the reader is gone after the first line.
+    std::fs::write(
+        dir.join("config/crd/bases/cache.example.com_memcacheds.yaml"),
+        "stale: 1\n".repeat(5000),
+    )
+    .unwrap();
+    let mut child = Command::new(exe)
+        .args(["generate", "crds", "--check"])
+        .current_dir(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    assert_eq!(
+        child.wait().unwrap().code(),
+        Some(1),
+        "stale, reported by the exit code"
+    );
+}

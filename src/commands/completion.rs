@@ -4,5 +4,8 @@ use clap::CommandFactory;
 
 pub fn print(shell: clap_complete::Shell) {
     let mut cmd = crate::cli::Cli::command();
-    clap_complete::generate(shell, &mut cmd, "operator-rs", &mut std::io::stdout());
+    // clap_complete panics when its writer fails (a closed pipe): render, then print.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "operator-rs", &mut script);
+    crate::out!("{}", String::from_utf8_lossy(&script));
 }

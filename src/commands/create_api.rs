@@ -11,7 +11,7 @@ use crate::cli::CreateApiArgs;
 use crate::names;
 use crate::project::{self, Api, DeployImage, Project, Resource};
 use crate::scaffold::context::{ApiContext, ApiParts};
-use crate::workspace::{DiskTree, Overlay, write_all};
+use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 
 pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let mut project = Project::load(root)?;
@@ -42,14 +42,15 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let mut overlay = Overlay::new(&disk);
     let report = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
     report.refuse_conflicts()?;
-    overlay.put(project::FILE, project.render()?);
+    let previous = overlay.read(Path::new(project::FILE))?;
+    overlay.put(project::FILE, project.render_over(previous.as_deref())?);
     super::generate::regenerate_into(&mut overlay, &project, kind.has_api())?;
     let (pending, removals) = overlay.into_changes();
     super::check_generated_rust(&pending, Some(&kind.kind))?;
     let changes = write_all(root, &pending, &removals)?;
 
     super::print_changes(&report, &changes);
-    eprintln!(
+    crate::errln!(
         "\n{} {} is ready. Next: implement it, then regenerate the manifests with\n  operator-rs generate manifests",
         kind.api_version(),
         kind.kind
@@ -93,7 +94,22 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
             .plural
             .clone()
             .unwrap_or_else(|| names::default_plural(kind));
-        names::validate_plural(&plural)?;
+        let plural_named = match &args.plural {
+            Some(_) => format!("--plural {plural}"),
+            None => format!(
+                "the plural {plural:?} (not given: derived from --kind {kind}, as kube-derive derives it; set one with --plural)"
+            ),
+        };
+        if let Err(e) = names::validate_plural(&plural) {
+            if args.plural.is_some() {
+                return Err(e.into());
+            }
+            bail!(
+                "{plural_named} is not a valid plural: {}. Nothing was written.\n  e.g. --plural {}",
+                e.rule,
+                valid_plural(&plural)
+            );
+        }
         if let Some(existing) = own.as_ref().filter(|r| r.has_api())
             && !args.force
         {
@@ -122,7 +138,7 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
             webhooks: None,
         };
         check_other_versions(project, &candidate)?;
-        check_crd_names(project, &candidate)?;
+        check_crd_names(project, &candidate, &plural_named)?;
         check_file_names(&candidate, &kind_snake)?;
         check_rust_names(project, &candidate)?;
         let storage = !project
@@ -222,9 +238,25 @@ fn check_other_versions(project: &Project, new: &Resource) -> Result<()> {
     Ok(())
 }
 
+/// A valid plural close to `derived` (one the user can pass instead): cut to the 63 characters
+/// of a DNS label and to what it allows.
+fn valid_plural(derived: &str) -> String {
+    let kept: String = (derived.chars())
+        .filter(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')
+        .skip_while(|c| !c.is_ascii_lowercase())
+        .take(62)
+        .collect();
+    let candidate = format!("{}s", kept.trim_end_matches('-'));
+    match names::validate_plural(&candidate) {
+        Ok(()) => candidate,
+        Err(_) => "memcacheds".to_string(),
+    }
+}
+
 /// Two kinds of one group may not share a plural or singular: their CRDs (and CRD files) would be
-/// one, and one kind would be lost.
-fn check_crd_names(project: &Project, new: &Resource) -> Result<()> {
+/// one, and one kind would be lost. `plural_named` says where the plural came from (the flag,
+/// or derived from the kind).
+fn check_crd_names(project: &Project, new: &Resource, plural_named: &str) -> Result<()> {
     let group = new.qualified_group();
     let singular = new.kind.to_ascii_lowercase();
     for other in project
@@ -235,15 +267,13 @@ fn check_crd_names(project: &Project, new: &Resource) -> Result<()> {
         let other_singular = other.kind.to_ascii_lowercase();
         let clash = if other.plural == new.plural {
             Some(format!(
-                "--plural {}: {} {} already has that plural",
-                new.plural,
+                "{plural_named}: {} {} already has that plural",
                 other.api_version(),
                 other.kind
             ))
         } else if other_singular == new.plural {
             Some(format!(
-                "--plural {}: it is the singular of {} {}",
-                new.plural,
+                "{plural_named}: it is the singular of {} {}",
                 other.api_version(),
                 other.kind
             ))
@@ -399,13 +429,29 @@ fn deploy_image(args: &CreateApiArgs, resource: &Resource) -> Result<Option<Depl
     let command: Vec<String> = args
         .image_container_command
         .as_deref()
-        .map(|c| {
-            c.split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect()
-        })
+        .map(|c| c.split(',').map(|s| s.trim().to_string()).collect())
         .unwrap_or_default();
+    // Nothing of the flag is dropped: an empty command or argument is refused, not left out.
+    const COMMAND_EXAMPLE: &str = "--image-container-command \"memcached,--memory-limit=64\"";
+    if let Some(at) = command.iter().position(String::is_empty) {
+        bail!(
+            "invalid --image-container-command {:?}: {}; the command and its arguments are separated by commas, none empty\n  e.g. {COMMAND_EXAMPLE}",
+            args.image_container_command.as_deref().unwrap_or_default(),
+            if command.len() == 1 {
+                "it is empty (drop the flag to run the image's own entrypoint)".to_string()
+            } else {
+                format!("part {} of its comma-separated list is empty", at + 1)
+            }
+        );
+    }
+    if let Some(program) = command.first()
+        && program.contains(char::is_whitespace)
+    {
+        bail!(
+            "invalid --image-container-command {program:?}: the program to run has a space, and the container would look for an executable of that whole name; the command and its arguments are separated by commas\n  e.g. --image-container-command \"{}\"",
+            program.split_whitespace().collect::<Vec<_>>().join(",")
+        );
+    }
     if let Some(bad) = command.iter().find(|c| {
         c.chars()
             .any(|ch| ch == '"' || ch == '\\' || ch.is_control())

@@ -74,7 +74,8 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
         }
     }
 
-    overlay.put(project::FILE, project.render()?);
+    let previous = overlay.read(Path::new(project::FILE))?;
+    overlay.put(project::FILE, project.render_over(previous.as_deref())?);
     super::generate::regenerate_into(&mut overlay, &project, false)?;
     report.refuse_conflicts()?;
     let (pending, removals) = overlay.into_changes();
@@ -83,11 +84,11 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
 
     super::print_changes(&report, &changes);
     if resource.core {
-        eprintln!(
+        crate::errln!(
             "warning: webhooks for built-in kinds may cause circular dependencies during deployment (the manager's own Pods are admitted by them)."
         );
     }
-    eprintln!(
+    crate::errln!(
         "\nWebhooks of {} {} are ready. Next: implement them in src/webhooks/, then run\n  operator-rs generate manifests\n\
          Deploy with cert-manager (config/certmanager), or run the manager with --webhook-cert-mode self-managed;\n\
          on your machine: make install run (it serves them at WEBHOOK_LOCAL_URL, default https://127.0.0.1:9443, \
@@ -135,7 +136,8 @@ fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateWebhookArgs) -> R
     names::validate_kind(kind)?;
     if !args.defaulting && !args.programmatic_validation && !args.conversion {
         bail!(
-            "create webhook needs at least one of --defaulting, --programmatic-validation and --conversion\n  e.g. {EXAMPLE}"
+            "create webhook needs at least one of --defaulting, --programmatic-validation and --conversion\n  e.g. {}",
+            example(project, project.find(group, version, kind))
         );
     }
     let Some(resource) = project.find(group, version, kind).cloned() else {
@@ -157,8 +159,12 @@ fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateWebhookArgs) -> R
         } else {
             format!("kinds of this project: {}", known.join("; "))
         };
+        let example = match project.resources.first() {
+            Some(first) => format!("\n  e.g. {}", example(project, Some(first))),
+            None => String::new(),
+        };
         bail!(
-            "{group}/{version} {kind} is not a kind of this project (see PROJECT); webhooks are created for existing kinds\n  {hint}\n  e.g. {EXAMPLE}"
+            "{group}/{version} {kind} is not a kind of this project (see PROJECT); webhooks are created for existing kinds\n  {hint}{example}"
         );
     };
     let mut spokes: Vec<String> = Vec::new();
@@ -171,7 +177,10 @@ fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateWebhookArgs) -> R
             bail!("duplicate spoke version {spoke}: list each version once");
         }
         if spoke == version {
-            bail!("--spoke {spoke} is the hub (--version): a spoke is another version of {kind}");
+            bail!(
+                "--spoke {spoke} is the hub (--version): a spoke is another version of {kind}\n  {}",
+                spoke_example(project, &resource)
+            );
         }
         if !project
             .find(group, spoke, kind)
@@ -203,7 +212,8 @@ fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateWebhookArgs) -> R
         check_hub(project, tree, &resource, &spokes)?;
         if spokes.is_empty() {
             bail!(
-                "--conversion needs the versions that convert to {version}: pass --spoke <version>[,<version>...]\n  e.g. --version {version} --conversion --spoke v1"
+                "--conversion needs the versions that convert to {version}: pass --spoke <version>[,<version>...]\n  {}",
+                spoke_example(project, &resource)
             );
         }
     } else if !spokes.is_empty() {
@@ -268,20 +278,74 @@ fn check_hub(
             .find(|f| f.version == stored)
             .map(|f| format!(" (at {})", f.loc))
             .unwrap_or_default();
+        // Spokes the command takes: versions of the kind in PROJECT, other than the hub.
         let others: Vec<&str> = found
             .iter()
             .map(|f| f.version.as_str())
-            .filter(|v| *v != stored)
+            .filter(|v| *v != stored && project.find(&hub.group, v, kind).is_some())
             .collect();
         bail!(
             "the hub of a conversion is the storage version, which the types declare is {stored}{at}, not {version}\n  \
-             e.g. --version {stored} --conversion --spoke {}\n  \
+             e.g. operator-rs create webhook --group {} --version {stored} --kind {kind} --conversion --spoke {}\n  \
              or make {version} the storage version first: operator-rs edit api --group {} --version {version} --kind {kind} --storage",
+            hub.group,
             others.join(","),
             hub.group
         );
     }
     Ok(())
+}
+
+/// A `create webhook` command line this project takes: for `resource`, else for its first kind
+/// (the generic example in a project without kinds).
+fn example(project: &Project, resource: Option<&Resource>) -> String {
+    let Some(r) = resource.or(project.resources.first()) else {
+        return EXAMPLE.to_string();
+    };
+    format!(
+        "operator-rs create webhook --group {} --version {} --kind {} --defaulting --programmatic-validation",
+        r.group, r.version, r.kind
+    )
+}
+
+/// How to name the spokes of a conversion to `hub`: the command with the kind's other versions
+/// in PROJECT, or, when it has none, how to add one first (a version the command then takes).
+fn spoke_example(project: &Project, hub: &Resource) -> String {
+    let others: Vec<&str> = (project.versions_of(hub))
+        .filter(|r| r.has_api() && r.version != hub.version)
+        .map(|r| r.version.as_str())
+        .collect();
+    if others.is_empty() {
+        let new = ["v1", "v2", "v1beta1", "v1alpha1"]
+            .into_iter()
+            .find(|v| *v != hub.version)
+            .expect("one differs");
+        // Every version of a kind shares its scope and plural: the new one must say them.
+        let mut same = String::new();
+        if hub.api.as_ref().is_some_and(|a| !a.namespaced) {
+            same.push_str(" --namespaced=false");
+        }
+        if hub.plural != names::default_plural(&hub.kind) {
+            same.push_str(&format!(" --plural {}", hub.plural));
+        }
+        return format!(
+            "{} {} has no other version to convert from: add one first, e.g.\n    operator-rs create api --group {} --version {new} --kind {}{same} --controller=false\n  then: operator-rs create webhook --group {} --version {} --kind {} --conversion --spoke {new}",
+            hub.api_version(),
+            hub.kind,
+            hub.group,
+            hub.kind,
+            hub.group,
+            hub.version,
+            hub.kind
+        );
+    }
+    format!(
+        "e.g. operator-rs create webhook --group {} --version {} --kind {} --conversion --spoke {}",
+        hub.group,
+        hub.version,
+        hub.kind,
+        others.join(",")
+    )
 }
 
 /// Whether the tree holds the webhook module (for generators).

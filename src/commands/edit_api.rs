@@ -126,7 +126,8 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
             api.storage = r.version == stored;
         }
     }
-    overlay.put(project::FILE, project.render()?);
+    let previous = overlay.read(Path::new(project::FILE))?;
+    overlay.put(project::FILE, project.render_over(previous.as_deref())?);
 
     // The CRDs (and the other manifests), as `generate manifests` writes them.
     super::generate::regenerate_into(&mut overlay, &project, true)?;
@@ -135,7 +136,7 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
     let changes = write_all(root, &pending, &removals)?;
     super::print_changes(&crate::scaffold::Report::default(), &changes);
     let t = &target[me];
-    eprintln!(
+    crate::errln!(
         "\n{}{group}/{version} {kind}: {}, {}{}.",
         if changes.is_empty() {
             "nothing to change: "
@@ -207,19 +208,29 @@ fn find_kind(
         .filter(|(k, _)| *k == kind)
         .map(|(_, g)| *g)
         .collect();
-    let hint = if let Some(g) = elsewhere.first() {
+    // The command line meant, for the kind found instead: at the version asked for if it has
+    // it (else its first), with the changes asked for.
+    let example = |g: &str, k: &str| {
+        let versions: Vec<&str> = (found.iter())
+            .filter(|f| f.group == g && f.kind == k)
+            .map(|f| f.version.as_str())
+            .collect();
+        let version = (versions.iter())
+            .find(|v| **v == args.gvk.version.trim())
+            .or(versions.first())
+            .copied()
+            .unwrap_or_default();
         format!(
-            "{kind} is in group {g}\n  e.g. operator-rs edit api --group {} --version {} --kind {kind} ...",
+            "operator-rs edit api --group {} --version {version} --kind {k}{}",
             short(g),
-            args.gvk.version
+            change_flags(args)
         )
+    };
+    let hint = if let Some(g) = elsewhere.first() {
+        format!("{kind} is in group {g}\n  e.g. {}", example(g, kind))
     } else if let Some(s) = suggest(kind, &names) {
         let g = kinds.iter().find(|(k, _)| *k == s).map_or("", |(_, g)| g);
-        format!(
-            "did you mean {s}?\n  e.g. operator-rs edit api --group {} --version {} --kind {s} ...",
-            short(g),
-            args.gvk.version
-        )
+        format!("did you mean {s}?\n  e.g. {}", example(g, s))
     } else {
         format!(
             "the kinds are {}",
@@ -231,6 +242,26 @@ fn find_kind(
         )
     };
     bail!("no kind {kind} in group {qualified}: {hint}");
+}
+
+/// The changes `args` ask for, as flags (each with a leading space).
+fn change_flags(args: &EditApiArgs) -> String {
+    let mut flags = String::new();
+    if args.storage {
+        flags.push_str(" --storage");
+    }
+    if let Some(served) = args.served {
+        flags.push_str(&format!(" --served={served}"));
+    }
+    match args.deprecated.as_deref() {
+        Some("") => flags.push_str(" --deprecated"),
+        Some(warning) => flags.push_str(&format!(" --deprecated={warning:?}")),
+        None => {}
+    }
+    if args.no_deprecated {
+        flags.push_str(" --no-deprecated");
+    }
+    flags
 }
 
 /// The index of `args.gvk.version` among `versions`, or a refusal naming the versions there are.

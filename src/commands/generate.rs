@@ -27,7 +27,7 @@ pub struct Applied {
 /// with `check`, a non-empty `changed` or `stale` means the caller exits 1.
 pub fn apply(root: &Path, output: &GeneratorOutput, check: bool) -> Result<Applied> {
     for w in &output.warnings {
-        eprintln!("warning: {w}");
+        crate::errln!("warning: {w}");
     }
     let mut applied = Applied::default();
     let mut writes = BTreeMap::new();
@@ -45,7 +45,7 @@ pub fn apply(root: &Path, output: &GeneratorOutput, check: bool) -> Result<Appli
             continue;
         }
         if check {
-            print!(
+            crate::out!(
                 "{}",
                 unified_diff(&file.path, current.as_deref(), &file.contents)
             );
@@ -57,7 +57,7 @@ pub fn apply(root: &Path, output: &GeneratorOutput, check: bool) -> Result<Appli
     applied.stale = output.stale.clone();
     if check {
         for s in &applied.stale {
-            println!(
+            crate::outln!(
                 "{}: no kind produces this file any more (a renamed plural or a removed kind?)",
                 s.display()
             );
@@ -154,10 +154,10 @@ fn finish(
         let mut stale_files = applied.changed.clone();
         stale_files.extend(applied.stale.iter().cloned());
         if stale_files.is_empty() {
-            eprintln!("{what} are up to date ({} files).", applied.unchanged);
+            crate::errln!("{what} are up to date ({} files).", applied.unchanged);
             Ok(0)
         } else {
-            eprintln!(
+            crate::errln!(
                 "error: {} file{} stale, missing or produced by no kind: {}\n  Run `operator-rs generate {}` and commit the result.",
                 stale_files.len(),
                 if stale_files.len() == 1 {
@@ -176,10 +176,10 @@ fn finish(
         }
     } else {
         for p in &applied.changed {
-            eprintln!("{:>10} {}", "write", p.display());
+            crate::errln!("{:>10} {}", "write", p.display());
         }
         for p in &applied.stale {
-            eprintln!("{:>10} {}", "remove", p.display());
+            crate::errln!("{:>10} {}", "remove", p.display());
         }
         Ok(0)
     }
@@ -204,14 +204,14 @@ pub fn regenerate_into(overlay: &mut Overlay<'_>, project: &Project, crds: bool)
             Err(e @ crate::crdgen::CrdgenError::Clash(_)) => {
                 anyhow::bail!("{e}\n  Nothing was written.");
             }
-            Err(e) => eprintln!(
+            Err(e) => crate::errln!(
                 "warning: the CRDs were not regenerated: {e}\n  Fix that, then run `operator-rs generate crds` (or `operator-rs generate crds --exact`)."
             ),
         }
     }
     for out in outputs {
         for w in &out.warnings {
-            eprintln!("warning: {w}");
+            crate::errln!("warning: {w}");
         }
         for f in out.files {
             overlay.put(f.path, f.contents);

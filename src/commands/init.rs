@@ -9,7 +9,7 @@ use crate::cli::{InitArgs, License};
 use crate::names;
 use crate::project::{self, Project};
 use crate::scaffold::context::InitContext;
-use crate::workspace::{DiskTree, Overlay, write_all};
+use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 
 pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     let domain = args.domain.trim();
@@ -31,17 +31,32 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
             derived
         }
     };
-    std::fs::create_dir_all(root)
-        .with_context(|| format!("creating the project folder {}", root.display()))?;
-    let _lock = crate::workspace::lock::lock(root)?;
-    if root.join(project::FILE).exists() && !args.force {
-        bail!(
-            "{} is already an operator-rs project (it has a PROJECT file). Nothing was written.\n  \
-             Add kinds with `operator-rs create api`, or pass --force to re-scaffold the project files (your changes to them are lost).",
-            root.display()
-        );
+    // A folder made here goes again when the command fails: nothing is left behind.
+    let made = missing_folders(root);
+    let result = std::fs::create_dir_all(root)
+        .with_context(|| format!("creating the project folder {}", root.display()))
+        .and_then(|()| scaffold(root, args, domain, project_name));
+    if result.is_err() {
+        for dir in made.iter().rev() {
+            let _ = std::fs::remove_dir(dir);
+        }
     }
+    result
+}
 
+/// `root` and those of its parents that do not exist yet, outermost first.
+fn missing_folders(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut made: Vec<_> = (root.ancestors())
+        .filter(|a| !a.as_os_str().is_empty() && !a.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    made.reverse();
+    made
+}
+
+fn scaffold(root: &Path, args: &InitArgs, domain: &str, project_name: String) -> Result<()> {
+    let _lock = crate::workspace::lock::lock(root)?;
+    let existing = existing_project(root, args.force)?;
     let project = Project {
         version: "3".into(),
         domain: domain.to_string(),
@@ -52,7 +67,8 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
         cli_version: env!("CARGO_PKG_VERSION").into(),
         k8s_openapi_feature: super::K8S_OPENAPI_FEATURE.into(),
         resources: Vec::new(),
-        crd: Default::default(),
+        // The options a user set stay (they are settings, not scaffolding).
+        crd: existing.map(|p| p.crd).unwrap_or_default(),
     };
     let license = match args.license {
         License::Apache2 => "apache2",
@@ -71,7 +87,8 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     for (path, text) in crate::vendor::files() {
         overlay.put(path, text.to_string());
     }
-    overlay.put(project::FILE, project.render()?);
+    let previous = overlay.read(Path::new(project::FILE))?;
+    overlay.put(project::FILE, project.render_over(previous.as_deref())?);
     super::generate::regenerate_into(&mut overlay, &project, false)?;
     let (pending, removals) = overlay.into_changes();
     // The folder is not a project yet: every file in it is the user's.
@@ -80,11 +97,49 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     let changes = write_all(root, &pending, &removals)?;
 
     super::print_changes(&report, &changes);
-    eprintln!(
+    crate::errln!(
         "\nProject {} is ready. Next: add a kind with\n  operator-rs create api --group <group> --version v1alpha1 --kind <Kind>",
         project.project_name
     );
     Ok(())
+}
+
+/// The project `init --force` re-scaffolds, if the folder is one. Refused: `init` without
+/// `--force` in a project, and `init --force` in a project with kinds, whose wiring
+/// (`src/api/mod.rs`, the controllers' registration, the manifests' lists) it would reset while
+/// their sources stay.
+fn existing_project(root: &Path, force: bool) -> Result<Option<Project>> {
+    if !root.join(project::FILE).exists() {
+        return Ok(None);
+    }
+    if !force {
+        bail!(
+            "{} is already an operator-rs project (it has a PROJECT file). Nothing was written.\n  \
+             Add kinds with `operator-rs create api`, or pass --force to re-scaffold the project files (your changes to them are lost).",
+            root.display()
+        );
+    }
+    // An unreadable PROJECT is what --force replaces.
+    let Ok(existing) = Project::load(root) else {
+        return Ok(None);
+    };
+    if !existing.resources.is_empty() {
+        let mut kinds: Vec<String> = (existing.resources.iter())
+            .map(|r| format!("{} {}", r.api_version(), r.kind))
+            .collect();
+        kinds.dedup();
+        bail!(
+            "refusing to re-scaffold {}: its PROJECT records {} kind version{} ({}). `init --force` would reset PROJECT's resources, src/api/mod.rs, src/controllers/mod.rs and the manifests' lists to an empty project while the kinds' sources stay, leaving a project that does not build. Nothing was written.\n  \
+             To refresh the vendored runtime: operator-rs upgrade-runtime\n  \
+             To regenerate the manifests: operator-rs generate manifests\n  \
+             To start over: run `operator-rs init` in a new folder and `operator-rs create api` for each kind.",
+            root.display(),
+            kinds.len(),
+            if kinds.len() == 1 { "" } else { "s" },
+            kinds.join(", ")
+        );
+    }
+    Ok(Some(existing))
 }
 
 /// `--repo` ends up in Cargo.toml and README links: a path like `github.com/acme/memcached-operator`.

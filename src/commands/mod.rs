@@ -58,7 +58,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         Command::UpgradeRuntime { check } => upgrade_runtime::run(&root, check),
         Command::Version => {
-            print!("{}", version::text());
+            crate::out!("{}", version::text());
             Ok(0)
         }
         Command::Completion { shell } => {
@@ -81,7 +81,7 @@ pub fn print_changes(report: &Report, changes: &[(PathBuf, Verb)]) {
             Some(crate::scaffold::Action::Overwrite) if *verb == Verb::Update => "overwrite",
             _ => verb.as_str(),
         };
-        eprintln!("{word:>10} {}", path.display());
+        crate::errln!("{word:>10} {}", path.display());
     }
 }
 

@@ -34,14 +34,14 @@ pub fn run(root: &Path, check: bool) -> Result<i32> {
     });
     let version = vendor::version();
     if !differs && stale.is_empty() {
-        eprintln!(
+        crate::errln!(
             "{} holds operator-rs-runtime {version} already.",
             vendor::DIR
         );
         return Ok(0);
     }
     if check {
-        eprintln!(
+        crate::errln!(
             "{} differs from the operator-rs-runtime {version} of this operator-rs; run `operator-rs upgrade-runtime`.",
             vendor::DIR
         );
@@ -49,7 +49,7 @@ pub fn run(root: &Path, check: bool) -> Result<i32> {
     }
     let changes = write_all(root, &files, &stale)?;
     super::print_changes(&Report::default(), &changes);
-    eprintln!(
+    crate::errln!(
         "\n{} is now operator-rs-runtime {version}. Next: `cargo build` and `cargo test`.",
         vendor::DIR
     );

@@ -64,7 +64,7 @@ pub fn generate_exact(
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| root.join("target/crdgen-exact"));
-    eprintln!(
+    crate::errln!(
         "building the --exact harness in {} (cold: kube and the crate compile, minutes; warm: seconds)",
         target_dir.display()
     );
@@ -81,7 +81,7 @@ pub fn generate_exact(
     if !output.status.success() {
         bail!("the --exact harness failed (cargo's messages are above)");
     }
-    eprintln!(
+    crate::errln!(
         "--exact harness built and run in {:.1} s",
         started.elapsed().as_secs_f64()
     );

@@ -17,10 +17,18 @@ use crate::workspace::{GeneratedFile, GeneratorOutput, SourceTree};
 /// The kustomization listing the CRDs.
 pub const KUSTOMIZATION: &str = "config/crd/kustomization.yaml";
 const MARKER: &str = "# +operator-rs:scaffold:crdkustomizeresource";
-/// The limit of the `kubectl.kubernetes.io/last-applied-configuration` annotation.
+/// The limit of an object's annotations, keys and values together (kube-apiserver's
+/// `TotalAnnotationSizeLimitB`), which `kubectl apply` (client-side) fills with
+/// [`LAST_APPLIED`].
 const LAST_APPLIED_LIMIT: usize = 262_144;
+/// The annotation of client-side `kubectl apply`: the object's compact JSON, and a newline.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 /// etcd's default `--max-request-bytes`: a larger CRD cannot be stored.
 pub(crate) const ETCD_LIMIT: usize = 1_572_864;
+/// What kube-apiserver adds to a CRD it stores (status, managed fields, uid, timestamps): about
+/// 900 bytes, measured on kube-apiserver 1.36.2 (a CRD of 1,571,969 bytes of JSON is stored,
+/// one of 1,572,013 is "too large"); a KiB of margin.
+const APISERVER_ADDS: usize = 1024;
 /// A CRD past a third of etcd's limit is warned about: one or two more versions of the same size
 /// (each version carries its whole schema) would not fit.
 const ETCD_WARN_AT: usize = ETCD_LIMIT / 3;
@@ -44,17 +52,16 @@ pub(crate) fn files(
     for (k, r) in crds.iter().zip(rendered) {
         let (text, json_len) = (r.yaml, r.json_len);
         let path = crd_path(&k.group, &k.plural);
-        // What etcd will hold: the JSON plus the managed fields kube-apiserver adds (a path per
-        // field); the YAML's length is a close and conservative measure of the two.
-        let stored = json_len.max(text.len());
-        if checks == Checks::ApiServer && stored > ETCD_LIMIT {
+        // What etcd holds is the object, sized as its JSON (the YAML's indentation is not sent:
+        // kubectl sends JSON, and kube-apiserver stores a binary encoding no larger).
+        if checks == Checks::ApiServer && stored_len(json_len) > ETCD_LIMIT {
             return Err(CrdgenError::TooLarge(format!(
-                "{}: the CRD is {} KiB, over etcd's 1.5 MiB limit per object: kube-apiserver cannot store it (\"etcdserver: request is too large\"); {FIX_SIZE}",
+                "{}: the CRD is {} KiB as JSON (the object kube-apiserver stores, with about 1 KiB it adds), over etcd's 1.5 MiB limit per object: kube-apiserver cannot store it (\"etcdserver: request is too large\"); {FIX_SIZE}",
                 path.display(),
-                stored / 1024
+                json_len / 1024
             )));
         }
-        warnings(&path, &k.crd, &text, json_len, settings, &mut out.warnings);
+        warnings(&path, &k.crd, json_len, settings, &mut out.warnings);
         names.push(format!(
             "bases/{}",
             path.file_name()
@@ -146,27 +153,26 @@ pub fn kustomization(existing: Option<&str>, names: &[String]) -> String {
 fn warnings(
     path: &Path,
     crd: &CustomResourceDefinition,
-    text: &str,
     json_len: usize,
     settings: &CrdSettings,
     out: &mut Vec<String>,
 ) {
-    let stored = json_len.max(text.len());
-    if stored > ETCD_WARN_AT {
+    if stored_len(json_len) > ETCD_WARN_AT {
         out.push(format!(
-            "{}: the CRD is {} KiB ({} version{}), past a third of etcd's 1.5 MiB limit per object: another version or two of this size will not install; {FIX_SIZE}",
+            "{}: the CRD is {} KiB as JSON (the object kube-apiserver stores; {} version{}), past a third of etcd's 1.5 MiB limit per object: another version or two of this size will not install; {FIX_SIZE}",
             path.display(),
-            stored / 1024,
+            json_len / 1024,
             crd.spec.versions.len(),
             if crd.spec.versions.len() == 1 { "" } else { "s" }
         ));
     }
     let mut unknown_formats = Vec::new();
-    if json_len > LAST_APPLIED_LIMIT || text.len() > LAST_APPLIED_LIMIT {
+    let annotation = annotations_len(crd, json_len);
+    if annotation > LAST_APPLIED_LIMIT {
         out.push(format!(
-            "{}: the CRD is {} KiB, over the 256 KiB limit of the last-applied-configuration annotation: `kubectl apply` (client-side) will fail; install it with `kubectl apply --server-side` (or create/replace)",
+            "{}: the CRD's last-applied-configuration annotation would be {} KiB (its JSON, as client-side `kubectl apply` writes it there), over the 256 KiB limit of an object's annotations: `kubectl apply` (client-side) will fail; install it with `kubectl apply --server-side` (as `make install` does) or create/replace",
             path.display(),
-            text.len().max(json_len) / 1024
+            annotation / 1024
         ));
     }
     for v in &crd.spec.versions {
@@ -195,6 +201,29 @@ fn warnings(
             if unknown_formats.len() == 1 { "it" } else { "them" }
         ));
     }
+}
+
+/// The size of the CRD's stored object as etcd's limit counts it: its JSON and what
+/// kube-apiserver adds.
+fn stored_len(json_len: usize) -> usize {
+    json_len + APISERVER_ADDS
+}
+
+/// The size of the CRD's annotations, as kube-apiserver counts them (every key and value), once
+/// client-side `kubectl apply` has added [`LAST_APPLIED`]: its key, and its value, the object's
+/// JSON (`json_len` long; with `"annotations":{},` in `metadata` when the object had none, as
+/// kubectl writes it) and a newline (kubectl's encoder ends it with one). Measured on
+/// kube-apiserver 1.36.2: a CRD without annotations of 262,078 bytes of JSON applies, one of
+/// 262,079 is refused ("metadata.annotations: Too long").
+fn annotations_len(crd: &CustomResourceDefinition, json_len: usize) -> usize {
+    let others: usize = (crd.metadata.annotations.iter().flatten())
+        .map(|(k, v)| k.len() + v.len())
+        .sum();
+    let empty_map = match crd.metadata.annotations {
+        None => r#""annotations":{},"#.len(),
+        Some(_) => 0,
+    };
+    others + LAST_APPLIED.len() + json_len + empty_map + 1
 }
 
 /// One step of the path to a schema: a property, the items of an array, the values of a map.
@@ -251,6 +280,113 @@ fn walk<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A CRD whose compact JSON (as Go writes it) is exactly `len` bytes: one long description
+    /// pads it, as the probes against kube-apiserver 1.36.2 were built.
+    fn crd_of_json_len(len: usize, description: char) -> CustomResourceDefinition {
+        let build = |pad: usize| -> CustomResourceDefinition {
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": {"name": "pads.size.example.com"},
+                "spec": {
+                    "group": "size.example.com",
+                    "scope": "Namespaced",
+                    "names": {"plural": "pads", "singular": "pad", "kind": "Pad", "listKind": "PadList"},
+                    "versions": [{"name": "v1", "served": true, "storage": true, "schema": {
+                        "openAPIV3Schema": {"type": "object", "description":
+                            description.to_string().repeat(pad)}
+                    }}]
+                }
+            }))
+            .unwrap()
+        };
+        let base = render::render(&build(0)).json_len;
+        let unit = render::render(&build(1)).json_len - base;
+        let crd = build((len - base) / unit);
+        assert_eq!(render::render(&crd).json_len, len);
+        crd
+    }
+
+    fn warns_last_applied(crd: &CustomResourceDefinition) -> bool {
+        let mut out = Vec::new();
+        let json_len = render::render(crd).json_len;
+        warnings(
+            Path::new("x.yaml"),
+            crd,
+            json_len,
+            &CrdSettings::default(),
+            &mut out,
+        );
+        out.iter().any(|w| w.contains("last-applied-configuration"))
+    }
+
+    /// kube-apiserver 1.36.2 took `kubectl apply` (client-side) of a CRD without annotations of
+    /// 262,078 bytes of JSON and refused one of 262,079; the warning falls between the two, on
+    /// the JSON, not on the YAML (longer by its indentation).
+    #[test]
+    fn the_last_applied_warning_is_where_kube_apiserver_refuses() {
+        let fits = crd_of_json_len(262_078, 'd');
+        assert!(!warns_last_applied(&fits));
+        assert!(warns_last_applied(&crd_of_json_len(262_079, 'd')));
+    }
+
+    /// Go escapes `<`, `>` and `&` in JSON strings (`\u003c`): six bytes where serde_json writes
+    /// one; U+2028 and U+2029 too (six bytes for their three).
+    #[test]
+    fn the_json_is_measured_as_go_writes_it() {
+        let with = |description: &str| {
+            let mut crd = crd_of_json_len(1_000, 'd');
+            let schema = (crd.spec.versions[0].schema.as_mut())
+                .and_then(|s| s.open_api_v3_schema.as_mut())
+                .unwrap();
+            schema.description = Some(description.into());
+            render::render(&crd).json_len
+        };
+        assert_eq!(with("<&>") - with("abc"), 15);
+        assert_eq!(with("\u{2028}") - with("abc"), 3);
+    }
+
+    /// A CRD of many small nested fields: its YAML (indented) is past 256 KiB, its JSON, which
+    /// is what the annotation holds, is not: no warning.
+    #[test]
+    fn the_yaml_is_not_what_is_measured() {
+        let mut props = serde_json::Map::new();
+        for i in 0..1_800 {
+            props.insert(
+                format!("field{i}"),
+                serde_json::json!({"type": "object", "properties": {"inner": {"type": "object",
+                    "properties": {"leaf": {"type": "string", "description": "a leaf"}}}}}),
+            );
+        }
+        let crd: CustomResourceDefinition = serde_json::from_value(serde_json::json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "pads.size.example.com"},
+            "spec": {"group": "size.example.com", "scope": "Namespaced",
+                "names": {"plural": "pads", "singular": "pad", "kind": "Pad", "listKind": "PadList"},
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema": {
+                    "openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                        "type": "object", "properties": props}}}}}]}
+        }))
+        .unwrap();
+        let r = render::render(&crd);
+        assert!(r.yaml.len() > LAST_APPLIED_LIMIT, "{}", r.yaml.len());
+        assert!(
+            annotations_len(&crd, r.json_len) < LAST_APPLIED_LIMIT,
+            "{}",
+            r.json_len
+        );
+        assert!(!warns_last_applied(&crd));
+    }
+
+    /// kube-apiserver 1.36.2 stored a CRD of 1,571,969 bytes of JSON and refused one of
+    /// 1,572,013 ("etcdserver: request is too large"); the refusal is at or before the latter.
+    #[test]
+    fn the_etcd_refusal_is_on_the_json() {
+        assert!(stored_len(1_572_013) > ETCD_LIMIT);
+        assert!(stored_len(1_571_969 - 200) <= ETCD_LIMIT);
+    }
 
     #[test]
     fn walk_gives_each_schema_its_path() {

@@ -25,13 +25,23 @@ fn to_yaml_in(mut out: String, crd: &CustomResourceDefinition) -> String {
     out
 }
 
-/// The length of a CRD's JSON, counted without building the text.
+/// The length of a CRD's compact JSON as Go's `encoding/json` writes it (kubectl, the API
+/// server), counted without building the text: serde_json's length, plus what Go's escaping
+/// adds (`<`, `>` and `&` become `\u003c`..., U+2028 and U+2029 `\u2028`...; outside strings
+/// JSON has none of them).
 fn json_len(crd: &CustomResourceDefinition) -> usize {
     /// A writer that only counts bytes.
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
+            let html = buf
+                .iter()
+                .filter(|b| matches!(b, b'<' | b'>' | b'&'))
+                .count();
+            let separators = (buf.windows(3))
+                .filter(|w| matches!(w, [0xE2, 0x80, 0xA8 | 0xA9]))
+                .count();
+            self.0 += buf.len() + 5 * html + 3 * separators;
             Ok(buf.len())
         }
         fn flush(&mut self) -> std::io::Result<()> {
@@ -42,7 +52,7 @@ fn json_len(crd: &CustomResourceDefinition) -> usize {
     serde_json::to_writer(&mut count, crd).map_or(0, |()| count.0)
 }
 
-/// A CRD's YAML and the length of its JSON.
+/// A CRD's YAML and the length of its JSON (as Go writes it: see `json_len`).
 #[derive(Debug, Clone)]
 pub(crate) struct Rendered {
     pub yaml: String,

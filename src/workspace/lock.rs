@@ -20,7 +20,7 @@ pub fn lock(root: &Path) -> Result<ProjectLock> {
     match file.try_lock() {
         Ok(()) => {}
         Err(TryLockError::WouldBlock) => {
-            eprintln!(
+            crate::errln!(
                 "waiting: another operator-rs command is changing {}; this one starts when it ends",
                 root.display()
             );

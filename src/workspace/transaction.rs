@@ -99,14 +99,40 @@ pub fn commit(
     if changes.is_empty() {
         return Ok(Vec::new());
     }
+    // Where each change lands (a link inside the project is written through), every refusal
+    // made before the journal exists.
+    let canonical_root = fs::canonicalize(root)
+        .with_context(|| format!("resolving the project folder {}", root.display()))?;
+    let mut dests = Vec::with_capacity(changes.len());
+    for (rel, verb, _) in &changes {
+        let dest = destination(root, &canonical_root, rel, *verb)?;
+        if dest != *rel && changes.iter().any(|(other, _, _)| *other == dest) {
+            bail!(
+                "refusing to write {}: it is a symbolic link to {}, which this command writes too. Nothing was written.\n  \
+                 Replace the link with a copy of the file, or remove it.",
+                rel.display(),
+                dest.display()
+            );
+        }
+        dests.push(dest);
+    }
+    for ((rel, _, _), dest) in changes.iter().zip(&dests) {
+        if dest != rel {
+            crate::errln!(
+                "note: {} is a symbolic link to {}: writing through it (the link stays)",
+                rel.display(),
+                dest.display()
+            );
+        }
+    }
 
     let pid = std::process::id();
     let mut journal = Journal {
         state: State::Staging,
         entries: Vec::new(),
-        created_dirs: missing_dirs(root, changes.iter().map(|(r, _, _)| r.as_path())),
+        created_dirs: missing_dirs(root, dests.iter().map(PathBuf::as_path)),
     };
-    for (i, (rel, verb, text)) in changes.iter().enumerate() {
+    for (i, ((_, verb, text), rel)) in changes.iter().zip(&dests).enumerate() {
         let dir = rel.parent().unwrap_or(Path::new(""));
         journal.entries.push(Entry {
             dest: rel.clone(),
@@ -115,7 +141,9 @@ pub fn commit(
                 .then(|| dir.join(format!(".operator-rs-{pid}-{i}.bak"))),
         });
     }
-    write_journal(root, &journal)?;
+    if let Err(e) = write_journal(root, &journal) {
+        return Err(e.context("nothing was changed"));
+    }
     let texts: Vec<Option<&str>> = changes.iter().map(|(_, _, t)| *t).collect();
     if let Err(e) = stage(root, &journal, &texts) {
         return Err(rolled_back(root, &journal, e));
@@ -153,7 +181,7 @@ pub fn recover(root: &Path) -> Result<()> {
             rollback(root, &journal).with_context(|| {
                 format!("rolling back the interrupted command ({})", path.display())
             })?;
-            eprintln!(
+            crate::errln!(
                 "note: an earlier operator-rs command was interrupted before it changed any file; its temp files are removed"
             );
         }
@@ -161,13 +189,13 @@ pub fn recover(root: &Path) -> Result<()> {
             roll_forward(root, &journal).with_context(|| {
                 format!("finishing the interrupted command ({})", path.display())
             })?;
-            eprintln!(
+            crate::errln!(
                 "note: an earlier operator-rs command was interrupted while writing; its {} file change{} are now complete:",
                 journal.entries.len(),
                 if journal.entries.len() == 1 { "" } else { "s" }
             );
             for e in &journal.entries {
-                eprintln!(
+                crate::errln!(
                     "{:>10} {}",
                     if e.tmp.is_some() { "write" } else { "remove" },
                     e.dest.display()
@@ -215,6 +243,99 @@ pub fn check_path(root: &Path, rel: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Where the change of `rel` lands, relative to the project root: `rel` itself, or the target of a
+/// symbolic link inside the project (written through, as editors do). Refused, with the reason:
+/// a path that leaves the project through a symbolic link (a linked `vendor/`, a file linked to
+/// one outside), a dangling link, and a file the user made read-only (it would be replaced
+/// without a word, since a rename ignores the mode of the file it replaces).
+fn destination(root: &Path, canonical_root: &Path, rel: &Path, verb: Verb) -> Result<PathBuf> {
+    // Every folder on the way: a link may point anywhere inside the project, not outside.
+    let mut at = PathBuf::new();
+    let parents: Vec<_> = rel
+        .parent()
+        .into_iter()
+        .flat_map(Path::components)
+        .collect();
+    for c in parents {
+        at.push(c);
+        let full = root.join(&at);
+        if !is_link(&full) {
+            continue;
+        }
+        match fs::canonicalize(&full) {
+            Ok(target) if target.starts_with(canonical_root) => {}
+            Ok(target) => bail!(
+                "refusing to {} {}: the folder {} is a symbolic link to {}, outside the project folder, and operator-rs writes only inside the project. Nothing was written.\n  \
+                 Replace the link with a real folder (e.g. `rm {} && mkdir {}`), then re-run.",
+                verb_phrase(verb),
+                rel.display(),
+                at.display(),
+                target.display(),
+                at.display(),
+                at.display()
+            ),
+            // A dangling link: the write would fail half-way; say why now.
+            Err(e) => bail!(
+                "refusing to {} {}: the folder {} is a symbolic link that cannot be followed ({e}). Nothing was written.",
+                verb_phrase(verb),
+                rel.display(),
+                at.display()
+            ),
+        }
+    }
+    let full = root.join(rel);
+    let mut dest = rel.to_path_buf();
+    if is_link(&full) && verb != Verb::Remove {
+        let target = fs::canonicalize(&full).map_err(|e| {
+            anyhow::anyhow!(
+                "refusing to write {}: it is a symbolic link that cannot be followed ({e}). Nothing was written.\n  \
+                 Remove the link (operator-rs then creates the file), or point it at a file inside the project.",
+                rel.display()
+            )
+        })?;
+        match target.strip_prefix(canonical_root) {
+            Ok(inside) if !inside.as_os_str().is_empty() => dest = inside.to_path_buf(),
+            _ => bail!(
+                "refusing to write {}: it is a symbolic link to {}, outside the project folder, and operator-rs writes only inside the project. Nothing was written.\n  \
+                 Replace the link with a copy of the file (e.g. `cp --remove-destination {} {}`), then re-run.",
+                rel.display(),
+                target.display(),
+                target.display(),
+                rel.display()
+            ),
+        }
+    }
+    if verb != Verb::Create
+        && let Ok(meta) = fs::metadata(root.join(&dest))
+        && meta.permissions().readonly()
+    {
+        let through = if dest == rel {
+            String::new()
+        } else {
+            format!(" (the target of the link {})", rel.display())
+        };
+        bail!(
+            "refusing to {} {}{through}: the file is read-only, and operator-rs does not replace a file its owner protected. Nothing was written.\n  \
+             Make it writable (`chmod u+w {}`) and re-run.",
+            verb_phrase(verb),
+            dest.display(),
+            dest.display()
+        );
+    }
+    Ok(dest)
+}
+
+fn is_link(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+fn verb_phrase(verb: Verb) -> &'static str {
+    match verb {
+        Verb::Remove => "remove",
+        Verb::Create | Verb::Update => "write",
+    }
+}
+
 fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>> {
     match fs::read(path) {
         Ok(b) => Ok(Some(b)),
@@ -247,12 +368,21 @@ fn write_journal(root: &Path, journal: &Journal) -> Result<()> {
     let tmp = root.join(JOURNAL_TMP);
     let dest = root.join(JOURNAL);
     let text = serde_json::to_string_pretty(journal).context("serializing the journal")?;
-    let mut f = fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    f.write_all(text.as_bytes())
-        .and_then(|()| f.sync_all())
-        .with_context(|| format!("writing {}", tmp.display()))?;
-    fs::rename(&tmp, &dest)
-        .with_context(|| format!("renaming {} to {}", tmp.display(), dest.display()))
+    let written = (|| {
+        let mut f =
+            fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        f.write_all(text.as_bytes())
+            .and_then(|()| f.sync_all())
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        fault::point("journal", journal.state as usize)?;
+        fs::rename(&tmp, &dest)
+            .with_context(|| format!("renaming {} to {}", tmp.display(), dest.display()))
+    })();
+    // A journal that could not be written leaves nothing behind (a full disk, a fault).
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// Create the folders, write every temp file, link every backup.
@@ -374,6 +504,7 @@ fn rollback(root: &Path, journal: &Journal) -> Result<()> {
         let _ = fs::remove_dir(root.join(dir));
     }
     let _ = fs::remove_file(root.join(JOURNAL));
+    let _ = fs::remove_file(root.join(JOURNAL_TMP));
     Ok(())
 }
 
@@ -398,7 +529,8 @@ fn remove_if_present(path: &Path) -> Result<()> {
 
 /// Fault injection for the crash tests, in debug builds only: `OPERATOR_RS_FAULT=<point>:<n>:<how>`
 /// makes the command die (`abort`) or fail with an I/O error (`fail`) when it reaches `<point>`
-/// (`stage`: after the n-th temp file; `rename`: after n renames).
+/// (`stage`: after the n-th temp file; `rename`: after n renames; `journal`: once the journal's
+/// temp file is written, 0 while staging, 1 before the renames).
 mod fault {
     #[cfg(debug_assertions)]
     pub fn point(point: &str, n: usize) -> anyhow::Result<()> {
