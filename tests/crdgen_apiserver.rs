@@ -527,6 +527,14 @@ fn regex_rows() -> Vec<(String, Option<&'static str>)> {
         "a{01}",
         "^*",
         "a|*",
+        "\\p{Zl}",
+        "\\p{Zp}",
+        "\\p{Cs}",
+        "\\p{Surrogate}",
+        "\\p{Braille}",
+        "\\p{Yi}",
+        "[\\p{Zl}a]",
+        "\\p{Line-Separator}",
         "\\b\\B",
         // Go refuses these too.
         "[",
@@ -578,6 +586,8 @@ fn regex_rows() -> Vec<(String, Option<&'static str>)> {
         ("^\\p{Greek}+$", "αβ"),
         ("a$", "a\n"),
         ("(?m)a$", "a\n"),
+        ("^\\p{Zl}$", "\u{2028}"),
+        ("^\\p{Zl}$", "\u{2029}"),
     ] {
         rows.push((p.to_string(), Some(d)));
     }

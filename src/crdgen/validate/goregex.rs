@@ -300,7 +300,10 @@ fn parse(whole: &str) -> Result<Parsed, GoError> {
                 }
                 Some((min, max, after)) => {
                     let before = t;
-                    if min < 0 || min > MAX_REPEAT || max > MAX_REPEAT || (max >= 0 && min > max) {
+                    if !(0..=MAX_REPEAT).contains(&min)
+                        || max > MAX_REPEAT
+                        || (max >= 0 && min > max)
+                    {
                         return Err(err(
                             ErrorCode::InvalidRepeatSize,
                             &before[..before.len() - after.len()],
@@ -924,11 +927,20 @@ fn unicode_table(name: &str) -> Option<ClassUnicode> {
             format!("gc={actual}")
         }
     };
+    if property == "gc=Cs" {
+        // Surrogates: no string holds one (and Go decodes none), so the class is empty.
+        return Some(ClassUnicode::empty());
+    }
     let hir = regex_syntax::Parser::new()
         .parse(&format!("\\p{{{property}}}"))
         .expect("a property regex-syntax knows");
     match hir.kind() {
         HirKind::Class(Class::Unicode(c)) => Some(c.clone()),
+        // A one-character category (Zl, Zp) comes back as that character.
+        HirKind::Literal(l) => {
+            let c = std::str::from_utf8(&l.0).ok()?.chars().next()?;
+            Some(class_of(&[(c, c)]))
+        }
         _ => None,
     }
 }
@@ -980,16 +992,17 @@ fn parse_class<'a>(
     let mut first = true;
     while t.is_empty() || !t.starts_with(']') || first {
         first = false;
-        if t.len() > 2 && t.starts_with("[:") {
-            if let Some(i) = t[2..].find(":]") {
-                let name = &t[..i + 4];
-                let Some((ranges, neg)) = posix_class(&t[2..i + 2]) else {
-                    return Err(err(ErrorCode::InvalidCharRange, name));
-                };
-                class.union(&group(class_of(ranges), neg, flags));
-                t = &t[i + 4..];
-                continue;
-            }
+        if t.len() > 2
+            && t.starts_with("[:")
+            && let Some(i) = t[2..].find(":]")
+        {
+            let name = &t[..i + 4];
+            let Some((ranges, neg)) = posix_class(&t[2..i + 2]) else {
+                return Err(err(ErrorCode::InvalidCharRange, name));
+            };
+            class.union(&group(class_of(ranges), neg, flags));
+            t = &t[i + 4..];
+            continue;
         }
         if let Some((c, rest)) = unicode_class(t, flags)? {
             *unicode_tables = true;

@@ -209,3 +209,27 @@ fn matching_is_gos() {
     // Not Go: not judged.
     assert_eq!(matches("(?x)a", "a"), None);
 }
+
+#[test]
+fn every_table_go_can_name_has_a_class() {
+    use super::{CATEGORIES, CATEGORY_ALIASES, SCRIPTS, canonical_name, unicode_table};
+    let names = CATEGORIES
+        .iter()
+        .chain(SCRIPTS)
+        .chain(CATEGORY_ALIASES.iter().map(|(a, _)| a));
+    let mut reachable = 0;
+    for name in names {
+        let class = unicode_table(name);
+        if canonical_name(name) == *name || CATEGORY_ALIASES.iter().any(|(a, _)| a == name) {
+            reachable += 1;
+            let surrogates = canonical_name(name) == "Cs" || *name == "Surrogate";
+            assert!(
+                class.is_some_and(|c| c.ranges().is_empty() == surrogates),
+                "{name}"
+            );
+        } else {
+            assert!(class.is_none(), "{name} is not reachable in Go 1.26");
+        }
+    }
+    assert!(reachable > 150, "{reachable}");
+}
