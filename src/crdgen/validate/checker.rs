@@ -278,14 +278,19 @@ impl<'d> Checker<'_, 'd> {
                 .and_then(E::str_lit)
                 .and_then(super::goregex::error)
         {
-            self.err(format!("program instantiation failed: {e}"));
+            self.err(format!("program instantiation failed: {e} ({})", e.rule()));
             return;
         }
         let Some(lit) = args.last().and_then(E::str_lit) else {
             return;
         };
+        if func == "matches"
+            && let Some(e) = super::goregex::error(lit)
+        {
+            self.err(format!("invalid matches argument ({e}; {})", e.rule()));
+            return;
+        }
         let bad = match func {
-            "matches" => super::goregex::error(lit).is_some(),
             "duration" if args.len() == 1 => !valid_duration(lit),
             "timestamp" if args.len() == 1 => !valid_timestamp(lit),
             _ => false,
