@@ -437,3 +437,244 @@ fn source_cases(cp: &ControlPlane, disagreements: &mut Vec<String>) {
         }
     }
 }
+
+/// Patterns as Go's `regexp/syntax` reads them (valid in one of Go and Rust only, Go's limits
+/// and table names), and defaults that match under only one of Go's ASCII `\d \w \s \b` and
+/// Unicode's, each with the default it is given (if any).
+fn regex_rows() -> Vec<(String, Option<&'static str>)> {
+    let mut rows: Vec<(String, Option<&str>)> = [
+        // Only Rust's grammar accepts these.
+        "(?x)a",
+        "\\u0041",
+        "\\p{Emoji}",
+        "(?R)",
+        "a{1001}",
+        "a{2000}",
+        "\\p{Grek}",
+        "\\p{Latn}",
+        "\\p{Garay}",
+        "\\p{Old_Italic}",
+        "\\p{SignWriting}",
+        "\\p{Unknown}",
+        "\\e",
+        "\\Z",
+        "(?=a)",
+        "(?<=a)b",
+        "(?'n'a)",
+        "\\1",
+        "(a)\\1",
+        "\\8",
+        "\\x{110000}",
+        "[[:foo:]]",
+        "(?P=n)",
+        "\\C",
+        "(?u)a",
+        "(?i-)a",
+        "(?-)a",
+        "[a-\\d]",
+        "\\Ea",
+        "(?<é>a)",
+        "\\k<n>",
+        "\\h",
+        "\\R",
+        "\\X",
+        "(?|a)",
+        "(?>a)",
+        "a++",
+        "a{2}{3}",
+        "a**",
+        "a*??",
+        "(a{100}){11}",
+        "((a{10}){10}){11}",
+        // Go accepts these.
+        "\\Qa.b\\E",
+        "\\Qa",
+        "\\Q",
+        "a{,5}",
+        "x{2}{,3}",
+        "a{1000}",
+        "(a{100}){10}",
+        "(?P<n>a)",
+        "(?<n>a)",
+        "(?P<n>a)(?P<n>b)",
+        "(?)a",
+        "(?i-m)a",
+        "(?U)a*",
+        "\\p{greek}",
+        "\\p{Letter}",
+        "\\p{Cased_Letter}",
+        "\\p{lu}",
+        "\\p{Any}",
+        "\\p{ascii}",
+        "\\p{Assigned}",
+        "\\p{Cn}",
+        "\\p{LC}",
+        "\\p{Kawi}",
+        "\\pl",
+        "\\p{^Greek}",
+        "\\P{^L}",
+        "\\p{Common}",
+        "\\p{digit}",
+        "\\p{Other}",
+        "\\x{10FFFF}",
+        "\\0",
+        "\\377",
+        "\\_",
+        "\\z",
+        "[]a]",
+        "[[:word:]]",
+        "[[:^alpha:]]",
+        "a{01}",
+        "^*",
+        "a|*",
+        "\\p{Zl}",
+        "\\p{Zp}",
+        "\\p{Cs}",
+        "\\p{Surrogate}",
+        "\\p{Braille}",
+        "\\p{Yi}",
+        "[\\p{Zl}a]",
+        "\\p{Line-Separator}",
+        "\\b\\B",
+        // Go refuses these too.
+        "[",
+        "[z-a]",
+        "[]",
+        "[^]",
+        "(?:a",
+        "a)",
+        "a\\",
+        "*a",
+        "a{1,0}",
+        "\\x4",
+        "\\pé",
+        "\\p{}",
+        "(?P<n!>a)",
+        "(?P<>a)",
+    ]
+    .into_iter()
+    .map(|p| (p.to_string(), None))
+    .collect();
+    let deep =
+        |n: usize, open: &str, close: &str| format!("{}a{}", open.repeat(n), close.repeat(n));
+    rows.push((deep(260, "(", ")"), None));
+    rows.push((deep(999, "(", ")"), None));
+    rows.push((deep(1000, "(", ")"), None));
+    rows.push((deep(2000, "(?:", ")"), None));
+    rows.push((deep(999, "(?:", ")*"), None));
+    rows.push((deep(1000, "(?:", ")*"), None));
+    rows.push((format!("(?:{}){{1000}}", "abcdefghij".repeat(300)), None));
+    rows.push((format!("(?:{}){{1000}}", "abcdefghij".repeat(400)), None));
+    for (p, d) in [
+        ("^\\d+$", "١٢"),
+        ("^\\d+$", "12"),
+        ("^\\w+$", "é"),
+        ("^\\w+$", "e_1"),
+        ("^\\s$", "\u{a0}"),
+        ("^\\s$", "\u{b}"),
+        ("^[[:space:]]$", "\u{b}"),
+        ("\\bb", "éb"),
+        ("^\\Bb", "éb"),
+        ("^.$", "é"),
+        ("(?i)^k$", "\u{212a}"),
+        ("(?i)^\\w$", "\u{17f}"),
+        ("^\\W$", "é"),
+        ("^\\Qa.b\\E$", "axb"),
+        ("^a{,5}$", "a{,5}"),
+        ("^a{,5}$", "aa"),
+        ("^\\p{Greek}+$", "ab"),
+        ("^\\p{Greek}+$", "αβ"),
+        ("a$", "a\n"),
+        ("(?m)a$", "a\n"),
+        ("^\\p{Zl}$", "\u{2028}"),
+        ("^\\p{Zl}$", "\u{2029}"),
+    ] {
+        rows.push((p.to_string(), Some(d)));
+    }
+    rows
+}
+
+/// `s` as a single-quoted CEL string literal.
+fn cel_string(s: &str) -> String {
+    let mut out = String::from("'");
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// Every regex row put into a `pattern` (with its default) and into `self.matches(..)` and
+/// `self.find(..)` rules: the API server and we must agree on each.
+#[test]
+fn apiserver_parses_regexes_as_go_does() {
+    let Some(assets) = std::env::var_os("KUBEBUILDER_ASSETS") else {
+        eprintln!(
+            "SKIPPED crdgen_apiserver regexes: KUBEBUILDER_ASSETS is unset (export KUBEBUILDER_ASSETS=$(/work/shared/k8s/install.sh))"
+        );
+        return;
+    };
+    let cp = start(Path::new(&assets));
+    let mut disagreements = Vec::new();
+    let (mut accepted, mut refused) = (0, 0);
+    let root = |field: serde_json::Value| {
+        serde_json::json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"f": field}}}})
+    };
+    for (i, (p, default)) in regex_rows().into_iter().enumerate() {
+        let mut field = serde_json::json!({"type": "string", "pattern": p});
+        if let Some(d) = default {
+            field["default"] = d.into();
+        }
+        let lit = cel_string(&p);
+        let cases = [
+            ("pattern", root(field)),
+            (
+                "matches",
+                root(serde_json::json!({"type": "string", "maxLength": 10,
+                    "x-kubernetes-validations": [{"rule": format!("self.matches({lit})")}]})),
+            ),
+            (
+                "find",
+                root(serde_json::json!({"type": "string", "maxLength": 10,
+                    "x-kubernetes-validations": [{"rule": format!("self.find({lit}) == ''")}]})),
+            ),
+        ];
+        for (how, root) in cases {
+            if how != "pattern" && default.is_some() {
+                continue;
+            }
+            let ours = crdgen::apiserver_verdict(&serde_json::from_value(root.clone()).unwrap());
+            let theirs = create(&cp, &format!("re{i}"), &root);
+            let short: String = p.chars().take(40).collect();
+            let cut =
+                |r: &Result<(), String>| format!("{r:?}").chars().take(300).collect::<String>();
+            eprintln!(
+                "{how} `{short}` {default:?}: ours {}, kube-apiserver {}",
+                cut(&ours),
+                cut(&theirs)
+            );
+            if theirs.is_ok() {
+                accepted += 1;
+            } else {
+                refused += 1;
+            }
+            if ours.is_ok() != theirs.is_ok() {
+                disagreements.push(format!(
+                    "{how} `{short}` (default {default:?}): ours {ours:?}, kube-apiserver {theirs:?}"
+                ));
+            }
+        }
+    }
+    eprintln!("regex cases: kube-apiserver accepted {accepted}, refused {refused}");
+    assert!(
+        disagreements.is_empty(),
+        "kube-apiserver and generate crds disagree on:\n{}",
+        disagreements.join("\n")
+    );
+}

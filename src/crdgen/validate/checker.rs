@@ -270,11 +270,27 @@ impl<'d> Checker<'_, 'd> {
     /// cel-go's AST validators of Kubernetes: literal regular expressions, durations and
     /// timestamps must be valid.
     fn literal_arguments(&mut self, func: &str, args: &[E]) {
+        // Kubernetes' `find` / `findAll` compile their literal regex when the program is
+        // instantiated, and the API server refuses the rule with Go's parse error.
+        if matches!(func, "find" | "findAll")
+            && let Some(e) = args
+                .first()
+                .and_then(E::str_lit)
+                .and_then(super::goregex::error)
+        {
+            self.err(format!("program instantiation failed: {e} ({})", e.rule()));
+            return;
+        }
         let Some(lit) = args.last().and_then(E::str_lit) else {
             return;
         };
+        if func == "matches"
+            && let Some(e) = super::goregex::error(lit)
+        {
+            self.err(format!("invalid matches argument ({e}; {})", e.rule()));
+            return;
+        }
         let bad = match func {
-            "matches" => super::re2::error(lit).is_some(),
             "duration" if args.len() == 1 => !valid_duration(lit),
             "timestamp" if args.len() == 1 => !valid_timestamp(lit),
             _ => false,

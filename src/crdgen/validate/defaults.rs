@@ -63,8 +63,7 @@ pub(super) fn check(v: &Value, s: &JSONSchemaProps, at: &str) -> Result<(), Stri
                 ));
             }
             if let Some(p) = &s.pattern
-                && let Ok(re) = regex_lite(p)
-                && !re.is_match(text)
+                && super::goregex::matches(p, text) == Some(false)
             {
                 return Err(format!(
                     "{at}: Invalid value: {v}: in body should match '{p}'"
@@ -186,11 +185,6 @@ pub(super) fn check(v: &Value, s: &JSONSchemaProps, at: &str) -> Result<(), Stri
         return Err(format!("{at}: Invalid value: {v}: failed rule: {rule}"));
     }
     Ok(())
-}
-
-/// A compiled pattern for checking defaults (the Rust `regex` crate: RE2 semantics).
-fn regex_lite(p: &str) -> Result<regex::Regex, regex::Error> {
-    regex::Regex::new(p)
 }
 
 /// The first rule of `s` that the default `v` fails (rules using `oldSelf` do not run on

@@ -174,13 +174,13 @@ pub(super) fn check(s: &JSONSchemaProps, place: &Place, out: &mut Vec<Refusal>) 
         }
     }
     if let Some(p) = &s.pattern
-        && let Some(why) = super::re2::error(p)
+        && let Some(why) = super::goregex::error(p)
     {
         out.push(
             Refusal::at(
                 place,
-                format!("pattern must be a valid regular expression, but isn't: `{p}`: {why}"),
-                "write a regular expression in RE2 syntax (Go's regexp: no lookaround, no backreferences, no nested repetition)",
+                format!("pattern must be a valid regular expression, but isn't: {why}"),
+                &format!("write it as Go's regexp parses it: {}", why.rule()),
             )
             .by("pattern", &Value::String(p.clone())),
         );
