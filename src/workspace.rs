@@ -2,11 +2,11 @@
 //! to write. Generators (`crdgen`, `rbac`) read through [`SourceTree`] so that `create api` can run
 //! them on what it is about to write, before anything touches the disk. Also owns the unified diffs
 //! printed by `--check`; all-or-nothing writes are in [`transaction`], the project lock in [`lock`],
-//! the check that the Rust about to be written parses in [`rust_check`].
+//! Rust files cut into top-level items in [`rust_items`] (for the scaffold's check of the Rust it
+//! writes, `crate::scaffold::check`).
 
 pub mod lock;
-pub mod rust_check;
-mod rust_items;
+pub(crate) mod rust_items;
 pub mod transaction;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -347,11 +347,3 @@ fn spoke_example(project: &Project, hub: &Resource) -> String {
         others.join(",")
     )
 }
-
-/// Whether the tree holds the webhook module (for generators).
-pub fn has_webhooks(tree: &dyn SourceTree) -> bool {
-    tree.read(Path::new("src/webhooks/mod.rs"))
-        .ok()
-        .flatten()
-        .is_some()
-}

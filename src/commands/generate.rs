@@ -195,9 +195,8 @@ pub fn regenerate_into(overlay: &mut Overlay<'_>, project: &Project, crds: bool)
     ];
     if crds {
         // What the reader parses here is most of what the command then checks before writing.
-        let generated = crate::workspace::rust_check::remembering(|| {
-            crate::crdgen::generate(&*overlay, project)
-        });
+        let generated =
+            crate::scaffold::check::remembering(|| crate::crdgen::generate(&*overlay, project));
         match generated {
             Ok(out) => outputs.push(out),
             // Two kinds claiming one CRD or name: writing would lose one.

@@ -118,38 +118,12 @@ pub fn refuse_replacing_user_files(
 
 /// Make sure every Rust file we are about to write parses, and that no file declares or imports
 /// one name twice (a kind clashing with a generated name): refuse with the clash rather than
-/// leave a project that does not compile (see [`crate::workspace::rust_check`]).
+/// leave a project that does not compile (see [`crate::scaffold::check`]).
 pub fn check_generated_rust(
     pending: &std::collections::BTreeMap<PathBuf, String>,
     kind: Option<&str>,
 ) -> Result<()> {
-    crate::workspace::rust_check::check(pending, kind)
-}
-
-/// Record that `text` parsed as `file`, for [`check_generated_rust`] (the CRD reader's hook).
-pub(crate) fn remember_parsed(text: &str, file: &syn::File) {
-    crate::workspace::rust_check::remember(text, file);
-}
-
-/// The calendar year now (UTC), for license headers.
-pub fn current_year() -> i64 {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    civil_year(secs.div_euclid(86_400))
-}
-
-/// The proleptic Gregorian year of a day count since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_year(days: i64) -> i64 {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    yoe + era * 400 + i64::from(month <= 2)
+    crate::scaffold::check::check(pending, kind)
 }
 
 /// The folder name of `root` (resolving `.`), for the default project name; `root` may not
@@ -166,20 +140,4 @@ pub fn folder_name(root: &Path) -> Result<String> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn civil_years() {
-        assert_eq!(civil_year(0), 1970);
-        assert_eq!(civil_year(364), 1970);
-        assert_eq!(civil_year(365), 1971);
-        // 2026-11-22 is day 20779 since the epoch; 2024-12-31 (leap year) is day 20088.
-        assert_eq!(civil_year(20_779), 2026);
-        assert_eq!(civil_year(20_088), 2024);
-        assert_eq!(civil_year(20_089), 2025);
-    }
 }

@@ -186,7 +186,7 @@ fn parse(
 ) -> Result<(usize, Vec<syn::Item>), CrdgenError> {
     let prepared = prepared.unwrap_or_else(|| crate::syntax::prepare(text));
     let parsed = crate::syntax::parse_prepared(text, prepared)
-        .inspect(|p| crate::commands::remember_parsed(text, &p.file))
+        .inspect(|p| crate::scaffold::check::remember(text, &p.file))
         .map_err(|e| {
             let start = e.span().start();
             CrdgenError::Source {

@@ -78,7 +78,10 @@ impl InitContext {
             repo: project.repo.clone(),
             owner: owner.to_string(),
             license,
-            year: crate::commands::current_year(),
+            year: jiff::Timestamp::now()
+                .to_zoned(jiff::tz::TimeZone::UTC)
+                .year()
+                .into(),
             cli_version: env!("CARGO_PKG_VERSION"),
             k8s_feature: project.k8s_openapi_feature.clone(),
             operator_rs_git,

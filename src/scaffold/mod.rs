@@ -3,6 +3,7 @@
 //! [`Overlay`] — nothing touches the disk until every file is computed and every check passed.
 //! Re-running is always safe: existing user files are refused (or kept) and insertions are idempotent.
 
+pub mod check;
 pub mod context;
 mod entries;
 pub mod markers;

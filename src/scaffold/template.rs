@@ -232,7 +232,7 @@ mod tests {
     }
 
     fn dup_name(file: &syn::File) -> Option<String> {
-        crate::workspace::rust_check::duplicate_name(file)
+        crate::scaffold::check::duplicate_name(file)
     }
 
     #[test]

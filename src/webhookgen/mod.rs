@@ -69,7 +69,7 @@ pub fn generate(tree: &dyn SourceTree, _project: &Project) -> Result<GeneratorOu
     }
     let contents = if !markers.is_empty() {
         Some(manifests::render(&markers)?)
-    } else if crate::commands::create_webhook::has_webhooks(tree) {
+    } else if has_webhooks(tree) {
         // src/webhooks/mod.rs includes the file: it must exist, with conversions only too.
         Some(NO_ADMISSION_WEBHOOKS.to_string())
     } else {
@@ -116,6 +116,14 @@ pub fn read(found: &[Found], problems: &mut Vec<Problem>) -> Vec<Located> {
         }
     }
     markers
+}
+
+/// Whether the tree holds the webhook module (for generators).
+pub fn has_webhooks(tree: &dyn SourceTree) -> bool {
+    tree.read(std::path::Path::new("src/webhooks/mod.rs"))
+        .ok()
+        .flatten()
+        .is_some()
 }
 
 #[cfg(test)]

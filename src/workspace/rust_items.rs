@@ -2,7 +2,7 @@
 //! comments, string, byte, char and raw string literals begin and end, and so which braces and
 //! semicolons end a top-level item. Each piece is one item with the comments and attributes
 //! before it. The check of generated Rust parses only the pieces it has not seen parse before
-//! (see [`super::rust_check`]); a piece cut wrong fails to parse and sends the check back to the
+//! (see [`crate::scaffold::check`]); a piece cut wrong fails to parse and sends the check back to the
 //! whole file, so the cut needs to be right only to be fast.
 //!
 //! In a template (`tera`), tera's tags (`{{ }}`, `{% %}`, `{# #}`) are skipped as opaque text:

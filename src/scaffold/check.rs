@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 
 use anyhow::{Result, anyhow, bail};
 
-use super::rust_items::{self, Namespace};
+use crate::workspace::rust_items::{self, Namespace};
 
 /// A file's verdict: `Err` the parse error; `Ok` the first name declared twice, if any.
 type Verdict = std::result::Result<Option<String>, String>;
@@ -24,7 +24,7 @@ type Verdict = std::result::Result<Option<String>, String>;
 /// Refuse when a Rust file of `pending` does not parse or declares a name twice; `kind` (the
 /// kind the command adds) names the fix of a clash.
 pub fn check(pending: &BTreeMap<PathBuf, String>, kind: Option<&str>) -> Result<()> {
-    let whole_templates = crate::scaffold::template::static_rust_bodies();
+    let whole_templates = super::template::static_rust_bodies();
     for (path, text) in pending {
         if path.extension().is_none_or(|e| e != "rs")
             // The vendored runtime is this binary's own copy of a crate that compiles (and the
@@ -108,10 +108,10 @@ struct Known {
 /// whitespace.
 static KNOWN_GOOD: LazyLock<HashMap<&'static str, Known>> = LazyLock::new(|| {
     let mut out = HashMap::new();
-    for body in crate::scaffold::template::rust_file_bodies() {
+    for body in super::template::rust_file_bodies() {
         for item in rust_items::split(body, true).unwrap_or_default() {
             let item = item.trim();
-            if item.is_empty() || !crate::scaffold::template::is_static(item) {
+            if item.is_empty() || !super::template::is_static(item) {
                 continue;
             }
             let names = rust_items::declared_names(item);
