@@ -5,6 +5,7 @@
 //! reader refuses it where it changes a schema (see [`super::source_checks`]) and points to
 //! `--exact`, which compiles the crate.
 
+use proc_macro2::{Delimiter, TokenTree};
 use syn::Token;
 use syn::punctuated::Punctuated;
 
@@ -83,9 +84,61 @@ pub(crate) fn cfg_attr(a: &syn::Attribute) -> Option<(syn::Meta, Vec<syn::Meta>)
     Some((pred, args.collect()))
 }
 
+/// Attribute tokens as people write them (`#[cfg(feature = "x")]`, not the token stream's
+/// `# [cfg (feature = "x")]`), for messages.
+pub(crate) fn written(tokens: impl quote::ToTokens) -> String {
+    fn push(out: &mut String, ts: proc_macro2::TokenStream) {
+        let mut word_before = false;
+        for tt in ts {
+            match tt {
+                TokenTree::Ident(_) | TokenTree::Literal(_) => {
+                    if word_before {
+                        out.push(' ');
+                    }
+                    out.push_str(&tt.to_string());
+                    word_before = true;
+                }
+                TokenTree::Punct(p) => {
+                    match p.as_char() {
+                        ',' => out.push_str(", "),
+                        '=' if p.spacing() == proc_macro2::Spacing::Alone => out.push_str(" = "),
+                        c => out.push(c),
+                    }
+                    word_before = false;
+                }
+                TokenTree::Group(g) => {
+                    let (open, close) = match g.delimiter() {
+                        Delimiter::Parenthesis => ("(", ")"),
+                        Delimiter::Bracket => ("[", "]"),
+                        Delimiter::Brace => ("{", "}"),
+                        Delimiter::None => ("", ""),
+                    };
+                    out.push_str(open);
+                    push(out, g.stream());
+                    out.push_str(close);
+                    word_before = false;
+                }
+            }
+        }
+    }
+    let mut out = String::new();
+    push(&mut out, tokens.into_token_stream());
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::eval;
+    use super::{eval, written};
+
+    #[test]
+    fn attributes_are_shown_as_written() {
+        let a: syn::Attribute =
+            syn::parse_quote!(#[cfg_attr(all(), serde(rename_all = "camelCase", crate = "x::y"))]);
+        assert_eq!(
+            written(&a),
+            "#[cfg_attr(all(), serde(rename_all = \"camelCase\", crate = \"x::y\"))]"
+        );
+    }
 
     fn of(s: &str) -> Option<bool> {
         eval(&syn::parse_str(s).unwrap())

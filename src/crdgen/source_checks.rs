@@ -146,7 +146,7 @@ pub(crate) fn check_derives_and_cfg(krate: &Crate) -> Result<(), CrdgenError> {
                     loc: krate.def_loc(d, a.pound_token.span),
                     what: format!(
                         "`{}` on {place} of `{ident}` depends on the build (features, target, `--cfg` flags): the static reader cannot tell whether the compiler sees what it guards",
-                        a.to_token_stream()
+                        super::cfg::written(a)
                     ),
                     fix: FIX_EXACT.to_string(),
                 });
@@ -164,22 +164,23 @@ pub(crate) fn check_derives_and_cfg(krate: &Crate) -> Result<(), CrdgenError> {
                     Some(false) => continue,
                     Some(true) => (
                         format!(
-                            "`{}` on {place} of `{ident}`: its condition always holds, but operator-rs reads `#[{name}(...)]` only written as itself",
-                            a.to_token_stream()
+                            "`{}` on {place} of `{ident}`: its condition always holds, but the static reader reads `#[{name}]` only written as itself",
+                            super::cfg::written(a)
                         ),
                         format!(
-                            "write it without `cfg_attr`: `#[{}]`",
-                            read.to_token_stream()
+                            "write it without `cfg_attr`: `#[{}]`, or {}",
+                            super::cfg::written(read),
+                            FIX_EXACT.trim_start_matches("run ")
                         ),
                     ),
                     None => (
                         format!(
                             "`{}` on {place} of `{ident}`: whether `#[{name}]` applies depends on the build (features, target, `--cfg` flags), which the static reader cannot know",
-                            a.to_token_stream()
+                            super::cfg::written(a)
                         ),
                         format!(
                             "{FIX_EXACT}, or write `#[{}]` without `cfg_attr`",
-                            read.to_token_stream()
+                            super::cfg::written(read)
                         ),
                     ),
                 };
@@ -213,6 +214,14 @@ pub(crate) fn check_derives_and_cfg(krate: &Crate) -> Result<(), CrdgenError> {
                     continue;
                 }
                 let owners = owners(attr);
+                // `KubeSchema` implements `JsonSchema`: deriving that too would clash.
+                let addable: Vec<&str> = owners
+                    .iter()
+                    .copied()
+                    .filter(|o| {
+                        !(derives.iter().any(|n| n == "KubeSchema") && o.starts_with("JsonSchema"))
+                    })
+                    .collect();
                 let derived = if derives.is_empty() {
                     "derives nothing".to_string()
                 } else {
@@ -224,7 +233,7 @@ pub(crate) fn check_derives_and_cfg(krate: &Crate) -> Result<(), CrdgenError> {
                     ),
                     _ => format!(
                         "add `{}` to `#[derive(...)]` of `{ident}`, or remove the attribute",
-                        owners.join("` or `")
+                        addable.join("` or `")
                     ),
                 };
                 return Err(CrdgenError::Source {
