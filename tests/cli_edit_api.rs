@@ -609,3 +609,40 @@ fn error_examples_are_complete_and_taken() {
         ok(copy.path(), &args);
     }
 }
+
+/// A `#[kube(...)]` behind `#[cfg_attr(feature = ..., ...)]` (here v2's `storage = false`) may or
+/// may not apply: `edit api` refuses at the attribute, points to `--exact` and writes nothing (it
+/// used to read the kind without it, and left no storage version); `generate crds` likewise.
+#[test]
+fn a_kube_attribute_behind_cfg_attr_is_refused_before_anything_is_written() {
+    let tmp = two_versions("cfg-attr-kube");
+    let dir = project_dir(&tmp, "cfg-attr-kube");
+    let v2 = read(&dir, V2);
+    assert!(v2.contains("    storage = false,\n"), "{v2}");
+    let v2 = v2.replace("    storage = false,\n", "").replace(
+        "pub struct CronJobSpec",
+        "#[cfg_attr(feature = \"legacy\", kube(storage = false))]\npub struct CronJobSpec",
+    );
+    std::fs::write(dir.join(V2), &v2).unwrap();
+    let line = v2
+        .lines()
+        .position(|l| l.starts_with("#[cfg_attr"))
+        .unwrap()
+        + 1;
+    let before = snapshot(&dir);
+    for args in [
+        "edit api --group batch --version v1 --kind CronJob --storage",
+        "generate crds",
+    ] {
+        let r = run(&dir, &words(args));
+        assert_ne!(r.code, 0, "{args}: {}", r.stderr);
+        for e in [
+            format!("{V2}:{line}:1: "),
+            "depends on the build".to_string(),
+            "--exact".to_string(),
+        ] {
+            assert!(r.stderr.contains(&e), "{args}: no {e:?} in\n{}", r.stderr);
+        }
+        assert_eq!(snapshot(&dir), before, "{args} wrote");
+    }
+}

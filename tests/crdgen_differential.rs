@@ -143,6 +143,8 @@ mod validation;
 #[path = "../fixtures/crdgen/pod_template.rs"]
 mod pod_template;
 
+#[path = "../fixtures/crdgen/as_compiled.rs"]
+mod as_compiled;
 #[path = "../fixtures/crdgen/backup_schedule.rs"]
 mod backup_schedule;
 #[path = "../fixtures/crdgen/cel_rules.rs"]
@@ -249,6 +251,13 @@ fn pod_template() {
 #[test]
 fn defaults() {
     check("defaults", vec![defaults::Tuned::crd()]);
+}
+
+/// `#[cfg]`/`#[cfg_attr]` decided as the compiler decides them, `IntOrString` default functions,
+/// a `Default` setting skipped fields to values that are not plain, a rule on `self.namespace`.
+#[test]
+fn as_compiled() {
+    check("as_compiled", vec![as_compiled::Compiled::crd()]);
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! `generate crds --exact` (through the compiler) agrees with the static reader, byte for byte.
 //! Builds a harness crate with kube-derive in `target/crdgen-exact` (a few minutes the first time).
 
+mod crdgen_cases;
+
 use std::path::{Path, PathBuf};
 
 use operator_rs::crdgen;
@@ -21,6 +23,18 @@ fn project() -> Project {
         crd: Default::default(),
     }
 }
+
+/// The manifest of the harness crates (one set of dependencies: every build shares
+/// `target/crdgen-exact`).
+const HARNESS_MANIFEST: &str = "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n\n[dependencies]\n\
+         kube = { version = \"5.0.0\", default-features = false, features = [\"derive\"] }\n\
+         k8s-openapi = { version = \"0.29.0\", default-features = false, features = [\"std\", \"schemars\", \"v1_37\"] }\n\
+         serde = { version = \"1\", features = [\"derive\"] }\nserde_json = \"1\"\n\
+         schemars = { version = \"1.2\", features = [\"chrono04\", \"jiff02\", \"uuid1\", \"url2\", \"semver1\", \"indexmap2\"] }\n\
+         chrono = { version = \"0.4\", default-features = false, features = [\"serde\", \"std\"] }\n\
+         jiff = { version = \"0.2\", features = [\"serde\"] }\nuuid = { version = \"1\", features = [\"serde\"] }\n\
+         url = { version = \"2\", features = [\"serde\"] }\nsemver = { version = \"1\", features = [\"serde\"] }\n\
+         indexmap = { version = \"2\", features = [\"serde\"] }\n";
 
 fn agree(names: &[&str]) {
     agree_with(names, &project(), false);
@@ -53,19 +67,7 @@ fn agree_with(names: &[&str], project: &Project, checks: bool) {
 /// [`agree_with`] on the crate whose `src/` is laid out in `root`.
 fn agree_in(root: &Path, project: &Project, checks: bool) {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    std::fs::write(
-        root.join("Cargo.toml"),
-        "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n\n[dependencies]\n\
-         kube = { version = \"5.0.0\", default-features = false, features = [\"derive\"] }\n\
-         k8s-openapi = { version = \"0.29.0\", default-features = false, features = [\"std\", \"schemars\", \"v1_37\"] }\n\
-         serde = { version = \"1\", features = [\"derive\"] }\nserde_json = \"1\"\n\
-         schemars = { version = \"1.2\", features = [\"chrono04\", \"jiff02\", \"uuid1\", \"url2\", \"semver1\", \"indexmap2\"] }\n\
-         chrono = { version = \"0.4\", default-features = false, features = [\"serde\", \"std\"] }\n\
-         jiff = { version = \"0.2\", features = [\"serde\"] }\nuuid = { version = \"1\", features = [\"serde\"] }\n\
-         url = { version = \"2\", features = [\"serde\"] }\nsemver = { version = \"1\", features = [\"serde\"] }\n\
-         indexmap = { version = \"2\", features = [\"serde\"] }\n",
-    )
-    .unwrap();
+    std::fs::write(root.join("Cargo.toml"), HARNESS_MANIFEST).unwrap();
     std::fs::copy(repo.join("Cargo.lock"), root.join("Cargo.lock")).unwrap();
     // SAFETY of sharing: one target dir for every exact build of the repo.
     let target = repo.join("target/crdgen-exact");
@@ -326,4 +328,58 @@ fn exact_refuses_a_kind_of_the_binary_crate() {
         msg.starts_with("src/main.rs:7:12: `Ghost` is in the binary crate"),
         "{msg}"
     );
+}
+
+/// rustc's verdict on what the static reader refuses as the compiler would
+/// (`tests/crdgen_cases/compiled.rs`): each such case fails to compile at the line our refusal
+/// names (kube-derive's "Unsupported shape" at the item below its derive), and each case refused
+/// only because its meaning depends on the build compiles. One crate, one `cargo check`: each
+/// case is a module of its own file.
+#[test]
+fn rustc_refuses_what_the_reader_refuses_as_the_compiler() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let cases = crdgen_cases::compiled::refused();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("Cargo.toml"), HARNESS_MANIFEST).unwrap();
+    std::fs::copy(repo.join("Cargo.lock"), root.join("Cargo.lock")).unwrap();
+    let mut lib = String::new();
+    for c in &cases {
+        lib.push_str(&format!("pub mod {};\n", c.name));
+        std::fs::write(
+            root.join(format!("src/{}.rs", c.name)),
+            format!("{}{}", crdgen_cases::HEAD, c.body),
+        )
+        .unwrap();
+    }
+    std::fs::write(root.join("src/lib.rs"), lib).unwrap();
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["check", "--quiet", "--message-format=short"])
+        .current_dir(root)
+        .env("CARGO_TARGET_DIR", repo.join("target/crdgen-exact"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.contains(": error")).collect();
+    assert!(!out.status.success(), "the crate compiled:\n{stderr}");
+    let mut wrong = Vec::new();
+    for c in &cases {
+        let (line, _) = crdgen_cases::pos(&c.body, c.marker);
+        let file = format!("src/{}.rs:", c.name);
+        let at: Vec<usize> = errors
+            .iter()
+            .filter_map(|e| e.strip_prefix(&file)?.split(':').next()?.parse().ok())
+            .collect();
+        match (c.rustc_refuses, at.as_slice()) {
+            (true, []) => wrong.push(format!("{}: rustc accepts it", c.name)),
+            (true, at) if !at.iter().any(|l| *l == line || *l == line + 1) => wrong.push(format!(
+                "{}: rustc refuses it at lines {at:?}, we at line {line}",
+                c.name
+            )),
+            (false, [_, ..]) => wrong.push(format!("{}: rustc refuses it", c.name)),
+            _ => {}
+        }
+    }
+    assert!(wrong.is_empty(), "{}\n{stderr}", wrong.join("\n"));
 }

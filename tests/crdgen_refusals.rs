@@ -115,3 +115,39 @@ fn every_type_case_is_checked_as_expected() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// What the compiler decides (a helper attribute without its derive, `KubeSchema` where
+/// kube-derive refuses it, a `#[cfg]`/`#[cfg_attr]` that depends on the build) is refused at the
+/// attribute, by `generate crds` and by `edit api` alike (which reads the kinds the same way),
+/// with the rule and the fix; nothing is written.
+#[test]
+fn what_the_compiler_decides_is_refused_where_it_is_written() {
+    let mut wrong = Vec::new();
+    for case in crdgen_cases::compiled::refused() {
+        let dir = crate_of(&case.body);
+        let tree = DiskTree::new(dir.path());
+        let (line, col) = pos(&case.body, case.marker);
+        let at = format!("src/lib.rs:{line}:{col}: ");
+        for (what, result) in [
+            (
+                "generate crds",
+                crdgen::generate(&tree, &project()).map(|_| ()),
+            ),
+            ("edit api", crdgen::kind_versions(&tree).map(|_| ())),
+        ] {
+            match result {
+                Ok(()) => wrong.push(format!("{} ({what}): accepted", case.name)),
+                Err(e) => {
+                    let msg = e.to_string();
+                    if !(msg.starts_with(&at) && case.says.iter().all(|s| msg.contains(s))) {
+                        wrong.push(format!(
+                            "{} ({what}): expected {at} and {:?}, got: {msg}",
+                            case.name, case.says
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -1,6 +1,6 @@
 //! Loads the user's crate as the compiler sees it: starts at `src/lib.rs` / `src/main.rs`, follows
 //! `mod` declarations (files `name.rs` / `name/mod.rs`, `#[path]`, inline modules), skips
-//! `#[cfg(test)]` modules, and indexes every module's types, functions, consts, `use`s and impls.
+//! items, fields and variants whose `#[cfg]` never holds (`#[cfg(test)]`), and indexes every module's types, functions, consts, `use`s and impls.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -32,6 +32,9 @@ pub(crate) struct Module {
     pub uses: Vec<UseEntry>,
     /// Item-level macro invocations (they may define types the reader cannot see).
     pub item_macros: Vec<(Span, String)>,
+    /// Where a `#[cfg(...)]` whose value depends on the build is on this module or one of its
+    /// parents (its items may not be compiled at all).
+    pub undecided_cfg: Option<Location>,
 }
 
 /// One name a `use` brings into scope (`glob`: every public name of `path`).
@@ -205,13 +208,30 @@ fn parse(
     Ok((krate.files.len() - 1, parsed.file.items))
 }
 
+/// Whether an item's `#[cfg]` never holds in the builds `generate crds` stands for (see
+/// [`super::cfg`]): the compiler never sees it.
 fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
-    attrs.iter().any(|a| {
-        a.path().is_ident("cfg")
-            && a.parse_args::<syn::Meta>()
-                .map(|m| m.path().is_ident("test"))
-                .unwrap_or(false)
-    })
+    super::cfg::holds(attrs) == Some(false)
+}
+
+/// The fields of `fields` the compiler sees (those whose `#[cfg]` may hold).
+fn compiled_fields(fields: &mut syn::Fields) {
+    let keep = |f: &syn::Field| !is_cfg_test(&f.attrs);
+    match fields {
+        syn::Fields::Named(n) => {
+            n.named = std::mem::take(&mut n.named)
+                .into_iter()
+                .filter(keep)
+                .collect()
+        }
+        syn::Fields::Unnamed(u) => {
+            u.unnamed = std::mem::take(&mut u.unnamed)
+                .into_iter()
+                .filter(keep)
+                .collect()
+        }
+        syn::Fields::Unit => {}
+    }
 }
 
 fn path_attr(attrs: &[syn::Attribute]) -> Option<String> {
@@ -267,6 +287,7 @@ fn add_module(
         consts: BTreeMap::new(),
         uses: Vec::new(),
         item_macros: Vec::new(),
+        undecided_cfg: parent.and_then(|p| krate.modules[p].undecided_cfg.clone()),
     });
     // The files of the `mod x;` children are read first and set aside on the other core while
     // each is parsed in turn here (the parse stays on this thread: syn's spans are thread-local).
@@ -352,6 +373,10 @@ fn add_module(
                         )?
                     };
                     krate.modules[child].public = matches!(m.vis, syn::Visibility::Public(_));
+                    if let Some(a) = super::cfg::undecided(&m.attrs) {
+                        let at = krate.loc(file_id, a.pound_token.span);
+                        krate.modules[child].undecided_cfg.get_or_insert(at);
+                    }
                     krate.modules[id].children.insert(name_unraw, child);
                 }
                 syn::Item::Struct(s) => {
@@ -513,7 +538,7 @@ fn module_loop(krate: &Crate, m: ModId, rel: &Path) -> Option<String> {
     None
 }
 
-fn add_def(krate: &mut Crate, m: ModId, name: String, item: DefItem) {
+fn add_def(krate: &mut Crate, m: ModId, name: String, mut item: DefItem) {
     let attrs = match &item {
         DefItem::Struct(s) => &s.attrs,
         DefItem::Enum(e) => &e.attrs,
@@ -521,6 +546,20 @@ fn add_def(krate: &mut Crate, m: ModId, name: String, item: DefItem) {
     };
     if is_cfg_test(attrs) {
         return;
+    }
+    match &mut item {
+        DefItem::Struct(s) => compiled_fields(&mut s.fields),
+        DefItem::Enum(e) => {
+            e.variants = std::mem::take(&mut e.variants)
+                .into_iter()
+                .filter(|v| !is_cfg_test(&v.attrs))
+                .map(|mut v| {
+                    compiled_fields(&mut v.fields);
+                    v
+                })
+                .collect();
+        }
+        DefItem::Alias(_) => {}
     }
     krate.defs.push(Def { module: m, item });
     let id = krate.defs.len() - 1;

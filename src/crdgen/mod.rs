@@ -21,6 +21,7 @@
 //! - [`exact`]: the `--exact` harness.
 
 mod attrs;
+mod cfg;
 mod crd;
 mod error;
 mod exact;
@@ -230,6 +231,7 @@ pub(crate) fn static_kinds(
         for root in roots {
             let krate = Rc::new(loader::load(tree, &root)?);
             crates.push(krate.clone());
+            source_checks::check_derives_and_cfg(&krate)?;
             source_checks::check_attribute_keys(&krate)?;
             // Type information is cached per crate (by definition id).
             schema::clear_type_infos();

@@ -490,14 +490,25 @@ impl Crate {
                     return self.resolve_type_in(def.module, &a.ty, None, &bound);
                 }
                 if !def.generics().params.is_empty() {
+                    let params = def
+                        .generics()
+                        .params
+                        .iter()
+                        .map(|p| quote::quote!(#p).to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ");
                     return Err(self.unsupported(
                         m,
                         span(),
                         format!(
-                            "the generic type `{}` (generics are not evaluated statically)",
-                            shown()
+                            "the generic type `{}`: the static reader reads each definition once, as written, and does not substitute type arguments for `{}<{params}>`'s parameters (schemars' derive makes one schema per instance, with the argument's schema, default and attributes in place of each parameter)",
+                            shown(),
+                            def.ident()
                         ),
-                        FIX_EXACT,
+                        &format!(
+                            "{FIX_EXACT}, or give the field a non-generic type (e.g. `struct {}I32 {{ .. }}` with the argument written in)",
+                            def.ident()
+                        ),
                     ));
                 }
                 Ok(Ty::User(d))

@@ -868,6 +868,13 @@ fn field_info(
             }
         }
     }
+    // kube-derive's `KubeSchema` hands schemars only `serde`, `schemars`, `doc` and `validate`:
+    // a `#[garde]` (for garde's own derive) leaves its schema as it is.
+    let garde = if krate.derives(d).iter().any(|n| n == "KubeSchema") {
+        &[]
+    } else {
+        merged.garde
+    };
     let validation = validation_attrs(krate, m, merged.schemars, Dialect::Schemars)?
         .or(validation_attrs(
             krate,
@@ -875,7 +882,7 @@ fn field_info(
             merged.validate,
             Dialect::Validate,
         )?)
-        .or(validation_attrs(krate, m, merged.garde, Dialect::Garde)?);
+        .or(validation_attrs(krate, m, garde, Dialect::Garde)?);
     let (rules, merge_strategy) = x_kube(krate, m, place)?;
     let has_ser_with = merged
         .serde_with

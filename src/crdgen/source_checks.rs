@@ -8,11 +8,12 @@
 use std::collections::BTreeMap;
 
 use proc_macro2::Span;
+use quote::ToTokens;
 use syn::spanned::Spanned;
 
 use super::attrs::{self, Position};
 use super::crd::KindDef;
-use super::error::{CrdgenError, Location};
+use super::error::{CrdgenError, FIX_EXACT, Location};
 use super::loader::{Crate, DefId, DefItem};
 use crate::names::{self, NameError};
 
@@ -37,6 +38,251 @@ pub(crate) fn check_attribute_keys(krate: &Crate) -> Result<(), CrdgenError> {
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// The derives that read a schema, and so the definitions whose attributes and `#[cfg]` change
+/// a CRD.
+const SCHEMA_DERIVES: &[&str] = &[
+    "CustomResource",
+    "JsonSchema",
+    "JsonSchema_repr",
+    "KubeSchema",
+];
+
+/// The helper attributes each known derive declares (serde_derive, schemars_derive, kube-derive
+/// 5, garde's and validator's `Validate`, the standard derives). A definition with a derive not
+/// listed here is not checked: that derive may declare any helper.
+const HELPERS: &[(&str, &[&str])] = &[
+    ("CustomResource", &["kube"]),
+    ("Resource", &["resource"]),
+    ("KubeSchema", &["x_kube", "schemars", "validate"]),
+    ("JsonSchema", &["schemars", "serde", "validate", "garde"]),
+    ("JsonSchema_repr", &["schemars", "serde"]),
+    ("Serialize", &["serde"]),
+    ("Deserialize", &["serde"]),
+    ("Validate", &["validate", "garde"]),
+    ("Default", &["default"]),
+    ("Clone", &[]),
+    ("Copy", &[]),
+    ("Debug", &[]),
+    ("PartialEq", &[]),
+    ("Eq", &[]),
+    ("PartialOrd", &[]),
+    ("Ord", &[]),
+    ("Hash", &[]),
+];
+
+/// The derives that declare `#[<attr>]`, for the fix (the first is the one to add).
+fn owners(attr: &str) -> Vec<&'static str> {
+    HELPERS
+        .iter()
+        .filter(|(_, helpers)| helpers.contains(&attr))
+        .map(|(d, _)| *d)
+        .collect()
+}
+
+/// The attributes of a definition the reader reads (`doc = "..."` included: it is a description).
+fn is_read(meta: &syn::Meta) -> bool {
+    let p = meta.path();
+    [
+        "derive", "serde", "schemars", "kube", "x_kube", "validate", "garde", "repr",
+    ]
+    .iter()
+    .any(|n| p.is_ident(n))
+        || (p.is_ident("doc") && matches!(meta, syn::Meta::NameValue(_)))
+}
+
+/// What the compiler refuses, or decides only per build, in the definitions that make a schema:
+/// a helper attribute (`#[x_kube]`, `#[kube]`, `#[schemars]`, `#[serde]`...) without a derive
+/// that declares it (rustc: "cannot find attribute"; the reader would read or drop it silently);
+/// `KubeSchema` beside `JsonSchema` (two impls of one trait) or on what is not a struct with
+/// named fields (kube-derive refuses it); and a `#[cfg_attr]` carrying an attribute the reader
+/// reads, or a `#[cfg]` on the definition, its module, a field or a variant, whose value depends
+/// on the build (the reader cannot know whether the compiler sees it).
+pub(crate) fn check_derives_and_cfg(krate: &Crate) -> Result<(), CrdgenError> {
+    for (d, def) in krate.defs.iter().enumerate() {
+        let derives = krate.derives(d);
+        let conditional_schema = def.attrs().iter().any(|a| {
+            super::cfg::cfg_attr(a).is_some_and(|(_, inner)| {
+                inner.iter().any(|m| {
+                    m.path().is_ident("derive")
+                        && SCHEMA_DERIVES
+                            .iter()
+                            .any(|n| m.to_token_stream().to_string().contains(n))
+                })
+            })
+        });
+        let schema = derives.iter().any(|n| SCHEMA_DERIVES.contains(&n.as_str()));
+        if !schema && !conditional_schema {
+            continue;
+        }
+        let ident = def.ident();
+        let mut places: Vec<(&[syn::Attribute], &str)> = vec![(def.attrs(), "the type")];
+        match &def.item {
+            DefItem::Struct(s) => places.extend(s.fields.iter().map(|f| (&f.attrs[..], "a field"))),
+            DefItem::Enum(e) => {
+                for v in &e.variants {
+                    places.push((&v.attrs, "a variant"));
+                    places.extend(v.fields.iter().map(|f| (&f.attrs[..], "a field")));
+                }
+            }
+            DefItem::Alias(_) => {}
+        }
+        // `#[cfg]` and `#[cfg_attr]` first: what they hide decides the rest.
+        if let Some(at) = &krate.modules[def.module].undecided_cfg {
+            return Err(CrdgenError::Unsupported {
+                loc: krate.def_loc(d, ident.span()),
+                what: format!(
+                    "`{ident}` is in a module behind a `#[cfg(...)]` whose value depends on the build (at {at}): the static reader cannot tell whether the compiler sees it"
+                ),
+                fix: FIX_EXACT.to_string(),
+            });
+        }
+        for (attrs, place) in &places {
+            if let Some(a) = super::cfg::undecided(attrs) {
+                return Err(CrdgenError::Unsupported {
+                    loc: krate.def_loc(d, a.pound_token.span),
+                    what: format!(
+                        "`{}` on {place} of `{ident}` depends on the build (features, target, `--cfg` flags): the static reader cannot tell whether the compiler sees what it guards",
+                        super::cfg::written(a)
+                    ),
+                    fix: FIX_EXACT.to_string(),
+                });
+            }
+            for a in attrs.iter() {
+                let Some((pred, inner)) = super::cfg::cfg_attr(a) else {
+                    continue;
+                };
+                let Some(read) = inner.iter().find(|m| is_read(m)) else {
+                    continue;
+                };
+                let name = read.path().to_token_stream().to_string();
+                let (what, fix) = match super::cfg::eval(&pred) {
+                    // Never applies: the compiler never sees it, nor does the reader.
+                    Some(false) => continue,
+                    Some(true) => (
+                        format!(
+                            "`{}` on {place} of `{ident}`: its condition always holds, but the static reader reads `#[{name}]` only written as itself",
+                            super::cfg::written(a)
+                        ),
+                        format!(
+                            "write it without `cfg_attr`: `#[{}]`, or {}",
+                            super::cfg::written(read),
+                            FIX_EXACT.trim_start_matches("run ")
+                        ),
+                    ),
+                    None => (
+                        format!(
+                            "`{}` on {place} of `{ident}`: whether `#[{name}]` applies depends on the build (features, target, `--cfg` flags), which the static reader cannot know",
+                            super::cfg::written(a)
+                        ),
+                        format!(
+                            "{FIX_EXACT}, or write `#[{}]` without `cfg_attr`",
+                            super::cfg::written(read)
+                        ),
+                    ),
+                };
+                return Err(CrdgenError::Unsupported {
+                    loc: krate.def_loc(d, a.pound_token.span),
+                    what,
+                    fix,
+                });
+            }
+        }
+        check_derive_shape(krate, d, derives)?;
+        // A derive this table does not know may declare any helper.
+        if !derives
+            .iter()
+            .all(|n| HELPERS.iter().any(|(known, _)| known == n))
+        {
+            continue;
+        }
+        for (attrs, place) in &places {
+            for a in attrs.iter() {
+                let Some(attr) = ["kube", "x_kube", "schemars", "serde", "validate", "garde"]
+                    .into_iter()
+                    .find(|n| a.path().is_ident(n))
+                else {
+                    continue;
+                };
+                let declared = HELPERS.iter().any(|(n, helpers)| {
+                    helpers.contains(&attr) && derives.contains(&n.to_string())
+                });
+                if declared {
+                    continue;
+                }
+                let owners = owners(attr);
+                // `KubeSchema` implements `JsonSchema`: deriving that too would clash.
+                let addable: Vec<&str> = owners
+                    .iter()
+                    .copied()
+                    .filter(|o| {
+                        !(derives.iter().any(|n| n == "KubeSchema") && o.starts_with("JsonSchema"))
+                    })
+                    .collect();
+                let derived = if derives.is_empty() {
+                    "derives nothing".to_string()
+                } else {
+                    format!("derives {}", derives.join(", "))
+                };
+                let fix = match attr {
+                    "x_kube" if derives.iter().any(|n| n == "JsonSchema") => format!(
+                        "derive `KubeSchema` instead of `JsonSchema` (it implements `JsonSchema` and reads `#[x_kube]`): `#[derive(KubeSchema)]` on `{ident}`"
+                    ),
+                    _ => format!(
+                        "add `{}` to `#[derive(...)]` of `{ident}`, or remove the attribute",
+                        addable.join("` or `")
+                    ),
+                };
+                return Err(CrdgenError::Source {
+                    loc: krate.def_loc(d, a.pound_token.span),
+                    what: format!(
+                        "`#[{attr}(...)]` on {place} of `{ident}`, which {derived}: only a type that derives {} may carry it (rustc refuses it: cannot find attribute `{attr}` in this scope). Fix: {fix}",
+                        owners
+                            .iter()
+                            .map(|o| format!("`{o}`"))
+                            .collect::<Vec<_>>()
+                            .join(" or ")
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `KubeSchema` beside `JsonSchema` (two impls of `JsonSchema`: rustc's E0119), or on an enum or
+/// a struct without named fields (kube-derive: "Unsupported shape").
+fn check_derive_shape(krate: &Crate, d: DefId, derives: &[String]) -> Result<(), CrdgenError> {
+    if !derives.iter().any(|n| n == "KubeSchema") {
+        return Ok(());
+    }
+    let def = &krate.defs[d];
+    let ident = def.ident();
+    let at = def
+        .attrs()
+        .iter()
+        .find(|a| a.path().is_ident("derive"))
+        .map_or(ident.span(), |a| a.pound_token.span);
+    if derives.iter().any(|n| n == "JsonSchema") {
+        return Err(CrdgenError::Source {
+            loc: krate.def_loc(d, at),
+            what: format!(
+                "`{ident}` derives both `KubeSchema` and `JsonSchema`: `KubeSchema` implements `JsonSchema` itself, so rustc refuses the second impl (E0119). Fix: keep `KubeSchema` (it reads `#[x_kube]`, `#[schemars]` and `#[serde]`) and remove `JsonSchema`"
+            ),
+        });
+    }
+    let named =
+        matches!(&def.item, DefItem::Struct(s) if matches!(s.fields, syn::Fields::Named(_)));
+    if !named {
+        return Err(CrdgenError::Source {
+            loc: krate.def_loc(d, at),
+            what: format!(
+                "`{ident}` derives `KubeSchema`, which kube-derive supports only on a struct with named fields (it refuses this one: Unsupported shape). Fix: derive `JsonSchema` instead (an enum's rules go on the field that holds it: `#[x_kube(validation = \"...\")]`)"
+            ),
+        });
     }
     Ok(())
 }

@@ -493,6 +493,16 @@ impl<'a> Eval<'a> {
                     .collect();
                 let last = segs.last().map(String::as_str).unwrap_or("");
                 match (last, c.args.len()) {
+                    // `IntOrString::Int(3)` / `IntOrString::String(..)`: serialized as the value
+                    // it holds (k8s-openapi's untagged `Serialize`).
+                    ("Int" | "String", 1) if is_int_or_string(ty) => {
+                        let held = Ty::Leaf(if last == "Int" {
+                            Leaf::I32
+                        } else {
+                            Leaf::String
+                        });
+                        self.eval(&c.args[0], &held, m, self_def)
+                    }
                     ("Some", 1) => {
                         let Ty::Option(inner) = ty else {
                             return Err(bad(self.krate));
@@ -599,8 +609,15 @@ impl<'a> Eval<'a> {
                     let Some(idx) = info.fields.iter().position(|f| *id == f.ident.as_str()) else {
                         return Err(bad(self.krate));
                     };
-                    let fty = info.fields[idx].ty.clone();
-                    members[idx] = Some(self.eval(&fv.expr, &fty, m, self_def)?);
+                    let field = &info.fields[idx];
+                    // A member serde never serializes is in no default: its value (often not a
+                    // plain one: a handle, a cache, a clock) is not evaluated.
+                    members[idx] = Some(if field.skip_ser {
+                        Value::Null
+                    } else {
+                        let fty = field.ty.clone();
+                        self.eval(&fv.expr, &fty, m, self_def)?
+                    });
                 }
                 if members.iter().any(Option::is_none) {
                     return Err(bad(self.krate));
@@ -628,6 +645,13 @@ pub(crate) fn single_expr(b: &syn::Block) -> Option<&syn::Expr> {
         _ => None,
     }
 }
+
+/// k8s-openapi's `IntOrString`.
+fn is_int_or_string(ty: &Ty) -> bool {
+    matches!(ty, Ty::K8s(p) if p == INT_OR_STRING)
+}
+
+const INT_OR_STRING: &str = "k8s_openapi::apimachinery::pkg::util::intstr::IntOrString";
 
 fn is_float(ty: &Ty) -> Option<bool> {
     match ty {

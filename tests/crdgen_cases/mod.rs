@@ -3,6 +3,7 @@
 //! real API server's verdict on the same CRDs).
 #![allow(dead_code)]
 
+pub mod compiled;
 pub mod schemas;
 
 use operator_rs::project::{LAYOUT, Project};

@@ -1148,12 +1148,24 @@ pub fn type_rules() -> Vec<(&'static str, bool)> {
         ("self.mb.exists(k, k == 1)", false),
         ("{'a': 1, 'b': 'c'}.size() > 0", false),
         ("{'a': 1, 2: 3}.size() > 0", false),
+        // Properties named like CEL's reserved words: declared escaped (`__namespace__`), and
+        // selected by their own name too.
+        ("self.namespace == 'a'", true),
+        ("self.__namespace__ == 'a'", true),
+        ("has(self.namespace) && self.namespace.size() > 0", true),
+        ("self.namespace == 1", false),
+        ("self.if > 0", true),
+        ("self.__if__ > 0", true),
+        ("self.?namespace.orValue('') == ''", true),
+        ("self.package == 'a'", false),
     ]
 }
 
 /// A type case's CRD schema: the rule on [`cost_node`] at `.spec.t`, run once.
 pub fn type_case(rule: &str) -> Value {
     let mut node = cost_node();
+    node["properties"]["namespace"] = json!({"type": "string"});
+    node["properties"]["if"] = json!({"type": "integer"});
     node["x-kubernetes-validations"] = json!([{"rule": rule}]);
     root(json!({"type": "object", "properties": {"t": node}}))
 }

@@ -130,13 +130,10 @@ impl<'d> Checker<'_, 'd> {
     /// The type of `t.field` (`Err` message when it has none).
     fn select(&self, t: &Ty<'d>, field: &str) -> Result<Ty<'d>, String> {
         match t {
-            Ty::Object(d) => match &d.kind {
-                DeclKind::Object(fields) => fields
-                    .get(field)
-                    .map(ty_of)
-                    .ok_or_else(|| format!("undefined field '{field}'")),
-                _ => Err(format!("undefined field '{field}'")),
-            },
+            Ty::Object(d) => d
+                .field(field)
+                .map(ty_of)
+                .ok_or_else(|| format!("undefined field '{field}'")),
             Ty::Map(_, v) => Ok((**v).clone()),
             Ty::Opaque(OPTIONAL, ps) => Ok(Ty::optional(self.select(&ps[0], field)?)),
             t if t.is_dyn() => Ok(DYN),

@@ -60,9 +60,25 @@ impl Decl {
             (DeclKind::List(e), "@items" | "@values")
             | (DeclKind::Map(_, e), "@items" | "@values") => Some(e),
             (DeclKind::Map(k, _), "@keys") => Some(k),
-            (DeclKind::Object(fields), _) => fields.get(name),
+            (DeclKind::Object(_), _) => self.field(name),
             _ => None,
         }
+    }
+
+    /// The field `name` of an object as a rule's `.name` selects it: its escaped name, or, for a
+    /// CEL reserved word, the property it escapes (`self.namespace` is the property `namespace`,
+    /// declared as `__namespace__`: the API server's type provider recognizes keywords as field
+    /// names since 1.28).
+    pub fn field(&self, name: &str) -> Option<&Decl> {
+        let DeclKind::Object(fields) = &self.kind else {
+            return None;
+        };
+        fields.get(name).or_else(|| {
+            RESERVED
+                .contains(&name)
+                .then(|| fields.get(&format!("__{name}__")))
+                .flatten()
+        })
     }
 }
 
