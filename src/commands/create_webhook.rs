@@ -73,7 +73,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     }
 
     overlay.put(project::FILE, project.render()?);
-    super::generate::regenerate_into(&mut overlay, &project, false)?;
+    super::generate::regenerate_into(&mut overlay, &project, super::generate::Crds::Skip)?;
     report.refuse_conflicts()?;
     let (pending, removals) = overlay.into_changes();
     super::check_generated_rust(&pending, Some(&resource.kind))?;
