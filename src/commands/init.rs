@@ -115,7 +115,11 @@ fn normalize_repo(repo: &str) -> Result<String> {
         let example = path
             .rsplit(['/', ':', '@'])
             .next()
-            .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+            .filter(|n| {
+                !n.is_empty()
+                    && n.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            })
             .unwrap_or("memcached-operator");
         bail!(
             "invalid repo {given:?}: must be a repository path, <host>/<owner>/<name>, of ASCII letters, digits, '.', '-', '_' and '~' between single '/' (no scheme other than https://, no port, user, spaces or quotes; an element neither empty nor starting or ending with '.')\n  e.g. --repo github.com/acme/{example}"

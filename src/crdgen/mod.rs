@@ -42,6 +42,9 @@ pub mod structural;
 #[doc(hidden)]
 pub mod transforms;
 mod validate;
+/// Public only for `tests/names_apiserver.rs`, which checks it against kube-apiserver.
+#[doc(hidden)]
+pub use validate::api_approval_problem;
 #[doc(hidden)]
 pub use validate::verdict as apiserver_verdict;
 pub use validate::{DEPRECATION_WARNING_RULE, deprecation_warning_problem};
@@ -512,5 +515,8 @@ pub(crate) fn storage_version(
 /// it, shortened with a hash when a valid CRD name (up to 253 bytes) makes it too long for a file
 /// name.
 pub fn crd_path(group: &str, plural: &str) -> PathBuf {
-    Path::new(CRD_BASES).join(crate::names::fit_file_name(&format!("{group}_{plural}"), ".yaml"))
+    Path::new(CRD_BASES).join(crate::names::fit_file_name(
+        &format!("{group}_{plural}"),
+        ".yaml",
+    ))
 }

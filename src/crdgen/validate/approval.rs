@@ -16,7 +16,7 @@ pub(crate) fn is_protected_group(group: &str) -> bool {
 }
 
 /// Why kube-apiserver refuses `crd`'s API approval; None when it is accepted.
-pub(super) fn problem(crd: &CustomResourceDefinition) -> Option<String> {
+pub fn problem(crd: &CustomResourceDefinition) -> Option<String> {
     if !is_protected_group(&crd.spec.group) {
         return None;
     }
@@ -53,9 +53,10 @@ fn is_request_uri_with_host(s: &str) -> bool {
     let authority = rest.split(['/', '?']).next().unwrap_or("");
     let host = authority.rsplit('@').next().unwrap_or("");
     let host = host.split(':').next().unwrap_or("");
-    let escapes_ok = s.split('%').skip(1).all(|after| {
-        after.len() >= 2 && after.as_bytes()[..2].iter().all(u8::is_ascii_hexdigit)
-    });
+    let escapes_ok = s
+        .split('%')
+        .skip(1)
+        .all(|after| after.len() >= 2 && after.as_bytes()[..2].iter().all(u8::is_ascii_hexdigit));
     scheme_ok
         && !host.is_empty()
         && !authority.contains(' ')

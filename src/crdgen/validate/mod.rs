@@ -23,6 +23,7 @@ mod rules;
 mod structural;
 mod types;
 mod version;
+pub use approval::problem as api_approval_problem;
 pub use version::{DEPRECATION_WARNING_RULE, deprecation_warning_problem};
 
 use std::cell::RefCell;

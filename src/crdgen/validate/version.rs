@@ -173,13 +173,20 @@ pub fn deprecation_warning_problem(w: &str) -> Option<String> {
         return Some("must not be an empty string".into());
     }
     if w.len() > 256 {
-        return Some(format!("must be <= 256 characters long (it is {} bytes)", w.len()));
+        return Some(format!(
+            "must be <= 256 characters long (it is {} bytes)",
+            w.len()
+        ));
     }
     NOT_PRINTABLE.find(w).map(|m| {
         let c = m.as_str().chars().next().expect("one character");
         format!(
             "must only contain printable UTF-8 characters; {} U+{:04X} found at index {}",
-            if c.is_control() { "control character" } else { "non-printable character" },
+            if c.is_control() {
+                "control character"
+            } else {
+                "non-printable character"
+            },
             u32::from(c),
             m.start()
         )
