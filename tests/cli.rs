@@ -711,10 +711,20 @@ fn a_crd_name_of_253_characters_gets_a_file() {
         serde_saphyr::from_str(&read(&dir, &format!("config/crd/bases/{file}"))).unwrap();
     let name = crd["metadata"]["name"].as_str().unwrap();
     assert_eq!(name.len(), 253, "{name}");
+    // Cut, and ended with `-` and 16 hex digits.
+    let (kept, hash) = file.trim_end_matches(".yaml").rsplit_once('-').unwrap();
     assert!(
-        file.starts_with(&format!("{group}.{domain}_abcdefghijklmnopq")),
+        hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()),
         "{file}"
     );
+    assert!(
+        format!("{group}.{domain}_abcdefghijklmnopqs").starts_with(kept),
+        "{file}"
+    );
+    // The same file on every run.
+    std::fs::remove_dir_all(dir.join("config/crd/bases")).unwrap();
+    ok(&dir, &words("generate crds"));
+    assert!(dir.join("config/crd/bases").join(file).exists());
     assert!(read(&dir, "config/crd/kustomization.yaml").contains(&format!("bases/{file}")));
     let check = run(&dir, &words("generate manifests --check"));
     assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
