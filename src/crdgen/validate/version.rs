@@ -150,7 +150,7 @@ pub(super) fn check(
         };
         if let Some(why) = why {
             return Some((
-                format!("deprecationWarning {w:?}: {why}"),
+                format!("deprecationWarning: {why} (in {w:?})"),
                 DEPRECATION_WARNING_RULE,
                 Written::Deprecated,
             ));
