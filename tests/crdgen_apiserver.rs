@@ -10,6 +10,8 @@
 mod control_plane;
 mod crdgen_cases;
 
+use std::path::PathBuf;
+
 use control_plane::{ControlPlane, start};
 
 use crdgen_cases::{cases, crate_of, project, schemas};
