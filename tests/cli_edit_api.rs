@@ -660,5 +660,5 @@ fn a_lone_version_not_stored_is_refused() {
     }
     run_printed_fix(&dir, &run(&dir, &words("generate crds")).stderr);
     assert!(!read(&dir, V1).contains("storage = false"));
-    assert_eq!(crd_versions(&dir)[0].2, true, "v1 is stored");
+    assert!(crd_versions(&dir)[0].2, "v1 is stored");
 }

@@ -269,7 +269,7 @@ fn source_cases(cp: &ControlPlane, disagreements: &mut Vec<String>) {
         let file = dir.path().join("crd.yaml");
         let docs: Vec<String> = unchecked.iter().map(|k| crdgen::to_yaml(&k.crd)).collect();
         std::fs::write(&file, docs.join("---\n")).unwrap();
-        let out = control_plane::kubectl(&cp, &["create", "-f", file.to_str().unwrap()]);
+        let out = control_plane::kubectl(cp, &["create", "-f", file.to_str().unwrap()]);
         eprintln!(
             "{name}: ours {}, kube-apiserver {}",
             match &ours {
