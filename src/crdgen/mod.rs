@@ -348,8 +348,13 @@ pub(crate) fn merge_kinds(
                 storage: k.storage,
             })
             .collect();
-        // One version or several, exactly one is stored (a lone `storage = false` is refused).
-        let (stored, warning) = storage_version(&group, &kind, &declared, project)?;
+        // One version or several, exactly one is stored: a lone `storage = false` is refused as
+        // kube-apiserver refuses it (without its checks, as kube-derive writes it).
+        let (stored, warning) = if declared.len() > 1 || checks == Checks::ApiServer {
+            storage_version(&group, &kind, &declared, project)?
+        } else {
+            (declared[0].version.to_string(), None)
+        };
         drop(declared);
         warnings.extend(warning);
         let kind_loc = versions[0].loc.clone();
