@@ -15,6 +15,17 @@ command -v kopium >/dev/null || { echo "kopium is not installed: cargo install k
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 mods=()
+# kopium drops the CRD's annotations; a protected group's (`*.k8s.io`) API approval is kept on the
+# kind as `#[kube(annotation(..))]`, without which kube-apiserver (and `generate crds`) refuse it.
+approval() {
+    local value
+    value=$(sed -n 's/^ *api-approved.kubernetes.io: *//p' "$1" | head -1 | tr -d "'\"")
+    if [ -n "$value" ]; then
+        sed -e "0,/^#\[kube(/s//#[kube(annotation(\"api-approved.kubernetes.io\", \"$value\"))]\n#[kube(/"
+    else
+        cat
+    fi
+}
 while read -r module repo commit path; do
     case "$module" in ''|'#'*) continue ;; esac
     yaml="$tmp/$module.yaml"
@@ -28,7 +39,8 @@ while read -r module repo commit path; do
         echo "//! (regenerate: scripts/gen-realworld-corpus.sh)"
         kopium -f "$yaml" --auto \
             | grep -v '^// kopium command:' | grep -v '^// kopium version:' \
-            | sed -e 's/^#\[allow(unused_imports)\]$/#[allow(unused_imports, clippy::all)]/'
+            | sed -e 's/^#\[allow(unused_imports)\]$/#[allow(unused_imports, clippy::all)]/' \
+            | approval "$yaml"
     } >"$out/$module.rs"
     mods+=("$module")
 done <"$out/SOURCES"

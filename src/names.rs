@@ -167,48 +167,161 @@ pub fn validate_project_name(name: &str) -> Result<(), NameError> {
         ));
     }
     let krate = crate_name(name);
-    if is_rust_keyword(&krate) || RESERVED_CRATE_NAMES.contains(&krate.as_str()) {
+    if is_rust_keyword(&krate) || BUILTIN_CRATES.contains(&krate.as_str()) {
+        return Err(refuse(
+            "project name",
+            name,
+            format!("its crate name `{krate}` is a Rust keyword or a crate of Rust itself"),
+            format!("--project-name {name}-operator"),
+        ));
+    }
+    if let Some(dep) = dependency_crates().find(|d| crate_name(d) == krate) {
         return Err(refuse(
             "project name",
             name,
             format!(
-                "its crate name `{krate}` is a Rust keyword or clashes with a crate the project depends on"
+                "the crate `{dep}` is in the dependency tree of the generated project (`-` and `_` are one to cargo), and a package named like one of its dependencies does not build"
             ),
             format!("--project-name {name}-operator"),
         ));
     }
+    for d in PREFIXED {
+        let derived = format!("{name}{}", d.suffix);
+        let (ok, rule) = match d.rule {
+            Derived::Dns1123Label => (is_dns1123_label(&derived), DNS1123_LABEL_RULE),
+            Derived::Dns1035Label => (is_dns1035_label(&derived), DNS1035_LABEL_RULE),
+            Derived::Subdomain => (
+                is_dns1123_subdomain(&derived),
+                "must be a DNS-1123 subdomain of at most 253 characters",
+            ),
+        };
+        if !ok {
+            let longest = PREFIXED
+                .iter()
+                .map(|d| d.rule.max_len() - d.suffix.len())
+                .min()
+                .unwrap_or(63);
+            let example: String = name.chars().take(longest).collect();
+            return Err(refuse(
+                "project name",
+                name,
+                format!(
+                    "{} `{derived}` is named from it ({} characters), and its name {rule}; a project name has at most {longest} characters, so that every name made from it is valid",
+                    d.what,
+                    derived.len()
+                ),
+                format!("--project-name {}", example.trim_end_matches('-')),
+            ));
+        }
+    }
     Ok(())
 }
 
-/// Crates a generated project depends on: a project named like one would shadow it.
-const RESERVED_CRATE_NAMES: &[&str] = &[
-    "std",
-    "core",
-    "alloc",
-    "test",
-    "proc_macro",
-    "kube",
-    "k8s_openapi",
-    "schemars",
-    "serde",
-    "serde_json",
-    "tokio",
-    "futures",
-    "tracing",
-    "tracing_subscriber",
-    "thiserror",
-    "anyhow",
-    "clap",
-    "axum",
-    "prometheus_client",
-    "kube_lease_manager",
-    "http",
-    "tower_test",
+/// Crates of Rust itself: a package named like one shadows it.
+const BUILTIN_CRATES: &[&str] = &["std", "core", "alloc", "test", "proc_macro"];
+
+/// Every crate of the dependency tree of a generated project, as named in Cargo.lock: the
+/// runtime it vendors, kube, k8s-openapi and their dependencies are those this workspace builds
+/// (its Cargo.lock holds them all, and a few crates of operator-rs's own besides).
+fn dependency_crates() -> impl Iterator<Item = &'static str> {
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock"))
+        .lines()
+        .filter_map(|l| l.strip_prefix("name = \""))
+        .filter_map(|l| l.strip_suffix('"'))
+}
+
+/// The rule Kubernetes applies to a name made from the project name.
+#[derive(Debug, Clone, Copy)]
+enum Derived {
+    Dns1123Label,
+    Dns1035Label,
+    Subdomain,
+}
+
+impl Derived {
+    fn max_len(self) -> usize {
+        match self {
+            Derived::Dns1123Label | Derived::Dns1035Label => 63,
+            Derived::Subdomain => 253,
+        }
+    }
+}
+
+/// A name made from the project name by appending `suffix`.
+struct Prefixed {
+    what: &'static str,
+    suffix: &'static str,
+    rule: Derived,
+}
+
+/// Every object name the scaffold makes from the project name: kustomize's `namespace:
+/// <project>-system` and `namePrefix: <project>-` over the objects of config/ (templates/), and
+/// the runtime's defaults (its Lease, its webhook Secret and Service).
+const PREFIXED: &[Prefixed] = &[
+    Prefixed {
+        what: "the Namespace",
+        suffix: "-system",
+        rule: Derived::Dns1123Label,
+    },
+    Prefixed {
+        what: "the metrics Service",
+        suffix: "-controller-manager-metrics-service",
+        rule: Derived::Dns1035Label,
+    },
+    Prefixed {
+        what: "the webhook Service",
+        suffix: "-webhook-service",
+        rule: Derived::Dns1035Label,
+    },
+    Prefixed {
+        what: "the label value `app.kubernetes.io/name`",
+        suffix: "",
+        rule: Derived::Dns1123Label,
+    },
+    Prefixed {
+        what: "the Deployment and ServiceAccount",
+        suffix: "-controller-manager",
+        rule: Derived::Subdomain,
+    },
+    Prefixed {
+        what: "the ServiceMonitor",
+        suffix: "-controller-manager-metrics-monitor",
+        rule: Derived::Subdomain,
+    },
+    Prefixed {
+        what: "the leader election Lease",
+        suffix: "-leader",
+        rule: Derived::Subdomain,
+    },
+    Prefixed {
+        what: "the webhook certificate's Secret",
+        suffix: "-webhook-server-cert",
+        rule: Derived::Subdomain,
+    },
 ];
 
 /// The default project name: the folder's name, made a DNS-1123 label if it simply can be.
 pub fn default_project_name(dir_name: &str) -> String {
     dir_name.to_kebab_case()
+}
+
+/// `stem` and its extension `ext` (e.g. `.yaml`) as one file name that fits file systems
+/// ([`NAME_MAX`](crate::workspace::transaction::NAME_MAX) bytes): as it is when it fits, else cut
+/// at a character boundary and ended with `-` and 16 hex digits of a hash of the whole stem
+/// (64-bit FNV-1a), so a name is the same on every run and two stems that differ stay apart.
+pub fn fit_file_name(stem: &str, ext: &str) -> String {
+    let max = crate::workspace::transaction::NAME_MAX;
+    if stem.len() + ext.len() <= max {
+        return format!("{stem}{ext}");
+    }
+    let hash = stem.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let mut cut = max - ext.len() - 17;
+    while !stem.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}-{hash:016x}{ext}", &stem[..cut])
 }
 
 /// The Rust crate name of a project: `memcached-operator` → `memcached_operator`.

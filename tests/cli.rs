@@ -233,7 +233,74 @@ fn init_refuses_bad_input_and_changes_nothing() {
         ),
         (
             &words("--domain example.com --project-name kube"),
-            "clashes with a crate",
+            "dependency tree",
+        ),
+        // Crates of the generated project's dependency tree, not only its direct dependencies.
+        (
+            &words("--domain example.com --project-name libc"),
+            "the crate `libc` is in the dependency tree",
+        ),
+        (
+            &words("--domain example.com --project-name serde-saphyr"),
+            "the crate `serde-saphyr` is in the dependency tree",
+        ),
+        (
+            &words("--domain example.com --project-name tokio-rustls"),
+            "dependency tree",
+        ),
+        (
+            &words("--domain example.com --project-name hyper"),
+            "dependency tree",
+        ),
+        // Every name made from the project name must be valid: the metrics Service is a DNS-1035
+        // label of at most 63 characters, so a project name has at most 28.
+        (
+            &words("--domain example.com --project-name abcdefghijklmnopqrstuvwxyzabc"),
+            "the metrics Service `abcdefghijklmnopqrstuvwxyzabc-controller-manager-metrics-service`",
+        ),
+        (
+            &["--domain", "example.com", "--project-name", &"a".repeat(57)],
+            "at most 28 characters",
+        ),
+        (
+            &[
+                "--domain",
+                "example.com",
+                "--repo",
+                "git@github.com:acme/op",
+            ],
+            "e.g. --repo github.com/acme/op",
+        ),
+        (
+            &[
+                "--domain",
+                "example.com",
+                "--repo",
+                "ssh://github.com/acme/op",
+            ],
+            "invalid repo",
+        ),
+        (
+            &[
+                "--domain",
+                "example.com",
+                "--repo",
+                "https://https://github.com/acme/op",
+            ],
+            "invalid repo",
+        ),
+        (
+            &["--domain", "example.com", "--repo", "github.com//op"],
+            "invalid repo",
+        ),
+        (
+            &[
+                "--domain",
+                "example.com",
+                "--repo",
+                "github.com:8080/acme/op",
+            ],
+            "invalid repo",
         ),
         (
             &["--domain", "example.com", "--repo", "github.com/a b"],
@@ -564,4 +631,169 @@ fn project_rewrites_keep_unknown_keys_and_comments() {
         !after.contains("deployImage"),
         "the re-run without --image drops it:\n{after}"
     );
+}
+
+/// `--repo` as a URL is recorded as the repository path it names: PROJECT's `repo` (a Go-style
+/// module path, as kubebuilder's) and Cargo.toml's `https://<repo>` are never `https://https://`.
+#[test]
+fn init_takes_a_repository_url_as_its_path() {
+    for (given, path) in [
+        ("https://github.com/acme/op", "github.com/acme/op"),
+        ("http://github.com/acme/op/", "github.com/acme/op"),
+        ("HTTPS://github.com/acme/op.git", "github.com/acme/op"),
+        ("github.com/acme/op", "github.com/acme/op"),
+        (
+            "gitlab.example.com/group/sub/op",
+            "gitlab.example.com/group/sub/op",
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("op");
+        std::fs::create_dir(&dir).unwrap();
+        ok(&dir, &["init", "--domain", "example.com", "--repo", given]);
+        let project = read(&dir, "PROJECT");
+        assert!(
+            project.contains(&format!("repo: {path}\n")),
+            "{given}: {project}"
+        );
+        let cargo = read(&dir, "Cargo.toml");
+        assert!(
+            cargo.contains(&format!("repository = \"https://{path}\"")),
+            "{given}: {cargo}"
+        );
+        assert!(!cargo.contains("https://https://") && !cargo.contains("https://http://"));
+    }
+}
+
+/// Names the API server refuses or does not serve are refused before anything is written: a kind
+/// beside another kind's list kind in one group, a kind in a protected group without the API
+/// approval annotation (which the user sets on the kind, documented in the refusal).
+#[test]
+fn kinds_the_api_server_would_not_serve_are_refused() {
+    let tmp = init_project("served");
+    let dir = project_dir(&tmp, "served");
+    ok(
+        &dir,
+        &words("create api --group ship --version v1 --kind Foo --controller=false"),
+    );
+    let before = snapshot(&dir);
+    let r = run(
+        &dir,
+        &words("create api --group ship --version v1 --kind FooList --controller=false"),
+    );
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains(
+            "both claim `FooList` (as a kind or a list kind) in the group ship.example.com"
+        ) && r.stderr.contains("Nothing was written"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(snapshot(&dir), before);
+    // In another group, FooList is fine.
+    ok(
+        &dir,
+        &words("create api --group dock --version v1 --kind FooList --controller=false"),
+    );
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("protected");
+    std::fs::create_dir(&dir).unwrap();
+    ok(&dir, &words("init --domain sigs.k8s.io"));
+    ok(
+        &dir,
+        &words("create api --group ship --version v1 --kind Foo --controller=false"),
+    );
+    let r = run(&dir, &words("generate crds"));
+    assert_ne!(r.code, 0);
+    for e in [
+        "src/api/v1/foo.rs:",
+        "the group ship.sigs.k8s.io is protected",
+        "api-approved.kubernetes.io",
+        "#[kube(annotation(",
+    ] {
+        assert!(r.stderr.contains(e), "no {e:?} in\n{}", r.stderr);
+    }
+    let source = read(&dir, "src/api/v1/foo.rs");
+    std::fs::write(
+        dir.join("src/api/v1/foo.rs"),
+        source.replacen(
+            "    namespaced,\n",
+            "    namespaced,\n    annotation(\"api-approved.kubernetes.io\", \"https://github.com/kubernetes/enhancements/pull/1111\"),\n",
+            1,
+        ),
+    )
+    .unwrap();
+    ok(&dir, &words("generate crds"));
+    let crd = read(&dir, "config/crd/bases/ship.sigs.k8s.io_foos.yaml");
+    assert!(
+        crd.contains(
+            "api-approved.kubernetes.io: https://github.com/kubernetes/enhancements/pull/1111"
+        ),
+        "{crd}"
+    );
+}
+
+/// A CRD name of 253 characters (the most kube-apiserver takes) makes `<group>_<plural>.yaml` 258
+/// bytes: the file name is cut and ended with a hash, the same on every run, and everything
+/// that finds the file (the kustomization, `--check`) finds it.
+#[test]
+fn a_crd_name_of_253_characters_gets_a_file() {
+    let domain = format!(
+        "{}.{}.{}.io",
+        "d".repeat(63),
+        "e".repeat(63),
+        "f".repeat(63)
+    );
+    let group = "g".repeat(39);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("long");
+    std::fs::create_dir(&dir).unwrap();
+    ok(&dir, &["init", "--domain", &domain]);
+    ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            &group,
+            "--version",
+            "v1",
+            "--kind",
+            "Abcdefghijklmnopq",
+            "--controller=false",
+        ],
+    );
+    let files: Vec<String> = std::fs::read_dir(dir.join("config/crd/bases"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let file = &files[0];
+    assert!(
+        file.len() <= 255 && file.ends_with(".yaml"),
+        "{file} ({} bytes)",
+        file.len()
+    );
+    let crd: serde_json::Value =
+        serde_saphyr::from_str(&read(&dir, &format!("config/crd/bases/{file}"))).unwrap();
+    let name = crd["metadata"]["name"].as_str().unwrap();
+    assert_eq!(name.len(), 253, "{name}");
+    // Cut, and ended with `-` and 16 hex digits.
+    let (kept, hash) = file.trim_end_matches(".yaml").rsplit_once('-').unwrap();
+    assert!(
+        hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()),
+        "{file}"
+    );
+    assert!(
+        format!("{group}.{domain}_abcdefghijklmnopqs").starts_with(kept),
+        "{file}"
+    );
+    // The same file on every run.
+    std::fs::remove_dir_all(dir.join("config/crd/bases")).unwrap();
+    ok(&dir, &words("generate crds"));
+    assert!(dir.join("config/crd/bases").join(file).exists());
+    assert!(read(&dir, "config/crd/kustomization.yaml").contains(&format!("bases/{file}")));
+    let check = run(&dir, &words("generate manifests --check"));
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
 }

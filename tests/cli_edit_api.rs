@@ -646,3 +646,181 @@ fn a_kube_attribute_behind_cfg_attr_is_refused_before_anything_is_written() {
         assert_eq!(snapshot(&dir), before, "{args} wrote");
     }
 }
+
+/// `edit api --deprecated=<warning>`: a warning kube-apiserver refuses (over 256 bytes, empty of
+/// printable characters: a control, format, separator, private-use or unassigned character;
+/// tests/names_apiserver.rs checks the rule against the API server) is refused before anything
+/// is written; one it accepts goes into the source and reaches the CRD unchanged.
+#[test]
+fn deprecation_warnings_are_checked_before_anything_is_written() {
+    let tmp = two_versions("warnings");
+    let dir = project_dir(&tmp, "warnings");
+    let before = snapshot(&dir);
+    let refused: Vec<String> = vec![
+        "line\nbreak".into(),
+        "tab\there".into(),
+        "carriage\rreturn".into(),
+        "x".repeat(257),
+        "x".repeat(300),
+        "é".repeat(129), // 129 characters, 258 bytes
+        "zero\u{200b}width".into(),
+        "no\u{a0}break".into(),
+        "soft\u{ad}hyphen".into(),
+        "line\u{2028}separator".into(),
+        "bidi\u{202e}override".into(),
+        "bom\u{feff}".into(),
+        "ideographic\u{3000}space".into(),
+        "private\u{e000}use".into(),
+        "unassigned\u{378}".into(),
+        "escape\u{1b}[31m".into(),
+        "delete\u{7f}".into(),
+        "next line\u{85}".into(),
+    ];
+    for w in &refused {
+        let r = run(
+            &dir,
+            &[
+                "edit",
+                "api",
+                "--group",
+                "batch",
+                "--version",
+                "v1",
+                "--kind",
+                "CronJob",
+                &format!("--deprecated={w}"),
+            ],
+        );
+        assert_ne!(r.code, 0, "{w:?} was accepted");
+        for e in [
+            "invalid --deprecated",
+            "at most 256 bytes",
+            "e.g. operator-rs edit api",
+        ] {
+            assert!(r.stderr.contains(e), "{w:?}: no {e:?} in\n{}", r.stderr);
+        }
+        assert_eq!(snapshot(&dir), before, "{w:?} wrote something");
+    }
+    let accepted: Vec<String> = vec![
+        "x".repeat(256),
+        "é".repeat(128),
+        "quote \" backslash \\ {braces} and 'single'".into(),
+        "日本語の警告 \u{1f680}".into(),
+        "combining e\u{301}".into(),
+        " ".into(),
+    ];
+    for w in &accepted {
+        ok(
+            &dir,
+            &[
+                "edit",
+                "api",
+                "--group",
+                "batch",
+                "--version",
+                "v1",
+                "--kind",
+                "CronJob",
+                &format!("--deprecated={w}"),
+            ],
+        );
+        let v1 = crd_versions(&dir)
+            .into_iter()
+            .find(|v| v.0 == "v1")
+            .unwrap();
+        assert!(v1.3, "{w:?}: v1 is not deprecated");
+        assert_eq!(v1.4.as_deref(), Some(w.as_str()));
+        assert_clean_rust(&dir, V1);
+        let check = run(&dir, &words("generate crds --check"));
+        assert_eq!(check.code, 0, "{w:?}: {}{}", check.stdout, check.stderr);
+    }
+}
+
+/// A kind that `generate crds` refuses as `edit api` would leave it (a CEL rule that does not
+/// compile, a deprecation warning written by hand, in another version than the one edited):
+/// nothing is written, the source, PROJECT and the CRD stay as they were.
+#[test]
+fn a_refusal_anywhere_in_the_crate_writes_nothing() {
+    let tmp = two_versions("anywhere");
+    let dir = project_dir(&tmp, "anywhere");
+    let v1 = read(&dir, V1);
+    let breakers = [
+        (
+            "    namespaced,\n",
+            "    namespaced,\n    validation = \"self.spec.x ==\",\n",
+            "does not compile",
+        ),
+        (
+            "    namespaced,\n",
+            "    namespaced,\n    deprecated = \"a\\tb\",\n",
+            "deprecationWarning",
+        ),
+        (
+            "    namespaced,\n",
+            "    namespaced,\n    deprecated = \"\",\n",
+            "must not be an empty string",
+        ),
+    ];
+    for (from, to, why) in breakers {
+        assert!(v1.contains(from), "{v1}");
+        std::fs::write(dir.join(V1), v1.replacen(from, to, 1)).unwrap();
+        let before = snapshot(&dir);
+        for line in [
+            "--group batch --version v2 --kind CronJob --storage",
+            "--group batch --version v2 --kind CronJob --deprecated",
+            "--group batch --version v2 --kind CronJob --served=false",
+        ] {
+            let r = run(&dir, &words(&format!("edit api {line}")));
+            assert_ne!(r.code, 0, "{to}: edit api {line} was accepted");
+            for e in [why, "src/api/v1/cron_job.rs:", "Nothing was written"] {
+                assert!(r.stderr.contains(e), "{to}: no {e:?} in\n{}", r.stderr);
+            }
+            assert_eq!(
+                snapshot(&dir),
+                before,
+                "{to}: edit api {line} wrote something"
+            );
+        }
+    }
+}
+
+/// One version alone, `storage = false`: no storage version, refused by `generate crds` and by
+/// `edit api` unless it makes the version stored.
+#[test]
+fn a_lone_version_not_stored_is_refused() {
+    let tmp = init_project("lone");
+    let dir = project_dir(&tmp, "lone");
+    ok(
+        &dir,
+        &words("create api --group batch --version v1 --kind CronJob --controller=false"),
+    );
+    let v1 = read(&dir, V1);
+    std::fs::write(
+        dir.join(V1),
+        v1.replacen(
+            "    namespaced,\n",
+            "    namespaced,\n    storage = false,\n",
+            1,
+        ),
+    )
+    .unwrap();
+    let before = snapshot(&dir);
+    for line in [
+        "generate crds",
+        "generate manifests",
+        "edit api --group batch --version v1 --kind CronJob --deprecated",
+    ] {
+        let r = run(&dir, &words(line));
+        assert_ne!(r.code, 0, "{line} was accepted");
+        for e in [
+            "CronJob.batch.example.com has no storage version",
+            "operator-rs edit api --group batch --version v1 --kind CronJob --storage",
+        ] {
+            assert!(r.stderr.contains(e), "{line}: no {e:?} in\n{}", r.stderr);
+        }
+        assert_eq!(snapshot(&dir), before, "{line} wrote something");
+    }
+    run_printed_fix(&dir, &run(&dir, &words("generate crds")).stderr);
+    assert!(!read(&dir, V1).contains("storage = false"));
+    assert!(crd_versions(&dir)[0].2, "v1 is stored");
+}

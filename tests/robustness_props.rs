@@ -82,6 +82,58 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// A file name from any stem fits 255 bytes and keeps its extension; the stem stays whole when
+    /// it fits; the name is the same on every call; two stems never share a name.
+    #[test]
+    fn file_names_fit_and_stay_apart(a in "\\PC{0,300}", b in "\\PC{0,300}", tail in "[a-z.]{0,80}") {
+        for stem in [&a, &b, &format!("{a}{tail}")] {
+            let f = names::fit_file_name(stem, ".yaml");
+            prop_assert!(f.len() <= 255, "{} bytes: {:?}", f.len(), f);
+            prop_assert!(f.ends_with(".yaml"));
+            prop_assert_eq!(&f, &names::fit_file_name(stem, ".yaml"));
+            if stem.len() + 5 <= 255 {
+                prop_assert_eq!(f, format!("{stem}.yaml"));
+            }
+        }
+        // Long stems that differ only after the cut.
+        let long_a = format!("{}{a}", "x".repeat(260));
+        let long_b = format!("{}{b}", "x".repeat(260));
+        if long_a != long_b {
+            prop_assert_ne!(names::fit_file_name(&long_a, ".yaml"), names::fit_file_name(&long_b, ".yaml"));
+        }
+    }
+
+    /// A deprecation warning that is accepted fits kube-apiserver's length (bytes) and holds no
+    /// control character, line or paragraph separator, or space other than ' '
+    /// (tests/names_apiserver.rs checks the whole rule against the API server).
+    #[test]
+    fn accepted_deprecation_warnings_are_printable_and_short(w in "\\PC{0,140}|[\\s\\PC]{0,300}|.{0,20}") {
+        if operator_rs::crdgen::deprecation_warning_problem(&w).is_none() {
+            prop_assert!(!w.is_empty() && w.len() <= 256, "{:?}", w);
+            prop_assert!(!w.chars().any(|c| c.is_control() || (c.is_whitespace() && c != ' ')), "{:?}", w);
+        }
+    }
+
+    /// Any accepted project name makes a valid Namespace (`<name>-system`, a DNS-1123 label) and
+    /// valid Services (`<name>-controller-manager-metrics-service`, `<name>-webhook-service`,
+    /// DNS-1035 labels); and any name of lowercase letters short enough for them is accepted
+    /// unless it is a crate of the dependency tree or a keyword.
+    #[test]
+    fn project_names_make_valid_object_names(n in "[a-z][a-z0-9-]{0,70}[a-z0-9]|[a-z]{1,40}") {
+        if names::validate_project_name(&n).is_ok() {
+            prop_assert!(names::is_dns1123_label(&format!("{n}-system")), "{}", n);
+            prop_assert!(names::is_dns1035_label(&format!("{n}-controller-manager-metrics-service")), "{}", n);
+            prop_assert!(names::is_dns1035_label(&format!("{n}-webhook-service")), "{}", n);
+        } else if n.len() <= 28 && n.chars().all(|c| c.is_ascii_lowercase()) {
+            let e = names::validate_project_name(&n).unwrap_err().to_string();
+            prop_assert!(e.contains("dependency tree") || e.contains("keyword") || e.contains("YAML"), "{}: {}", n, e);
+        }
+    }
+}
+
 #[test]
 fn images_accepted_by_the_grammar() {
     for ok in [

@@ -44,7 +44,15 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     report.refuse_conflicts()?;
     let previous = overlay.read(Path::new(project::FILE))?;
     overlay.put(project::FILE, project.render_over(previous.as_deref())?);
-    super::generate::regenerate_into(&mut overlay, &project, kind.has_api())?;
+    super::generate::regenerate_into(
+        &mut overlay,
+        &project,
+        if kind.has_api() {
+            super::generate::Crds::Report
+        } else {
+            super::generate::Crds::Skip
+        },
+    )?;
     let (pending, removals) = overlay.into_changes();
     super::check_generated_rust(&pending, Some(&kind.kind))?;
     let changes = write_all(root, &pending, &removals)?;
@@ -304,28 +312,18 @@ fn check_crd_names(project: &Project, new: &Resource, plural_named: &str) -> Res
     Ok(())
 }
 
-/// The file names built from the names must fit the file system (255 bytes a name): refuse
-/// before anything is written.
+/// The sample's file name, built from the names, must fit the file system (255 bytes a name):
+/// refuse before anything is written. (The CRD's file name is shortened to fit:
+/// [`crate::crdgen::crd_path`].)
 fn check_file_names(new: &Resource, kind_snake: &str) -> Result<()> {
-    let crd = crate::crdgen::crd_path(&new.qualified_group(), &new.plural);
-    let sample = format!("{}_{}_{kind_snake}.yaml", new.group, new.version);
-    for (file, flags) in [
-        (
-            crd.file_name()
-                .map(|f| f.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            "--group (with the domain) and --plural",
-        ),
-        (sample, "--group and --kind"),
-    ] {
-        if file.len() > crate::workspace::transaction::NAME_MAX {
-            bail!(
-                "the file name {file:?} built from {flags} is {} bytes, over the {}-byte limit of file systems. Nothing was written.\n  \
-                 Choose shorter names, e.g. --group cache",
-                file.len(),
-                crate::workspace::transaction::NAME_MAX
-            );
-        }
+    let file = format!("{}_{}_{kind_snake}.yaml", new.group, new.version);
+    if file.len() > crate::workspace::transaction::NAME_MAX {
+        bail!(
+            "the sample's file name {file:?} built from --group and --kind is {} bytes, over the {}-byte limit of file systems. Nothing was written.\n  \
+             Choose shorter names, e.g. --group cache",
+            file.len(),
+            crate::workspace::transaction::NAME_MAX
+        );
     }
     Ok(())
 }

@@ -76,7 +76,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
 
     let previous = overlay.read(Path::new(project::FILE))?;
     overlay.put(project::FILE, project.render_over(previous.as_deref())?);
-    super::generate::regenerate_into(&mut overlay, &project, false)?;
+    super::generate::regenerate_into(&mut overlay, &project, super::generate::Crds::Skip)?;
     report.refuse_conflicts()?;
     let (pending, removals) = overlay.into_changes();
     super::check_generated_rust(&pending, Some(&resource.kind))?;

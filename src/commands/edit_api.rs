@@ -60,6 +60,19 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
             or_example(&args.gvk.kind, "CronJob")
         );
     }
+    // The warning goes into the source and the CRD: refused before anything is read or written.
+    if let Some(w) = args.deprecated.as_deref().filter(|w| !w.is_empty())
+        && let Some(why) = crdgen::deprecation_warning_problem(w)
+    {
+        bail!(
+            "invalid --deprecated {w:?}: {why}\n  ({})\n  e.g. operator-rs edit api --group {} --version {} --kind {} --deprecated=\"{} is deprecated; use another version\"",
+            crdgen::DEPRECATION_WARNING_RULE,
+            or_example(&args.gvk.group, "batch"),
+            or_example(&args.gvk.version, "v1alpha1"),
+            or_example(&args.gvk.kind, "CronJob"),
+            or_example(&args.gvk.version, "v1alpha1"),
+        );
+    }
     let mut project = Project::load(root)?;
     let disk = DiskTree::new(root);
     let found = crdgen::kind_versions(&disk)?;
@@ -130,7 +143,7 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
     overlay.put(project::FILE, project.render_over(previous.as_deref())?);
 
     // The CRDs (and the other manifests), as `generate manifests` writes them.
-    super::generate::regenerate_into(&mut overlay, &project, true)?;
+    super::generate::regenerate_into(&mut overlay, &project, super::generate::Crds::Require)?;
     let (pending, removals) = overlay.into_changes();
     super::check_generated_rust(&pending, None)?;
     let changes = write_all(root, &pending, &removals)?;
@@ -295,9 +308,6 @@ fn storage_after(
     kind: &str,
     project: &Project,
 ) -> Result<String> {
-    if let [only] = versions {
-        return Ok(only.found.version.clone());
-    }
     let declared: Vec<DeclaredVersion<'_>> = versions
         .iter()
         .zip(target)

@@ -185,15 +185,27 @@ fn finish(
     }
 }
 
+/// Whether [`regenerate_into`] derives the CRDs too, and what a CRD that cannot be derived does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Crds {
+    /// Leave the CRDs alone (the command changes no kind).
+    Skip,
+    /// Derive them; one that cannot be derived statically is reported and scaffolding goes on
+    /// (`create api`: the user's next edit fixes it).
+    Report,
+    /// Derive them with every check `generate crds` runs; any refusal refuses the command, so
+    /// nothing is written (`edit api`: its change is all or nothing).
+    Require,
+}
+
 /// Run the generators on what a command is about to write and add their files to it, so that
-/// `init` and `create api` leave role.yaml and the CRDs in step with the code. A CRD that cannot
-/// be derived statically does not stop scaffolding: it is reported, with the way to fix it.
-pub fn regenerate_into(overlay: &mut Overlay<'_>, project: &Project, crds: bool) -> Result<()> {
+/// `init`, `create api` and `edit api` leave role.yaml and the CRDs in step with the code.
+pub fn regenerate_into(overlay: &mut Overlay<'_>, project: &Project, crds: Crds) -> Result<()> {
     let mut outputs = vec![
         crate::rbac::generate(&*overlay, project)?,
         crate::webhookgen::generate(&*overlay, project)?,
     ];
-    if crds {
+    if crds != Crds::Skip {
         // What the reader parses here is most of what the command then checks before writing.
         let generated =
             crate::scaffold::check::remembering(|| crate::crdgen::generate(&*overlay, project));
@@ -202,6 +214,11 @@ pub fn regenerate_into(overlay: &mut Overlay<'_>, project: &Project, crds: bool)
             // Two kinds claiming one CRD or name: writing would lose one.
             Err(e @ crate::crdgen::CrdgenError::Clash(_)) => {
                 anyhow::bail!("{e}\n  Nothing was written.");
+            }
+            Err(e) if crds == Crds::Require => {
+                anyhow::bail!(
+                    "{e}\n  `operator-rs generate crds` would refuse the kinds as this command would leave them. Nothing was written."
+                );
             }
             Err(e) => crate::errln!(
                 "warning: the CRDs were not regenerated: {e}\n  Fix that, then run `operator-rs generate crds` (or `operator-rs generate crds --exact`)."

@@ -14,7 +14,7 @@ use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     let domain = args.domain.trim();
     names::validate_domain(domain)?;
-    validate_repo(&args.repo)?;
+    let repo = normalize_repo(&args.repo)?;
     let project_name = match &args.project_name {
         Some(n) => {
             names::validate_project_name(n)?;
@@ -60,7 +60,7 @@ fn scaffold(root: &Path, args: &InitArgs, domain: &str, project_name: String) ->
     let project = Project {
         version: "3".into(),
         domain: domain.to_string(),
-        repo: args.repo.trim().to_string(),
+        repo,
         crate_name: names::crate_name(&project_name),
         project_name,
         layout: vec![project::LAYOUT.into()],
@@ -89,7 +89,7 @@ fn scaffold(root: &Path, args: &InitArgs, domain: &str, project_name: String) ->
     }
     let previous = overlay.read(Path::new(project::FILE))?;
     overlay.put(project::FILE, project.render_over(previous.as_deref())?);
-    super::generate::regenerate_into(&mut overlay, &project, false)?;
+    super::generate::regenerate_into(&mut overlay, &project, super::generate::Crds::Skip)?;
     let (pending, removals) = overlay.into_changes();
     // The folder is not a project yet: every file in it is the user's.
     super::refuse_replacing_user_files(root, &pending, &removals, &report.conflicts, args.force)?;
@@ -142,16 +142,46 @@ fn existing_project(root: &Path, force: bool) -> Result<Option<Project>> {
     Ok(Some(existing))
 }
 
-/// `--repo` ends up in Cargo.toml and README links: a path like `github.com/acme/memcached-operator`.
-fn validate_repo(repo: &str) -> Result<()> {
-    let repo = repo.trim();
-    let ok = repo
+/// `--repo` is a repository path like `github.com/acme/memcached-operator` (kubebuilder's Go module
+/// path): PROJECT records it as it is and Cargo.toml and the README make `https://<repo>` of it.
+/// A URL (`https://github.com/acme/x`, `http://...`, with `.git` or a trailing `/`) is taken as
+/// the path it names; anything else that is not such a path is refused with an example. Empty:
+/// no repository.
+fn normalize_repo(repo: &str) -> Result<String> {
+    let given = repo.trim();
+    if given.is_empty() {
+        return Ok(String::new());
+    }
+    let mut path = given;
+    for scheme in ["https://", "http://"] {
+        if path.len() >= scheme.len() && path[..scheme.len()].eq_ignore_ascii_case(scheme) {
+            path = &path[scheme.len()..];
+        }
+    }
+    let path = path.trim_end_matches('/');
+    let path = path.strip_suffix(".git").unwrap_or(path);
+    let chars_ok = path
         .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '-' | '_' | '~' | ':'));
-    if !ok || repo.starts_with('/') || repo.ends_with('/') {
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '-' | '_' | '~'));
+    let elements_ok = path
+        .split('/')
+        .all(|e| !e.is_empty() && !e.starts_with('.') && !e.ends_with('.'));
+    if path.is_empty() || !chars_ok || !elements_ok {
+        let example = path
+            .rsplit(['/', ':', '@'])
+            .next()
+            .filter(|n| {
+                !n.is_empty()
+                    && n.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            })
+            .unwrap_or("memcached-operator");
         bail!(
-            "invalid repo {repo:?}: must be a repository path of ASCII letters, digits, '.', '-', '_' and '/' (no scheme, spaces or quotes)\n  e.g. --repo github.com/acme/memcached-operator"
+            "invalid repo {given:?}: must be a repository path, <host>/<owner>/<name>, of ASCII letters, digits, '.', '-', '_' and '~' between single '/' (no scheme other than https://, no port, user, spaces or quotes; an element neither empty nor starting or ending with '.')\n  e.g. --repo github.com/acme/{example}"
         );
     }
-    Ok(())
+    if path != given {
+        crate::errln!("note: --repo {given:?} is recorded as the repository path {path:?}");
+    }
+    Ok(path.to_string())
 }

@@ -43,8 +43,12 @@ pub mod structural;
 #[doc(hidden)]
 pub mod transforms;
 mod validate;
+/// Public only for `tests/names_apiserver.rs`, which checks it against kube-apiserver.
+#[doc(hidden)]
+pub use validate::api_approval_problem;
 #[doc(hidden)]
 pub use validate::verdict as apiserver_verdict;
+pub use validate::{DEPRECATION_WARNING_RULE, deprecation_warning_problem};
 mod values;
 
 use std::collections::BTreeMap;
@@ -338,9 +342,30 @@ pub(crate) fn merge_kinds(
                 )));
             }
         }
+        let declared: Vec<DeclaredVersion<'_>> = versions
+            .iter()
+            .map(|k| DeclaredVersion {
+                version: &k.version,
+                loc: &k.loc,
+                storage: k.storage,
+            })
+            .collect();
+        // One version or several, exactly one is stored: a lone `storage = false` is refused as
+        // kube-apiserver refuses it (without its checks, as kube-derive writes it).
+        let (stored, warning) = if declared.len() > 1 || checks == Checks::ApiServer {
+            storage_version(&group, &kind, &declared, project)?
+        } else {
+            (declared[0].version.to_string(), None)
+        };
+        drop(declared);
+        warnings.extend(warning);
+        let kind_loc = versions[0].loc.clone();
         let plural = versions[0].plural.clone();
         if versions.len() == 1 {
             let k = versions.into_iter().next().expect("one version");
+            if checks == Checks::ApiServer {
+                validate::check_crd_meta(&k.crd, &kind_loc)?;
+            }
             out.push(KindCrd {
                 group,
                 kind,
@@ -353,16 +378,6 @@ pub(crate) fn merge_kinds(
             });
             continue;
         }
-        let declared: Vec<DeclaredVersion<'_>> = versions
-            .iter()
-            .map(|k| DeclaredVersion {
-                version: &k.version,
-                loc: &k.loc,
-                storage: k.storage,
-            })
-            .collect();
-        let (stored, warning) = storage_version(&group, &kind, &declared, project)?;
-        warnings.extend(warning);
         let merged =
             kube_core::crd::merge_crds(versions.into_iter().map(|k| k.crd).collect(), &stored)
                 .map_err(|e| {
@@ -370,6 +385,9 @@ pub(crate) fn merge_kinds(
                         "{kind}.{group}: the versions cannot be merged: {e}"
                     ))
                 })?;
+        if checks == Checks::ApiServer {
+            validate::check_crd_meta(&merged, &kind_loc)?;
+        }
         out.push(KindCrd {
             group,
             kind,
@@ -500,7 +518,12 @@ pub(crate) fn storage_version(
     }
 }
 
-/// Where the CRD of `group`/`plural` is written.
+/// Where the CRD of `group`/`plural` is written: `<group>_<plural>.yaml`, as controller-gen names
+/// it, shortened with a hash when a valid CRD name (up to 253 bytes) makes it too long for a file
+/// name.
 pub fn crd_path(group: &str, plural: &str) -> PathBuf {
-    Path::new("config/crd/bases").join(format!("{group}_{plural}.yaml"))
+    Path::new(CRD_BASES).join(crate::names::fit_file_name(
+        &format!("{group}_{plural}"),
+        ".yaml",
+    ))
 }

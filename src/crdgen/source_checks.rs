@@ -373,6 +373,12 @@ pub(crate) fn check_clashes(kinds: &[KindDef]) -> Result<(), CrdgenError> {
                 super::crd_path(&k.group, &names.plural).display()
             ),
         )];
+        // A shortened file name is unique by its hash; checked all the same, so no CRD is lost.
+        let file = super::crd_path(&k.group, &names.plural);
+        claims.push((
+            format!("file {}", file.display()),
+            format!("the file {}", file.display()),
+        ));
         let mut in_group = vec![("plural", names.plural.clone())];
         in_group.extend(names.singular.clone().map(|s| ("singular", s)));
         for s in names.short_names.iter().flatten() {
@@ -385,6 +391,18 @@ pub(crate) fn check_clashes(kinds: &[KindDef]) -> Result<(), CrdgenError> {
                 format!("`{n}` (a {what}) in the group {}", k.group),
             ));
         }
+        // Kinds and list kinds share one namespace per group: the API server's naming controller
+        // does not accept a CRD whose kind or list kind (`<Kind>List`) another CRD there uses.
+        let list_kind = names
+            .list_kind
+            .clone()
+            .unwrap_or_else(|| format!("{}List", names.kind));
+        for n in [&names.kind, &list_kind] {
+            claims.push((
+                format!("kind {} {n}", k.group),
+                format!("`{n}` (as a kind or a list kind) in the group {}", k.group),
+            ));
+        }
         claims.sort();
         claims.dedup_by(|a, b| a.0 == b.0);
         for (key, shown) in claims {
@@ -393,7 +411,7 @@ pub(crate) fn check_clashes(kinds: &[KindDef]) -> Result<(), CrdgenError> {
             {
                 return Err(CrdgenError::Clash(format!(
                     "{} {} (at {}) and {} {} (at {}) both claim {shown}: one would overwrite or hide the other. \
-                     Give one of them another name, e.g. `#[kube(plural = \"...\")]`, `#[kube(singular = \"...\")]` or another `shortname`",
+                     Give one of them another name (another kind, or e.g. `#[kube(plural = \"...\")]`, `#[kube(singular = \"...\")]` or another `shortname`)",
                     other.group, other.kind, other.loc, k.group, k.kind, k.loc
                 )));
             }

@@ -10,6 +10,7 @@
 //! type wrote it ([`super::locate`]); else the kind), the reason the API server gives, and the
 //! fix.
 
+mod approval;
 mod checker;
 mod cost;
 mod coster;
@@ -22,6 +23,8 @@ mod rules;
 mod structural;
 mod types;
 mod version;
+pub use approval::problem as api_approval_problem;
+pub use version::{DEPRECATION_WARNING_RULE, deprecation_warning_problem};
 
 use std::cell::RefCell;
 
@@ -232,6 +235,25 @@ pub(crate) fn check_version(
                 fix: fix.into(),
             })
         }
+    }
+}
+
+/// What kube-apiserver refuses in a CRD outside its versions: the API approval of a protected
+/// group (set with `#[kube(annotation("api-approved.kubernetes.io", "<url>"))]`).
+pub(crate) fn check_crd_meta(
+    crd: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    kind_loc: &Location,
+) -> Result<(), CrdgenError> {
+    match approval::problem(crd) {
+        None => Ok(()),
+        Some(what) => Err(CrdgenError::Refused {
+            loc: kind_loc.clone(),
+            what,
+            fix: format!(
+                "use a group of your own domain, or record the approval on the kind, e.g. `#[kube(annotation(\"{}\", \"https://github.com/kubernetes/enhancements/pull/1111\"))]` (or a reason starting with \"unapproved\", e.g. \"unapproved, experimental\")",
+                approval::API_APPROVED
+            ),
+        }),
     }
 }
 

@@ -145,24 +145,52 @@ pub(super) fn check(
     if let Some(w) = &v.deprecation_warning {
         let why = if v.deprecated != Some(true) {
             Some("can only be set for deprecated versions".to_string())
-        } else if w.len() > 256 {
-            Some("must be <= 256 characters long".to_string())
-        } else if w.is_empty() {
-            Some("must not be an empty string".to_string())
         } else {
-            w.char_indices()
-                .find(|(_, c)| c.is_control())
-                .map(|(i, _)| format!("must only contain printable UTF-8 characters; control character found at index {i}"))
+            deprecation_warning_problem(w)
         };
         if let Some(why) = why {
             return Some((
-                format!("deprecationWarning: {why}"),
-                "write the warning on one line, in at most 256 characters",
+                format!("deprecationWarning: {why} (in {w:?})"),
+                DEPRECATION_WARNING_RULE,
                 Written::Deprecated,
             ));
         }
     }
     None
+}
+
+/// What a deprecation warning must be, with a valid one.
+pub const DEPRECATION_WARNING_RULE: &str = "a deprecation warning is at most 256 bytes of printable characters (letters, marks, numbers, punctuation, symbols and the ASCII space; no tab, newline or other control, format or separator character), e.g. `deprecated = \"example.com/v1alpha1 CronJob is deprecated; use example.com/v1 CronJob\"`";
+
+/// Why kube-apiserver refuses `w` as a deprecation warning (`validateDeprecationWarning`): more
+/// than 256 bytes (Go's `len`), empty, or a rune Go's `unicode.IsPrint` refuses (categories L,
+/// M, N, P, S and U+0020 only); None when it is accepted.
+pub fn deprecation_warning_problem(w: &str) -> Option<String> {
+    static NOT_PRINTABLE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"[^\p{L}\p{M}\p{N}\p{P}\p{S} ]").expect("a valid class")
+    });
+    if w.is_empty() {
+        return Some("must not be an empty string".into());
+    }
+    if w.len() > 256 {
+        return Some(format!(
+            "must be <= 256 characters long (it is {} bytes)",
+            w.len()
+        ));
+    }
+    NOT_PRINTABLE.find(w).map(|m| {
+        let c = m.as_str().chars().next().expect("one character");
+        format!(
+            "must only contain printable UTF-8 characters; {} U+{:04X} found at index {}",
+            if c.is_control() {
+                "control character"
+            } else {
+                "non-printable character"
+            },
+            u32::from(c),
+            m.start()
+        )
+    })
 }
 
 /// `validateSimpleJSONPath`.
