@@ -4,13 +4,13 @@
 //! must refuse exactly what we refuse. And every cost case: the rule is put under a list of
 //! `maxItems` K, where K is the fewest runs at which we find it over budget; the API server must
 //! refuse it there with the same factor (to six decimals: the same cost) and accept it at K - 1.
-//! Needs `KUBEBUILDER_ASSETS` (`export KUBEBUILDER_ASSETS=$(/work/shared/k8s/install.sh)`);
+//! Needs `KUBEBUILDER_ASSETS` (`export KUBEBUILDER_ASSETS=$(../shared/k8s/install.sh)`);
 //! without it the test prints one line and is skipped.
 
 mod control_plane;
 mod crdgen_cases;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use control_plane::{ControlPlane, start};
 
@@ -464,7 +464,7 @@ fn cel_string(s: &str) -> String {
 fn apiserver_parses_regexes_as_go_does() {
     let Some(assets) = std::env::var_os("KUBEBUILDER_ASSETS") else {
         eprintln!(
-            "SKIPPED crdgen_apiserver regexes: KUBEBUILDER_ASSETS is unset (export KUBEBUILDER_ASSETS=$(/work/shared/k8s/install.sh))"
+            "SKIPPED crdgen_apiserver regexes: KUBEBUILDER_ASSETS is unset (export KUBEBUILDER_ASSETS=$(../shared/k8s/install.sh))"
         );
         return;
     };

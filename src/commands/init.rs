@@ -35,7 +35,7 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     let made = missing_folders(root);
     let result = std::fs::create_dir_all(root)
         .with_context(|| format!("creating the project folder {}", root.display()))
-        .and_then(|()| scaffold(root, args, domain, project_name));
+        .and_then(|()| scaffold(root, args, domain, repo, project_name));
     if result.is_err() {
         for dir in made.iter().rev() {
             let _ = std::fs::remove_dir(dir);
@@ -54,7 +54,13 @@ fn missing_folders(root: &Path) -> Vec<std::path::PathBuf> {
     made
 }
 
-fn scaffold(root: &Path, args: &InitArgs, domain: &str, project_name: String) -> Result<()> {
+fn scaffold(
+    root: &Path,
+    args: &InitArgs,
+    domain: &str,
+    repo: String,
+    project_name: String,
+) -> Result<()> {
     let _lock = crate::workspace::lock::lock(root)?;
     let existing = existing_project(root, args.force)?;
     let project = Project {
