@@ -765,7 +765,12 @@ fn path_component_ok(part: &str) -> bool {
 /// The plural kube-derive computes for a kind when none is given (kube-derive 5's `to_plural` on
 /// the lowercased kind), so the PROJECT file, the CRD and the Rust type agree.
 pub fn default_plural(kind: &str) -> String {
-    let word = kind.to_ascii_lowercase();
+    to_plural(&kind.to_ascii_lowercase())
+}
+
+/// kube-derive 5's `to_plural` of a word (the kind's singular): `-es` after s, x, z, ch and sh;
+/// `-ies` for a `y` after a consonant; else `-s`.
+pub fn to_plural(word: &str) -> String {
     if ["s", "x", "z", "ch", "sh"]
         .iter()
         .any(|end| word.ends_with(end))

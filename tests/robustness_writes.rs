@@ -229,14 +229,34 @@ fn init_never_replaces_a_user_file_without_force() {
 fn names_too_long_for_a_file_are_refused_up_front() {
     let tmp = init_project("long-op");
     let dir = project_dir(&tmp, "long-op");
-    let before = snapshot(&dir);
     let label = "g".repeat(63);
     let group = format!("{label}.{label}.{label}");
+    // A CRD name of 241 bytes: its `<group>_<plural>.yaml` would pass 255 bytes, so the file
+    // name is cut and ends with a hash of the whole name (the same on every run).
     let r = run(
         &dir,
         &words(&format!(
-            "create api --group {group} --version v1 --kind {}",
-            "K".to_string() + &"k".repeat(48)
+            "create api --group {group} --version v1 --kind K{}",
+            "k".repeat(48)
+        )),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let bases: Vec<String> = std::fs::read_dir(dir.join("config/crd/bases"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(bases.len(), 1, "{bases:?}");
+    assert!(
+        bases[0].len() <= 255 && bases[0].starts_with(&group),
+        "{bases:?}"
+    );
+    // A sample whose `<group>_<version>_<kind>.yaml` passes 255 bytes is refused up front.
+    let before = snapshot(&dir);
+    let r = run(
+        &dir,
+        &words(&format!(
+            "create api --group {group} --version v1 --kind K{}",
+            "k".repeat(58)
         )),
     );
     assert_eq!(r.code, 2, "{}", r.stderr);

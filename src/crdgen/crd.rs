@@ -243,27 +243,6 @@ fn kv(krate: &Crate, d: DefId, it: &MetaItem) -> Result<(String, String), Crdgen
     ))
 }
 
-/// kube-derive's `to_plural`.
-pub(crate) fn to_plural(word: &str) -> String {
-    if word.ends_with('s')
-        || word.ends_with('x')
-        || word.ends_with('z')
-        || word.ends_with("ch")
-        || word.ends_with("sh")
-    {
-        return format!("{word}es");
-    }
-    if word.ends_with('y')
-        && let Some(c) = word.chars().nth(word.len() - 2)
-        && !matches!(c, 'a' | 'e' | 'i' | 'o' | 'u')
-    {
-        let mut chars = word.chars();
-        chars.next_back();
-        return format!("{}ies", chars.as_str());
-    }
-    format!("{word}s")
-}
-
 /// Every struct deriving `CustomResource`, in module order.
 pub(crate) fn custom_resources(krate: &Crate) -> Vec<DefId> {
     (0..krate.defs.len())
@@ -381,7 +360,7 @@ pub(crate) fn build_kind(
     let ident = def.ident().to_string();
     let struct_name = root.unwrap_or_else(|| kind.clone());
     let name = singular.unwrap_or_else(|| kind.to_ascii_lowercase());
-    let plural = plural.unwrap_or_else(|| to_plural(&name));
+    let plural = plural.unwrap_or_else(|| crate::names::to_plural(&name));
 
     let schema = match schema_mode.as_str() {
         _ if !with_schema => None,
