@@ -336,8 +336,9 @@ fn walk_the_user_path(dir: &Path, kubeconfig: &Path) {
         &readme,
         "## Quickstart: from an empty folder to a running operator",
     );
+    assert_eq!(quickstart.len(), 2, "{quickstart:?}");
     let mut rest = Vec::new();
-    for line in quickstart.concat() {
+    for line in quickstart[0].clone() {
         if line.starts_with("cargo install ")
             || line.starts_with("mkdir ")
             || line.starts_with("cd ")
@@ -385,7 +386,9 @@ fn walk_the_user_path(dir: &Path, kubeconfig: &Path) {
         "kubectl get memcacheds -A -o jsonpath='{..status.conditions[*].type}'",
         |o| !o.trim().is_empty(),
     );
-    // Ctrl-C: the manager takes its webhooks back itself.
+    // The objects go while the manager runs (it removes its finalizers), then Ctrl-C: the
+    // manager takes its webhooks back itself.
+    shell.run("kubectl delete -k config/samples/");
     signal_job(&mut manager, "INT");
     shell.wait_for_no_local_webhooks("Ctrl-C leaves no local webhook", 1);
 
@@ -428,12 +431,21 @@ fn walk_the_user_path(dir: &Path, kubeconfig: &Path) {
     shell.wait_for_no_local_webhooks("the guard cleans up after a killed manager", 60);
     shell.run("kubectl apply -k config/samples/");
 
-    // "Uninstall", after `make install`.
+    // "Uninstall", after `make install`, while `make run` runs.
     let uninstall = sh_blocks(&generated, "### Uninstall");
     assert_eq!(uninstall.len(), 2, "{uninstall:?}");
+    let mut manager = shell.start(&on_machine[1]);
+    shell.wait_for_local_webhooks(120);
     for line in &uninstall[1] {
         shell.run(line);
     }
+    signal_job(&mut manager, "INT");
+    let (_, configurations) = shell.try_run(LOCAL_CONFIGURATIONS);
+    assert!(
+        !configurations.contains("-local-"),
+        "left after the uninstall and Ctrl-C:\n{configurations}\n{}",
+        shell.manager_log()
+    );
     let (_, crds) = shell.try_run("kubectl get crd -o name");
     assert!(
         !crds.contains("example.com"),
@@ -472,4 +484,16 @@ fn walk_the_user_path(dir: &Path, kubeconfig: &Path) {
         !crds.contains("example.com"),
         "CRDs left by `make undeploy`:\n{crds}"
     );
+
+    // The quickstart's second block: the generators, then their CI check, as written.
+    assert_eq!(
+        quickstart[1],
+        [
+            "operator-rs generate manifests",
+            "operator-rs generate manifests --check"
+        ]
+    );
+    for line in &quickstart[1] {
+        shell.run(line);
+    }
 }
