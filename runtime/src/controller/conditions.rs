@@ -165,7 +165,10 @@ mod tests {
         );
         assert_eq!(still.status, "Unknown");
         assert_eq!(still.last_transition_time, old);
-        assert_eq!((still.reason.as_str(), still.observed_generation), ("StillChecking", Some(3)));
+        assert_eq!(
+            (still.reason.as_str(), still.observed_generation),
+            ("StillChecking", Some(3))
+        );
     }
 
     #[test]
