@@ -49,25 +49,9 @@ pub struct Project {
     pub crd: CrdSettings,
 }
 
-/// `crd:` in PROJECT: how `generate crds` tailors kube-derive's CRDs.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CrdSettings {
-    /// Write the formats kube-apiserver knows (`int32`/`int64`) instead of schemars' `uint8`,
-    /// `uint32`, `uint64`... (which it accepts with an "unrecognized format" warning).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub known_formats_only: bool,
-    /// controller-gen's `crd:maxDescLen`: cut field descriptions to this many bytes (0 drops
-    /// them), for CRDs too large to install.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_desc_len: Option<usize>,
-}
-
-impl CrdSettings {
-    pub fn is_default(&self) -> bool {
-        *self == CrdSettings::default()
-    }
-}
+/// `crd:` in PROJECT: how `generate crds` tailors kube-derive's CRDs (defined in the runtime,
+/// whose drift test in generated projects applies them the same way).
+pub use operator_rs_runtime::crd::CrdSettings;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

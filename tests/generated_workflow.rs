@@ -10,6 +10,8 @@
 //! Also the Makefile's `make operator-rs`, which pins the operator-rs a project was made with:
 //! it links an operator-rs of that version found on PATH, and otherwise installs one with
 //! `cargo install`, failing with what to set when it cannot.
+//!
+//! Also the scaffolded drift test (`tests/crds.rs`) under PROJECT's `crd:` options.
 
 mod common;
 
@@ -249,4 +251,71 @@ fn make_operator_rs_says_what_to_set_when_it_cannot_install() {
     let out = bash(&dir, "make -n operator-rs OPERATOR_RS_VERSION=9.9.9", &env);
     let plan = String::from_utf8_lossy(&out.stdout);
     assert!(plan.contains("src='operator-rs --version 9.9.9'"), "{plan}");
+}
+
+/// The CRD-size advice (`crd: {maxDescLen: 0}` in PROJECT) and the other `crd:` options keep
+/// the scaffolded drift test (`tests/crds.rs`) passing once `generate crds` has applied them: it
+/// tailors `Kind::crd()` as `generate crds` does. It still catches drift: options changed in
+/// PROJECT without `generate crds` fail it, with the advice that then fixes it.
+#[test]
+fn the_drift_test_honours_the_crd_options_of_project() {
+    let tmp = init_project("crd-options");
+    let dir = project_dir(&tmp, "crd-options");
+    ok(
+        &dir,
+        &words("create api --group batch --version v1 --kind CronJob --controller=false"),
+    );
+    // A field whose format only `knownFormatsOnly` changes (schemars writes `uint32`).
+    let types = dir.join("src/api/v1/cron_job.rs");
+    let source = std::fs::read_to_string(&types).unwrap();
+    let field = "    pub foo: Option<String>,\n";
+    assert!(source.contains(field), "{source}");
+    let source = source.replacen(
+        field,
+        &format!(
+            "{field}    /// How many finished runs are kept. Older ones are deleted.\n    \
+             pub keep: Option<u32>,\n"
+        ),
+        1,
+    );
+    std::fs::write(&types, source).unwrap();
+    let crd = "config/crd/bases/batch.example.com_cronjobs.yaml";
+    let project = read(&dir, "PROJECT");
+    let cases = [
+        // The size advice, as the tool prints it.
+        "crd: {maxDescLen: 0}\n",
+        // Cut, not dropped, and the formats kube-apiserver knows.
+        "crd:\n  maxDescLen: 20\n  knownFormatsOnly: true\n",
+    ];
+    for (i, options) in cases.iter().enumerate() {
+        std::fs::write(dir.join("PROJECT"), format!("{project}{options}")).unwrap();
+        ok(&dir, &["generate", "crds"]);
+        let text = read(&dir, crd);
+        match i {
+            0 => assert!(!text.contains("description:"), "{text}"),
+            _ => {
+                assert!(text.contains("How many finished"), "{text}");
+                assert!(!text.contains("Older ones"), "{text}");
+                assert!(
+                    text.contains("format: int64") && !text.contains("uint32"),
+                    "{text}"
+                );
+            }
+        }
+        // One build: the second case only runs the test again.
+        cargo(&dir, &["test", "--test", "crds"]);
+    }
+
+    // Back to no options in PROJECT without `generate crds`: the committed CRD is stale.
+    std::fs::write(dir.join("PROJECT"), &project).unwrap();
+    let out = cargo_output(&dir, &["test", "--test", "crds"], &[]);
+    assert!(!out.success, "the drift test passed on a stale CRD");
+    assert!(
+        out.stdout.contains(crd) && out.stdout.contains("run `operator-rs generate crds`"),
+        "{}",
+        out.stdout
+    );
+    // And following its advice fixes it.
+    ok(&dir, &["generate", "crds"]);
+    cargo(&dir, &["test", "--test", "crds"]);
 }

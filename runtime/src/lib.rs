@@ -12,6 +12,8 @@
 //! - [`webhook`]: admission (defaulting, validation) and conversion webhooks over HTTPS,
 //!   with certificates from cert-manager, made and rotated by the manager itself, or made for
 //!   a manager running outside the cluster (`--webhook-local-url`).
+//! - [`crd`]: the CRD options of `PROJECT` (`crd: {maxDescLen, knownFormatsOnly}`), applied
+//!   as `operator-rs generate crds` applies them (the drift test `tests/crds.rs` uses them).
 //! - `testing` (feature `testing`): a mock API server for reconcile unit tests, and
 //!   envtest, a real etcd and kube-apiserver for integration tests.
 //!
@@ -24,6 +26,8 @@
 pub mod address;
 #[cfg(feature = "runtime")]
 pub mod controller;
+#[cfg(feature = "crd")]
+pub mod crd;
 #[cfg(feature = "runtime")]
 pub mod duration;
 #[cfg(feature = "runtime")]

@@ -8,7 +8,9 @@ use std::time::Duration;
 use operator_rs_runtime::manager::{Metrics, Shutdown};
 use operator_rs_runtime::webhook::certs::CertificateAuthority;
 use operator_rs_runtime::webhook::tls::{CertFiles, CertStore, watch_files};
-use operator_rs_runtime::webhook::{Webhook, Webhooks, server};
+use operator_rs_runtime::webhook::{
+    Defaulter, FieldError, Rejection, Request, Webhook, Webhooks, server,
+};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_rustls::rustls::pki_types::pem::PemObject;
@@ -17,7 +19,7 @@ use tokio_rustls::rustls::{self, ClientConfig, RootCertStore};
 
 mod webhook_kinds;
 
-use webhook_kinds::{Defaulter, Validator, v1, v2};
+use webhook_kinds::{CronJobDefaulter, CronJobValidator, v1, v2};
 
 fn cronjob(spec: Value) -> Value {
     json!({
@@ -63,7 +65,7 @@ fn patched(response: &Value, object: &Value) -> Value {
 
 #[tokio::test]
 async fn defaulting_patches_only_what_the_defaulter_changed() {
-    let webhook = Webhook::defaulting::<v1::CronJob>(Defaulter);
+    let webhook = Webhook::defaulting::<v1::CronJob>(CronJobDefaulter);
     assert_eq!(webhook.path(), "/mutate-batch-example-com-v1-cronjob");
 
     // `extra` is a field the Rust type does not know: the patch must leave it alone.
@@ -103,7 +105,7 @@ async fn defaulting_patches_only_what_the_defaulter_changed() {
 
 #[tokio::test]
 async fn a_defaulter_can_refuse_and_a_bad_object_is_a_bad_request() {
-    let webhook = Webhook::defaulting::<v1::CronJob>(Defaulter);
+    let webhook = Webhook::defaulting::<v1::CronJob>(CronJobDefaulter);
     let response = webhook
         .review(admission_review(
             "CREATE",
@@ -139,7 +141,7 @@ async fn a_defaulter_can_refuse_and_a_bad_object_is_a_bad_request() {
 
 #[tokio::test]
 async fn validation_answers_create_update_and_delete() {
-    let webhook = Webhook::validating::<v1::CronJob>(Validator);
+    let webhook = Webhook::validating::<v1::CronJob>(CronJobValidator);
     assert_eq!(webhook.path(), "/validate-batch-example-com-v1-cronjob");
 
     let good = cronjob(json!({"schedule": "0 3 * * *", "concurrencyPolicy": "Allow"}));
@@ -206,6 +208,182 @@ async fn validation_answers_create_update_and_delete() {
         ))
         .await;
     assert_eq!(response["response"]["status"]["code"], 400);
+}
+
+#[tokio::test]
+async fn validation_names_each_invalid_field() {
+    let webhook = Webhook::validating::<v1::CronJob>(CronJobValidator);
+    let bad = cronjob(json!({"schedule": "", "concurrencyPolicy": "Sometimes"}));
+    let response = webhook
+        .review(admission_review("CREATE", Some(bad), None))
+        .await;
+    let status = &response["response"]["status"];
+    assert_eq!(response["response"]["allowed"], false);
+    assert_eq!(
+        (&status["code"], &status["reason"]),
+        (&json!(422), &json!("Invalid"))
+    );
+    assert_eq!(
+        status["message"],
+        "CronJob.batch.example.com \"nightly\" is invalid: [spec.schedule: Required value: \
+         a cron schedule, e.g. `0 3 * * *`, spec.concurrencyPolicy: Unsupported value: \
+         \"Sometimes\": supported values: \"Allow\", \"Forbid\", \"Replace\"]"
+    );
+    assert_eq!(
+        status["details"],
+        json!({
+            "name": "nightly",
+            "group": "batch.example.com",
+            "kind": "CronJob",
+            "causes": [
+                {"field": "spec.schedule", "reason": "FieldValueRequired",
+                 "message": "Required value: a cron schedule, e.g. `0 3 * * *`"},
+                {"field": "spec.concurrencyPolicy", "reason": "FieldValueNotSupported",
+                 "message": "Unsupported value: \"Sometimes\": supported values: \"Allow\", \"Forbid\", \"Replace\""},
+            ],
+        })
+    );
+
+    // One field: its error alone, without brackets.
+    let bad = cronjob(json!({"schedule": "0 3 * * *", "concurrencyPolicy": "Never"}));
+    let response = webhook
+        .review(admission_review("CREATE", Some(bad), None))
+        .await;
+    assert_eq!(
+        response["response"]["status"]["message"],
+        "CronJob.batch.example.com \"nightly\" is invalid: spec.concurrencyPolicy: \
+         Unsupported value: \"Never\": supported values: \"Allow\", \"Forbid\", \"Replace\""
+    );
+}
+
+#[test]
+fn field_errors_print_as_apimachinery_does() {
+    let cases = [
+        (
+            FieldError::invalid("spec.replicas", -1, "must be at least 0"),
+            "FieldValueInvalid",
+            "spec.replicas: Invalid value: -1: must be at least 0",
+        ),
+        (
+            FieldError::required("spec.image", ""),
+            "FieldValueRequired",
+            "spec.image: Required value",
+        ),
+        (
+            FieldError::forbidden("spec.nodeName", "may not be set").with_value("n1"),
+            "FieldValueForbidden",
+            "spec.nodeName: Forbidden: may not be set",
+        ),
+        (
+            FieldError::duplicate("spec.ports[1].name", "http"),
+            "FieldValueDuplicate",
+            "spec.ports[1].name: Duplicate value: \"http\"",
+        ),
+        (
+            FieldError::not_found("spec.secretRef.name", "creds"),
+            "FieldValueNotFound",
+            "spec.secretRef.name: Not found: \"creds\"",
+        ),
+        (
+            FieldError::too_long("metadata.annotations[note]", 10),
+            "FieldValueTooLong",
+            "metadata.annotations[note]: Too long: may not be more than 10 bytes",
+        ),
+        (
+            FieldError::too_many("spec.items", 5, 3),
+            "FieldValueTooMany",
+            "spec.items: Too many: 5: must have at most 3 items",
+        ),
+        (
+            FieldError::internal("spec", "lookup failed"),
+            "InternalError",
+            "spec: Internal error: lookup failed",
+        ),
+    ];
+    for (error, reason, text) in cases {
+        assert_eq!(error.error_type.reason(), reason, "{error}");
+        assert_eq!(error.to_string(), text);
+    }
+    // The same error twice is reported once, as apimachinery's aggregate does.
+    let twice = FieldError::required("spec.image", "");
+    let rejection = Rejection::fields([twice.clone(), twice]);
+    assert_eq!(rejection.message(), "spec.image: Required value");
+    assert_eq!(rejection.field_errors().len(), 2);
+}
+
+/// A defaulter as users write them: with derives (`Default` among them, whose `default` once
+/// collided with the trait's method: E0034), settings of its own, and refusals by field.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+struct PolicyDefaulter {
+    policy: String,
+}
+
+impl Defaulter<v1::CronJob> for PolicyDefaulter {
+    async fn apply_defaults(&self, job: &mut v1::CronJob, _req: &Request) -> Result<(), Rejection> {
+        if job.spec.schedule.starts_with('@') {
+            return Err(FieldError::invalid(
+                "spec.schedule",
+                &job.spec.schedule,
+                "macros are not supported",
+            )
+            .into());
+        }
+        let policy = if self.policy.is_empty() {
+            "Forbid"
+        } else {
+            &self.policy
+        };
+        job.spec
+            .concurrency_policy
+            .get_or_insert_with(|| policy.into());
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_defaulter_deriving_default_clone_and_debug_serves() {
+    // `PolicyDefaulter::default()` is `Default::default`, unambiguously.
+    let defaulter = PolicyDefaulter::default();
+    assert_eq!(format!("{defaulter:?}"), "PolicyDefaulter { policy: \"\" }");
+    let webhook = Webhook::defaulting::<v1::CronJob>(defaulter.clone());
+    let object = cronjob(json!({"schedule": "0 3 * * *"}));
+    let response = webhook
+        .review(admission_review("CREATE", Some(object.clone()), None))
+        .await;
+    assert_eq!(
+        patched(&response, &object)["spec"]["concurrencyPolicy"],
+        "Forbid"
+    );
+    let response = Webhook::defaulting::<v1::CronJob>(PolicyDefaulter {
+        policy: "Replace".into(),
+    })
+    .review(admission_review("CREATE", Some(object.clone()), None))
+    .await;
+    assert_eq!(
+        patched(&response, &object)["spec"]["concurrencyPolicy"],
+        "Replace"
+    );
+
+    // A defaulter refuses by field as a validator does.
+    let response = webhook
+        .review(admission_review(
+            "CREATE",
+            Some(cronjob(json!({"schedule": "@daily"}))),
+            None,
+        ))
+        .await;
+    let status = &response["response"]["status"];
+    assert_eq!(status["code"], 422, "{response}");
+    assert_eq!(
+        status["message"],
+        "CronJob.batch.example.com \"nightly\" is invalid: spec.schedule: Invalid value: \
+         \"@daily\": macros are not supported"
+    );
+    assert_eq!(
+        status["details"]["causes"],
+        json!([{"field": "spec.schedule", "reason": "FieldValueInvalid",
+                "message": "Invalid value: \"@daily\": macros are not supported"}])
+    );
 }
 
 fn conversion_review(desired: &str, objects: Vec<Value>) -> Value {
@@ -303,8 +481,8 @@ fn a_spoke_round_trips_through_its_hub() {
 #[test]
 fn two_webhooks_on_one_path_are_refused() {
     let webhooks = Webhooks::new("").with([
-        Webhook::defaulting::<v1::CronJob>(Defaulter),
-        Webhook::validating::<v1::CronJob>(Validator)
+        Webhook::defaulting::<v1::CronJob>(CronJobDefaulter),
+        Webhook::validating::<v1::CronJob>(CronJobValidator)
             .at_path("/mutate-batch-example-com-v1-cronjob"),
     ]);
     let err = server::router(&webhooks, &Metrics::new().webhooks()).unwrap_err();
@@ -370,8 +548,8 @@ async fn https_server_answers_counts_and_reloads_its_certificate() {
 
     let metrics = Metrics::new();
     let webhooks = Webhooks::new("").with([
-        Webhook::defaulting::<v1::CronJob>(Defaulter),
-        Webhook::validating::<v1::CronJob>(Validator),
+        Webhook::defaulting::<v1::CronJob>(CronJobDefaulter),
+        Webhook::validating::<v1::CronJob>(CronJobValidator),
         Webhook::conversion::<v2::CronJob, v1::CronJob>(),
     ]);
     let router = server::router(&webhooks, &metrics.webhooks()).unwrap();

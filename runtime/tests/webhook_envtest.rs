@@ -1,6 +1,7 @@
 //! Webhooks on the real control plane (envtest): the API server calls the manager's webhooks.
 //! The manager runs with `--webhook-local-url`, so it points the cluster at itself: a defaulted
-//! field appears on create, an invalid object is refused with the validator's message, an
+//! field appears on create, an invalid object is refused with the validator's message (or with
+//! one cause per invalid field, as the API server's status carries them), an
 //! object created as v1 reads back as v2 and round-trips, creates fail while the manager is
 //! down (failurePolicy Fail), and a clean shutdown takes the configurations away. Self-managed
 //! certificates: the Secret, the caBundle of the configurations calling the Service, renewal.
@@ -29,7 +30,7 @@ use serde_json::json;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
 use tokio_rustls::rustls::{self, ClientConfig, RootCertStore};
-use webhook_kinds::{Defaulter, Validator, v1, v2};
+use webhook_kinds::{CronJobDefaulter, CronJobValidator, v1, v2};
 
 const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -93,8 +94,8 @@ const OPERATOR: &str = "webhook-test";
 
 fn webhooks() -> Webhooks {
     Webhooks::new(CONFIGURATIONS).with([
-        Webhook::defaulting::<v1::CronJob>(Defaulter),
-        Webhook::validating::<v1::CronJob>(Validator),
+        Webhook::defaulting::<v1::CronJob>(CronJobDefaulter),
+        Webhook::validating::<v1::CronJob>(CronJobValidator),
         Webhook::conversion::<v2::CronJob, v1::CronJob>(),
     ])
 }
@@ -205,6 +206,58 @@ async fn the_api_server_calls_the_webhooks_of_a_local_manager() {
     assert!(
         err.contains("admission webhook \"vcronjob-v1.kb.io\" denied the request: spec.schedule: \"0 3\" must have 5 fields"),
         "{err}"
+    );
+
+    // Field errors: the API server's status names each field (details.causes, as kubectl lists
+    // them) under a 422 Invalid, and its message names them too.
+    let mut two_bad_fields = cronjob("fields", "");
+    two_bad_fields.data["spec"]["concurrencyPolicy"] = json!("Sometimes");
+    let err = v1_api
+        .create(&PostParams::default(), &two_bad_fields)
+        .await
+        .unwrap_err();
+    let kube::Error::Api(status) = err else {
+        panic!("not a refusal of the API server: {err}");
+    };
+    assert_eq!(
+        (status.code, status.reason.as_str()),
+        (422, "Invalid"),
+        "{status:?}"
+    );
+    assert_eq!(
+        status.message,
+        "admission webhook \"vcronjob-v1.kb.io\" denied the request: \
+         CronJob.batch.example.com \"fields\" is invalid: \
+         [spec.schedule: Required value: a cron schedule, e.g. `0 3 * * *`, \
+         spec.concurrencyPolicy: Unsupported value: \"Sometimes\": \
+         supported values: \"Allow\", \"Forbid\", \"Replace\"]"
+    );
+    let details = status.details.expect("details");
+    assert_eq!(
+        (
+            details.group.as_str(),
+            details.kind.as_str(),
+            details.name.as_str()
+        ),
+        ("batch.example.com", "CronJob", "fields")
+    );
+    let causes: Vec<(&str, &str, &str)> = (details.causes.iter())
+        .map(|c| (c.field.as_str(), c.reason.as_str(), c.message.as_str()))
+        .collect();
+    assert_eq!(
+        causes,
+        [
+            (
+                "spec.schedule",
+                "FieldValueRequired",
+                "Required value: a cron schedule, e.g. `0 3 * * *`"
+            ),
+            (
+                "spec.concurrencyPolicy",
+                "FieldValueNotSupported",
+                "Unsupported value: \"Sometimes\": supported values: \"Allow\", \"Forbid\", \"Replace\""
+            ),
+        ]
     );
 
     // Conversion: stored as v2 (the hub), read as v2 and back as v1 unchanged.

@@ -15,7 +15,8 @@
 //! - [`k8s_table`]: every k8s-openapi type's schema and default, by path (recorded from the real
 //!   types and checked against them by `tests/k8s_schemas.rs`);
 //! - [`crd`]: `#[kube(...)]` and the CRD as `crd()` builds it;
-//! - [`options`]: PROJECT's `crd:` options (known formats only, description length);
+//! - PROJECT's `crd:` options (known formats only, description length) are the runtime's
+//!   `operator_rs_runtime::crd`, shared with the generated project's drift test;
 //! - [`render`]: CRDs into YAML (on other cores while kinds are built) and their JSON length;
 //! - [`output`]: file layout, kustomization, warnings;
 //! - [`exact`]: the `--exact` harness.
@@ -30,7 +31,6 @@ mod exact;
 pub mod k8s_table;
 mod loader;
 mod locate;
-mod options;
 mod output;
 mod place_attrs;
 mod render;
@@ -330,7 +330,7 @@ pub(crate) fn merge_kinds(
                         };
                         validate::check(s, &v.name, &k.loc, &field)?;
                     }
-                    options::apply(s, &project.crd);
+                    project.crd.apply(s);
                 }
             }
         }
@@ -374,7 +374,7 @@ pub(crate) fn merge_kinds(
                 // Rendered as built: still its text unless PROJECT's options changed it.
                 rendered: k
                     .rendered
-                    .filter(|_| options::leaves_schemas_as_they_are(&project.crd)),
+                    .filter(|_| project.crd.leaves_schemas_as_they_are()),
             });
             continue;
         }

@@ -8,11 +8,11 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 
 use super::error::CrdgenError;
-use super::options::UNKNOWN_INT_FORMATS;
 use super::render;
 use super::{Checks, KindCrd, crd_path};
 use crate::project::CrdSettings;
 use crate::workspace::{GeneratedFile, GeneratorOutput, SourceTree};
+use operator_rs_runtime::crd::UNKNOWN_INT_FORMATS;
 
 /// The kustomization listing the CRDs.
 pub const KUSTOMIZATION: &str = "config/crd/kustomization.yaml";

@@ -70,7 +70,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tracing::{debug, info, warn};
 
-pub use conditions::Conditions;
+pub use conditions::{ConditionStatus, Conditions};
 pub use context::Context;
 pub use error::{Error, Result};
 pub use events::SERIES_TTL;

@@ -1,7 +1,7 @@
 //! Webhooks: admission (defaulting, validation) and conversion, served by the manager over
 //! HTTPS, like controller-runtime's webhook server.
 //!
-//! An operator implements [`CustomDefaulter`], [`CustomValidator`] or [`Spoke`] for its
+//! An operator implements [`Defaulter`], [`Validator`] or [`Spoke`] for its
 //! kinds, lists them as [`Webhook`]s in a [`Webhooks`] and hands that to
 //! [`Manager::webhooks`](crate::manager::Manager::webhooks). Every replica serves them on
 //! `--webhook-bind-address` (default `:9443`):
@@ -46,7 +46,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use admission::{CustomDefaulter, CustomValidator, Rejection, Request, Warnings};
+pub use admission::{
+    Defaulter, FieldError, FieldErrorType, Rejection, Request, Validator, Warnings,
+};
 pub use conversion::{ConversionError, Spoke, round_trip, via_json};
 
 use admission::Handler;
@@ -142,7 +144,7 @@ impl std::fmt::Debug for Webhook {
 
 impl Webhook {
     /// The defaulting (mutating) webhook of kind `K`, at `/mutate-<group>-<version>-<kind>`.
-    pub fn defaulting<K>(defaulter: impl CustomDefaulter<K>) -> Self
+    pub fn defaulting<K>(defaulter: impl Defaulter<K>) -> Self
     where
         K: Resource<DynamicType = ()> + Serialize + DeserializeOwned + Send + Sync + 'static,
     {
@@ -155,7 +157,7 @@ impl Webhook {
     }
 
     /// The validating webhook of kind `K`, at `/validate-<group>-<version>-<kind>`.
-    pub fn validating<K>(validator: impl CustomValidator<K>) -> Self
+    pub fn validating<K>(validator: impl Validator<K>) -> Self
     where
         K: Resource<DynamicType = ()> + DeserializeOwned + Send + Sync + 'static,
     {

@@ -4,7 +4,7 @@
 
 use kube::CustomResource;
 use operator_rs_runtime::webhook::{
-    ConversionError, CustomDefaulter, CustomValidator, Rejection, Request, Spoke, Warnings,
+    ConversionError, Defaulter, FieldError, Rejection, Request, Spoke, Validator, Warnings,
 };
 use serde::{Deserialize, Serialize};
 
@@ -82,10 +82,13 @@ impl Spoke<v2::CronJob> for v1::CronJob {
     }
 }
 
-pub struct Defaulter;
+/// Derives `Default` (and more) as a user's type may: no method of those derives collides with
+/// the trait's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CronJobDefaulter;
 
-impl CustomDefaulter<v1::CronJob> for Defaulter {
-    async fn default(&self, job: &mut v1::CronJob, _req: &Request) -> Result<(), Rejection> {
+impl Defaulter<v1::CronJob> for CronJobDefaulter {
+    async fn apply_defaults(&self, job: &mut v1::CronJob, _req: &Request) -> Result<(), Rejection> {
         job.spec.suspend.get_or_insert(false);
         job.spec
             .concurrency_policy
@@ -97,14 +100,39 @@ impl CustomDefaulter<v1::CronJob> for Defaulter {
     }
 }
 
-pub struct Validator;
+/// The concurrency policies the validator accepts.
+pub const POLICIES: [&str; 3] = ["Allow", "Forbid", "Replace"];
 
-impl CustomValidator<v1::CronJob> for Validator {
+#[derive(Clone, Debug, Default)]
+pub struct CronJobValidator;
+
+impl Validator<v1::CronJob> for CronJobValidator {
     async fn validate_create(
         &self,
         job: &v1::CronJob,
         _req: &Request,
     ) -> Result<Warnings, Rejection> {
+        // Each field's error named on its own (details.causes)...
+        let mut errors = Vec::new();
+        if job.spec.schedule.is_empty() {
+            errors.push(FieldError::required(
+                "spec.schedule",
+                "a cron schedule, e.g. `0 3 * * *`",
+            ));
+        }
+        if let Some(policy) = &job.spec.concurrency_policy
+            && !POLICIES.contains(&policy.as_str())
+        {
+            errors.push(FieldError::not_supported(
+                "spec.concurrencyPolicy",
+                policy,
+                POLICIES,
+            ));
+        }
+        if !errors.is_empty() {
+            return Err(Rejection::fields(errors));
+        }
+        // ... or one message.
         if job.spec.schedule.split(' ').count() != 5 {
             return Err(Rejection::invalid(format!(
                 "spec.schedule: {:?} must have 5 fields",
