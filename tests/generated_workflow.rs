@@ -70,8 +70,13 @@ fn expand(value: &str) -> String {
     out
 }
 
+/// The tests that build a generated project run one at a time: they share a target directory,
+/// where each one's `debug/manager` would replace the other's.
+static SHARED_TARGET: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn every_step_of_the_generated_ci_workflow_passes() {
+    let _one_at_a_time = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = init_project("workflow-operator");
     let dir = project_dir(&tmp, "workflow-operator");
     extend_the_manager(&dir);
@@ -259,6 +264,7 @@ fn make_operator_rs_says_what_to_set_when_it_cannot_install() {
 /// PROJECT without `generate crds` fail it, with the advice that then fixes it.
 #[test]
 fn the_drift_test_honours_the_crd_options_of_project() {
+    let _one_at_a_time = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = init_project("crd-options");
     let dir = project_dir(&tmp, "crd-options");
     ok(

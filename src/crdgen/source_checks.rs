@@ -120,16 +120,7 @@ pub(crate) fn check_derives_and_cfg(krate: &Crate) -> Result<(), CrdgenError> {
         }
         let ident = def.ident();
         let mut places: Vec<(&[syn::Attribute], &str)> = vec![(def.attrs(), "the type")];
-        match &def.item {
-            DefItem::Struct(s) => places.extend(s.fields.iter().map(|f| (&f.attrs[..], "a field"))),
-            DefItem::Enum(e) => {
-                for v in &e.variants {
-                    places.push((&v.attrs, "a variant"));
-                    places.extend(v.fields.iter().map(|f| (&f.attrs[..], "a field")));
-                }
-            }
-            DefItem::Alias(_) => {}
-        }
+        places.extend(member_attrs(&def.item));
         // `#[cfg]` and `#[cfg_attr]` first: what they hide decides the rest.
         if let Some(at) = &krate.modules[def.module].undecided_cfg {
             return Err(CrdgenError::Unsupported {
@@ -421,23 +412,30 @@ pub(crate) fn check_clashes(kinds: &[KindDef]) -> Result<(), CrdgenError> {
     Ok(())
 }
 
+/// The attributes of a type's members, with what they are on: each field's, and each enum
+/// variant's and its fields'.
+fn member_attrs(item: &DefItem) -> Vec<(&[syn::Attribute], &'static str)> {
+    let mut places: Vec<(&[syn::Attribute], &'static str)> = Vec::new();
+    match item {
+        DefItem::Struct(s) => places.extend(s.fields.iter().map(|f| (&f.attrs[..], "a field"))),
+        DefItem::Enum(e) => {
+            for v in &e.variants {
+                places.push((&v.attrs, "a variant"));
+                places.extend(v.fields.iter().map(|f| (&f.attrs[..], "a field")));
+            }
+        }
+        DefItem::Alias(_) => {}
+    }
+    places
+}
+
 /// Warnings for `#[kube(...)]` on a field or a variant: kube-derive reads `#[kube]` only on the
 /// `#[derive(CustomResource)]` struct, so there it compiles and does nothing (a guess such as
 /// `#[kube(validation = "...")]` on a field would be silently lost).
 pub(crate) fn kube_attr_warnings(krate: &Crate) -> Vec<String> {
     let mut out = Vec::new();
     for (d, def) in krate.defs.iter().enumerate() {
-        let mut places: Vec<(&[syn::Attribute], &str)> = Vec::new();
-        match &def.item {
-            DefItem::Struct(s) => places.extend(s.fields.iter().map(|f| (&f.attrs[..], "a field"))),
-            DefItem::Enum(e) => {
-                for v in &e.variants {
-                    places.push((&v.attrs, "a variant"));
-                    places.extend(v.fields.iter().map(|f| (&f.attrs[..], "a field")));
-                }
-            }
-            DefItem::Alias(_) => {}
-        }
+        let places = member_attrs(&def.item);
         for (attrs, place) in places {
             for a in attrs.iter().filter(|a| a.path().is_ident("kube")) {
                 out.push(format!(
