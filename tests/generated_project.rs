@@ -452,6 +452,17 @@ fn walk_the_user_path(dir: &Path, kubeconfig: &Path) {
         "CRDs left by `make uninstall`:\n{crds}"
     );
 
+    // "Run the tests", as written: lint and unit tests, the integration tests on envtest
+    // (KUBEBUILDER_ASSETS, inherited), the e2e suite against the kubeconfig's cluster.
+    let tests = sh_blocks(&generated, "### Run the tests").concat();
+    assert_eq!(
+        tests,
+        ["make lint test", "make test-integration", "make test-e2e"]
+    );
+    for line in &tests {
+        shell.run(line);
+    }
+
     // "Deploy it to the cluster": the image steps need a container runtime and a registry;
     // `make deploy` runs as written (the API server validates every object; no node runs its
     // Pods here), after cert-manager's CRDs, which config/certmanager needs.
