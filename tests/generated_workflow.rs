@@ -38,6 +38,7 @@ fn path_with_cli(tmp: &Path) -> String {
 
 /// Runs `script` with bash in `dir`, as an Actions `run:` step (`bash -e -o pipefail`).
 fn bash(dir: &Path, script: &str, env: &BTreeMap<String, String>) -> std::process::Output {
+    seed_lock(dir);
     Command::new("bash")
         .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
         .current_dir(dir)
@@ -324,4 +325,78 @@ fn the_drift_test_honours_the_crd_options_of_project() {
     // And following its advice fixes it.
     ok(&dir, &["generate", "crds"]);
     cargo(&dir, &["test", "--test", "crds"]);
+}
+
+/// The features cargo enables on `krate` when it builds the tests of the package at `dir`
+/// (`cargo tree -e features`, every target platform), sorted.
+fn test_build_features(dir: &Path, krate: &str, workspace: bool) -> Vec<String> {
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args([
+        "tree",
+        "--offline",
+        "-e",
+        "features",
+        "--target",
+        "all",
+        "-i",
+        krate,
+    ])
+    .current_dir(dir)
+    .env_remove("CARGO_MANIFEST_DIR");
+    if workspace {
+        cmd.args(["--workspace", "--all-features"]);
+    }
+    let out = cmd.output().expect("cargo tree runs");
+    assert!(
+        out.status.success(),
+        "cargo tree -i {krate} in {}:\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let prefix = format!("{krate} feature \"");
+    let mut features: Vec<String> = (text.lines())
+        .filter_map(|l| {
+            l.split_once(&prefix)
+                .map(|(_, f)| f.trim_end_matches(['"', ' ', '(', '*', ')']).to_owned())
+        })
+        .collect();
+    features.sort();
+    features.dedup();
+    features
+}
+
+/// The tests build generated projects in this workspace's target directory with its Cargo.lock
+/// (`common::shared_target_dir`, `common::seed_lock`): a dependency compiles once for both only
+/// if cargo enables the same features on it in both. These are the ones that cost the most
+/// (tokio and all that builds on it). The kube stack itself (k8s-openapi up) compiles twice:
+/// the workspace's schemars has the features of `fixtures/crdgen/external_types.rs`.
+#[test]
+fn a_generated_project_builds_its_dependencies_as_the_workspace_does() {
+    let tmp = init_project("shared-deps");
+    let dir = project_dir(&tmp, "shared-deps");
+    ok(
+        &dir,
+        &words(
+            "create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6",
+        ),
+    );
+    seed_lock(&dir);
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for krate in [
+        "tokio",
+        "hyper",
+        "hyper-util",
+        "tower",
+        "rustls",
+        "serde_json",
+        "axum",
+    ] {
+        assert_eq!(
+            test_build_features(&dir, krate, false),
+            test_build_features(workspace, krate, true),
+            "{krate}: the generated project's test build enables other features than the \
+             workspace's, so the tests compile it (and what builds on it) twice"
+        );
+    }
 }

@@ -7,38 +7,31 @@
 //! with status 1, like controller-runtime does.
 
 use std::future::Future;
-use std::sync::Arc;
 
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
-/// A cloneable shutdown trigger; every clone sees the same state.
-#[derive(Clone, Debug)]
+/// A cloneable shutdown trigger; every clone sees the same state. A [`CancellationToken`]
+/// (tokio-util's, which kube's and tower's stacks already build) with the manager's names.
+#[derive(Clone, Debug, Default)]
 pub struct Shutdown {
-    tx: Arc<watch::Sender<bool>>,
-}
-
-impl Default for Shutdown {
-    fn default() -> Self {
-        Self::new()
-    }
+    token: CancellationToken,
 }
 
 impl Shutdown {
     /// A shutdown that has not been triggered yet.
     pub fn new() -> Self {
-        let (tx, _) = watch::channel(false);
-        Self { tx: Arc::new(tx) }
+        Self::default()
     }
 
     /// Starts the shutdown. Idempotent.
     pub fn trigger(&self) {
-        self.tx.send_replace(true);
+        self.token.cancel();
     }
 
     /// Whether the shutdown has started.
     pub fn is_triggered(&self) -> bool {
-        *self.tx.borrow()
+        self.token.is_cancelled()
     }
 
     /// Resolves once the shutdown has started (at once if it already has).
@@ -46,12 +39,13 @@ impl Shutdown {
     /// The future owns what it needs, so it can go straight into
     /// `Controller::graceful_shutdown_on(ctx.shutdown.wait())`.
     pub fn wait(&self) -> impl Future<Output = ()> + Send + Sync + 'static {
-        let mut rx = self.tx.subscribe();
-        async move {
-            // The sender lives in `self.tx`, which every clone keeps alive; an error
-            // (all senders gone) can only mean the manager is gone, so stop as well.
-            let _ = rx.wait_for(|triggered| *triggered).await;
-        }
+        self.token.clone().cancelled_owned()
+    }
+
+    /// The token underneath, for code that takes a [`CancellationToken`] (child tokens,
+    /// `run_until_cancelled`).
+    pub fn token(&self) -> &CancellationToken {
+        &self.token
     }
 }
 

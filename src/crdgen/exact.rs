@@ -31,10 +31,9 @@ pub fn generate_exact(
     }
     // The Rust path of each generated root struct, as seen from a dependent crate, in the crate
     // the reader found it in.
-    let lib = lib_name(root, project)?;
     let mut paths = Vec::new();
     for k in &found.kinds {
-        paths.push(root_path(&found.crates[k.krate], k, &lib)?);
+        paths.push(root_path(&found.crates[k.krate], k)?);
     }
     let harness = root.join("target/operator-rs-crdgen");
     std::fs::create_dir_all(harness.join("src"))
@@ -124,34 +123,45 @@ fn write_if_changed(path: &Path, text: &str) -> Result<()> {
     Ok(())
 }
 
-fn manifest(root: &Path) -> Result<toml_lite::Doc> {
-    let path = root.join("Cargo.toml");
-    let text =
-        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    Ok(toml_lite::Doc(text))
-}
-
+/// The name of the package at `root`, as cargo reads its manifest (`cargo metadata`: a TOML
+/// parser of our own would be a second reading of Cargo.toml, and the harness runs cargo anyway).
 fn package_name(root: &Path) -> Result<String> {
-    manifest(root)?
-        .get("package", "name")
-        .context("Cargo.toml has no [package] name")
-}
-
-fn lib_name(root: &Path, project: &Project) -> Result<String> {
-    let doc = manifest(root)?;
-    if let Some(n) = doc.get("lib", "name") {
-        return Ok(n);
+    let manifest = root.join("Cargo.toml");
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--manifest-path",
+        ])
+        .arg(&manifest)
+        .output()
+        .context("running cargo metadata")?;
+    if !output.status.success() {
+        bail!(
+            "cargo could not read {}:\n{}",
+            manifest.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
     }
-    if !project.crate_name.is_empty() {
-        return Ok(project.crate_name.clone());
-    }
-    Ok(package_name(root)?.replace('-', "_"))
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&output.stdout).context("parsing cargo metadata's output")?;
+    let wanted = manifest.canonicalize().unwrap_or(manifest.clone());
+    (metadata["packages"].as_array().into_iter().flatten())
+        .find(|p| {
+            p["manifest_path"]
+                .as_str()
+                .is_some_and(|m| Path::new(m).canonicalize().ok().as_ref() == Some(&wanted))
+        })
+        .and_then(|p| p["name"].as_str().map(str::to_owned))
+        .with_context(|| format!("{} has no [package]", manifest.display()))
 }
 
 /// The path by which the harness (another crate) names the struct kube-derive generates for `k`:
 /// through public modules, or a `pub use` that re-exports it (`create api` keeps each kind in a
 /// private module and re-exports its types).
-fn root_path(krate: &loader::Crate, k: &KindDef, _lib: &str) -> Result<String> {
+fn root_path(krate: &loader::Crate, k: &KindDef) -> Result<String> {
     let library = Path::new(super::CRATE_ROOTS[0]);
     if krate.files.first().map(PathBuf::as_path) != Some(library) {
         bail!(
@@ -254,28 +264,4 @@ fn root_struct_name(attrs: &[syn::Attribute]) -> Option<String> {
         .iter()
         .find(|i| i.name == "root")
         .and_then(|i| i.str_value())
-}
-
-/// Just enough TOML reading for `[package] name` and `[lib] name`.
-mod toml_lite {
-    pub struct Doc(pub String);
-    impl Doc {
-        pub fn get(&self, table: &str, key: &str) -> Option<String> {
-            let mut in_table = false;
-            for line in self.0.lines() {
-                let t = line.trim();
-                if t.starts_with('[') {
-                    in_table = t == format!("[{table}]");
-                    continue;
-                }
-                if in_table
-                    && let Some((k, v)) = t.split_once('=')
-                    && k.trim() == key
-                {
-                    return Some(v.trim().trim_matches('"').to_string());
-                }
-            }
-            None
-        }
-    }
 }

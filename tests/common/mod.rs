@@ -156,13 +156,36 @@ pub const REFERENCE_WEBHOOKS: &[&str] = &[
     "--group batch --version v1 --kind CronJob --conversion --spoke v2",
 ];
 
-/// The target directory every cargo build of a generated project shares, so that kube and
-/// k8s-openapi compile once per run (`target/generated-projects`, or
-/// $OPERATOR_RS_TEST_TARGET_DIR).
+/// The target directory every cargo build of a generated project shares: this workspace's own
+/// (or $OPERATOR_RS_TEST_TARGET_DIR). With [`seed_lock`], a generated project builds the same
+/// versions of the crates this workspace built for its tests, and every dependency with the same
+/// features (tokio, hyper, rustls, serde, ...) is compiled once per run, for both. Cargo holds the
+/// directory's lock only while it compiles, not while tests run.
 pub fn shared_target_dir() -> PathBuf {
     std::env::var_os("OPERATOR_RS_TEST_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/generated-projects"))
+        .unwrap_or_else(|| {
+            // CARGO_TARGET_TMPDIR is `<target dir>/tmp`, wherever the target dir is.
+            Path::new(env!("CARGO_TARGET_TMPDIR"))
+                .parent()
+                .unwrap()
+                .to_owned()
+        })
+}
+
+/// Gives a generated project without a Cargo.lock this workspace's: its builds then take the
+/// versions the workspace's tests were built with (no resolution against the registry at test
+/// time, and the compiled crates shared in [`shared_target_dir`]). Cargo adds what is missing
+/// and drops what the project does not use.
+pub fn seed_lock(dir: &Path) {
+    let lock = dir.join("Cargo.lock");
+    if dir.join("Cargo.toml").exists() && !lock.exists() {
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock"),
+            lock,
+        )
+        .unwrap();
+    }
 }
 
 /// `init` plus every reference API.
@@ -230,18 +253,31 @@ pub struct CargoOutput {
     pub stderr: String,
 }
 
+/// Prints how long `what` took, for the step timeline of the slow tests (seen with
+/// `--nocapture`; CI's wall time is read off it: BENCHMARKS.md, "CI wall time").
+pub fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    let start = std::time::Instant::now();
+    let out = f();
+    eprintln!("[step {:6.1}s] {what}", start.elapsed().as_secs_f64());
+    out
+}
+
 /// `cargo <args>` in a generated project, as [`cargo`], returning what it printed.
 pub fn cargo_output(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> CargoOutput {
-    let out = Command::new(env!("CARGO"))
-        .args(args)
-        .envs(envs.iter().copied())
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", shared_target_dir())
-        // The generated project is its own workspace, not a member of ours.
-        .env_remove("CARGO_MANIFEST_DIR")
-        .env_remove("RUSTFLAGS")
-        .output()
-        .expect("cargo runs");
+    seed_lock(dir);
+    let line = format!("cargo {}", args.join(" "));
+    let out = timed(&line, || {
+        Command::new(env!("CARGO"))
+            .args(args)
+            .envs(envs.iter().copied())
+            .current_dir(dir)
+            .env("CARGO_TARGET_DIR", shared_target_dir())
+            // The generated project is its own workspace, not a member of ours.
+            .env_remove("CARGO_MANIFEST_DIR")
+            .env_remove("RUSTFLAGS")
+            .output()
+            .expect("cargo runs")
+    });
     CargoOutput {
         success: out.status.success(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

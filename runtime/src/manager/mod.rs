@@ -638,10 +638,8 @@ fn identity(operator: &str) -> String {
     {
         return pod;
     }
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .map(|h| h.trim().to_owned())
+    let host = (hostname::get().ok())
+        .and_then(|h| h.into_string().ok())
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| operator.to_owned());
     format!("{host}_{}", std::process::id())
