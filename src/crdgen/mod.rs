@@ -2,54 +2,50 @@
 //! statically (without compiling the crate) with exactly the semantics of kube-derive 5 +
 //! schemars 1 + kube-core's transforms, or through the compiler with `--exact`.
 //!
-//! Pieces:
-//! - [`loader`]: the crate's module tree as the compiler follows it;
-//! - [`resolve`]: names and types (`use`, `super::`, aliases, std/serde_json/k8s-openapi types);
-//! - [`attrs`]: serde/schemars/kube attribute parsing and serde's rename rules;
-//! - [`place_attrs`]: every type's, variant's and field's attributes, parsed once per crate;
-//! - [`schema`]: the `JsonSchema`/`KubeSchema` derive emulation over the real `SchemaGenerator`;
-//! - [`structural`]: kube-core's structural-schema rewrite in one linear pass;
-//! - [`transforms`]: the generator's transforms, each skipped where it would change nothing;
-//! - [`validate`]: what kube-apiserver checks on create (CEL rules, list/map combinations);
-//! - [`values`]: static evaluation of defaults and literal constants;
-//! - [`k8s_table`]: every k8s-openapi type's schema and default, by path (recorded from the real
-//!   types and checked against them by `tests/k8s_schemas.rs`);
-//! - [`crd`]: `#[kube(...)]` and the CRD as `crd()` builds it;
-//! - PROJECT's `crd:` options (known formats only, description length) are the runtime's
-//!   `operator_rs_runtime::crd`, shared with the generated project's drift test;
-//! - [`render`]: CRDs into YAML (on other cores while kinds are built) and their JSON length;
-//! - [`output`]: file layout, kustomization, warnings;
-//! - [`exact`]: the `--exact` harness.
+//! Its stages, one folder each, in the order a kind goes through them:
+//! - [`read`]: the user's crate as the compiler would see it, without compiling it: the module
+//!   tree ([`loader`]), names and types ([`resolve`]), `#[cfg]` ([`cfg`]), serde/schemars/kube
+//!   attributes ([`attrs`], [`place_attrs`]), `schema_with` functions ([`schema_fn`]), literal
+//!   defaults and constants ([`values`]), and where each schema node was written ([`locate`]);
+//! - [`derive`]: the CRD kube-derive would build: the `JsonSchema` derive over schemars' real
+//!   generator ([`schema`]), kube-core's structural rewrite ([`structural`]) and transforms
+//!   ([`transforms`]), k8s-openapi's types ([`k8s_table`]), `#[kube(...)]` and `crd()`
+//!   ([`crd`]); or the same through the compiler ([`exact`], `--exact`);
+//! - [`check`]: what kube-apiserver refuses on create, found before anything is written: the
+//!   structural rules, list and map combinations, defaults, versions, API approval, and the CEL
+//!   rules (type-checked and costed by [`check::cel`], a checker of its own), plus the source
+//!   patterns kube-derive accepts and the API server does not ([`source_checks`]);
+//! - [`emit`]: CRDs into YAML (on other cores while kinds are built) ([`render`]), and the
+//!   files, kustomization and warnings ([`output`]).
+//!
+//! PROJECT's `crd:` options (known formats only, description length) are the runtime's
+//! `operator_rs_runtime::crd`, shared with the generated project's drift test. Errors
+//! ([`error`]) carry the file:line:col of what they refuse.
 
-mod attrs;
-mod cfg;
-mod crd;
+mod check;
+mod derive;
+mod emit;
 mod error;
-mod exact;
-/// Public only for `tests/k8s_schemas.rs`, which records and checks it against k8s-openapi.
-#[doc(hidden)]
-pub mod k8s_table;
-mod loader;
-mod locate;
-mod output;
-mod place_attrs;
-mod render;
-mod resolve;
-mod schema;
-mod schema_fn;
-mod source_checks;
-pub mod structural;
-/// Public only for `tests/crdgen_transforms.rs`, which checks it against running every transform.
-#[doc(hidden)]
-pub mod transforms;
-mod validate;
+mod read;
+
+// Each stage's modules by their short names, for the stages that use each other's.
 /// Public only for `tests/names_apiserver.rs`, which checks it against kube-apiserver.
 #[doc(hidden)]
-pub use validate::api_approval_problem;
+pub use check::api_approval_problem;
+use check::source_checks;
 #[doc(hidden)]
-pub use validate::verdict as apiserver_verdict;
-pub use validate::{DEPRECATION_WARNING_RULE, deprecation_warning_problem};
-mod values;
+pub use check::verdict as apiserver_verdict;
+pub use check::{DEPRECATION_WARNING_RULE, deprecation_warning_problem};
+/// Public only for `tests/k8s_schemas.rs`, which records and checks it against k8s-openapi.
+#[doc(hidden)]
+pub use derive::k8s_table;
+pub use derive::structural;
+/// Public only for `tests/crdgen_transforms.rs`, which checks it against running every transform.
+#[doc(hidden)]
+pub use derive::transforms;
+use derive::{crd, exact, schema};
+use emit::{output, render};
+use read::{attrs, cfg, loader, locate, place_attrs, resolve, schema_fn, values};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -227,7 +223,7 @@ pub(crate) fn static_kinds(
     if roots.is_empty() {
         return Err(CrdgenError::NoCrateRoot(tree.root().to_path_buf()));
     }
-    validate::clear_rules();
+    check::clear_rules();
     let mut kinds = Vec::new();
     let mut warnings = Vec::new();
     let mut crates = Vec::new();
@@ -312,7 +308,7 @@ pub(crate) fn merge_kinds(
         for k in &mut versions {
             for v in &mut k.crd.spec.versions {
                 if checks == Checks::ApiServer {
-                    validate::check_version(v, &k.loc, &k.written)?;
+                    check::check_version(v, &k.loc, &k.written)?;
                 }
                 if let Some(s) = v
                     .schema
@@ -328,7 +324,7 @@ pub(crate) fn merge_kinds(
                             let krate = crates.get(k.krate)?;
                             locate::field_at(krate, &types, path, part)
                         };
-                        validate::check(s, &v.name, &k.loc, &field)?;
+                        check::check(s, &v.name, &k.loc, &field)?;
                     }
                     project.crd.apply(s);
                 }
@@ -364,7 +360,7 @@ pub(crate) fn merge_kinds(
         if versions.len() == 1 {
             let k = versions.into_iter().next().expect("one version");
             if checks == Checks::ApiServer {
-                validate::check_crd_meta(&k.crd, &kind_loc)?;
+                check::check_crd_meta(&k.crd, &kind_loc)?;
             }
             out.push(KindCrd {
                 group,
@@ -386,7 +382,7 @@ pub(crate) fn merge_kinds(
                     ))
                 })?;
         if checks == Checks::ApiServer {
-            validate::check_crd_meta(&merged, &kind_loc)?;
+            check::check_crd_meta(&merged, &kind_loc)?;
         }
         out.push(KindCrd {
             group,

@@ -27,7 +27,7 @@ const STRUCT_CREATE: u64 = 40;
 
 /// A range: of sizes, or of costs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Est {
+pub(in crate::crdgen) struct Est {
     pub min: u64,
     pub max: u64,
 }
@@ -113,7 +113,7 @@ struct AstNode<'x, 'd> {
 }
 
 /// The worst-case cost range of `e`, checked as `checked`, on a node declared `root`.
-pub(super) fn cost(e: &E, checked: &Checked<'_>, root: &Decl) -> Est {
+pub(in crate::crdgen) fn cost(e: &E, checked: &Checked<'_>, root: &Decl) -> Est {
     let mut c = Coster {
         checked,
         root,

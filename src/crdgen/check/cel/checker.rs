@@ -9,14 +9,14 @@ use super::expr::{Comp, E, Lit, Node, Parsed};
 use super::types::{self, DYN, OPTIONAL, Resolved, Ty};
 
 /// What a rule or message expression can refer to.
-pub(super) struct Env<'d> {
+pub(in crate::crdgen) struct Env<'d> {
     /// The declaration of the node the rule sits on (`self`).
     pub root: &'d Decl,
     /// `optionalOldSelf: true`: `oldSelf` is an `optional_type`.
     pub optional_old_self: bool,
 }
 
-pub(super) struct Checked<'d> {
+pub(in crate::crdgen) struct Checked<'d> {
     pub types: Vec<Ty<'d>>,
     pub overloads: Vec<Vec<&'static str>>,
     pub uses_old_self: bool,
@@ -24,7 +24,7 @@ pub(super) struct Checked<'d> {
 }
 
 /// The CEL type of a declared node.
-pub(super) fn ty_of(d: &Decl) -> Ty<'_> {
+pub(in crate::crdgen) fn ty_of(d: &Decl) -> Ty<'_> {
     match &d.kind {
         DeclKind::Prim(p) => Ty::P(*p),
         DeclKind::List(e) => Ty::List(Box::new(ty_of(e))),
@@ -33,7 +33,7 @@ pub(super) fn ty_of(d: &Decl) -> Ty<'_> {
     }
 }
 
-pub(super) fn check<'d>(p: &Parsed, env: &Env<'d>) -> Checked<'d> {
+pub(in crate::crdgen) fn check<'d>(p: &Parsed, env: &Env<'d>) -> Checked<'d> {
     let mut c = Checker {
         env,
         out: Checked {
@@ -273,7 +273,7 @@ impl<'d> Checker<'_, 'd> {
             && let Some(e) = args
                 .first()
                 .and_then(E::str_lit)
-                .and_then(super::goregex::error)
+                .and_then(super::super::goregex::error)
         {
             self.err(format!("program instantiation failed: {e} ({})", e.rule()));
             return;
@@ -282,7 +282,7 @@ impl<'d> Checker<'_, 'd> {
             return;
         };
         if func == "matches"
-            && let Some(e) = super::goregex::error(lit)
+            && let Some(e) = super::super::goregex::error(lit)
         {
             self.err(format!("invalid matches argument ({e}; {})", e.rule()));
             return;

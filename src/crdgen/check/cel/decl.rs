@@ -10,11 +10,11 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 
 /// `celconfig.MaxRequestSizeBytes`: the largest request, which bounds every unbounded size.
-pub(super) const MAX_REQUEST_BYTES: u64 = 3 * 1024 * 1024;
+pub(in crate::crdgen) const MAX_REQUEST_BYTES: u64 = 3 * 1024 * 1024;
 
 /// The scalar kinds of CEL (and `dyn`, for `x-kubernetes-int-or-string`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Prim {
+pub(in crate::crdgen) enum Prim {
     Bool,
     Int,
     Uint,
@@ -28,7 +28,7 @@ pub(super) enum Prim {
 }
 
 #[derive(Debug)]
-pub(super) enum DeclKind {
+pub(in crate::crdgen) enum DeclKind {
     Prim(Prim),
     List(Box<Decl>),
     /// Keys (always strings, declared without a size bound) and values.
@@ -39,7 +39,7 @@ pub(super) enum DeclKind {
 
 /// One declared node: `DeclType` with its `MaxElements` and `MinSerializedSize`.
 #[derive(Debug)]
-pub(super) struct Decl {
+pub(in crate::crdgen) struct Decl {
     pub kind: DeclKind,
     pub max_elements: u64,
     pub min_size: u64,
@@ -89,7 +89,7 @@ fn non_negative(v: i64) -> u64 {
 /// The declaration of `s` (`None` where the API server does not expose the node to CEL:
 /// a node without a type, a list whose items are not exposed...). `resource_root`: the root of
 /// the resource or of an embedded resource, which always has apiVersion, kind and metadata.
-pub(super) fn decl(s: &JSONSchemaProps, resource_root: bool) -> Option<Decl> {
+pub(in crate::crdgen) fn decl(s: &JSONSchemaProps, resource_root: bool) -> Option<Decl> {
     if s.x_kubernetes_int_or_string == Some(true) {
         let max = match s.max_length {
             Some(n) => non_negative(n) * 4,
@@ -249,7 +249,7 @@ const RESERVED: &[&str] = &[
 /// `.`, `__slash__` for `/`, `__underscores__` for `__`, `__if__` for a reserved word; `None` when
 /// it cannot be named (it starts with a digit or holds another character): such a property is
 /// invisible to rules.
-pub(super) fn escape(name: &str) -> Option<String> {
+pub(in crate::crdgen) fn escape(name: &str) -> Option<String> {
     if name.is_empty() || name.as_bytes()[0].is_ascii_digit() {
         return None;
     }

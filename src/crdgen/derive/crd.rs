@@ -12,13 +12,13 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 
-use super::attrs::{self, MetaItem, MetaKind};
-use super::error::{CrdgenError, FIX_EXACT, Location};
-use super::loader::{Crate, DefId, DefItem};
-use super::resolve::Ty;
-use super::schema::{self, RootSpec, Rule};
-use super::structural;
-use super::transforms::{self, Rewriter};
+use crate::crdgen::attrs::{self, MetaItem, MetaKind};
+use crate::crdgen::error::{CrdgenError, FIX_EXACT, Location};
+use crate::crdgen::loader::{Crate, DefId, DefItem};
+use crate::crdgen::resolve::Ty;
+use crate::crdgen::schema::{self, RootSpec, Rule};
+use crate::crdgen::structural;
+use crate::crdgen::transforms::{self, Rewriter};
 use crate::syntax::Pos;
 
 /// One `#[derive(CustomResource)]` struct, its attributes read.
@@ -33,12 +33,12 @@ pub(crate) struct KindDef {
     pub storage: bool,
     pub crd: apiext::CustomResourceDefinition,
     /// The CRD's text, when it was rendered while the next kinds were built.
-    pub rendered: Option<super::render::Rendered>,
+    pub rendered: Option<crate::crdgen::render::Rendered>,
     /// Where its `#[kube(...)]` wrote what the version sets beside its schema.
     pub written: VersionAttrs,
     /// Its `#[kube(status = "..")]` type, as written.
     pub status: Option<String>,
-    /// Which crate root it was read from (an index into the crates [`super::read`] loaded).
+    /// Which crate root it was read from (an index into the crates [`crate::crdgen::read`] loaded).
     pub krate: usize,
     /// Its schema, until it is finished (and set in `crd`).
     pub pending: Option<PendingSchema>,
@@ -269,7 +269,7 @@ pub(crate) fn build_kind(
             format!("invalid #[kube] attribute: {e}"),
         )
     })?;
-    super::source_checks::check_kube_attrs(krate, d, &items)?;
+    crate::crdgen::source_checks::check_kube_attrs(krate, d, &items)?;
     let (mut group, mut version, mut kind) = (None, None, None);
     let mut doc = None;
     let mut root = None;

@@ -5,17 +5,17 @@
 //! one, worded as the API server words it.
 
 /// `StaticEstimatedCostLimit`: the most one rule (times its runs) or message expression may cost.
-pub(super) const EXPRESSION_COST_LIMIT: u64 = 10_000_000;
+pub(in crate::crdgen) const EXPRESSION_COST_LIMIT: u64 = 10_000_000;
 /// `StaticEstimatedCRDCostLimit`: the most all the expressions of a schema may cost together.
-pub(super) const CRD_COST_LIMIT: u64 = 100_000_000;
+pub(in crate::crdgen) const CRD_COST_LIMIT: u64 = 100_000_000;
 
 /// `multiplyWithOverflowGuard`.
-pub(super) fn times(cost: u64, runs: u64) -> u64 {
+pub(in crate::crdgen) fn times(cost: u64, runs: u64) -> u64 {
     cost.saturating_mul(runs)
 }
 
 /// How far `cost` exceeds `limit`, as `getCostErrorMessage` words it.
-pub(super) fn factor(cost: u64, limit: u64) -> String {
+pub(in crate::crdgen) fn factor(cost: u64, limit: u64) -> String {
     let f = cost as f64 / limit as f64;
     if f > 100.0 {
         "more than 100x".into()
@@ -28,7 +28,7 @@ pub(super) fn factor(cost: u64, limit: u64) -> String {
 
 /// The running total of a schema's expression costs, and the rule that costs most.
 #[derive(Default)]
-pub(super) struct Total {
+pub(in crate::crdgen) struct Total {
     pub total: u64,
     /// The most expensive rule so far: its cost and its text.
     pub most: Option<(u64, String)>,

@@ -1,9 +1,9 @@
 //! One `x-kubernetes-validations` entry checked as kube-apiserver checks it when a CRD is
 //! created (`validation.go` and `schema/cel/compilation.go` of apiextensions-apiserver): its
 //! `rule`, `message`, `messageExpression`, `reason` and `fieldPath` fields; the rule compiled
-//! against the schema it sits on ([`super::checker`]) and evaluating to a bool; the message
+//! against the schema it sits on ([`super::cel::checker`]) and evaluating to a bool; the message
 //! expression compiled and evaluating to a string; `oldSelf` only where it can be correlated and
-//! `optionalOldSelf` only with it; the estimated cost ([`super::coster`]) of the rule, times how
+//! `optionalOldSelf` only with it; the estimated cost ([`super::cel::coster`]) of the rule, times how
 //! many times the rule can run, and of the message expression, each within the per-expression
 //! budget, and both added to the CRD's total.
 
@@ -11,13 +11,13 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     JSONSchemaProps, JSONSchemaPropsOrBool, ValidationRule,
 };
 
-use super::checker::{self, Env};
-use super::cost::{self, EXPRESSION_COST_LIMIT};
-use super::decl::{Decl, MAX_REQUEST_BYTES};
-use super::expr;
-use super::types::Ty;
+use super::cel::checker::{self, Env};
+use super::cel::cost::{self, EXPRESSION_COST_LIMIT};
+use super::cel::decl::{Decl, MAX_REQUEST_BYTES};
+use super::cel::expr;
+use super::cel::types::Ty;
 use super::{Place, Refusal};
-use crate::crdgen::validate::decl::Prim;
+use crate::crdgen::check::cel::decl::Prim;
 
 /// The reasons a rule may give.
 const REASONS: &[&str] = &[
@@ -120,7 +120,7 @@ fn compile(
             "drop `.optional_old_self(..)` or use oldSelf in the rule",
         );
     }
-    let rule_cost = super::coster::cost(&parsed.root, &checked, decl).max;
+    let rule_cost = super::cel::coster::cost(&parsed.root, &checked, decl).max;
     let runs = place
         .cardinality
         .unwrap_or(MAX_REQUEST_BYTES / (decl.min_size + 1));
@@ -344,7 +344,7 @@ fn message_expression(m: &str, env: &Env<'_>, decl: &Decl) -> Result<u64, String
             "evaluates to {t}, and a messageExpression must evaluate to a string"
         ));
     }
-    Ok(super::coster::cost(&parsed.root, &checked, decl).max)
+    Ok(super::cel::coster::cost(&parsed.root, &checked, decl).max)
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Name and type resolution: a path written in a module (through `use`, globs, `self::`, `super::`,
+//! Name and type resolution: a path written in a module (through `use`, globs, `self::`, `crate::crdgen::`,
 //! `crate::`, aliases, nested modules) to a definition of the crate or an external path; a
 //! `syn::Type` to a [`Ty`], the closed set of types whose schema the generator knows.
 
@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
-use super::error::{CrdgenError, FIX_EXACT};
-use super::k8s_table;
-use super::loader::{Crate, DefId, DefItem, ModId, PathKey};
+use crate::crdgen::error::{CrdgenError, FIX_EXACT};
+use crate::crdgen::k8s_table;
+use crate::crdgen::loader::{Crate, DefId, DefItem, ModId, PathKey};
 
 /// What a path names.
 #[derive(Debug, Clone)]

@@ -1,10 +1,10 @@
 //! The attributes `generate crds` reads on every type, variant and field of the crate
 //! (`#[serde]`, `#[schemars]`, `#[validate]`, `#[garde]`, `#[x_kube]`), parsed once when the crate
-//! is loaded: the check of their keys ([`super::source_checks`]) and the schema's reading of them
-//! ([`super::schema`]) share the parse.
+//! is loaded: the check of their keys ([`crate::crdgen::source_checks`]) and the schema's reading of them
+//! ([`crate::crdgen::schema`]) share the parse.
 
-use super::attrs::{self, MetaItem};
-use super::loader::DefItem;
+use crate::crdgen::attrs::{self, MetaItem};
+use crate::crdgen::loader::DefItem;
 use crate::syntax::SetAsideAttrs;
 use crate::syntax::meta::DerivePath;
 

@@ -11,7 +11,7 @@ use super::types;
 
 /// A literal's kind and, for strings and bytes, its size (runes, bytes).
 #[derive(Debug, Clone)]
-pub(super) enum Lit {
+pub(in crate::crdgen) enum Lit {
     Bool(bool),
     Int(i64),
     Uint,
@@ -22,7 +22,7 @@ pub(super) enum Lit {
 }
 
 #[derive(Debug, Clone)]
-pub(super) enum Node {
+pub(in crate::crdgen) enum Node {
     Lit(Lit),
     Ident(String),
     Select {
@@ -43,7 +43,7 @@ pub(super) enum Node {
 }
 
 #[derive(Debug, Clone)]
-pub(super) struct Comp {
+pub(in crate::crdgen) struct Comp {
     pub var: String,
     pub var2: Option<String>,
     pub range: E,
@@ -56,21 +56,21 @@ pub(super) struct Comp {
 
 /// A node and its id (ids index the checker's and the estimator's tables).
 #[derive(Debug, Clone)]
-pub(super) struct E {
+pub(in crate::crdgen) struct E {
     pub id: usize,
     pub node: Node,
 }
 
-pub(super) const ACCU: &str = "@result";
+pub(in crate::crdgen) const ACCU: &str = "@result";
 
 /// A parsed expression: its root and how many ids it uses.
-pub(super) struct Parsed {
+pub(in crate::crdgen) struct Parsed {
     pub root: E,
     pub ids: usize,
 }
 
 /// Parse `src` as the API server does (optional syntax on); `Err` is the parser's message.
-pub(super) fn parse(src: &str, locals: &[&str]) -> Result<Parsed, String> {
+pub(in crate::crdgen) fn parse(src: &str, locals: &[&str]) -> Result<Parsed, String> {
     if two_arg_exists_one(src) {
         // The `cel` crate expands it as `exists_one`; cel-go has no such macro.
         return Err("undeclared reference to 'existsOne' (in container '')".into());

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
-use super::error::{CrdgenError, Location};
-use super::place_attrs::DefAttrs;
-use super::resolve::Res;
+use crate::crdgen::error::{CrdgenError, Location};
+use crate::crdgen::place_attrs::DefAttrs;
+use crate::crdgen::resolve::Res;
 use crate::syntax::{Bodies, DocComments, Pos, Prepared, SetAsideAttrs};
 use crate::workspace::SourceTree;
 
@@ -209,9 +209,9 @@ fn parse(
 }
 
 /// Whether an item's `#[cfg]` never holds in the builds `generate crds` stands for (see
-/// [`super::cfg`]): the compiler never sees it.
+/// [`crate::crdgen::cfg`]): the compiler never sees it.
 fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
-    super::cfg::holds(attrs) == Some(false)
+    crate::crdgen::cfg::holds(attrs) == Some(false)
 }
 
 /// The fields of `fields` the compiler sees (those whose `#[cfg]` may hold).
@@ -373,7 +373,7 @@ fn add_module(
                         )?
                     };
                     krate.modules[child].public = matches!(m.vis, syn::Visibility::Public(_));
-                    if let Some(a) = super::cfg::undecided(&m.attrs) {
+                    if let Some(a) = crate::crdgen::cfg::undecided(&m.attrs) {
                         let at = krate.loc(file_id, a.pound_token.span);
                         krate.modules[child].undecided_cfg.get_or_insert(at);
                     }

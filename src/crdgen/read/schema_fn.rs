@@ -9,9 +9,9 @@ use schemars::Schema;
 use serde_json::{Map, Value};
 use syn::spanned::Spanned;
 
-use super::error::{CrdgenError, FIX_EXACT};
-use super::loader::{Crate, DefId, ModId};
-use super::values::{Eval, single_expr};
+use crate::crdgen::error::{CrdgenError, FIX_EXACT};
+use crate::crdgen::loader::{Crate, DefId, ModId};
+use crate::crdgen::values::{Eval, single_expr};
 use crate::syntax::Pos;
 
 /// The schema that `path` (a `schema_with` function, written in module `m` at `at`) returns.

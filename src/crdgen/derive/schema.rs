@@ -15,14 +15,14 @@ use schemars::{_private as sp, JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Value, json};
 use syn::spanned::Spanned;
 
-use super::attrs::{self, MetaItem, MetaKind, RenameRule};
-use super::error::{CrdgenError, FIX_EXACT};
-use super::k8s_table;
-use super::loader::{Crate, DefId, DefItem, ModId};
-use super::place_attrs::PlaceAttrs;
-use super::resolve::{Leaf, SeqKind, Ty};
-use super::schema_fn;
-use super::values::{self, Eval};
+use crate::crdgen::attrs::{self, MetaItem, MetaKind, RenameRule};
+use crate::crdgen::error::{CrdgenError, FIX_EXACT};
+use crate::crdgen::k8s_table;
+use crate::crdgen::loader::{Crate, DefId, DefItem, ModId};
+use crate::crdgen::place_attrs::PlaceAttrs;
+use crate::crdgen::resolve::{Leaf, SeqKind, Ty};
+use crate::crdgen::schema_fn;
+use crate::crdgen::values::{self, Eval};
 use crate::syntax::Pos;
 
 // ---------------------------------------------------------------------------------------------
@@ -95,7 +95,7 @@ impl Common {
 #[derive(Debug, Clone)]
 pub(crate) enum With {
     Type(Ty),
-    /// `schema_with = "f"`: the schema `f` returns (see [`schema_fn`](super::schema_fn)).
+    /// `schema_with = "f"`: the schema `f` returns (see [`schema_fn`](crate::crdgen::schema_fn)).
     Schema(Schema),
 }
 
@@ -342,7 +342,7 @@ fn common_attrs(
             }
             ("extend", MetaKind::List(ts)) => {
                 for (k, v) in parse_extensions(krate, m, ts.clone(), it.pos)? {
-                    super::validate::record_attr(&k, &v, krate.mod_loc(m, it.pos));
+                    crate::crdgen::check::record_attr(&k, &v, krate.mod_loc(m, it.pos));
                     c.extensions.push((k, v));
                 }
             }
@@ -497,7 +497,7 @@ fn validation_attrs(
                     if let ("pattern", MetaKind::Value(e)) = (n.name.as_str(), &n.kind) {
                         v.pattern = Some(values::string_value(krate, &e.expr(), m)?);
                         let p = Value::String(v.pattern.clone().unwrap_or_default());
-                        super::validate::record_attr("pattern", &p, krate.mod_loc(m, it.pos));
+                        crate::crdgen::check::record_attr("pattern", &p, krate.mod_loc(m, it.pos));
                     } else if n.name == "path" {
                         return Err(unsupported(
                             krate,
@@ -646,7 +646,7 @@ fn x_kube(
 /// Evaluate a CEL rule: `"expr"`, `("expr", "message")` or a `Rule::new(..)` builder chain.
 pub(crate) fn eval_rule(krate: &Crate, m: ModId, e: &syn::Expr) -> Result<Rule, CrdgenError> {
     let rule = eval_rule_inner(krate, m, e)?;
-    super::validate::record_rule(&rule.rule, krate.mod_loc(m, e.span()));
+    crate::crdgen::check::record_rule(&rule.rule, krate.mod_loc(m, e.span()));
     Ok(rule)
 }
 
@@ -940,7 +940,7 @@ pub(crate) fn clear_type_infos() {
 }
 
 /// Empty the type information cache without freeing what it held (see
-/// [`super::Found::keep_until_exit`]).
+/// [`crate::crdgen::Found::keep_until_exit`]).
 pub(crate) fn keep_type_infos_until_exit() {
     TYPE_INFOS.with(|t| std::mem::forget(std::mem::take(&mut *t.borrow_mut())));
 }
@@ -1360,7 +1360,7 @@ fn manual_impl(krate: &Crate, d: DefId) -> Option<(ModId, Span)> {
             continue;
         }
         if let syn::Type::Path(p) = &*imp.self_ty
-            && matches!(krate.resolve_path(*im, &p.path, 0), Some(super::resolve::Res::Def(x)) if x == d)
+            && matches!(krate.resolve_path(*im, &p.path, 0), Some(crate::crdgen::resolve::Res::Def(x)) if x == d)
         {
             return Some((*im, imp.impl_token.span));
         }
@@ -1876,7 +1876,7 @@ pub(crate) struct RootSpec {
 }
 
 /// The root's schema as `into_root_schema_for` makes it, before the generator's transforms (which
-/// [`super::transforms::run`] applies).
+/// [`crate::crdgen::transforms::run`] applies).
 pub(crate) fn root_schema(g: &mut SchemaGenerator, root: &RootSpec) -> Schema {
     let mut s = Schema::try_from(json!({"type": "object"})).unwrap_or_default();
     if root.no_spec {

@@ -7,8 +7,8 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use super::crd::KindDef;
-use super::loader;
+use crate::crdgen::crd::KindDef;
+use crate::crdgen::loader;
 use crate::project::Project;
 use crate::workspace::{DiskTree, GeneratorOutput};
 
@@ -20,12 +20,13 @@ pub fn generate_exact(
     apiserver_checks: bool,
 ) -> Result<GeneratorOutput> {
     let checks = if apiserver_checks {
-        super::Checks::ApiServer
+        crate::crdgen::Checks::ApiServer
     } else {
-        super::Checks::None
+        crate::crdgen::Checks::None
     };
     let tree = DiskTree::new(root);
-    let mut found = super::static_kinds(&tree, false, None).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut found =
+        crate::crdgen::static_kinds(&tree, false, None).map_err(|e| anyhow::anyhow!("{e}"))?;
     if found.kinds.is_empty() {
         return finish(&tree, Vec::new(), found.warnings, project, checks);
     }
@@ -97,22 +98,22 @@ pub fn generate_exact(
         k.crd = serde_json::from_str(line).context("parsing a CRD printed by the harness")?;
     }
     let (crds, warnings) =
-        super::merge_kinds(found, project, checks).map_err(|e| anyhow::anyhow!("{e}"))?;
+        crate::crdgen::merge_kinds(found, project, checks).map_err(|e| anyhow::anyhow!("{e}"))?;
     finish(&tree, crds, warnings, project, checks)
 }
 
 /// The files of `crds`, the reader's warnings, and the stale files of `config/crd/bases`.
 fn finish(
     tree: &DiskTree,
-    crds: Vec<super::KindCrd>,
+    crds: Vec<crate::crdgen::KindCrd>,
     warnings: Vec<String>,
     project: &Project,
-    checks: super::Checks,
+    checks: crate::crdgen::Checks,
 ) -> Result<GeneratorOutput> {
-    let mut out = super::output::files(tree, crds, &project.crd, checks)
+    let mut out = crate::crdgen::output::files(tree, crds, &project.crd, checks)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     out.warnings.extend(warnings);
-    super::mark_stale(tree, &mut out).map_err(|e| anyhow::anyhow!("{e}"))?;
+    crate::crdgen::mark_stale(tree, &mut out).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(out)
 }
 
@@ -162,7 +163,7 @@ fn package_name(root: &Path) -> Result<String> {
 /// through public modules, or a `pub use` that re-exports it (`create api` keeps each kind in a
 /// private module and re-exports its types).
 fn root_path(krate: &loader::Crate, k: &KindDef) -> Result<String> {
-    let library = Path::new(super::CRATE_ROOTS[0]);
+    let library = Path::new(crate::crdgen::CRATE_ROOTS[0]);
     if krate.files.first().map(PathBuf::as_path) != Some(library) {
         bail!(
             "{}: `{}` is in the binary crate, and `--exact` builds a crate that depends on the \
@@ -244,7 +245,7 @@ fn public_path(krate: &loader::Crate, target: usize, name: &str) -> Option<Vec<S
     None
 }
 
-/// The module `path` names from module `m` (`crate::`, `self::`, `super::`, child modules).
+/// The module `path` names from module `m` (`crate::`, `self::`, `crate::crdgen::`, child modules).
 fn module_at(krate: &loader::Crate, m: usize, path: &[String]) -> Option<usize> {
     let mut at = m;
     for (i, seg) in path.iter().enumerate() {
@@ -259,7 +260,7 @@ fn module_at(krate: &loader::Crate, m: usize, path: &[String]) -> Option<usize> 
 }
 
 fn root_struct_name(attrs: &[syn::Attribute]) -> Option<String> {
-    let items = super::attrs::meta_items(attrs, "kube").ok()?;
+    let items = crate::crdgen::attrs::meta_items(attrs, "kube").ok()?;
     items
         .iter()
         .find(|i| i.name == "root")

@@ -6,10 +6,10 @@
 
 use std::rc::Rc;
 
-use super::error::Location;
-use super::loader::{Crate, DefId};
-use super::resolve::Ty;
-use super::schema::{self, TypeInfo};
+use crate::crdgen::error::Location;
+use crate::crdgen::loader::{Crate, DefId};
+use crate::crdgen::resolve::Ty;
+use crate::crdgen::schema::{self, TypeInfo};
 
 /// One step of a schema path.
 #[derive(Debug, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use std::thread::{Scope, ScopedJoinHandle};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
-use super::crd::{PendingSchema, Refused, set_schema};
+use crate::crdgen::crd::{PendingSchema, Refused, set_schema};
 
 /// The YAML of a CRD: serde-saphyr over the typed CRD (field order is the struct's, so the text is
 /// deterministic).

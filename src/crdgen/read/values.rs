@@ -7,12 +7,12 @@ use proc_macro2::Span;
 use serde_json::{Map, Value};
 use syn::spanned::Spanned;
 
-use super::attrs;
-use super::error::{CrdgenError, FIX_EXACT};
-use super::k8s_table;
-use super::loader::{Crate, DefId, DefItem, ModId};
-use super::resolve::{Leaf, Res, Ty};
-use super::schema::{FieldInfo, TypeInfo, VariantInfo};
+use crate::crdgen::attrs;
+use crate::crdgen::error::{CrdgenError, FIX_EXACT};
+use crate::crdgen::k8s_table;
+use crate::crdgen::loader::{Crate, DefId, DefItem, ModId};
+use crate::crdgen::resolve::{Leaf, Res, Ty};
+use crate::crdgen::schema::{FieldInfo, TypeInfo, VariantInfo};
 use crate::syntax::Pos;
 
 pub(crate) struct Eval<'a> {
@@ -259,9 +259,10 @@ impl<'a> Eval<'a> {
         v: &VariantInfo,
     ) -> Result<Value, CrdgenError> {
         Ok(match (&info.tag, v.untagged) {
-            (_, true) | (super::schema::Tag::Untagged, _) => Value::Null,
-            (super::schema::Tag::External, _) => Value::String(v.ser_name.clone()),
-            (super::schema::Tag::Internal(t), _) | (super::schema::Tag::Adjacent(t, _), _) => {
+            (_, true) | (crate::crdgen::schema::Tag::Untagged, _) => Value::Null,
+            (crate::crdgen::schema::Tag::External, _) => Value::String(v.ser_name.clone()),
+            (crate::crdgen::schema::Tag::Internal(t), _)
+            | (crate::crdgen::schema::Tag::Adjacent(t, _), _) => {
                 serde_json::json!({ t.as_str(): v.ser_name })
             }
         })

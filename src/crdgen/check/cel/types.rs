@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use super::decl::{Decl, Prim};
 
 #[derive(Debug, Clone)]
-pub(super) enum Ty<'d> {
+pub(in crate::crdgen) enum Ty<'d> {
     P(Prim),
     List(Box<Ty<'d>>),
     Map(Box<Ty<'d>>, Box<Ty<'d>>),
@@ -29,8 +29,8 @@ pub(super) enum Ty<'d> {
     Error,
 }
 
-pub(super) const DYN: Ty<'static> = Ty::P(Prim::Dyn);
-pub(super) const OPTIONAL: &str = "optional_type";
+pub(in crate::crdgen) const DYN: Ty<'static> = Ty::P(Prim::Dyn);
+pub(in crate::crdgen) const OPTIONAL: &str = "optional_type";
 
 impl<'d> Ty<'d> {
     pub fn is_dyn(&self) -> bool {
@@ -188,7 +188,7 @@ fn compatible(a: &Ty<'_>, b: &Ty<'_>) -> bool {
 
 /// One overload: a function name, whether it is called as `target.f(..)`, the parameter types
 /// (the target first), the result, and cel-go's overload id (which the cost estimator keys on).
-pub(super) struct Overload {
+pub(in crate::crdgen) struct Overload {
     pub name: &'static str,
     pub member: bool,
     pub params: Vec<Ty<'static>>,
@@ -548,12 +548,12 @@ fn overloads() -> &'static [Overload] {
 }
 
 /// Whether a global function of this (possibly qualified) name is declared.
-pub(super) fn is_function(name: &str) -> bool {
+pub(in crate::crdgen) fn is_function(name: &str) -> bool {
     overloads().iter().any(|o| o.name == name)
 }
 
 /// The type idents (`int` in `type(x) == int`).
-pub(super) fn type_ident(name: &str) -> Option<Ty<'static>> {
+pub(in crate::crdgen) fn type_ident(name: &str) -> Option<Ty<'static>> {
     Some(Ty::Type(Box::new(match name {
         "bool" => Ty::P(Prim::Bool),
         "int" => Ty::P(Prim::Int),
@@ -572,7 +572,7 @@ pub(super) fn type_ident(name: &str) -> Option<Ty<'static>> {
 }
 
 /// The result of resolving a call.
-pub(super) enum Resolved<'d> {
+pub(in crate::crdgen) enum Resolved<'d> {
     /// The matching overloads' ids and the result type.
     Ok(Vec<&'static str>, Ty<'d>),
     /// No function of this name and call style.
@@ -582,7 +582,7 @@ pub(super) enum Resolved<'d> {
 }
 
 /// Resolve `name` called on `args` (the target first when `member`).
-pub(super) fn resolve<'d>(name: &str, member: bool, args: &[Ty<'d>]) -> Resolved<'d> {
+pub(in crate::crdgen) fn resolve<'d>(name: &str, member: bool, args: &[Ty<'d>]) -> Resolved<'d> {
     let mut declared = false;
     let mut ids = Vec::new();
     let mut result: Option<Ty<'d>> = None;

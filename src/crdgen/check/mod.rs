@@ -1,8 +1,7 @@
 //! What kube-apiserver checks when a CRD is created, checked before it is written: the
 //! structural-schema rules ([`structural`]), the `x-kubernetes-*` list and map combinations
 //! ([`lists`]), and every `x-kubernetes-validations` entry ([`rules`]): its rule compiled against
-//! the schema it sits on ([`expr`], [`decl`], [`types`], [`checker`]) and its cost estimated
-//! ([`coster`]) within the API server's budgets ([`cost`]). A refusal names the attribute that
+//! the schema it sits on and its cost estimated within the API server's budgets ([`cel`]). A refusal names the attribute that
 //! wrote the refused construct (the `#[x_kube(validation = ...)]` / `#[kube(validation = ...)]`
 //! of a rule, the `#[schemars(extend(..))]` / `regex(..)` of an extension or a pattern, the
 //! `#[serde(default ..)]` of a default, the `#[kube(printcolumn / selectable / scale /
@@ -11,17 +10,14 @@
 //! fix.
 
 mod approval;
-mod checker;
-mod cost;
-mod coster;
-mod decl;
+pub mod cel;
+use cel::{cost, decl};
 mod defaults;
-mod expr;
 mod goregex;
 mod lists;
 mod rules;
+pub mod source_checks;
 mod structural;
-mod types;
 mod version;
 pub use approval::problem as api_approval_problem;
 pub use version::{DEPRECATION_WARNING_RULE, deprecation_warning_problem};
