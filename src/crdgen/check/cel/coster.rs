@@ -881,3 +881,123 @@ impl<'c, 'd> Coster<'c, 'd> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
+    use serde_json::json;
+
+    use super::super::checker::{self, Env};
+    use super::super::{cost, decl, expr};
+    use super::Est;
+
+    /// The estimated cost of `rule` on a node of `schema` (the root of a resource's spec).
+    fn estimate(rule: &str, schema: serde_json::Value) -> Est {
+        let schema: JSONSchemaProps = serde_json::from_value(schema).unwrap();
+        let root = decl::decl(&schema, false).expect("CEL has a type for the schema");
+        let parsed = expr::parse(rule, &[]).unwrap();
+        let env = Env {
+            root: &root,
+            optional_old_self: false,
+        };
+        let checked = checker::check(&parsed, &env);
+        assert!(checked.errors.is_empty(), "{rule}: {:?}", checked.errors);
+        super::cost(&parsed.root, &checked, &root)
+    }
+
+    fn object(properties: serde_json::Value) -> serde_json::Value {
+        json!({"type": "object", "properties": properties})
+    }
+
+    fn list_of_ints(max_items: Option<u64>) -> serde_json::Value {
+        let mut list = json!({"type": "array", "items": {"type": "integer"}});
+        if let Some(n) = max_items {
+            list["maxItems"] = json!(n);
+        }
+        object(json!({ "items": list }))
+    }
+
+    fn string(max_length: Option<u64>) -> serde_json::Value {
+        let mut s = json!({"type": "string"});
+        if let Some(n) = max_length {
+            s["maxLength"] = json!(n);
+        }
+        object(json!({ "name": s }))
+    }
+
+    #[test]
+    fn identifiers_selections_and_comparisons_cost_one_each_and_constants_nothing() {
+        let spec = object(json!({"replicas": {"type": "integer"}}));
+        // cel-go: `self` 1, `.replicas` 1, `0` 0, `_>_` 1.
+        assert_eq!(
+            estimate("self.replicas > 0", spec.clone()),
+            Est { min: 3, max: 3 }
+        );
+        // `has()` is free (Kubernetes' estimator), `_||_` short-circuits: its minimum is
+        // its left side's.
+        let e = estimate("!has(self.replicas) || self.replicas > 0", spec);
+        assert!(e.min < e.max, "{e:?}");
+    }
+
+    #[test]
+    fn a_comprehension_costs_in_proportion_to_the_list_s_max_items() {
+        let ten = estimate("self.items.all(x, x > 0)", list_of_ints(Some(10)));
+        let hundred = estimate("self.items.all(x, x > 0)", list_of_ints(Some(100)));
+        assert!(ten.max > 10, "{ten:?}");
+        // The per-item cost is the same; only the iteration count changes.
+        let per_item = (hundred.max - ten.max) / 90;
+        assert!(per_item > 0);
+        assert_eq!(ten.max + per_item * 90, hundred.max, "{ten:?} {hundred:?}");
+    }
+
+    #[test]
+    fn an_unbounded_list_is_sized_from_the_request_limit() {
+        let bounded = estimate("self.items.all(x, x > 0)", list_of_ints(Some(1000)));
+        let unbounded = estimate("self.items.all(x, x > 0)", list_of_ints(None));
+        // An int takes at least one byte and its separator in a 3 MiB request.
+        assert!(
+            unbounded.max > bounded.max * 1000,
+            "{unbounded:?} {bounded:?}"
+        );
+    }
+
+    #[test]
+    fn nested_comprehensions_over_unbounded_lists_exceed_the_rule_budget() {
+        let rule = "self.items.all(x, self.items.all(y, x != y))";
+        assert!(estimate(rule, list_of_ints(None)).max > cost::EXPRESSION_COST_LIMIT);
+        assert!(estimate(rule, list_of_ints(Some(100))).max < cost::EXPRESSION_COST_LIMIT);
+    }
+
+    #[test]
+    fn string_functions_cost_by_the_string_s_max_length() {
+        // `contains` traverses the string: a tenth of its length (common.StringTraversalCostFactor).
+        let short = estimate("self.name.contains('x')", string(Some(100)));
+        let long = estimate("self.name.contains('x')", string(Some(10_000)));
+        assert!(long.max > short.max, "{short:?} {long:?}");
+        assert_eq!(
+            long.max - short.max,
+            (10_000 - 100) / 10,
+            "{short:?} {long:?}"
+        );
+        // `size()` does not depend on the length.
+        assert_eq!(
+            estimate("self.name.size() < 10", string(Some(100))),
+            estimate("self.name.size() < 10", string(Some(10_000)))
+        );
+    }
+
+    #[test]
+    fn a_regex_costs_by_the_string_s_length_and_the_pattern_s() {
+        let small = estimate("self.name.matches('^[a-z]+$')", string(Some(100)));
+        let large = estimate("self.name.matches('^[a-z]+$')", string(Some(1_000)));
+        assert!(large.max > small.max, "{small:?} {large:?}");
+        let longer_pattern = estimate(
+            "self.name.matches('^[a-z]+[0-9]*[a-z]*$')",
+            string(Some(1_000)),
+        );
+        assert!(
+            longer_pattern.max > large.max,
+            "{large:?} {longer_pattern:?}"
+        );
+    }
+}
