@@ -88,6 +88,9 @@ pub struct Overlay<'a> {
     base: &'a DiskTree,
     pending: BTreeMap<PathBuf, String>,
     removed: BTreeSet<PathBuf>,
+    /// Rust files read through the overlay and parsed, by path: the first name each declares
+    /// twice, if any (see [`Overlay::parsed`]).
+    parsed: std::collections::HashMap<PathBuf, Option<String>>,
 }
 
 impl<'a> Overlay<'a> {
@@ -96,6 +99,7 @@ impl<'a> Overlay<'a> {
             base,
             pending: BTreeMap::new(),
             removed: BTreeSet::new(),
+            parsed: std::collections::HashMap::new(),
         }
     }
 
@@ -103,6 +107,7 @@ impl<'a> Overlay<'a> {
     pub fn put(&mut self, rel: impl Into<PathBuf>, contents: String) {
         let rel = rel.into();
         self.removed.remove(&rel);
+        self.parsed.remove(&rel);
         self.pending.insert(rel, contents);
     }
 
@@ -121,6 +126,18 @@ impl<'a> Overlay<'a> {
     /// The pending writes, by relative path.
     pub fn pending(&self) -> &BTreeMap<PathBuf, String> {
         &self.pending
+    }
+
+    /// Record what parsing the file at `rel`, as the overlay holds it now, found: the first name
+    /// it declares twice, if any. Writing the file again forgets it.
+    pub fn record_parsed(&mut self, rel: PathBuf, duplicate: Option<String>) {
+        self.parsed.insert(rel, duplicate);
+    }
+
+    /// The verdicts [`Self::record_parsed`] recorded: the check of the Rust a command writes
+    /// (`crate::scaffold::check`) reuses them instead of parsing those files again.
+    pub fn parsed(&self) -> &std::collections::HashMap<PathBuf, Option<String>> {
+        &self.parsed
     }
 
     /// The pending writes and removals.

@@ -53,8 +53,9 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
             super::generate::Crds::Skip
         },
     )?;
+    let parsed = overlay.parsed().clone();
     let (pending, removals) = overlay.into_changes();
-    super::check_generated_rust(&pending, Some(&kind.kind))?;
+    super::check_generated_rust(&pending, &parsed, Some(&kind.kind))?;
     let changes = write_all(root, &pending, &removals)?;
 
     super::print_changes(&report, &changes);

@@ -78,8 +78,9 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     overlay.put(project::FILE, project.render_over(previous.as_deref())?);
     super::generate::regenerate_into(&mut overlay, &project, super::generate::Crds::Skip)?;
     report.refuse_conflicts()?;
+    let parsed = overlay.parsed().clone();
     let (pending, removals) = overlay.into_changes();
-    super::check_generated_rust(&pending, Some(&resource.kind))?;
+    super::check_generated_rust(&pending, &parsed, Some(&resource.kind))?;
     let changes = write_all(root, &pending, &removals)?;
 
     super::print_changes(&report, &changes);

@@ -144,8 +144,9 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
 
     // The CRDs (and the other manifests), as `generate manifests` writes them.
     super::generate::regenerate_into(&mut overlay, &project, super::generate::Crds::Require)?;
+    let parsed = overlay.parsed().clone();
     let (pending, removals) = overlay.into_changes();
-    super::check_generated_rust(&pending, None)?;
+    super::check_generated_rust(&pending, &parsed, None)?;
     let changes = write_all(root, &pending, &removals)?;
     super::print_changes(&crate::scaffold::Report::default(), &changes);
     let t = &target[me];

@@ -206,9 +206,19 @@ pub fn regenerate_into(overlay: &mut Overlay<'_>, project: &Project, crds: Crds)
         crate::webhookgen::generate(&*overlay, project)?,
     ];
     if crds != Crds::Skip {
-        // What the reader parses here is most of what the command then checks before writing.
-        let generated =
-            crate::scaffold::check::remembering(|| crate::crdgen::generate(&*overlay, project));
+        // What the reader parses here is most of what the command then checks before writing:
+        // its verdicts go with the overlay.
+        let generated = crate::crdgen::read(&*overlay).and_then(|found| {
+            let parsed: Vec<_> = found.parsed().cloned().collect();
+            let out = crate::crdgen::assemble(&*overlay, found, project, true)?;
+            Ok((out, parsed))
+        });
+        let generated = generated.map(|(out, parsed)| {
+            for (rel, duplicate) in parsed {
+                overlay.record_parsed(rel, duplicate);
+            }
+            out
+        });
         match generated {
             Ok(out) => outputs.push(out),
             // Two kinds claiming one CRD or name: writing would lose one.

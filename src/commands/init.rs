@@ -96,10 +96,11 @@ fn scaffold(
     let previous = overlay.read(Path::new(project::FILE))?;
     overlay.put(project::FILE, project.render_over(previous.as_deref())?);
     super::generate::regenerate_into(&mut overlay, &project, super::generate::Crds::Skip)?;
+    let parsed = overlay.parsed().clone();
     let (pending, removals) = overlay.into_changes();
     // The folder is not a project yet: every file in it is the user's.
     super::refuse_replacing_user_files(root, &pending, &removals, &report.conflicts, args.force)?;
-    super::check_generated_rust(&pending, None)?;
+    super::check_generated_rust(&pending, &parsed, None)?;
     let changes = write_all(root, &pending, &removals)?;
 
     super::print_changes(&report, &changes);

@@ -121,9 +121,10 @@ pub fn refuse_replacing_user_files(
 /// leave a project that does not compile (see [`crate::scaffold::check`]).
 pub fn check_generated_rust(
     pending: &std::collections::BTreeMap<PathBuf, String>,
+    parsed: &std::collections::HashMap<PathBuf, Option<String>>,
     kind: Option<&str>,
 ) -> Result<()> {
-    crate::scaffold::check::check(pending, kind)
+    crate::scaffold::check::check(pending, parsed, kind)
 }
 
 /// The folder name of `root` (resolving `.`), for the default project name; `root` may not

@@ -10,20 +10,28 @@
 //! the file parses when each of them does; when one does not, the whole file is parsed, which
 //! gives the error with its file:line:col.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use anyhow::{Result, anyhow, bail};
 
-use crate::workspace::rust_items::{self, Namespace};
+use crate::workspace::rust_items::{
+    self, Namespace, duplicate_name, file_declared_names, first_duplicate,
+};
 
 /// A file's verdict: `Err` the parse error; `Ok` the first name declared twice, if any.
 type Verdict = std::result::Result<Option<String>, String>;
 
 /// Refuse when a Rust file of `pending` does not parse or declares a name twice; `kind` (the
-/// kind the command adds) names the fix of a clash.
-pub fn check(pending: &BTreeMap<PathBuf, String>, kind: Option<&str>) -> Result<()> {
+/// kind the command adds) names the fix of a clash. `parsed`: the verdicts already known of some
+/// of these files, by path (the CRD reader parses most of what `create api` writes: see
+/// [`crate::workspace::Overlay::parsed`]).
+pub fn check(
+    pending: &BTreeMap<PathBuf, String>,
+    parsed: &HashMap<PathBuf, Option<String>>,
+    kind: Option<&str>,
+) -> Result<()> {
     let whole_templates = super::template::static_rust_bodies();
     for (path, text) in pending {
         if path.extension().is_none_or(|e| e != "rs")
@@ -36,8 +44,8 @@ pub fn check(pending: &BTreeMap<PathBuf, String>, kind: Option<&str>) -> Result<
             continue;
         }
         // The same text parsed already in this run (by the CRD reader): its verdict.
-        let verdict = match recall(text) {
-            Some(dup) => Ok(dup),
+        let verdict = match parsed.get(path) {
+            Some(dup) => Ok(dup.clone()),
             None => verdict(path, text),
         };
         if let Some(dup) = verdict.map_err(|e| anyhow!(e))? {
@@ -73,7 +81,7 @@ fn verdict(path: &Path, text: &str) -> Verdict {
             Some(known) if at == 0 || !known.inner => names.extend(known.names.iter().cloned()),
             _ => match crate::syntax::parse_file(item) {
                 Ok((file, _)) if at == 0 || file.attrs.is_empty() => {
-                    names.extend(declared_names(&file))
+                    names.extend(file_declared_names(&file))
                 }
                 _ => return whole_file(path, text),
             },
@@ -122,100 +130,6 @@ static KNOWN_GOOD: LazyLock<HashMap<&'static str, Known>> = LazyLock::new(|| {
     out
 });
 
-/// The names a parsed file declares at its top level.
-fn declared_names(file: &syn::File) -> Vec<(Namespace, String)> {
-    let mut out = Vec::new();
-    for item in &file.items {
-        let (namespace, ident) = match item {
-            syn::Item::Struct(i) => (Namespace::Type, &i.ident),
-            syn::Item::Enum(i) => (Namespace::Type, &i.ident),
-            syn::Item::Union(i) => (Namespace::Type, &i.ident),
-            syn::Item::Type(i) => (Namespace::Type, &i.ident),
-            syn::Item::Trait(i) => (Namespace::Type, &i.ident),
-            syn::Item::Mod(i) => (Namespace::Type, &i.ident),
-            syn::Item::ExternCrate(i) => (
-                Namespace::Type,
-                i.rename.as_ref().map_or(&i.ident, |(_, r)| r),
-            ),
-            syn::Item::Fn(i) => (Namespace::Value, &i.sig.ident),
-            syn::Item::Const(i) => (Namespace::Value, &i.ident),
-            syn::Item::Static(i) => (Namespace::Value, &i.ident),
-            syn::Item::Macro(syn::ItemMacro {
-                ident: Some(ident), ..
-            }) => (Namespace::Macro, ident),
-            syn::Item::Use(u) => {
-                let mut leaves = Vec::new();
-                use_leaves(&u.tree, &mut leaves);
-                out.extend(leaves.into_iter().map(|n| (Namespace::Type, n)));
-                continue;
-            }
-            _ => continue,
-        };
-        out.push((namespace, ident.unraw().to_string()));
-    }
-    out
-}
-
-use syn::ext::IdentExt as _;
-
-fn use_leaves(tree: &syn::UseTree, out: &mut Vec<String>) {
-    match tree {
-        syn::UseTree::Path(p) => use_leaves(&p.tree, out),
-        syn::UseTree::Name(n) if n.ident != "self" => out.push(n.ident.unraw().to_string()),
-        syn::UseTree::Rename(r) => out.push(r.rename.unraw().to_string()),
-        syn::UseTree::Group(g) => g.items.iter().for_each(|t| use_leaves(t, out)),
-        _ => {}
-    }
-}
-
-/// The first name declared twice in one namespace (`_` declares nothing).
-fn first_duplicate(names: Vec<(Namespace, String)>) -> Option<String> {
-    let mut seen = BTreeSet::new();
-    names
-        .into_iter()
-        .find(|(ns, n)| n != "_" && !seen.insert((*ns, n.clone())))
-        .map(|(_, n)| n)
-}
-
-/// The first name a parsed file declares twice at its top level: in the type namespace
-/// (types, modules, `use` imports), the value namespace (functions, constants, statics) or
-/// among its macros. Rust refuses each.
-pub fn duplicate_name(file: &syn::File) -> Option<String> {
-    first_duplicate(declared_names(file))
-}
-
-thread_local! {
-    /// Rust texts parsed successfully in this run, with their first duplicate name.
-    static PARSED: std::cell::RefCell<HashMap<String, Option<String>>> =
-        std::cell::RefCell::new(HashMap::new());
-    /// Whether [`remember`] records (only inside [`remembering`]).
-    static REMEMBERING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Run `f` with [`remember`] recording: for a command that reads the crate and then [`check`]s
-/// what it writes. Elsewhere (`generate crds`) copying and hashing every file read would be
-/// waste: 2 % of reading a large crate.
-pub fn remembering<T>(f: impl FnOnce() -> T) -> T {
-    let before = REMEMBERING.with(|r| r.replace(true));
-    let out = f();
-    REMEMBERING.with(|r| r.set(before));
-    out
-}
-
-/// Record that `text` parsed as `file` (the CRD reader parses most of what `create api` writes;
-/// [`check`] then reuses the verdict instead of parsing the text again), inside [`remembering`].
-pub fn remember(text: &str, file: &syn::File) {
-    if !REMEMBERING.with(|r| r.get()) {
-        return;
-    }
-    let dup = duplicate_name(file);
-    PARSED.with(|p| p.borrow_mut().insert(text.to_string(), dup));
-}
-
-fn recall(text: &str) -> Option<Option<String>> {
-    PARSED.with(|p| p.borrow().get(text).cloned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,7 +160,7 @@ mod tests {
             let file: syn::File = syn::parse_file(text)
                 .unwrap_or_else(|e| panic!("a template item does not parse alone ({e}):\n{text}"));
             assert_eq!(known.inner, !file.attrs.is_empty(), "{text}");
-            let mut want = declared_names(&file);
+            let mut want = file_declared_names(&file);
             let mut got = known.names.clone();
             want.sort();
             got.sort();
@@ -256,7 +170,7 @@ mod tests {
 
     fn check_one(text: &str) -> Result<()> {
         let pending = BTreeMap::from([(PathBuf::from("src/x.rs"), text.to_string())]);
-        check(&pending, Some("Memcached"))
+        check(&pending, &HashMap::new(), Some("Memcached"))
     }
 
     #[test]

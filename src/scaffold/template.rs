@@ -232,7 +232,7 @@ mod tests {
     }
 
     fn dup_name(file: &syn::File) -> Option<String> {
-        crate::scaffold::check::duplicate_name(file)
+        crate::workspace::rust_items::duplicate_name(file)
     }
 
     #[test]

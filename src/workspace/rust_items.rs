@@ -8,6 +8,8 @@
 //! In a template (`tera`), tera's tags (`{{ }}`, `{% %}`, `{# #}`) are skipped as opaque text:
 //! a piece that holds one is not plain Rust.
 
+use std::collections::BTreeSet;
+
 use crate::syntax::lex::{block_comment_end, quoted_end, raw_string_end, raw_string_hashes};
 
 /// The pieces of `text`, in order; joined, they are `text`. The last one may hold only
@@ -355,6 +357,68 @@ fn is_word_byte(c: u8) -> bool {
 /// The end of an identifier or keyword starting at `i`.
 fn word_end(b: &[u8], i: usize) -> usize {
     i + b[i..].iter().take_while(|c| is_word_byte(**c)).count()
+}
+
+/// The names a parsed file declares at its top level.
+pub fn file_declared_names(file: &syn::File) -> Vec<(Namespace, String)> {
+    let mut out = Vec::new();
+    for item in &file.items {
+        let (namespace, ident) = match item {
+            syn::Item::Struct(i) => (Namespace::Type, &i.ident),
+            syn::Item::Enum(i) => (Namespace::Type, &i.ident),
+            syn::Item::Union(i) => (Namespace::Type, &i.ident),
+            syn::Item::Type(i) => (Namespace::Type, &i.ident),
+            syn::Item::Trait(i) => (Namespace::Type, &i.ident),
+            syn::Item::Mod(i) => (Namespace::Type, &i.ident),
+            syn::Item::ExternCrate(i) => (
+                Namespace::Type,
+                i.rename.as_ref().map_or(&i.ident, |(_, r)| r),
+            ),
+            syn::Item::Fn(i) => (Namespace::Value, &i.sig.ident),
+            syn::Item::Const(i) => (Namespace::Value, &i.ident),
+            syn::Item::Static(i) => (Namespace::Value, &i.ident),
+            syn::Item::Macro(syn::ItemMacro {
+                ident: Some(ident), ..
+            }) => (Namespace::Macro, ident),
+            syn::Item::Use(u) => {
+                let mut leaves = Vec::new();
+                use_tree_leaves(&u.tree, &mut leaves);
+                out.extend(leaves.into_iter().map(|n| (Namespace::Type, n)));
+                continue;
+            }
+            _ => continue,
+        };
+        out.push((namespace, syn::ext::IdentExt::unraw(ident).to_string()));
+    }
+    out
+}
+
+fn use_tree_leaves(tree: &syn::UseTree, out: &mut Vec<String>) {
+    match tree {
+        syn::UseTree::Path(p) => use_tree_leaves(&p.tree, out),
+        syn::UseTree::Name(n) if n.ident != "self" => {
+            out.push(syn::ext::IdentExt::unraw(&n.ident).to_string())
+        }
+        syn::UseTree::Rename(r) => out.push(syn::ext::IdentExt::unraw(&r.rename).to_string()),
+        syn::UseTree::Group(g) => g.items.iter().for_each(|t| use_tree_leaves(t, out)),
+        _ => {}
+    }
+}
+
+/// The first name declared twice in one namespace (`_` declares nothing).
+pub fn first_duplicate(names: Vec<(Namespace, String)>) -> Option<String> {
+    let mut seen = BTreeSet::new();
+    names
+        .into_iter()
+        .find(|(ns, n)| n != "_" && !seen.insert((*ns, n.clone())))
+        .map(|(_, n)| n)
+}
+
+/// The first name a parsed file declares twice at its top level: in the type namespace
+/// (types, modules, `use` imports), the value namespace (functions, constants, statics) or
+/// among its macros. Rust refuses each.
+pub fn duplicate_name(file: &syn::File) -> Option<String> {
+    first_duplicate(file_declared_names(file))
 }
 
 #[cfg(test)]

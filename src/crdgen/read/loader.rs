@@ -117,6 +117,9 @@ pub(crate) struct Crate {
     pub derive_names: Vec<Vec<String>>,
     /// What each path resolved to, by module (see [`Crate::resolve_path`]).
     pub resolved: RefCell<HashMap<PathKey, Option<Res>>>,
+    /// Each file parsed, with the first name it declares twice at its top level (Rust refuses
+    /// it; the check of what a command writes reuses this verdict: [`super::super::Found::parsed`]).
+    pub parsed: Vec<(PathBuf, Option<String>)>,
 }
 
 impl Crate {
@@ -189,7 +192,10 @@ fn parse(
 ) -> Result<(usize, Vec<syn::Item>), CrdgenError> {
     let prepared = prepared.unwrap_or_else(|| crate::syntax::prepare(text));
     let parsed = crate::syntax::parse_prepared(text, prepared)
-        .inspect(|p| crate::scaffold::check::remember(text, &p.file))
+        .inspect(|p| {
+            let duplicate = crate::workspace::rust_items::duplicate_name(&p.file);
+            krate.parsed.push((rel.to_path_buf(), duplicate));
+        })
         .map_err(|e| {
             let start = e.span().start();
             CrdgenError::Source {
