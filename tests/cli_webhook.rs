@@ -261,3 +261,75 @@ fn error_examples_are_accepted_where_they_are_given() {
         assert_eq!(examples_are_taken(&dir, &stderr), 2, "{stderr}");
     }
 }
+
+/// A project made before the metrics certificate and the webhook network policy (no
+/// config/certmanager, a network-policy kustomization without its marker) still takes
+/// `create webhook`: the webhook certificate's kustomization is written whole, and the policy
+/// file is written while the user's kustomization is left as it is.
+#[test]
+fn create_webhook_still_works_in_a_project_made_before_the_metrics_certificate() {
+    let tmp = init_project("old-op");
+    let dir = project_dir(&tmp, "old-op");
+    std::fs::remove_dir_all(dir.join("config/certmanager")).unwrap();
+    let policies = "config/network-policy/kustomization.yaml";
+    edit(
+        &dir,
+        policies,
+        "# +operator-rs:scaffold:networkpolicyresources\n",
+        "",
+    );
+    let before = read(&dir, policies);
+    ok(
+        &dir,
+        &words("create api --group batch --version v1 --kind CronJob"),
+    );
+    ok(
+        &dir,
+        &words("create webhook --group batch --version v1 --kind CronJob --defaulting"),
+    );
+    let certmanager = read(&dir, "config/certmanager/kustomization.yaml");
+    assert!(
+        certmanager.contains("- issuer.yaml\n- certificate-webhook.yaml\n")
+            && !certmanager.contains("certificate-metrics"),
+        "{certmanager}"
+    );
+    assert_eq!(read(&dir, policies), before);
+    assert!(
+        dir.join("config/network-policy/allow-webhook-traffic.yaml")
+            .exists()
+    );
+    // A new project gets both, each listed once, also after a second webhook.
+    let tmp = init_project("new-op");
+    let dir = project_dir(&tmp, "new-op");
+    ok(
+        &dir,
+        &words("create api --group batch --version v1 --kind CronJob"),
+    );
+    ok(
+        &dir,
+        &words("create webhook --group batch --version v1 --kind CronJob --defaulting"),
+    );
+    ok(
+        &dir,
+        &words(
+            "create webhook --group batch --version v1 --kind CronJob --programmatic-validation",
+        ),
+    );
+    let certmanager = read(&dir, "config/certmanager/kustomization.yaml");
+    assert_eq!(
+        certmanager.matches("- certificate-webhook.yaml\n").count(),
+        1,
+        "{certmanager}"
+    );
+    assert_eq!(
+        certmanager.matches("- certificate-metrics.yaml\n").count(),
+        1,
+        "{certmanager}"
+    );
+    let policies = read(&dir, policies);
+    assert_eq!(
+        policies.matches("- allow-webhook-traffic.yaml\n").count(),
+        1,
+        "{policies}"
+    );
+}

@@ -12,6 +12,8 @@
 //! - [`webhook`]: admission (defaulting, validation) and conversion webhooks over HTTPS,
 //!   with certificates from cert-manager, made and rotated by the manager itself, or made for
 //!   a manager running outside the cluster (`--webhook-local-url`).
+//! - [`auth`]: delegated authentication and authorization (TokenReview, SubjectAccessReview)
+//!   of the secure metrics endpoint; [`tls`]: certificates and HTTPS for it and the webhooks.
 //! - [`crd`]: the CRD options of `PROJECT` (`crd: {maxDescLen, knownFormatsOnly}`), applied
 //!   as `operator-rs generate crds` applies them (the drift test `tests/crds.rs` uses them).
 //! - `testing` (feature `testing`): a mock API server for reconcile unit tests, and
@@ -25,6 +27,8 @@
 #[cfg(feature = "runtime")]
 pub mod address;
 #[cfg(feature = "runtime")]
+pub mod auth;
+#[cfg(feature = "runtime")]
 pub mod controller;
 #[cfg(feature = "crd")]
 pub mod crd;
@@ -36,5 +40,7 @@ pub mod manager;
 pub mod shutdown;
 #[cfg(feature = "testing")]
 pub mod testing;
+#[cfg(feature = "runtime")]
+pub mod tls;
 #[cfg(feature = "runtime")]
 pub mod webhook;

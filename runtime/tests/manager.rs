@@ -99,6 +99,8 @@ fn args(namespace: &str, extra: &[&str]) -> ManagerArgs {
     let mut argv = vec![
         "manager",
         "--metrics-bind-address=127.0.0.1:0",
+        // Plain HTTP: these tests read the metrics; tests/metrics_auth.rs covers the security.
+        "--metrics-secure=false",
         "--health-probe-bind-address=127.0.0.1:0",
         &namespace,
         "--leader-election-lease-duration=2s",

@@ -129,6 +129,9 @@ pub fn plan<C: Family>(ctx: &C, force: bool, overlay: &mut Overlay<'_>) -> Resul
         let fragment = render(&tera, t, ctx)?;
         let owns = render_owns(&tera, t, ctx)?;
         let Some(current) = overlay.read(&path)? else {
+            if t.front.optional {
+                continue;
+            }
             bail!(
                 "cannot add to {}: the file is missing. operator-rs inserts this at its `{}{marker}` marker:\n{}\n  \
                  Restore the file (e.g. from version control), or create it with that marker line.",
@@ -148,6 +151,7 @@ pub fn plan<C: Family>(ctx: &C, force: bool, overlay: &mut Overlay<'_>) -> Resul
                 report.record(&path, Action::Update);
             }
             Inserted::AlreadyPresent => {}
+            Inserted::NoMarker if t.front.optional => {}
             Inserted::NoMarker => bail!(
                 "{} has no `{} {}{marker}` line: operator-rs inserts code before it. Nothing was written.\n  \
                  Put that line back where new entries belong, or add this by hand and re-run:\n{}",

@@ -57,6 +57,10 @@ pub struct FrontMatter {
     /// second copy, and removes them when `when:` no longer holds.
     #[serde(default)]
     pub owns: Option<String>,
+    /// For fragments: when the file or its marker is missing, leave the file as it is instead
+    /// of failing (a marker that projects made by earlier versions lack).
+    #[serde(default)]
+    pub optional: bool,
 }
 
 fn default_if_exists() -> IfExists {

@@ -5,7 +5,8 @@
 //! and stops them all on SIGTERM/SIGINT (in-flight reconciles finish, then the Lease is
 //! released and the process exits 0) or at once when leadership is lost (exit 1).
 //!
-//! Submodules: [`health`] (probes, readiness), [`metrics`] (Prometheus), [`leader`] (Lease),
+//! Submodules: [`health`] (probes, readiness), [`metrics`] (Prometheus; served over HTTPS to
+//! authorized clients ([`crate::auth`]) unless `--metrics-secure=false`), [`leader`] (Lease),
 //! [`telemetry`] (logging); [`shutdown`] (signals) is the crate's, shared with the webhook server.
 //!
 //! ```no_run
@@ -52,6 +53,9 @@ use kube::runtime::events::Reporter;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
+use crate::auth::DelegatedAuth;
+use crate::tls::certs::CertificateAuthority;
+use crate::tls::{self, CertFiles, CertStore};
 use crate::webhook::{WebhookArgs, Webhooks};
 
 pub use crate::address::parse_bind_address;
@@ -82,9 +86,28 @@ pub const DEFAULT_RECONCILE_TIMEOUT: Duration = Duration::from_secs(60);
 /// command line (`#[command(flatten)]`) to add flags of its own (see the module docs).
 #[derive(Clone, Debug, clap::Args)]
 pub struct ManagerArgs {
-    /// Address of the metrics endpoint: `:8080`, `127.0.0.1:8080`, `[::]:8080`; `0` disables it.
-    #[arg(long, default_value = ":8080")]
+    /// Address of the metrics endpoint: `:8443`, `127.0.0.1:8443`, `[::]:8443`; `0` disables it.
+    #[arg(long, default_value = ":8443")]
     pub metrics_bind_address: String,
+
+    /// Serve metrics over HTTPS, to clients whose bearer token the API server accepts and
+    /// allows `get` on the path (the `metrics-reader` ClusterRole); `--metrics-secure=false`
+    /// serves plain HTTP to anyone, for local runs (see [`crate::auth`]).
+    #[arg(
+        long,
+        env = "METRICS_SECURE",
+        default_value_t = true,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        action = clap::ArgAction::Set
+    )]
+    pub metrics_secure: bool,
+
+    /// Folder holding the metrics server's `tls.crt` and `tls.key` (cert-manager's Secret,
+    /// mounted), reloaded when they change [default: a self-signed certificate made at start].
+    #[arg(long, alias = "metrics-cert-path")]
+    pub metrics_cert_dir: Option<PathBuf>,
 
     /// Address of the `/healthz` and `/readyz` probes; `0` disables them.
     #[arg(long, default_value = ":8081")]
@@ -253,6 +276,8 @@ pub struct Manager {
     readiness: Readiness,
     shutdown: Shutdown,
     metrics_listener: Option<TcpListener>,
+    /// Authentication and TLS of the metrics endpoint, unless `--metrics-secure=false`.
+    secure_metrics: Option<SecureMetrics>,
     probe_listener: Option<TcpListener>,
     webhooks: Option<Webhooks>,
     /// Whether `--webhook-local-url` starts a guard process: only in an operator's own
@@ -328,6 +353,10 @@ impl Manager {
             .unwrap_or_else(|| client.default_namespace().to_owned());
         let metrics_listener = bind(&args.metrics_bind_address, "metrics").await?;
         let probe_listener = bind(&args.health_probe_bind_address, "health probe").await?;
+        let secure_metrics = match &metrics_listener {
+            Some(_) if args.metrics_secure => Some(SecureMetrics::new(&args, &client)?),
+            _ => None,
+        };
         Ok(Self {
             identity: identity(&name),
             name,
@@ -338,6 +367,7 @@ impl Manager {
             readiness: Readiness::new(),
             shutdown: Shutdown::new(),
             metrics_listener,
+            secure_metrics,
             probe_listener,
             webhooks: None,
             guarded: false,
@@ -360,6 +390,12 @@ impl Manager {
     /// The metrics registry.
     pub fn metrics(&self) -> Metrics {
         self.metrics.clone()
+    }
+
+    /// What authenticates and authorizes `/metrics` requests, unless `--metrics-secure=false`
+    /// (its review counters tell how many requests the API server reviewed).
+    pub fn metrics_auth(&self) -> Option<&DelegatedAuth> {
+        self.secure_metrics.as_ref().map(|secure| &secure.auth)
     }
 
     /// Where `/metrics` is served, if enabled.
@@ -395,6 +431,7 @@ impl Manager {
             readiness,
             shutdown,
             metrics_listener,
+            secure_metrics,
             probe_listener,
             webhooks,
             guarded,
@@ -404,7 +441,13 @@ impl Manager {
             shutdown::listen_for_signals(shutdown.clone()).context("installing signal handlers")?;
         let mut servers = JoinSet::new();
         if let Some(listener) = metrics_listener {
-            servers.spawn(serve(listener, metrics::router(metrics.clone())));
+            let router = metrics::router(metrics.clone());
+            match secure_metrics {
+                Some(secure) => secure.serve(listener, router, &mut servers),
+                None => {
+                    servers.spawn(serve(listener, router));
+                }
+            }
         }
         if let Some(listener) = probe_listener {
             servers.spawn(serve(listener, health::router(readiness.clone())));
@@ -601,6 +644,62 @@ fn controller_exit(
     }
 }
 
+/// The secure metrics endpoint's authentication and certificate (`--metrics-secure`).
+struct SecureMetrics {
+    auth: DelegatedAuth,
+    store: CertStore,
+    /// `--metrics-cert-dir`'s files, watched; `None`: the self-signed certificate in `store`.
+    files: Option<CertFiles>,
+}
+
+/// How long the self-signed metrics certificate is valid (controller-runtime's: a year).
+const SELF_SIGNED_VALIDITY: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// How often `--metrics-cert-dir` is checked for new files.
+const METRICS_CERT_POLL_INTERVAL: Duration = Duration::from_secs(10);
+
+impl SecureMetrics {
+    fn new(args: &ManagerArgs, client: &Client) -> anyhow::Result<Self> {
+        let store = CertStore::new();
+        let files = match &args.metrics_cert_dir {
+            Some(dir) => Some(CertFiles::new(dir, "tls.crt", "tls.key").for_purpose(
+                "the metrics server's (--metrics-cert-dir: cert-manager's Certificate mounted there)",
+            )),
+            None => {
+                let ca = CertificateAuthority::generate("metrics-ca", SELF_SIGNED_VALIDITY)?;
+                let names = ["localhost", "127.0.0.1", "::1"].map(String::from);
+                let cert = ca.issue(&names, SELF_SIGNED_VALIDITY)?;
+                let what = "the self-signed metrics certificate";
+                store.set_pem(cert.cert_pem.as_bytes(), cert.key_pem.as_bytes(), what)?;
+                None
+            }
+        };
+        Ok(Self {
+            auth: DelegatedAuth::new(client.clone()),
+            store,
+            files,
+        })
+    }
+
+    /// Serves `router` on `listener` over HTTPS, each request authenticated and authorized,
+    /// until the manager aborts `servers`.
+    fn serve(self, listener: TcpListener, router: axum::Router, servers: &mut JoinSet<()>) {
+        let forever = Shutdown::new();
+        if let Some(files) = self.files {
+            let store = self.store.clone();
+            let interval = METRICS_CERT_POLL_INTERVAL;
+            servers.spawn(tls::watch_files(store, files, interval, forever.clone()));
+        }
+        let router = self.auth.protect(router);
+        servers.spawn(tls::serve_tls(
+            listener,
+            router,
+            self.store.server_config(),
+            forever,
+        ));
+    }
+}
+
 async fn serve(listener: TcpListener, router: axum::Router) {
     if let Err(err) = axum::serve(listener, router).await {
         tracing::error!(error = %err, "HTTP server failed");
@@ -664,7 +763,9 @@ mod tests {
     #[test]
     fn flags_default_like_controller_runtime() {
         let args = parse(&["manager"]).unwrap();
-        assert_eq!(args.metrics_bind_address, ":8080");
+        assert_eq!(args.metrics_bind_address, ":8443");
+        assert!(args.metrics_secure);
+        assert_eq!(args.metrics_cert_dir, None);
         assert_eq!(args.health_probe_bind_address, ":8081");
         assert!(!args.leader_elect);
         assert_eq!(args.leader_election_id, None);
@@ -696,6 +797,19 @@ mod tests {
             "unbounded concurrency"
         );
         assert!(parse(&["manager", "--log-format=xml"]).is_err());
+    }
+
+    #[test]
+    fn metrics_security_is_on_unless_turned_off_like_a_go_bool_flag() {
+        let secure = |argv: &[&str]| parse(argv).map(|args| args.metrics_secure);
+        assert!(secure(&["manager", "--metrics-secure"]).unwrap());
+        assert!(secure(&["manager", "--metrics-secure=true"]).unwrap());
+        assert!(!secure(&["manager", "--metrics-secure=false"]).unwrap());
+        assert!(secure(&["manager", "--metrics-secure=no"]).is_err());
+        // As a Go bool flag: the value only after `=`, never the next argument.
+        assert!(parse(&["manager", "--metrics-secure", "false"]).is_err());
+        let args = parse(&["manager", "--metrics-cert-path=/certs"]).unwrap();
+        assert_eq!(args.metrics_cert_dir, Some(PathBuf::from("/certs")));
     }
 
     #[test]

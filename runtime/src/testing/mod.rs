@@ -6,12 +6,15 @@
 //!   from `$KUBEBUILDER_ASSETS`, for integration tests, like controller-runtime's envtest.
 //! - [`local_webhooks`]: webhooks of a manager under test running outside the cluster, set
 //!   up by the test as the cluster's admin, so the manager needs no more than its RBAC.
+//! - [`metrics`]: scraping a manager's secure metrics endpoint with a bearer token, and a
+//!   ServiceAccount allowed to.
 //! - [`refusal`]: RBAC refusals in a manager's log, told from an API server warming up.
 //! - [`operator`]: an operator's controllers running on that control plane with exactly the
 //!   RBAC of its `config/rbac`, for its integration tests.
 
 pub mod envtest;
 pub mod local_webhooks;
+pub mod metrics;
 pub mod mock;
 pub mod operator;
 pub mod refusal;

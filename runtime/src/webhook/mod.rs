@@ -19,12 +19,12 @@
 //! conversions at itself until it stops ([`local`]), or, if it dies, until its [`guard`]
 //! takes them back.
 //!
-//! Submodules: [`admission`], [`conversion`], [`server`] (HTTPS and routing), [`tls`]
-//! (certificates served and reloaded), [`certs`] (making certificates), [`install`] (writing
-//! `caBundle` and URLs into the cluster), [`metrics`].
+//! Submodules: [`admission`], [`conversion`], [`server`] (routing), [`install`] (writing
+//! `caBundle` and URLs into the cluster), [`metrics`]; [`tls`] (certificates served and
+//! reloaded, HTTPS) and [`certs`] (making certificates) are the crate's, shared with the
+//! metrics endpoint.
 
 pub mod admission;
-pub mod certs;
 pub mod conversion;
 pub mod guard;
 pub mod install;
@@ -33,7 +33,8 @@ pub mod metrics;
 pub mod self_managed;
 pub mod server;
 pub(crate) mod setup;
-pub mod tls;
+/// Certificates and their reloading, shared with the metrics endpoint ([`crate::tls`]).
+pub use crate::tls::{self, certs};
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,10 +1,9 @@
 //! The HTTPS server: one route per admission webhook, `/convert` for every conversion, the
-//! metrics of each request, and TLS with the [`CertStore`]'s current certificate.
+//! metrics of each request, and TLS with the [`CertStore`]'s current certificate
+//! ([`serve_tls`], shared with the metrics endpoint).
 
 use std::collections::BTreeSet;
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -12,21 +11,15 @@ use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
 use serde_json::Value;
 use tokio::net::TcpListener;
-use tokio_rustls::TlsAcceptor;
-use tokio_rustls::rustls::ServerConfig;
 
 use super::conversion::Conversions;
 use super::metrics::WebhookMetrics;
 use super::tls::CertStore;
 use super::{CONVERSION_PATH, Endpoint, Webhooks, answer_admission, answer_conversion};
 use crate::shutdown::Shutdown;
-
-/// How long a client may take to finish the TLS handshake.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+pub use crate::tls::serve_tls;
 
 /// Why the webhooks cannot be served.
 #[derive(Debug, thiserror::Error)]
@@ -109,64 +102,6 @@ where
     };
     timer.finish(response.status().as_u16());
     response
-}
-
-/// Serves `router` over TLS on `listener` until `shutdown`; connections still open then are
-/// dropped.
-pub async fn serve_tls(
-    listener: TcpListener,
-    router: Router,
-    tls: Arc<ServerConfig>,
-    shutdown: Shutdown,
-) {
-    let acceptor = TlsAcceptor::from(tls);
-    let stop = shutdown.wait();
-    tokio::pin!(stop);
-    let mut connections = tokio::task::JoinSet::new();
-    loop {
-        let (stream, peer) = tokio::select! {
-            _ = &mut stop => break,
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(err) => {
-                    tracing::warn!(error = %err, "accepting a webhook connection failed");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    continue;
-                }
-            },
-        };
-        let (acceptor, router) = (acceptor.clone(), router.clone());
-        connections.spawn(connection(acceptor, router, stream, peer));
-        // Reap finished connections so the set does not grow.
-        while connections.try_join_next().is_some() {}
-    }
-    connections.abort_all();
-}
-
-async fn connection(
-    acceptor: TlsAcceptor,
-    router: Router,
-    stream: tokio::net::TcpStream,
-    peer: SocketAddr,
-) {
-    let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
-        Ok(Ok(tls)) => tls,
-        Ok(Err(err)) => {
-            tracing::debug!(%peer, error = %err, "webhook TLS handshake failed");
-            return;
-        }
-        Err(_) => {
-            tracing::debug!(%peer, "webhook TLS handshake timed out");
-            return;
-        }
-    };
-    let service = TowerToHyperService::new(router);
-    if let Err(err) = hyper::server::conn::http1::Builder::new()
-        .serve_connection(TokioIo::new(tls), service)
-        .await
-    {
-        tracing::debug!(%peer, error = %err, "webhook connection ended");
-    }
 }
 
 /// Serves `webhooks` on `listener` with the certificate in `store`; see [`router`].

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::authentication::v1::TokenRequest;
 use k8s_openapi::api::authorization::v1::{
-    ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
+    NonResourceAttributes, ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
 };
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{
@@ -49,6 +49,7 @@ pub struct ServiceAccountAccess {
     name: String,
     config: kube::Config,
     kubeconfig: PathBuf,
+    token: String,
 }
 
 impl ServiceAccountAccess {
@@ -125,6 +126,17 @@ impl ServiceAccountAccess {
     /// ```
     pub fn username(&self) -> String {
         format!("system:serviceaccount:{}:{}", self.namespace, self.name)
+    }
+
+    /// Its bearer token (from the TokenRequest API), e.g. to scrape a secure metrics endpoint.
+    ///
+    /// ```no_run
+    /// # fn f(access: operator_rs_runtime::testing::envtest::ServiceAccountAccess) {
+    /// let header = format!("Authorization: Bearer {}", access.token());
+    /// # }
+    /// ```
+    pub fn token(&self) -> &str {
+        &self.token
     }
 }
 
@@ -237,6 +249,7 @@ impl ServiceAccountAccess {
             name: name.into(),
             config,
             kubeconfig: kubeconfig.to_owned(),
+            token: token.to_owned(),
         })
     }
 
@@ -473,7 +486,8 @@ fn rebind(
     })
 }
 
-/// The first resource rule of the role `kind`/`name` among `all`, if it is there.
+/// The first rule of the role `kind`/`name` among `all` naming resources or non-resource
+/// URLs, if it is there.
 fn first_rule(all: &[RbacObject], kind: &str, name: &str) -> Option<PolicyRule> {
     let rules = all.iter().find_map(|object| match (object, kind) {
         (RbacObject::ClusterRole(role), "ClusterRole")
@@ -486,9 +500,10 @@ fn first_rule(all: &[RbacObject], kind: &str, name: &str) -> Option<PolicyRule> 
         }
         _ => None,
     })?;
+    let named = |names: &Option<Vec<String>>| names.as_ref().is_some_and(|n| !n.is_empty());
     rules
         .iter()
-        .find(|rule| rule.resources.as_ref().is_some_and(|r| !r.is_empty()))
+        .find(|rule| named(&rule.resources) || named(&rule.non_resource_urls))
         .cloned()
 }
 
@@ -522,14 +537,27 @@ async fn wait_until_allowed(
     check: Check,
 ) -> Result<()> {
     let first = |values: &Option<Vec<String>>| values.as_ref().and_then(|v| v.first().cloned());
-    let attributes = ResourceAttributes {
-        namespace: check.namespace.clone(),
-        verb: check.rule.verbs.first().cloned(),
-        group: first(&check.rule.api_groups),
-        resource: first(&check.rule.resources),
-        ..ResourceAttributes::default()
-    };
-    let review = service_account_review(namespace, username, attributes);
+    let mut review = service_account_review(namespace, username, ResourceAttributes::default());
+    match first(&check.rule.resources) {
+        Some(resource) => {
+            review.spec.resource_attributes = Some(ResourceAttributes {
+                namespace: check.namespace.clone(),
+                verb: check.rule.verbs.first().cloned(),
+                group: first(&check.rule.api_groups),
+                resource: Some(resource),
+                ..ResourceAttributes::default()
+            });
+        }
+        // A non-resource URL (`/metrics`); a wildcard one (`/debug/*`) is checked at its prefix.
+        None => {
+            review.spec.resource_attributes = None;
+            review.spec.non_resource_attributes = Some(NonResourceAttributes {
+                verb: check.rule.verbs.first().cloned(),
+                path: first(&check.rule.non_resource_urls)
+                    .map(|url| url.trim_end_matches('*').to_owned()),
+            });
+        }
+    }
     let reviews = Api::<SubjectAccessReview>::all(client.clone());
     let deadline = Instant::now() + RBAC_TIMEOUT;
     loop {
@@ -545,7 +573,7 @@ async fn wait_until_allowed(
                 request: format!(
                     "{:?} {:?} in group {:?}{}",
                     rule.verbs.first(),
-                    first(&rule.resources),
+                    first(&rule.resources).or_else(|| first(&rule.non_resource_urls)),
                     first(&rule.api_groups),
                     check
                         .namespace

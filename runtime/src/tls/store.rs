@@ -1,8 +1,8 @@
 //! The serving certificate: held in a [`CertStore`] the TLS server reads on every handshake,
 //! so a new certificate (renewed by cert-manager, rotated by the manager) takes effect
-//! without a restart. [`watch_files`] reloads it from `--webhook-cert-dir` when the files
-//! change, as controller-runtime's certwatcher does (by polling, which also sees the
-//! symlink swaps of a mounted Secret).
+//! without a restart. [`watch_files`] reloads it from a folder (`--webhook-cert-dir`,
+//! `--metrics-cert-dir`) when the files change, as controller-runtime's certwatcher does (by
+//! polling, which also sees the symlink swaps of a mounted Secret).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -16,6 +16,10 @@ use tokio_rustls::rustls::sign::CertifiedKey;
 use tokio_rustls::rustls::{self, ServerConfig};
 
 use crate::shutdown::Shutdown;
+
+/// The webhook server's certificate files, as [`watch_files`] logs them while unusable.
+const WEBHOOK_PURPOSE: &str = "the webhook server's (cert-manager's Certificate mounted there, \
+     --webhook-cert-mode self-managed, or --webhook-local-url for a manager outside the cluster)";
 
 /// Why a certificate could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -101,22 +105,32 @@ fn certified_key(cert_pem: &[u8], key_pem: &[u8], what: &str) -> Result<Certifie
     Ok(CertifiedKey::new(chain, key))
 }
 
-/// The certificate and key files of `--webhook-cert-dir`.
+/// The certificate and key files of a certificate folder (`--webhook-cert-dir`, `--metrics-cert-dir`).
 #[derive(Clone, Debug)]
 pub struct CertFiles {
     /// The certificate (PEM).
     pub cert: PathBuf,
     /// The private key (PEM).
     pub key: PathBuf,
+    /// What serves them and how they get there, for the log while they are unusable.
+    pub purpose: &'static str,
 }
 
 impl CertFiles {
-    /// `dir/cert_name` and `dir/key_name`.
+    /// `dir/cert_name` and `dir/key_name` of the webhook server.
     pub fn new(dir: &Path, cert_name: &str, key_name: &str) -> Self {
         Self {
             cert: dir.join(cert_name),
             key: dir.join(key_name),
+            purpose: WEBHOOK_PURPOSE,
         }
+    }
+
+    /// The same files, logged as `purpose`'s while unusable (e.g. "metrics server
+    /// certificate; cert-manager's Certificate mounted there").
+    pub fn for_purpose(mut self, purpose: &'static str) -> Self {
+        self.purpose = purpose;
+        self
     }
 
     fn read(&self) -> Result<(Vec<u8>, Vec<u8>), CertError> {
@@ -175,9 +189,8 @@ fn report(last: &mut String, err: &CertError, files: &CertFiles) {
             error = %text,
             cert = %files.cert.display(),
             key = %files.key.display(),
-            "webhook serving certificate unusable; waiting for it (cert-manager's Certificate \
-             mounted there, --webhook-cert-mode self-managed, or --webhook-local-url for a manager \
-             outside the cluster)"
+            "serving certificate unusable; waiting for it: {}",
+            files.purpose
         );
         *last = text;
     }
