@@ -12,7 +12,8 @@ use serde_json::Value;
 
 const NAME: &str = "scoped-op";
 
-/// A project `NAME` made with `init` (plus `init_flags`) and `create api` for Memcached.
+/// A project `NAME` made with `init` (plus `init_flags`), `create api` for Memcached and a
+/// defaulting webhook for it (which adds to src/main.rs next to what the scope changes).
 fn project(init_flags: &[&str]) -> tempfile::TempDir {
     let tmp = tempfile::Builder::new()
         .prefix("operator-rs-test-")
@@ -27,6 +28,13 @@ fn project(init_flags: &[&str]) -> tempfile::TempDir {
         &dir,
         &[
             "create", "api", "--group", "cache", "--version", "v1alpha1", "--kind", "Memcached",
+        ],
+    );
+    ok(
+        &dir,
+        &[
+            "create", "webhook", "--group", "cache", "--version", "v1alpha1", "--kind",
+            "Memcached", "--defaulting",
         ],
     );
     tmp

@@ -129,8 +129,9 @@ fn scoped_files(project: &Project) -> Result<BTreeMap<PathBuf, String>> {
     Ok(files)
 }
 
-/// The lines `old` and `new` differ in, with a line of context on either side where there is
-/// one: `(old passage, new passage)`.
+/// The lines `old` and `new` differ in: `(old passage, new passage)`. Where one side is empty
+/// (lines only added or only removed), both get the line before and the line after, where there
+/// are such lines, to anchor them.
 fn passage(old: &str, new: &str) -> (String, String) {
     let (a, b): (Vec<&str>, Vec<&str>) = (
         old.split_inclusive('\n').collect(),
@@ -142,10 +143,11 @@ fn passage(old: &str, new: &str) -> (String, String) {
         .take(max_suffix)
         .take_while(|(x, y)| x == y)
         .count();
-    let start = prefix.saturating_sub(1);
+    let context = usize::from(prefix + suffix == a.len() || prefix + suffix == b.len());
+    let start = prefix.saturating_sub(context);
     let (end_a, end_b) = (
-        (a.len() - suffix + 1).min(a.len()),
-        (b.len() - suffix + 1).min(b.len()),
+        (a.len() - suffix + context).min(a.len()),
+        (b.len() - suffix + context).min(b.len()),
     );
     (a[start..end_a].concat(), b[start..end_b].concat())
 }
@@ -179,10 +181,10 @@ mod tests {
     const NEW: &str = "a\nb\nkind: Role\nc\nd\n";
 
     #[test]
-    fn the_passage_is_the_changed_lines_with_one_line_of_context() {
+    fn the_passage_is_the_changed_lines_anchored_by_context_only_when_one_side_is_empty() {
         assert_eq!(
             passage(OLD, NEW),
-            ("b\nkind: ClusterRole\nc\n".into(), "b\nkind: Role\nc\n".into())
+            ("kind: ClusterRole\n".into(), "kind: Role\n".into())
         );
         // An inserted line: the context alone on one side.
         assert_eq!(
