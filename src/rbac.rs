@@ -1200,7 +1200,13 @@ rules:
              // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch\n\
              // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get,namespace=tenant-b\n\
              // +kubebuilder:rbac:groups=core,resources=configmaps,verbs=get,roleName=config-reader\n",
-            vec![resource("cache", "example.com", "Memcached", "memcacheds", true)],
+            vec![resource(
+                "cache",
+                "example.com",
+                "Memcached",
+                "memcacheds",
+                true,
+            )],
         );
         let yaml = &out.files[0].contents;
         assert_eq!(
@@ -1244,9 +1250,17 @@ rules:
         );
         // pods stay in the Role; nodes, the cluster-scoped CRD (and its status) and URLs do not.
         let role = yaml.split("kind: ClusterRole\n").next().unwrap();
-        assert!(role.contains("- pods\n") && !role.contains("nodes"), "{yaml}");
+        assert!(
+            role.contains("- pods\n") && !role.contains("nodes"),
+            "{yaml}"
+        );
         let cluster = yaml.split("kind: ClusterRole\n").nth(1).unwrap();
-        for granted in ["- nodes\n", "- fleets\n", "- fleets/status\n", "- /healthz\n"] {
+        for granted in [
+            "- nodes\n",
+            "- fleets\n",
+            "- fleets/status\n",
+            "- /healthz\n",
+        ] {
             assert!(cluster.contains(granted), "{granted} in {yaml}");
         }
         assert_eq!(out.warnings.len(), 3, "{:?}", out.warnings);

@@ -27,14 +27,28 @@ fn project(init_flags: &[&str]) -> tempfile::TempDir {
     ok(
         &dir,
         &[
-            "create", "api", "--group", "cache", "--version", "v1alpha1", "--kind", "Memcached",
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
         ],
     );
     ok(
         &dir,
         &[
-            "create", "webhook", "--group", "cache", "--version", "v1alpha1", "--kind",
-            "Memcached", "--defaulting",
+            "create",
+            "webhook",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--defaulting",
         ],
     );
     tmp
@@ -135,14 +149,20 @@ fn init_namespaced_and_create_api_give_roles_not_cluster_roles() {
                 .unwrap();
                 let reviews = reviews.clone();
                 async move {
-                    let answer = reviews.create(&PostParams::default(), &review).await.unwrap();
+                    let answer = reviews
+                        .create(&PostParams::default(), &review)
+                        .await
+                        .unwrap();
                     answer.status.unwrap().allowed
                 }
             };
             assert!(allowed(Some(&namespace), "watch").await);
             assert!(allowed(Some(&namespace), "update").await);
             assert!(!allowed(Some("default"), "watch").await);
-            assert!(!allowed(None, "watch").await, "a cluster-wide watch is granted");
+            assert!(
+                !allowed(None, "watch").await,
+                "a cluster-wide watch is granted"
+            );
         });
 }
 
@@ -157,17 +177,16 @@ fn files(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> 
 fn edit_namespaced_switches_both_ways_to_what_init_makes() {
     let cluster = project(&[]);
     let namespaced = project(&["--namespaced"]);
-    let (dir, expected) = (
-        project_dir(&cluster, NAME),
-        project_dir(&namespaced, NAME),
-    );
+    let (dir, expected) = (project_dir(&cluster, NAME), project_dir(&namespaced, NAME));
     let original = files(&dir);
     let r = ok(&dir, &["edit", "--namespaced"]);
     assert!(r.stderr.contains("now namespace-scoped"), "{}", r.stderr);
     let switched = files(&dir);
     for (path, text) in files(&expected) {
         assert_eq!(
-            switched.get(&path).map(|t| String::from_utf8_lossy(t).into_owned()),
+            switched
+                .get(&path)
+                .map(|t| String::from_utf8_lossy(t).into_owned()),
             Some(String::from_utf8_lossy(&text).into_owned()),
             "{}",
             path.display()
@@ -176,7 +195,11 @@ fn edit_namespaced_switches_both_ways_to_what_init_makes() {
     assert_eq!(switched.len(), files(&expected).len());
     // Again: nothing to do.
     let r = ok(&dir, &["edit", "--namespaced=true"]);
-    assert!(r.stderr.contains("already namespace-scoped"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("already namespace-scoped"),
+        "{}",
+        r.stderr
+    );
     assert_eq!(files(&dir), switched);
     ok(&dir, &["edit", "--namespaced=false"]);
     assert_eq!(files(&dir), original);
@@ -212,9 +235,14 @@ fn edit_namespaced_keeps_edits_elsewhere_and_refuses_edits_where_it_writes() {
     let r = ok(&dir, &["edit", "--namespaced", "--force"]);
     assert!(r.stderr.contains("role_binding.yaml"), "{}", r.stderr);
     let binding = read(&dir, "config/rbac/role_binding.yaml");
-    assert!(binding.contains("kind: RoleBinding\n") && binding.contains("  name: manager-rolebinding\n"));
+    assert!(
+        binding.contains("kind: RoleBinding\n")
+            && binding.contains("  name: manager-rolebinding\n")
+    );
     let viewer = read(&dir, "config/rbac/memcached_viewer_role.yaml");
-    assert!(viewer.contains("kind: Role\n") && viewer.ends_with("# reviewed by the platform team\n"));
+    assert!(
+        viewer.contains("kind: Role\n") && viewer.ends_with("# reviewed by the platform team\n")
+    );
     assert!(read(&dir, "PROJECT").contains("\nnamespaced: true\n"));
 }
 
@@ -229,7 +257,10 @@ fn edit_namespaced_never_overwrites_rust_it_cannot_patch() {
     );
     std::fs::write(&main, &text).unwrap();
     let before = files(&dir);
-    for args in [&["edit", "--namespaced"][..], &["edit", "--namespaced", "--force"]] {
+    for args in [
+        &["edit", "--namespaced"][..],
+        &["edit", "--namespaced", "--force"],
+    ] {
         let r = run(&dir, args);
         assert_ne!(r.code, 0);
         assert!(
@@ -248,7 +279,8 @@ fn edit_without_a_change_says_what_it_takes() {
     let r = run(&dir, &["edit"]);
     assert_ne!(r.code, 0);
     assert!(
-        r.stderr.contains("--namespaced") && r.stderr.contains("e.g. operator-rs edit --namespaced"),
+        r.stderr.contains("--namespaced")
+            && r.stderr.contains("e.g. operator-rs edit --namespaced"),
         "{}",
         r.stderr
     );

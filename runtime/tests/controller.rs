@@ -754,15 +754,21 @@ async fn grant_gizmo_role(
     for doc in GIZMO_ROLE.split("---") {
         let mut object: serde_json::Value = serde_saphyr::from_str(doc)?;
         object["metadata"]["namespace"] = namespace.into();
-        let name = object["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        let name = object["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         if object["kind"] == "Role" {
-            let roles: Api<k8s_openapi::api::rbac::v1::Role> = Api::namespaced(env.client()?, namespace);
+            let roles: Api<k8s_openapi::api::rbac::v1::Role> =
+                Api::namespaced(env.client()?, namespace);
             roles.patch(&name, &params, &Patch::Apply(&object)).await?;
         } else {
             object["subjects"] = subject.clone();
             let bindings: Api<k8s_openapi::api::rbac::v1::RoleBinding> =
                 Api::namespaced(env.client()?, namespace);
-            bindings.patch(&name, &params, &Patch::Apply(&object)).await?;
+            bindings
+                .patch(&name, &params, &Patch::Apply(&object))
+                .await?;
         }
     }
     // The authorizer sees new bindings a moment later.
@@ -788,11 +794,18 @@ async fn touched(gizmos: &Api<Gizmo>, maps: &Api<ConfigMap>, name: &str) -> anyh
 /// No line of `logs` reports a 403 (a watch, list or write the manager's RBAC does not allow).
 fn assert_no_forbidden(logs: &Mutex<Vec<u8>>) {
     let text = String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
-    assert!(text.contains("watching"), "the logs were not captured:\n{text}");
+    assert!(
+        text.contains("watching"),
+        "the logs were not captured:\n{text}"
+    );
     let forbidden: Vec<&str> = (text.lines())
         .filter(|l| l.contains("code: 403") || l.to_lowercase().contains("forbidden"))
         .collect();
-    assert!(forbidden.is_empty(), "403s in the manager's logs:\n{}", forbidden.join("\n"));
+    assert!(
+        forbidden.is_empty(),
+        "403s in the manager's logs:\n{}",
+        forbidden.join("\n")
+    );
 }
 
 #[tokio::test]
@@ -812,16 +825,28 @@ async fn a_namespaced_manager_under_its_roles_reconciles_only_its_own_namespace(
 
     let other_gizmos: Api<Gizmo> = Api::namespaced(env.client()?, &other);
     let params = PostParams::default();
-    other_gizmos.create(&params, &gizmo("theirs", "scoped", "x")).await?;
-    own_gizmos.create(&params, &gizmo("ours", "scoped", "x")).await?;
-    assert!(wait_ready(&own_gizmos, "ours").await, "the own namespace's object was not reconciled");
+    other_gizmos
+        .create(&params, &gizmo("theirs", "scoped", "x"))
+        .await?;
+    own_gizmos
+        .create(&params, &gizmo("ours", "scoped", "x"))
+        .await?;
+    assert!(
+        wait_ready(&own_gizmos, "ours").await,
+        "the own namespace's object was not reconciled"
+    );
     let own_maps: Api<ConfigMap> = Api::namespaced(env.client()?, &own);
     assert_eq!(data_of(&own_maps, "ours-data").await.as_deref(), Some("x"));
     // A second object, once the first is done: the other namespace's had as long.
-    own_gizmos.create(&params, &gizmo("ours-too", "scoped", "y")).await?;
+    own_gizmos
+        .create(&params, &gizmo("ours-too", "scoped", "y"))
+        .await?;
     assert!(wait_ready(&own_gizmos, "ours-too").await);
     let other_maps: Api<ConfigMap> = Api::namespaced(env.client()?, &other);
-    assert!(!touched(&other_gizmos, &other_maps, "theirs").await?, "the other namespace's object was reconciled");
+    assert!(
+        !touched(&other_gizmos, &other_maps, "theirs").await?,
+        "the other namespace's object was reconciled"
+    );
     assert!(!running.run.is_finished(), "the manager stopped");
     running.stop().await?;
     assert_no_forbidden(&logs);
@@ -844,9 +869,15 @@ async fn watch_namespace_covers_each_namespace_it_names_and_no_other() -> anyhow
     let params = PostParams::default();
     let b_gizmos: Api<Gizmo> = Api::namespaced(env.client()?, &b);
     let c_gizmos: Api<Gizmo> = Api::namespaced(env.client()?, &c);
-    c_gizmos.create(&params, &gizmo("in-c", "watch", "x")).await?;
-    a_gizmos.create(&params, &gizmo("in-a", "watch", "x")).await?;
-    b_gizmos.create(&params, &gizmo("in-b", "watch", "x")).await?;
+    c_gizmos
+        .create(&params, &gizmo("in-c", "watch", "x"))
+        .await?;
+    a_gizmos
+        .create(&params, &gizmo("in-a", "watch", "x"))
+        .await?;
+    b_gizmos
+        .create(&params, &gizmo("in-b", "watch", "x"))
+        .await?;
     assert!(wait_ready(&a_gizmos, "in-a").await, "a was not reconciled");
     assert!(wait_ready(&b_gizmos, "in-b").await, "b was not reconciled");
     // An owned ConfigMap deleted in b is seen through b's watch and recreated.
@@ -860,7 +891,10 @@ async fn watch_namespace_covers_each_namespace_it_names_and_no_other() -> anyhow
         "the ConfigMap deleted in b was not recreated"
     );
     let c_maps: Api<ConfigMap> = Api::namespaced(env.client()?, &c);
-    assert!(!touched(&c_gizmos, &c_maps, "in-c").await?, "c was reconciled");
+    assert!(
+        !touched(&c_gizmos, &c_maps, "in-c").await?,
+        "c was reconciled"
+    );
     running.stop().await?;
     assert_no_forbidden(&logs);
     Ok(())

@@ -250,7 +250,8 @@ impl<R: Reconciler> Controller<R> {
             trim,
             owned,
         } = self;
-        let apis = <R::Kind as Resource>::Scope::watched(manager.client.clone(), &manager.namespaces);
+        let apis =
+            <R::Kind as Resource>::Scope::watched(manager.client.clone(), &manager.namespaces);
         for api in &apis {
             if let Err(error) = api.list_metadata(&ListParams::default().limit(1)).await {
                 let failure = watch::list_failure::<R::Kind>(&error);

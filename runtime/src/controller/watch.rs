@@ -20,8 +20,10 @@ pub(crate) fn watch_all<K: Cached>(
     config: &watcher::Config,
     store: Store<K>,
 ) -> BoxStream<'static, Result<Event<K>, watcher::Error>> {
-    let namespaces: Vec<Option<String>> =
-        apis.iter().map(|a| a.namespace().map(str::to_owned)).collect();
+    let namespaces: Vec<Option<String>> = apis
+        .iter()
+        .map(|a| a.namespace().map(str::to_owned))
+        .collect();
     let mut streams: Vec<_> = (apis.into_iter().enumerate())
         .map(|(i, api)| {
             watch_stream(api, config.clone())
@@ -60,7 +62,11 @@ where
             Ok(Event::Init) if !synced => {
                 let first = !started;
                 started = true;
-                if first { vec![Ok(Event::Init)] } else { Vec::new() }
+                if first {
+                    vec![Ok(Event::Init)]
+                } else {
+                    Vec::new()
+                }
             }
             Ok(Event::Init) => {
                 relisting[i] = Some(HashSet::new());
@@ -76,12 +82,18 @@ where
             Ok(Event::InitDone) if !synced => {
                 listed[i] = true;
                 synced = listed.iter().all(|l| *l);
-                if synced { vec![Ok(Event::InitDone)] } else { Vec::new() }
+                if synced {
+                    vec![Ok(Event::InitDone)]
+                } else {
+                    Vec::new()
+                }
             }
             Ok(Event::InitDone) => {
                 let seen = relisting[i].take().unwrap_or_default();
                 (store.state().into_iter())
-                    .filter(|obj| obj.namespace() == namespaces[i] && !seen.contains(&obj.name_any()))
+                    .filter(|obj| {
+                        obj.namespace() == namespaces[i] && !seen.contains(&obj.name_any())
+                    })
                     .map(|obj| Ok(Event::Delete(K::clone(&obj))))
                     .collect()
             }
@@ -243,7 +255,15 @@ mod tests {
             .await;
         assert_eq!(
             seen,
-            ["init", "list old", "list x", "done", "apply new", "delete old", "error"]
+            [
+                "init",
+                "list old",
+                "list x",
+                "done",
+                "apply new",
+                "delete old",
+                "error"
+            ]
         );
         let mut cached: Vec<String> = store.state().iter().map(|o| o.name_any()).collect();
         cached.sort();

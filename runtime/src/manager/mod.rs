@@ -133,7 +133,12 @@ pub struct ManagerArgs {
     /// Watch only these namespaces (comma-separated), like controller-runtime's
     /// `DefaultNamespaces` [default: a namespace-scoped manager's own namespace (`POD_NAMESPACE`,
     /// else the kubeconfig's), else every namespace].
-    #[arg(long, env = "WATCH_NAMESPACE", value_delimiter = ',', value_name = "NAMESPACE")]
+    #[arg(
+        long,
+        env = "WATCH_NAMESPACE",
+        value_delimiter = ',',
+        value_name = "NAMESPACE"
+    )]
     pub watch_namespace: Vec<String>,
 
     /// Path to a kubeconfig [default: in-cluster config, else `KUBECONFIG`, else `~/.kube/config`].

@@ -65,9 +65,7 @@ impl std::fmt::Display for WatchNamespaces {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::All => f.write_str("all namespaces"),
-            Self::Only(set) => {
-                f.write_str(&set.iter().cloned().collect::<Vec<_>>().join(","))
-            }
+            Self::Only(set) => f.write_str(&set.iter().cloned().collect::<Vec<_>>().join(",")),
         }
     }
 }
@@ -100,7 +98,10 @@ mod tests {
     fn a_namespaced_manager_watches_its_own_namespace_unless_told_others() {
         assert_eq!(resolve(&[], true).unwrap(), only(&["own"]));
         assert_eq!(resolve(&[""], true).unwrap(), only(&["own"]));
-        assert_eq!(resolve(&["b", " a ", "b", ""], true).unwrap(), only(&["a", "b"]));
+        assert_eq!(
+            resolve(&["b", " a ", "b", ""], true).unwrap(),
+            only(&["a", "b"])
+        );
     }
 
     #[test]
@@ -114,7 +115,10 @@ mod tests {
     fn refuses_what_is_not_a_namespace_name() {
         for bad in ["Team", "a_b", "-a", "a-", "a.b", &"a".repeat(64)] {
             let err = resolve(&[bad], true).unwrap_err().to_string();
-            assert!(err.contains(&format!("{bad:?}")) && err.contains("e.g."), "{err}");
+            assert!(
+                err.contains(&format!("{bad:?}")) && err.contains("e.g."),
+                "{err}"
+            );
         }
         assert!(resolve(&[&"a".repeat(63)], true).is_ok());
     }
