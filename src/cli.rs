@@ -29,9 +29,10 @@ pub enum Command {
     /// Add to the project (`create api`).
     #[command(subcommand, after_help = CREATE_EXAMPLE)]
     Create(CreateCommand),
-    /// Change what the project's types declare (`edit api`: storage, served, deprecated versions).
-    #[command(subcommand, after_help = EDIT_EXAMPLE)]
-    Edit(EditCommand),
+    /// Change the project: the manager's scope (`edit --namespaced`), or what its types declare
+    /// (`edit api`: storage, served, deprecated versions).
+    #[command(after_help = EDIT_EXAMPLE, args_conflicts_with_subcommands = true)]
+    Edit(EditArgs),
     /// Regenerate manifests from the source: CRDs from the types, RBAC from the controllers' markers.
     #[command(subcommand, after_help = GENERATE_EXAMPLE)]
     Generate(GenerateCommand),
@@ -59,8 +60,7 @@ pub enum Command {
 
 const CREATE_EXAMPLE: &str =
     "Example:\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached";
-const EDIT_EXAMPLE: &str =
-    "Example:\n  operator-rs edit api --group batch --version v2 --kind CronJob --storage";
+const EDIT_EXAMPLE: &str = "Examples:\n  operator-rs edit --namespaced          # Roles, and watches of the manager's own namespace\n  operator-rs edit --namespaced=false    # back to a cluster-scoped manager\n  operator-rs edit api --group batch --version v2 --kind CronJob --storage";
 const GENERATE_EXAMPLE: &str = "Examples:\n  operator-rs generate manifests\n  operator-rs generate crds --check   # in CI: exit 1 with a diff when stale";
 
 /// A working command line for the command that `args` (the process's arguments) names, to show
@@ -103,6 +103,7 @@ pub fn example_for(args: &[String]) -> &'static str {
         ["create", ..] => {
             "operator-rs create api --group cache --version v1alpha1 --kind Memcached"
         }
+        ["edit"] if has("--namespaced") => "operator-rs edit --namespaced",
         ["edit", ..] => "operator-rs edit api --group batch --version v2 --kind CronJob --storage",
         ["generate", "crds", ..] => "operator-rs generate crds --check",
         ["generate", "rbac", ..] => "operator-rs generate rbac --check",
@@ -206,6 +207,10 @@ pub struct InitArgs {
     /// The license of the generated project.
     #[arg(long, value_enum, default_value_t = License::Apache2)]
     pub license: License,
+    /// A namespace-scoped manager: Roles and RoleBindings instead of ClusterRoles, and
+    /// controllers that watch the manager's own namespace (or those `--watch-namespace` names).
+    #[arg(long)]
+    pub namespaced: bool,
     /// Overwrite files that already exist.
     #[arg(long)]
     pub force: bool,
@@ -317,6 +322,21 @@ pub struct CreateApiArgs {
     #[arg(long, value_name = "UID", requires = "image", value_parser = user_id)]
     pub run_as_user: Option<i64>,
     /// Overwrite the kind's files if they exist.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `edit`: the project's own settings, or a subcommand (`edit api`).
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    #[command(subcommand)]
+    pub command: Option<EditCommand>,
+    /// Make the manager namespace-scoped (`--namespaced`, `--namespaced=true`: Roles and
+    /// RoleBindings, watches of its own namespace) or cluster-scoped (`--namespaced=false`).
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub namespaced: Option<bool>,
+    /// Rewrite the scaffolded files the switch changes even where you edited them (your
+    /// changes to them are lost; Rust files are never overwritten).
     #[arg(long)]
     pub force: bool,
 }

@@ -42,6 +42,11 @@ pub struct Project {
     pub cli_version: String,
     /// The k8s-openapi version feature the project compiles with (e.g. `v1_37`).
     pub k8s_openapi_feature: String,
+    /// A namespace-scoped manager (`init --namespaced`, `edit --namespaced`): its RBAC is Roles
+    /// and RoleBindings, and it watches its own namespace (or those `--watch-namespace` names)
+    /// instead of the whole cluster. Absent (older files): cluster-scoped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub namespaced: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
     /// Options of `generate crds` (absent: kube-derive's output exactly).
@@ -260,6 +265,7 @@ mod tests {
             layout: vec![LAYOUT.into()],
             cli_version: "0.1.0".into(),
             k8s_openapi_feature: "v1_37".into(),
+            namespaced: false,
             crd: Default::default(),
             resources: vec![Resource {
                 group: "cache".into(),
@@ -300,6 +306,19 @@ mod tests {
         assert_eq!(r.api_version(), "v1");
         r.group = "apps".into();
         assert_eq!(r.api_version(), "apps/v1");
+    }
+
+    #[test]
+    fn records_a_namespaced_manager_and_reads_files_without_the_key() {
+        let mut p = sample();
+        let text = p.render().unwrap();
+        assert!(!text.contains("\nnamespaced:"), "{text}");
+        // A PROJECT written before the key existed is a cluster-scoped project.
+        assert!(!Project::parse(&text).unwrap().namespaced);
+        p.namespaced = true;
+        let text = p.render().unwrap();
+        assert!(text.contains("\nnamespaced: true\n"), "{text}");
+        assert!(Project::parse(&text).unwrap().namespaced);
     }
 
     #[test]

@@ -30,9 +30,22 @@
 //! ClusterRole `manager-role`, rules with a namespace make a Role of that name in it; documents are
 //! ordered by namespace then name, each preceded by `---`.
 //!
+//! In a namespace-scoped project (PROJECT's `namespaced: true`, `init --namespaced`), a marker
+//! without `namespace=` grants in the manager's own namespace: its rules make the Role
+//! `manager-role` with no namespace in the file (kustomize's `namespace:` puts it in the manager's,
+//! where `config/rbac/role_binding.yaml` binds it), and every other Role gets a RoleBinding to
+//! the manager's ServiceAccount next to it. A Role cannot grant a cluster-scoped resource (a
+//! built-in one such as `nodes` or `namespaces`, or a kind of this project created with
+//! `--namespaced=false`) or a URL: as controller-gen does with a marker that has no
+//! `namespace=`, those rules stay in the ClusterRole `manager-role`, bound by a
+//! ClusterRoleBinding, and a note names each marker (file:line:col) that put them there. The
+//! manager then watches those kinds cluster-wide. A resource this module cannot place (another
+//! project's CRD) is taken as namespaced.
+//!
 //! One difference: the ClusterRole `manager-role` is always written, with `rules: []` when no
 //! marker grants anything cluster-wide (controller-gen then writes no file, or no ClusterRole),
-//! because `config/rbac/role_binding.yaml` binds it and kustomize must find `role.yaml`.
+//! because `config/rbac/role_binding.yaml` binds it and kustomize must find `role.yaml` (in a
+//! namespace-scoped project, the Role `manager-role` is the one always written, for the same reason).
 //!
 //! The YAML is written with serde-saphyr, which prints these documents as controller-gen
 //! (sigs.k8s.io/yaml) does: keys in alphabetical order, block sequences at the indentation of their
@@ -118,9 +131,15 @@ pub fn generate(tree: &dyn SourceTree, project: &Project) -> Result<GeneratorOut
     for m in &markers {
         warnings.extend(m.warnings());
     }
-    let roles = build_roles(&markers);
+    let scope = if project.namespaced {
+        Scope::Namespaced(cluster_scoped_resources(project))
+    } else {
+        Scope::Cluster
+    };
+    let (roles, notes) = build_roles(&markers, &scope);
+    warnings.extend(notes);
     warnings.extend(uncovered_controllers(project, &roles));
-    let contents = render(&roles)?;
+    let contents = render(&roles, matches!(scope, Scope::Namespaced(_)))?;
     Ok(GeneratorOutput {
         files: vec![GeneratedFile {
             path: PathBuf::from(ROLE_FILE),
@@ -378,25 +397,66 @@ impl Rule {
     }
 }
 
-/// One ClusterRole (empty namespace) or Role of the output.
+/// One ClusterRole or Role of the output. A Role with an empty namespace is in the manager's
+/// own namespace (a namespace-scoped project's; kustomize fills it in).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Role {
     namespace: String,
+    cluster: bool,
     name: String,
     rules: Vec<Rule>,
 }
 
-/// Group the markers by (namespace, roleName) and normalize each group's rules. The ClusterRole
-/// `manager-role` is always there, first.
-fn build_roles(markers: &[Marker]) -> Vec<Role> {
-    let mut by_role: BTreeMap<(String, String), Vec<Rule>> = BTreeMap::new();
+/// Whose roles `generate rbac` writes: a cluster-scoped manager's, or a namespace-scoped one's
+/// with the `(API group, plural)` of every resource a Role cannot grant.
+enum Scope {
+    Cluster,
+    Namespaced(BTreeSet<(String, String)>),
+}
+
+/// The `(API group, plural)` of every cluster-scoped resource this project can name: the
+/// built-in kinds k8s-openapi knows and the project's own cluster-scoped kinds.
+fn cluster_scoped_resources(project: &Project) -> BTreeSet<(String, String)> {
+    let builtin = (crate::builtin::ALL.iter())
+        .filter(|b| !b.namespaced)
+        .map(|b| (b.group.to_string(), b.plural.to_string()));
+    let own = (project.resources.iter())
+        .filter(|r| r.api.as_ref().is_some_and(|api| !api.namespaced))
+        .map(|r| (r.api_group(), r.plural.clone()));
+    builtin.chain(own).collect()
+}
+
+impl Scope {
+    /// Whether `rule` (one resource, or URLs) must be in a ClusterRole: cluster-wide rules of a
+    /// cluster-scoped manager, and URLs or cluster-scoped resources of a namespace-scoped one.
+    fn is_cluster_wide(&self, namespace: &str, rule: &Rule) -> bool {
+        match self {
+            Scope::Cluster => namespace.is_empty(),
+            Scope::Namespaced(cluster) => {
+                namespace.is_empty()
+                    && (!rule.urls.is_empty()
+                        || rule.resources.iter().any(|r| {
+                            let base = r.split('/').next().unwrap_or(r);
+                            (rule.groups.iter())
+                                .any(|g| cluster.contains(&(g.clone(), base.to_string())))
+                        }))
+            }
+        }
+    }
+}
+
+/// Group the markers by (namespace, roleName) and normalize each group's rules; in a
+/// namespace-scoped project, the rules a Role cannot hold go to a ClusterRole instead, with a
+/// note for each marker that put them there. The role `manager-role` the scaffolded binding
+/// names (the ClusterRole, or the namespace-scoped project's Role) is always there, first.
+fn build_roles(markers: &[Marker], scope: &Scope) -> (Vec<Role>, Vec<String>) {
+    let namespaced = matches!(scope, Scope::Namespaced(_));
+    let mut by_role: BTreeMap<(String, bool, String), Vec<Rule>> = BTreeMap::new();
     by_role
-        .entry((String::new(), DEFAULT_ROLE_NAME.to_string()))
+        .entry((String::new(), !namespaced, DEFAULT_ROLE_NAME.to_string()))
         .or_default();
+    let mut notes = Vec::new();
     for m in markers {
-        let rules = by_role
-            .entry((m.namespace.clone(), m.role_name.clone()))
-            .or_default();
         let base = Rule {
             groups: m.groups.clone(),
             resources: Vec::new(),
@@ -404,29 +464,56 @@ fn build_roles(markers: &[Marker]) -> Vec<Role> {
             urls: m.urls.clone(),
             verbs: m.verbs.clone(),
         };
-        if m.resources.is_empty() {
-            rules.push(base);
+        let rules = if m.resources.is_empty() {
+            vec![base]
         } else {
-            for r in &m.resources {
-                rules.push(Rule {
+            (m.resources.iter())
+                .map(|r| Rule {
                     resources: vec![r.clone()],
                     ..base.clone()
-                });
+                })
+                .collect()
+        };
+        let mut kept_cluster_wide = Vec::new();
+        for rule in rules {
+            let cluster = scope.is_cluster_wide(&m.namespace, &rule);
+            if cluster && namespaced {
+                kept_cluster_wide.extend(rule.resources.iter().chain(&rule.urls).cloned());
             }
+            (by_role.entry((m.namespace.clone(), cluster, m.role_name.clone())))
+                .or_default()
+                .push(rule);
+        }
+        if !kept_cluster_wide.is_empty() {
+            notes.push(format!(
+                "{}: {} cluster-wide (cluster-scoped resources or URLs), which a Role cannot grant: \
+                 kept in the ClusterRole {}, bound to the manager by a ClusterRoleBinding, and the manager \
+                 watches such kinds in every namespace. To stay inside namespaces, drop them from this marker.",
+                m.at(),
+                kept_cluster_wide
+                    .iter()
+                    .map(|r| format!("`{r}` is"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                m.role_name,
+            ));
         }
     }
-    by_role
+    let roles = by_role
         .into_iter()
-        .filter_map(|((namespace, name), rules)| {
+        .filter_map(|((namespace, cluster, name), rules)| {
             let rules = normalize_rules(rules);
-            let keep = !rules.is_empty() || (namespace.is_empty() && name == DEFAULT_ROLE_NAME);
+            let keep = !rules.is_empty()
+                || (namespace.is_empty() && cluster != namespaced && name == DEFAULT_ROLE_NAME);
             keep.then_some(Role {
                 namespace,
+                cluster,
                 name,
                 rules,
             })
         })
-        .collect()
+        .collect();
+    (roles, notes)
 }
 
 /// controller-gen's `NormalizeRules`: merge, deduplicate and sort.
@@ -580,16 +667,55 @@ struct PolicyRule<'a> {
     verbs: &'a [String],
 }
 
-fn render(roles: &[Role]) -> Result<String> {
+/// A RoleBinding or ClusterRoleBinding of the manager's ServiceAccount, with its fields in the
+/// order sigs.k8s.io/yaml prints them.
+#[derive(Serialize)]
+struct BindingDoc<'a> {
+    #[serde(rename = "apiVersion")]
+    api_version: &'static str,
+    kind: &'static str,
+    metadata: Metadata<'a>,
+    #[serde(rename = "roleRef")]
+    role_ref: RoleRef<'a>,
+    subjects: [Subject; 1],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RoleRef<'a> {
+    api_group: &'static str,
+    kind: &'static str,
+    name: &'a str,
+}
+
+/// The manager's ServiceAccount, as config/rbac names it (kustomize prefixes the name and
+/// moves the namespace to the manager's).
+#[derive(Serialize)]
+struct Subject {
+    kind: &'static str,
+    name: &'static str,
+    namespace: &'static str,
+}
+
+/// The name of the binding of role `name`: `manager-role` is bound by `manager-rolebinding`,
+/// as config/rbac/role_binding.yaml names it; any other by `<name>-binding`.
+fn binding_name(name: &str) -> String {
+    match name.strip_suffix("-role") {
+        Some(base) => format!("{base}-rolebinding"),
+        None => format!("{name}-binding"),
+    }
+}
+
+/// The roles, then (in a namespace-scoped project) a binding of the manager's ServiceAccount to
+/// each of them but the Role `manager-role` of its own namespace, which the scaffolded
+/// `config/rbac/role_binding.yaml` binds.
+fn render(roles: &[Role], namespaced: bool) -> Result<String> {
     let mut out = String::new();
+    let kind = |role: &Role| if role.cluster { "ClusterRole" } else { "Role" };
     for role in roles {
         let doc = RoleDoc {
             api_version: "rbac.authorization.k8s.io/v1",
-            kind: if role.namespace.is_empty() {
-                "ClusterRole"
-            } else {
-                "Role"
-            },
+            kind: kind(role),
             metadata: Metadata {
                 name: &role.name,
                 namespace: &role.namespace,
@@ -606,13 +732,51 @@ fn render(roles: &[Role]) -> Result<String> {
                 })
                 .collect(),
         };
-        let yaml = serde_saphyr::to_string(&doc).context("serializing role.yaml")?;
-        let _ = write!(out, "---\n{yaml}");
-        if !out.ends_with('\n') {
-            out.push('\n');
+        push_doc(&mut out, &doc)?;
+    }
+    if !namespaced {
+        return Ok(out);
+    }
+    for role in roles {
+        if !role.cluster && role.namespace.is_empty() && role.name == DEFAULT_ROLE_NAME {
+            continue;
         }
+        let name = binding_name(&role.name);
+        let doc = BindingDoc {
+            api_version: "rbac.authorization.k8s.io/v1",
+            kind: if role.cluster {
+                "ClusterRoleBinding"
+            } else {
+                "RoleBinding"
+            },
+            metadata: Metadata {
+                name: &name,
+                namespace: &role.namespace,
+            },
+            role_ref: RoleRef {
+                api_group: "rbac.authorization.k8s.io",
+                kind: kind(role),
+                name: &role.name,
+            },
+            subjects: [Subject {
+                kind: "ServiceAccount",
+                name: "controller-manager",
+                namespace: "system",
+            }],
+        };
+        push_doc(&mut out, &doc)?;
     }
     Ok(out)
+}
+
+/// Append `doc` to `out` as one YAML document, preceded by `---`.
+fn push_doc(out: &mut String, doc: &impl Serialize) -> Result<()> {
+    let yaml = serde_saphyr::to_string(doc).context("serializing role.yaml")?;
+    let _ = write!(out, "---\n{yaml}");
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -668,6 +832,7 @@ mod tests {
             layout: vec![LAYOUT.into()],
             cli_version: "0.1.0".into(),
             k8s_openapi_feature: "v1_37".into(),
+            namespaced: false,
             crd: Default::default(),
             resources,
         }
@@ -939,7 +1104,11 @@ rules:
     fn init_template_is_the_output_for_no_markers() {
         let template = include_str!("../templates/init/config/rbac/role.yaml.tera");
         let body = &template[template.find("-#}\n").unwrap() + 4..];
-        assert_eq!(role_yaml(""), body);
+        let scoped = "{% if namespaced %}Role{% else %}ClusterRole{% endif %}";
+        assert!(body.contains(scoped), "{body}");
+        assert_eq!(role_yaml(""), body.replace(scoped, "ClusterRole"));
+        let namespaced = namespaced_output("", vec![]);
+        assert_eq!(namespaced.files[0].contents, body.replace(scoped, "Role"));
     }
 
     #[test]
@@ -994,6 +1163,113 @@ rules:
                 "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: manager-role\n  namespace: alpha\n",
                 "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: manager-role\n  namespace: zeta\n",
             ]
+        );
+    }
+
+    /// The output of one source file in a namespace-scoped project with `resources`.
+    fn namespaced_output(src: &str, resources: Vec<Resource>) -> GeneratorOutput {
+        let mut project = project(resources);
+        project.namespaced = true;
+        generate(&Mem::new(&[("src/controllers/x.rs", src)]), &project).unwrap()
+    }
+
+    /// `kind name namespace` of every document of `yaml`.
+    fn documents(yaml: &str) -> Vec<String> {
+        let docs: Vec<serde_json::Value> = yaml
+            .split("---\n")
+            .filter(|d| !d.is_empty())
+            .map(|d| serde_saphyr::from_str(d).unwrap())
+            .collect();
+        docs.iter()
+            .map(|d| {
+                let meta = &d["metadata"];
+                format!(
+                    "{} {} {}",
+                    d["kind"].as_str().unwrap(),
+                    meta["name"].as_str().unwrap(),
+                    meta["namespace"].as_str().unwrap_or("-")
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_namespaced_project_gets_roles_and_bindings_but_no_cluster_role() {
+        let out = namespaced_output(
+            "// +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds;memcacheds/status,verbs=get;list;watch\n\
+             // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch\n\
+             // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get,namespace=tenant-b\n\
+             // +kubebuilder:rbac:groups=core,resources=configmaps,verbs=get,roleName=config-reader\n",
+            vec![resource(
+                "cache",
+                "example.com",
+                "Memcached",
+                "memcacheds",
+                true,
+            )],
+        );
+        let yaml = &out.files[0].contents;
+        assert_eq!(
+            documents(yaml),
+            [
+                "Role config-reader -",
+                "Role manager-role -",
+                "Role manager-role tenant-b",
+                "RoleBinding config-reader-binding -",
+                "RoleBinding manager-rolebinding tenant-b",
+            ],
+            "{yaml}"
+        );
+        assert!(!yaml.contains("ClusterRole"), "{yaml}");
+        assert!(
+            yaml.contains("roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: manager-role\nsubjects:\n- kind: ServiceAccount\n  name: controller-manager\n  namespace: system\n"),
+            "{yaml}"
+        );
+        assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    }
+
+    #[test]
+    fn a_namespaced_project_keeps_cluster_scoped_rules_in_a_bound_cluster_role_with_a_note() {
+        let mut cluster_kind = resource("infra", "example.com", "Fleet", "fleets", true);
+        cluster_kind.api.as_mut().unwrap().namespaced = false;
+        let out = namespaced_output(
+            "// +kubebuilder:rbac:groups=infra.example.com,resources=fleets;fleets/status,verbs=get;list;watch\n\
+             // +kubebuilder:rbac:groups=core,resources=pods;nodes,verbs=get;list\n\
+             // +kubebuilder:rbac:urls=/healthz,verbs=get\n",
+            vec![cluster_kind],
+        );
+        let yaml = &out.files[0].contents;
+        assert_eq!(
+            documents(yaml),
+            [
+                "Role manager-role -",
+                "ClusterRole manager-role -",
+                "ClusterRoleBinding manager-rolebinding -",
+            ],
+            "{yaml}"
+        );
+        // pods stay in the Role; nodes, the cluster-scoped CRD (and its status) and URLs do not.
+        let role = yaml.split("kind: ClusterRole\n").next().unwrap();
+        assert!(
+            role.contains("- pods\n") && !role.contains("nodes"),
+            "{yaml}"
+        );
+        let cluster = yaml.split("kind: ClusterRole\n").nth(1).unwrap();
+        for granted in [
+            "- nodes\n",
+            "- fleets\n",
+            "- fleets/status\n",
+            "- /healthz\n",
+        ] {
+            assert!(cluster.contains(granted), "{granted} in {yaml}");
+        }
+        assert_eq!(out.warnings.len(), 3, "{:?}", out.warnings);
+        assert!(
+            out.warnings[1].starts_with("src/controllers/x.rs:2:")
+                && out.warnings[1].contains("`nodes` is cluster-wide")
+                && !out.warnings[1].contains("pods"),
+            "{:?}",
+            out.warnings
         );
     }
 

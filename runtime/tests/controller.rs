@@ -1,7 +1,8 @@
 //! The controller plumbing (`operator_rs_runtime::controller`) end to end on a real control
 //! plane: status with conditions and observedGeneration, the finalizer and cleanup, an owned
 //! ConfigMap that is cached and recreated, namespace deletion, a settled restart that writes
-//! nothing, and a reconcile past its deadline that is cancelled and retried.
+//! nothing, a reconcile past its deadline that is cancelled and retried, and a namespace-scoped
+//! manager under exactly its Roles.
 
 mod support;
 
@@ -192,13 +193,28 @@ impl Running {
         flags: &[&str],
         reconciler: impl FnOnce(Arc<Counters>) -> R,
     ) -> anyhow::Result<Self> {
+        Self::start_scoped(client, label, flags, false, reconciler).await
+    }
+
+    /// [`Running::start_with`], the manager namespace-scoped ([`Manager::namespaced`]) if
+    /// `namespaced`.
+    async fn start_scoped<R: Reconciler<Kind = Gizmo>>(
+        client: kube::Client,
+        label: &str,
+        flags: &[&str],
+        namespaced: bool,
+        reconciler: impl FnOnce(Arc<Counters>) -> R,
+    ) -> anyhow::Result<Self> {
         let harness = [
             "manager",
             "--metrics-bind-address=0",
             "--health-probe-bind-address=0",
         ];
         let args = parse(harness.iter().chain(flags))?;
-        let manager = Manager::with_client("gizmo-operator", args, client).await?;
+        let mut manager = Manager::with_client("gizmo-operator", args, client).await?;
+        if namespaced {
+            manager = manager.namespaced();
+        }
         let counters = Arc::new(Counters::default());
         let selector = format!("test={label}");
         let controller = Controller::new("gizmo", reconciler(counters.clone()))
@@ -632,5 +648,254 @@ async fn objects_created_while_the_watch_expired_are_all_reconciled() -> anyhow:
         .collect();
     assert!(all_ready, "never reconciled: {never:?}");
     running.stop().await?;
+    Ok(())
+}
+
+/// The manager's Role for the Gizmo controller, as `operator-rs generate rbac` writes it in a
+/// namespace-scoped project from the markers of its controller (no `namespace=`: the manager's
+/// own namespace), with the RoleBinding `config/rbac/role_binding.yaml` scaffolds.
+const GIZMO_ROLE: &str = "
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: manager-role
+rules:
+- apiGroups:
+  - ''
+  resources:
+  - configmaps
+  verbs:
+  - create
+  - delete
+  - get
+  - list
+  - patch
+  - update
+  - watch
+- apiGroups:
+  - ''
+  - events.k8s.io
+  resources:
+  - events
+  verbs:
+  - create
+  - patch
+- apiGroups:
+  - controller.envtest.example.com
+  resources:
+  - gizmos
+  verbs:
+  - get
+  - list
+  - patch
+  - update
+  - watch
+- apiGroups:
+  - controller.envtest.example.com
+  resources:
+  - gizmos/finalizers
+  verbs:
+  - update
+- apiGroups:
+  - controller.envtest.example.com
+  resources:
+  - gizmos/status
+  verbs:
+  - get
+  - patch
+  - update
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: manager-rolebinding
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: manager-role
+subjects: []
+";
+
+/// The logs of everything this thread runs (a current-thread test's spawned tasks included)
+/// while the guard lives.
+fn capture_logs() -> (Arc<Mutex<Vec<u8>>>, tracing::subscriber::DefaultGuard) {
+    #[derive(Clone)]
+    struct Sink(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let logs = Arc::new(Mutex::new(Vec::new()));
+    let sink = Sink(logs.clone());
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::INFO)
+        .with_ansi(false)
+        .with_writer(move || sink.clone())
+        .finish();
+    (logs, tracing::subscriber::set_default(subscriber))
+}
+
+/// Grants the Role [`GIZMO_ROLE`] in `namespace` to `access`'s ServiceAccount (which lives
+/// in another namespace), as `generate rbac` does for a marker's `namespace=`.
+async fn grant_gizmo_role(
+    env: &Envtest,
+    namespace: &str,
+    access: &operator_rs_runtime::testing::envtest::ServiceAccountAccess,
+) -> anyhow::Result<()> {
+    let subject = serde_json::json!([{
+        "kind": "ServiceAccount", "name": access.name(), "namespace": access.namespace()
+    }]);
+    let params = PatchParams::apply("namespaced-test").force();
+    for doc in GIZMO_ROLE.split("---") {
+        let mut object: serde_json::Value = serde_saphyr::from_str(doc)?;
+        object["metadata"]["namespace"] = namespace.into();
+        let name = object["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if object["kind"] == "Role" {
+            let roles: Api<k8s_openapi::api::rbac::v1::Role> =
+                Api::namespaced(env.client()?, namespace);
+            roles.patch(&name, &params, &Patch::Apply(&object)).await?;
+        } else {
+            object["subjects"] = subject.clone();
+            let bindings: Api<k8s_openapi::api::rbac::v1::RoleBinding> =
+                Api::namespaced(env.client()?, namespace);
+            bindings
+                .patch(&name, &params, &Patch::Apply(&object))
+                .await?;
+        }
+    }
+    // The authorizer sees new bindings a moment later.
+    let client = access.client()?;
+    let gizmos: Api<Gizmo> = Api::namespaced(client, namespace);
+    let allowed = eventually_async(Duration::from_secs(15), || async {
+        gizmos.list_metadata(&Default::default()).await.is_ok()
+    })
+    .await;
+    anyhow::ensure!(allowed, "the Role in {namespace} never took effect");
+    Ok(())
+}
+
+/// Whether the controller has touched `name` in `gizmos`: a status, its finalizer, or its
+/// ConfigMap in `maps`.
+async fn touched(gizmos: &Api<Gizmo>, maps: &Api<ConfigMap>, name: &str) -> anyhow::Result<bool> {
+    let gizmo = gizmos.get(name).await?;
+    Ok(gizmo.status.is_some()
+        || !gizmo.finalizers().is_empty()
+        || maps.get_opt(&format!("{name}-data")).await?.is_some())
+}
+
+/// No line of `logs` reports a 403 (a watch, list or write the manager's RBAC does not allow).
+fn assert_no_forbidden(logs: &Mutex<Vec<u8>>) {
+    let text = String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
+    assert!(
+        text.contains("watching"),
+        "the logs were not captured:\n{text}"
+    );
+    let forbidden: Vec<&str> = (text.lines())
+        .filter(|l| l.contains("code: 403") || l.to_lowercase().contains("forbidden"))
+        .collect();
+    assert!(
+        forbidden.is_empty(),
+        "403s in the manager's logs:\n{}",
+        forbidden.join("\n")
+    );
+}
+
+#[tokio::test]
+async fn a_namespaced_manager_under_its_roles_reconciles_only_its_own_namespace()
+-> anyhow::Result<()> {
+    skip_unless_available!(Ok(()));
+    let (env, own, own_gizmos) = setup("scoped").await?;
+    let other = env.create_namespace("elsewhere").await?;
+    let access = env.service_account(&own, "manager", GIZMO_ROLE).await?;
+    // Its RBAC allows no cluster-wide watch: a manager that tried one would fail with a 403.
+    let everywhere: Api<Gizmo> = Api::all(access.client()?);
+    let refused = everywhere.list_metadata(&Default::default()).await;
+    assert!(matches!(refused, Err(kube::Error::Api(s)) if s.code == 403));
+    let (logs, _guard) = capture_logs();
+    // No --watch-namespace: its own namespace, which is its client's (no POD_NAMESPACE here).
+    let running = Running::start_scoped(access.client()?, "scoped", &[], true, Gizmos).await?;
+
+    let other_gizmos: Api<Gizmo> = Api::namespaced(env.client()?, &other);
+    let params = PostParams::default();
+    other_gizmos
+        .create(&params, &gizmo("theirs", "scoped", "x"))
+        .await?;
+    own_gizmos
+        .create(&params, &gizmo("ours", "scoped", "x"))
+        .await?;
+    assert!(
+        wait_ready(&own_gizmos, "ours").await,
+        "the own namespace's object was not reconciled"
+    );
+    let own_maps: Api<ConfigMap> = Api::namespaced(env.client()?, &own);
+    assert_eq!(data_of(&own_maps, "ours-data").await.as_deref(), Some("x"));
+    // A second object, once the first is done: the other namespace's had as long.
+    own_gizmos
+        .create(&params, &gizmo("ours-too", "scoped", "y"))
+        .await?;
+    assert!(wait_ready(&own_gizmos, "ours-too").await);
+    let other_maps: Api<ConfigMap> = Api::namespaced(env.client()?, &other);
+    assert!(
+        !touched(&other_gizmos, &other_maps, "theirs").await?,
+        "the other namespace's object was reconciled"
+    );
+    assert!(!running.run.is_finished(), "the manager stopped");
+    running.stop().await?;
+    assert_no_forbidden(&logs);
+    Ok(())
+}
+
+#[tokio::test]
+async fn watch_namespace_covers_each_namespace_it_names_and_no_other() -> anyhow::Result<()> {
+    skip_unless_available!(Ok(()));
+    let (env, a, a_gizmos) = setup("watch-a").await?;
+    let b = env.create_namespace("watch-b").await?;
+    let c = env.create_namespace("watch-c").await?;
+    let access = env.service_account(&a, "manager", GIZMO_ROLE).await?;
+    grant_gizmo_role(env, &b, &access).await?;
+    let (logs, _guard) = capture_logs();
+    // A cluster-scoped manager restricted by the flag (a namespaced one takes it the same way).
+    let flag = format!("--watch-namespace={a},{b}");
+    let running = Running::start_scoped(access.client()?, "watch", &[&flag], false, Gizmos).await?;
+
+    let params = PostParams::default();
+    let b_gizmos: Api<Gizmo> = Api::namespaced(env.client()?, &b);
+    let c_gizmos: Api<Gizmo> = Api::namespaced(env.client()?, &c);
+    c_gizmos
+        .create(&params, &gizmo("in-c", "watch", "x"))
+        .await?;
+    a_gizmos
+        .create(&params, &gizmo("in-a", "watch", "x"))
+        .await?;
+    b_gizmos
+        .create(&params, &gizmo("in-b", "watch", "x"))
+        .await?;
+    assert!(wait_ready(&a_gizmos, "in-a").await, "a was not reconciled");
+    assert!(wait_ready(&b_gizmos, "in-b").await, "b was not reconciled");
+    // An owned ConfigMap deleted in b is seen through b's watch and recreated.
+    let b_maps: Api<ConfigMap> = Api::namespaced(env.client()?, &b);
+    b_maps.delete("in-b-data", &DeleteParams::default()).await?;
+    assert!(
+        eventually_async(Duration::from_secs(30), || async {
+            data_of(&b_maps, "in-b-data").await.as_deref() == Some("x")
+        })
+        .await,
+        "the ConfigMap deleted in b was not recreated"
+    );
+    let c_maps: Api<ConfigMap> = Api::namespaced(env.client()?, &c);
+    assert!(
+        !touched(&c_gizmos, &c_maps, "in-c").await?,
+        "c was reconciled"
+    );
+    running.stop().await?;
+    assert_no_forbidden(&logs);
     Ok(())
 }

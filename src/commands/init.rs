@@ -72,6 +72,7 @@ fn scaffold(
         layout: vec![project::LAYOUT.into()],
         cli_version: env!("CARGO_PKG_VERSION").into(),
         k8s_openapi_feature: super::K8S_OPENAPI_FEATURE.into(),
+        namespaced: args.namespaced,
         resources: Vec::new(),
         // The options a user set stay (they are settings, not scaffolding).
         crd: existing.map(|p| p.crd).unwrap_or_default(),

@@ -4,6 +4,7 @@ pub mod completion;
 pub mod create_api;
 pub mod create_webhook;
 pub mod edit_api;
+pub mod edit_scope;
 pub mod generate;
 pub mod init;
 pub mod upgrade_runtime;
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::cli::{Cli, Command, CreateCommand, EditCommand, GenerateCommand};
+use crate::cli::{Cli, Command, CreateCommand, EditArgs, EditCommand, GenerateCommand};
 use crate::scaffold::Report;
 use crate::workspace::Verb;
 
@@ -47,7 +48,18 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Create(CreateCommand::Webhook(args)) => {
             create_webhook::run(&root, &args).map(|_| 0)
         }
-        Command::Edit(EditCommand::Api(args)) => edit_api::run(&root, &args).map(|_| 0),
+        Command::Edit(EditArgs {
+            command: Some(EditCommand::Api(args)),
+            ..
+        }) => edit_api::run(&root, &args).map(|_| 0),
+        Command::Edit(EditArgs {
+            command: None,
+            namespaced: Some(namespaced),
+            force,
+        }) => edit_scope::run(&root, namespaced, force).map(|_| 0),
+        Command::Edit(EditArgs { command: None, .. }) => anyhow::bail!(
+            "`operator-rs edit` needs something to change: --namespaced or --namespaced=false (the manager's scope), or a subcommand (`edit api`)\n  e.g. operator-rs edit --namespaced"
+        ),
         Command::Generate(GenerateCommand::Crds(args)) => generate::run_crds(&root, &args),
         Command::Generate(GenerateCommand::Rbac(args)) => generate::run_rbac(&root, args.check),
         Command::Generate(GenerateCommand::Webhooks(args)) => {

@@ -275,6 +275,7 @@ mod tests {
             layout: vec![LAYOUT.into()],
             cli_version: "0".into(),
             k8s_openapi_feature: "v1_37".into(),
+            namespaced: false,
             crd: CrdSettings {
                 known_formats_only: true,
                 max_desc_len: Some(1),

@@ -57,6 +57,8 @@ pub struct InitContext {
     /// The same, split for config/manager's kustomization.
     #[serde(flatten)]
     pub image_parts: ImageRef,
+    /// A namespace-scoped manager (PROJECT's `namespaced`): Roles instead of ClusterRoles.
+    pub namespaced: bool,
 }
 
 impl Family for InitContext {
@@ -87,6 +89,7 @@ impl InitContext {
             operator_rs_git,
             image: MANAGER_IMAGE.to_string(),
             image_parts: ImageRef::parse(MANAGER_IMAGE),
+            namespaced: project.namespaced,
         }
     }
 }
@@ -179,6 +182,9 @@ pub struct ApiContext {
     pub resource: bool,
     /// A k8s-openapi kind.
     pub builtin: bool,
+    /// The project's manager is namespace-scoped (PROJECT's `namespaced`): the editor and viewer
+    /// roles are Roles, as kubebuilder's.
+    pub namespaced_manager: bool,
     #[serde(flatten)]
     pub controller: ControllerContext,
 }
@@ -218,6 +224,7 @@ impl ApiContext {
             stored: r.api.as_ref().is_none_or(|a| a.storage),
             resource: parts.types && r.has_api(),
             builtin: r.core,
+            namespaced_manager: project.namespaced,
             controller: ControllerContext::new(project, r, &names, parts.controller),
             names,
         }

@@ -183,6 +183,30 @@ pub fn plan<C: Family>(ctx: &C, force: bool, overlay: &mut Overlay<'_>) -> Resul
     Ok(report)
 }
 
+/// Every file (not fragment) `ctx`'s family renders, as it renders it, without reading or
+/// writing any: what a command compares a project's files with (`edit --namespaced`).
+pub fn render_files<C: Family>(ctx: &C) -> Result<std::collections::BTreeMap<PathBuf, String>> {
+    let ctx = tera::Context::from_serialize(ctx)
+        .map_err(|e| anyhow!("{}", error_chain(&e)))
+        .context("building the template context (a bug in operator-rs)")?;
+    let mut active = Vec::new();
+    for t in templates_for(C::TEMPLATES)? {
+        if !t.is_fragment() && condition_holds(&t, &ctx)? {
+            active.push(t);
+        }
+    }
+    let mut tera = tera::Tera::default();
+    tera.autoescape_on(Vec::<&str>::new());
+    tera.add_raw_templates(active.iter().map(|t| (t.name.as_str(), t.body)))
+        .map_err(|e| anyhow!("{}", error_chain(&e)))
+        .context("parsing the embedded templates (a bug in operator-rs)")?;
+    let mut out = std::collections::BTreeMap::new();
+    for t in &active {
+        out.insert(render_path(&tera, t, &ctx)?, render(&tera, t, &ctx)?);
+    }
+    Ok(out)
+}
+
 /// The refusal to replace existing files: every one listed, and the ways out.
 pub fn refusal(conflicts: &[PathBuf]) -> String {
     let list: Vec<String> = conflicts

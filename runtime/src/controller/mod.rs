@@ -60,7 +60,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use kube::api::{Api, ListParams};
+use kube::api::ListParams;
 use kube::runtime::controller::{self, Controller as KubeController};
 use kube::runtime::finalizer::{self, finalizer};
 use kube::runtime::reflector::{self, ObjectRef};
@@ -207,13 +207,15 @@ impl<R: Reconciler> Controller<R> {
     /// only what reconcile reads (a struct with `#[derive(Resource)]` and
     /// `#[resource(inherit = Deployment)]` whose serde skips the rest): the cache then
     /// holds only that. `PartialObjectMeta<C>` caches metadata only.
-    pub fn owns<C: Cached>(mut self, config: watcher::Config) -> Self {
+    ///
+    /// Like the reconciled kind, `C` is watched only in the manager's namespaces (one watch per
+    /// namespace, see [`ControllerContext::namespaces`]), or cluster-wide if it is cluster-scoped.
+    pub fn owns<C: Cached + Resource<Scope: ScopedApi>>(mut self, config: watcher::Config) -> Self {
         self.owned.push(Box::new(move |ctx, caches, ready| {
             let (store, writer) = reflector::store::<C>();
-            caches.insert(store);
-            let api = Api::<C>::all(ctx.client.clone());
-            let events = watcher(api, config.page_size(PAGE_SIZE))
-                .default_backoff()
+            caches.insert(store.clone());
+            let apis = C::Scope::watched(ctx.client.clone(), &ctx.namespaces);
+            let events = watch::watch_all(apis, &config.page_size(PAGE_SIZE), store)
                 .modify(strip)
                 .filter_map(|event| {
                     futures::future::ready(
@@ -248,9 +250,16 @@ impl<R: Reconciler> Controller<R> {
             trim,
             owned,
         } = self;
-        let api = Api::<R::Kind>::all(manager.client.clone());
-        if let Err(error) = api.list_metadata(&ListParams::default().limit(1)).await {
-            anyhow::bail!("{}", watch::list_failure::<R::Kind>(&error));
+        let apis =
+            <R::Kind as Resource>::Scope::watched(manager.client.clone(), &manager.namespaces);
+        for api in &apis {
+            if let Err(error) = api.list_metadata(&ListParams::default().limit(1)).await {
+                let failure = watch::list_failure::<R::Kind>(&error);
+                match api.namespace() {
+                    Some(ns) => anyhow::bail!("in namespace {ns}: {failure}"),
+                    None => anyhow::bail!("{failure}"),
+                }
+            }
         }
         let mut ready = manager.ready.clone().split(1 + owned.len()).into_iter();
         let mut caches = context::Caches::default();
@@ -260,8 +269,7 @@ impl<R: Reconciler> Controller<R> {
             triggers.push(owned(&manager, &mut caches, handle));
         }
         let (reader, writer) = reflector::store();
-        let objects = watcher(api, watch.page_size(PAGE_SIZE))
-            .default_backoff()
+        let objects = watch::watch_all(apis, &watch.page_size(PAGE_SIZE), reader.clone())
             .modify(move |obj| {
                 strip(obj);
                 trim(obj);

@@ -1,8 +1,107 @@
-//! What the caches keep: trimmed objects, and of an owned kind only those an owner controls.
+//! What the caches keep: trimmed objects, and of an owned kind only those an owner controls;
+//! and how a kind is watched in several namespaces at once, into one cache.
 
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher::Event;
+use std::collections::HashSet;
+
+use futures::stream::{self, BoxStream};
+use futures::{Stream, StreamExt};
+use kube::api::Api;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::{WatchStreamExt, watcher as watch_stream};
 use kube::{Resource, ResourceExt};
+
+use super::Cached;
+
+/// A watch of `K` through each of `apis` (one per namespace; see
+/// [`super::ScopedApi::watched`]), as the events of one watch feeding `store`'s cache.
+pub(crate) fn watch_all<K: Cached>(
+    apis: Vec<Api<K>>,
+    config: &watcher::Config,
+    store: Store<K>,
+) -> BoxStream<'static, Result<Event<K>, watcher::Error>> {
+    let namespaces: Vec<Option<String>> = apis
+        .iter()
+        .map(|a| a.namespace().map(str::to_owned))
+        .collect();
+    let mut streams: Vec<_> = (apis.into_iter().enumerate())
+        .map(|(i, api)| {
+            watch_stream(api, config.clone())
+                .default_backoff()
+                .map(move |event| (i, event))
+                .boxed()
+        })
+        .collect();
+    if streams.len() == 1 {
+        return streams.remove(0).map(|(_, event)| event).boxed();
+    }
+    merge_lists(stream::select_all(streams), namespaces, store).boxed()
+}
+
+/// The events of several watches (tagged with the index of their namespace in `namespaces`)
+/// as those of one: one list (Init, the objects of every namespace, then InitDone once every
+/// namespace is listed), then the changes. A reflector replaces its whole cache with each list,
+/// so a later relist of one namespace (after its watch expired) becomes updates of what it
+/// lists and deletions of what `store` holds in that namespace and it no longer lists: the
+/// other namespaces' objects stay cached.
+pub(crate) fn merge_lists<K, E, S>(
+    tagged: S,
+    namespaces: Vec<Option<String>>,
+    store: Store<K>,
+) -> impl Stream<Item = Result<Event<K>, E>>
+where
+    K: Cached,
+    S: Stream<Item = (usize, Result<Event<K>, E>)>,
+{
+    let mut started = false;
+    let mut listed = vec![false; namespaces.len()];
+    let mut synced = false;
+    let mut relisting: Vec<Option<HashSet<String>>> = vec![None; namespaces.len()];
+    tagged.flat_map(move |(i, event)| {
+        let out: Vec<Result<Event<K>, E>> = match event {
+            Ok(Event::Init) if !synced => {
+                let first = !started;
+                started = true;
+                if first {
+                    vec![Ok(Event::Init)]
+                } else {
+                    Vec::new()
+                }
+            }
+            Ok(Event::Init) => {
+                relisting[i] = Some(HashSet::new());
+                Vec::new()
+            }
+            Ok(Event::InitApply(obj)) if !synced => vec![Ok(Event::InitApply(obj))],
+            Ok(Event::InitApply(obj)) => {
+                if let Some(seen) = relisting[i].as_mut() {
+                    seen.insert(obj.name_any());
+                }
+                vec![Ok(Event::Apply(obj))]
+            }
+            Ok(Event::InitDone) if !synced => {
+                listed[i] = true;
+                synced = listed.iter().all(|l| *l);
+                if synced {
+                    vec![Ok(Event::InitDone)]
+                } else {
+                    Vec::new()
+                }
+            }
+            Ok(Event::InitDone) => {
+                let seen = relisting[i].take().unwrap_or_default();
+                (store.state().into_iter())
+                    .filter(|obj| {
+                        obj.namespace() == namespaces[i] && !seen.contains(&obj.name_any())
+                    })
+                    .map(|obj| Ok(Event::Delete(K::clone(&obj))))
+                    .collect()
+            }
+            other => vec![other],
+        };
+        stream::iter(out)
+    })
+}
 
 /// Drops what reconcile never reads from a cached copy (`managedFields`, and kubectl's
 /// `last-applied-configuration` annotation), to keep the cache small.
@@ -58,7 +157,7 @@ pub(crate) fn list_failure<K: Resource<DynamicType = ()>>(error: &kube::Error) -
             K::api_version(&())
         ),
         kube::Error::Api(status) if status.code == 403 => format!(
-            "cannot list {what}: forbidden; does the manager's ClusterRole (config/rbac/role.yaml, from `operator-rs generate rbac`) grant list on it? {error}"
+            "cannot list {what}: forbidden; does the manager's role (config/rbac/role.yaml, from `operator-rs generate rbac`: a ClusterRole, or in a namespace-scoped project a Role in each watched namespace and a ClusterRole for cluster-scoped kinds) grant list on it? {error}"
         ),
         error => format!("cannot list {what}: {error}"),
     }
@@ -112,6 +211,63 @@ mod tests {
             controlled_by::<Deployment, _>(Event::Apply(ours)),
             Some(Event::Apply(_))
         ));
+    }
+
+    fn map_in(ns: &str, name: &str) -> ReplicaSet {
+        let mut obj = ReplicaSet::default();
+        obj.metadata.name = Some(name.into());
+        obj.metadata.namespace = Some(ns.into());
+        obj
+    }
+
+    /// Two namespaces' watches: one list of both, then a relist of `a` that drops `a/old`
+    /// and keeps every object of `b`.
+    #[tokio::test]
+    async fn merged_watches_list_once_and_relist_one_namespace_without_losing_the_other() {
+        use kube::runtime::{WatchStreamExt, reflector};
+        let events: Vec<(usize, Result<Event<ReplicaSet>, ()>)> = vec![
+            (0, Ok(Event::Init)),
+            (1, Ok(Event::Init)),
+            (0, Ok(Event::InitApply(map_in("a", "old")))),
+            (1, Ok(Event::InitApply(map_in("b", "x")))),
+            (0, Ok(Event::InitDone)),
+            (1, Ok(Event::InitDone)),
+            (0, Ok(Event::Init)),
+            (0, Ok(Event::InitApply(map_in("a", "new")))),
+            (0, Ok(Event::InitDone)),
+            (1, Err(())),
+        ];
+        let (store, writer) = reflector::store();
+        let namespaces = vec![Some("a".into()), Some("b".into())];
+        let merged = merge_lists(stream::iter(events), namespaces, store.clone());
+        let seen: Vec<String> = merged
+            .map(|e| e.map_err(|()| kube::runtime::watcher::Error::NoResourceVersion))
+            .reflect(writer)
+            .map(|event| match event {
+                Ok(Event::Init) => "init".to_string(),
+                Ok(Event::InitApply(o)) => format!("list {}", o.name_any()),
+                Ok(Event::InitDone) => "done".to_string(),
+                Ok(Event::Apply(o)) => format!("apply {}", o.name_any()),
+                Ok(Event::Delete(o)) => format!("delete {}", o.name_any()),
+                Err(_) => "error".to_string(),
+            })
+            .collect()
+            .await;
+        assert_eq!(
+            seen,
+            [
+                "init",
+                "list old",
+                "list x",
+                "done",
+                "apply new",
+                "delete old",
+                "error"
+            ]
+        );
+        let mut cached: Vec<String> = store.state().iter().map(|o| o.name_any()).collect();
+        cached.sort();
+        assert_eq!(cached, ["new", "x"]);
     }
 
     #[test]

@@ -36,6 +36,7 @@
 pub mod health;
 pub mod leader;
 pub mod metrics;
+pub mod namespaces;
 pub mod telemetry;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -64,6 +65,7 @@ pub use crate::shutdown::{self, Shutdown};
 pub use health::{Readiness, ReadyHandle, ready_when_listed};
 pub use leader::{LeaderConfig, LeaderElector, LostLeadership};
 pub use metrics::{ControllerMetrics, Metrics, ReconcileTimer};
+pub use namespaces::{WatchNamespaceError, WatchNamespaces};
 pub use telemetry::LogFormat;
 
 /// Default of `--concurrency`: reconciles one controller runs at once.
@@ -150,6 +152,17 @@ pub struct ManagerArgs {
     /// controller-runtime's `ReconciliationTimeout` (`0`: no limit).
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub reconcile_timeout: Duration,
+
+    /// Watch only these namespaces (comma-separated), like controller-runtime's
+    /// `DefaultNamespaces` [default: a namespace-scoped manager's own namespace (`POD_NAMESPACE`,
+    /// else the kubeconfig's), else every namespace].
+    #[arg(
+        long,
+        env = "WATCH_NAMESPACE",
+        value_delimiter = ',',
+        value_name = "NAMESPACE"
+    )]
+    pub watch_namespace: Vec<String>,
 
     /// Path to a kubeconfig [default: in-cluster config, else `KUBECONFIG`, else `~/.kube/config`].
     #[arg(long)]
@@ -242,6 +255,9 @@ pub struct ControllerContext {
     /// Call `ready.set_ready()` once this controller's stores have synced; [`ready_when_listed`]
     /// does it from the watch stream (and [`ReadyHandle::split`] for several streams).
     pub ready: ReadyHandle,
+    /// The namespaces this controller watches (and caches) its kinds in; cluster-scoped kinds
+    /// are watched cluster-wide whatever it says.
+    pub namespaces: WatchNamespaces,
 }
 
 impl ControllerContext {
@@ -260,6 +276,7 @@ impl ControllerContext {
             reconcile_timeout: Some(DEFAULT_RECONCILE_TIMEOUT),
             shutdown: Shutdown::new(),
             ready: ReadyHandle::detached(),
+            namespaces: WatchNamespaces::All,
         }
     }
 }
@@ -280,6 +297,8 @@ pub struct Manager {
     secure_metrics: Option<SecureMetrics>,
     probe_listener: Option<TcpListener>,
     webhooks: Option<Webhooks>,
+    /// A namespace-scoped manager ([`Manager::namespaced`]).
+    namespaced: bool,
     /// Whether `--webhook-local-url` starts a guard process: only in an operator's own
     /// binary ([`Manager::new`]), whose `main` runs the guard, not in a test's.
     guarded: bool,
@@ -370,6 +389,7 @@ impl Manager {
             secure_metrics,
             probe_listener,
             webhooks: None,
+            namespaced: false,
             guarded: false,
             args,
         })
@@ -380,6 +400,28 @@ impl Manager {
     pub fn webhooks(mut self, webhooks: Webhooks) -> Self {
         self.webhooks = Some(webhooks);
         self
+    }
+
+    /// Makes this a namespace-scoped manager (a project made with `operator-rs init
+    /// --namespaced`): its controllers watch its own namespace (`POD_NAMESPACE`, else the
+    /// kubeconfig's) unless `--watch-namespace` names others, and its RBAC is Roles in them.
+    /// Cluster-scoped kinds are still watched cluster-wide: the manager needs a ClusterRole for
+    /// them (`operator-rs generate rbac` keeps their rules in one), else their controller stops
+    /// the manager at start with the 403 and what to grant.
+    pub fn namespaced(mut self) -> Self {
+        self.namespaced = true;
+        self
+    }
+
+    /// The namespaces the controllers watch, from `--watch-namespace` and
+    /// [`Manager::namespaced`]; refused when a name is not a namespace name.
+    pub fn watch_namespaces(&self) -> Result<WatchNamespaces, WatchNamespaceError> {
+        WatchNamespaces::resolve(&self.args.watch_namespace, self.namespaced, || {
+            std::env::var("POD_NAMESPACE")
+                .ok()
+                .filter(|ns| !ns.is_empty())
+                .unwrap_or_else(|| self.client.default_namespace().to_owned())
+        })
     }
 
     /// The shutdown every controller watches; triggering it stops [`Manager::run`] gracefully.
@@ -420,6 +462,8 @@ impl Manager {
     /// Runs `controllers` until SIGTERM/SIGINT (`Ok`), lost leadership or a controller
     /// failing (`Err`).
     pub async fn run(self, controllers: Vec<Registration>) -> anyhow::Result<()> {
+        let namespaces = self.watch_namespaces()?;
+        tracing::info!(namespaces = %namespaces, "watching");
         let Self {
             name,
             args,
@@ -434,6 +478,7 @@ impl Manager {
             secure_metrics,
             probe_listener,
             webhooks,
+            namespaced: _,
             guarded,
         } = self;
 
@@ -481,6 +526,7 @@ impl Manager {
                 reconcile_timeout: Some(args.reconcile_timeout).filter(|limit| !limit.is_zero()),
                 shutdown: shutdown.clone(),
                 ready: readiness.handle(),
+                namespaces: namespaces.clone(),
             };
             tracing::info!(controller = registration.name, "starting");
             let (controller, run) = (registration.name, registration.run);

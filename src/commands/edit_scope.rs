@@ -1,0 +1,210 @@
+//! `operator-rs edit --namespaced[=BOOL]`: switch the manager between cluster-scoped and
+//! namespace-scoped (kubebuilder's `edit --namespaced`), as `init --namespaced` would have
+//! scaffolded it.
+//!
+//! The files the switch owns are the scaffolded ones whose text depends on the scope (the
+//! templates rendered both ways differ: `config/rbac/role_binding.yaml`, the editor and viewer
+//! roles, `src/main.rs`'s `Manager::new` line), plus PROJECT and the regenerated
+//! `config/rbac/role.yaml`. Each is rewritten only where it still reads as scaffolded: the whole
+//! file, or else the one passage the scope changes, found exactly once. A file edited there is
+//! refused (all listed, nothing written) unless `--force`; a Rust file is never overwritten whole.
+//! Everything is computed and checked first, then written in one transaction.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+use crate::project::{self, Project};
+use crate::scaffold::context::{ApiContext, ApiParts, InitContext};
+use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
+
+pub fn run(root: &Path, namespaced: bool, force: bool) -> Result<()> {
+    let before = Project::load(root)?;
+    let scope = |namespaced: bool| {
+        if namespaced {
+            "namespace-scoped"
+        } else {
+            "cluster-scoped"
+        }
+    };
+    if before.namespaced == namespaced {
+        crate::errln!(
+            "The manager of {} is already {}; nothing to change.",
+            before.project_name,
+            scope(namespaced)
+        );
+        return Ok(());
+    }
+    let mut after = before.clone();
+    after.namespaced = namespaced;
+
+    let disk = DiskTree::new(root);
+    let mut overlay = Overlay::new(&disk);
+    let old = scoped_files(&before)?;
+    let new = scoped_files(&after)?;
+    let mut conflicts = Vec::new();
+    let mut by_hand = Vec::new();
+    for (path, new_text) in &new {
+        let Some(old_text) = old.get(path) else {
+            continue;
+        };
+        if old_text == new_text {
+            continue;
+        }
+        let Some(current) = overlay.read(path)? else {
+            // A file the user removed (an editor role they did not want) stays removed.
+            continue;
+        };
+        match rewrite(&current, old_text, new_text) {
+            Some(text) => overlay.put(path.clone(), text),
+            None if path.extension().is_some_and(|e| e == "rs") => {
+                by_hand.push((path.clone(), passage(old_text, new_text)))
+            }
+            None if force => overlay.put(path.clone(), new_text.clone()),
+            None => conflicts.push(path.clone()),
+        }
+    }
+    if !by_hand.is_empty() {
+        let steps: Vec<String> = (by_hand.iter())
+            .map(|(path, (old, new))| {
+                format!(
+                    "  in {}, replace\n{}\n  with\n{}",
+                    path.display(),
+                    indent(old),
+                    indent(new)
+                )
+            })
+            .collect();
+        bail!(
+            "cannot make the manager {}: these Rust files no longer hold the code the switch changes, \
+             and operator-rs does not overwrite Rust files. Nothing was written.\n{}\n  \
+             Make that change by hand (or put the scaffolded line back), then re-run this command.",
+            scope(namespaced),
+            steps.join("\n")
+        );
+    }
+    if !conflicts.is_empty() {
+        conflicts.sort();
+        bail!(
+            "{}\n  (They are the files whose text the manager's scope decides; see what `operator-rs init{}` writes.)",
+            crate::scaffold::refusal(&conflicts),
+            if namespaced { " --namespaced" } else { "" }
+        );
+    }
+    let previous = overlay.read(Path::new(project::FILE))?;
+    overlay.put(project::FILE, after.render_over(previous.as_deref())?);
+    super::generate::regenerate_into(&mut overlay, &after, super::generate::Crds::Skip)?;
+    let (pending, removals) = overlay.into_changes();
+    super::check_generated_rust(&pending, None)?;
+    let changes = write_all(root, &pending, &removals)?;
+    super::print_changes(&crate::scaffold::Report::default(), &changes);
+    crate::errln!(
+        "\nThe manager of {} is now {}.{}",
+        after.project_name,
+        scope(namespaced),
+        if namespaced {
+            " It watches its own namespace (POD_NAMESPACE), or those --watch-namespace (WATCH_NAMESPACE) names; \
+             each of those needs the manager's Role and RoleBinding (`namespace=` in the RBAC markers)."
+        } else {
+            " It watches every namespace unless --watch-namespace (WATCH_NAMESPACE) names some."
+        }
+    );
+    Ok(())
+}
+
+/// Every file `init` and `create api` (for each kind with a CRD) scaffold for `project`.
+fn scoped_files(project: &Project) -> Result<BTreeMap<PathBuf, String>> {
+    let ctx = InitContext::new(project, "", "none", String::new());
+    let mut files = crate::scaffold::render_files(&ctx)?;
+    for r in project.resources.iter().filter(|r| r.has_api()) {
+        let parts = ApiParts {
+            types: true,
+            controller: false,
+        };
+        files.extend(crate::scaffold::render_files(&ApiContext::new(
+            project, r, parts,
+        ))?);
+    }
+    Ok(files)
+}
+
+/// The lines `old` and `new` differ in: `(old passage, new passage)`. Where one side is empty
+/// (lines only added or only removed), both get the line before and the line after, where there
+/// are such lines, to anchor them.
+fn passage(old: &str, new: &str) -> (String, String) {
+    let (a, b): (Vec<&str>, Vec<&str>) = (
+        old.split_inclusive('\n').collect(),
+        new.split_inclusive('\n').collect(),
+    );
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let max_suffix = a.len().min(b.len()) - prefix;
+    let suffix = (a.iter().rev().zip(b.iter().rev()))
+        .take(max_suffix)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let context = usize::from(prefix + suffix == a.len() || prefix + suffix == b.len());
+    let start = prefix.saturating_sub(context);
+    let (end_a, end_b) = (
+        (a.len() - suffix + context).min(a.len()),
+        (b.len() - suffix + context).min(b.len()),
+    );
+    (a[start..end_a].concat(), b[start..end_b].concat())
+}
+
+/// `current` switched from `old` (the file as scaffolded for the other scope) to `new`: `new`
+/// itself when `current` is `old` untouched, else `current` with the one passage the scope
+/// changes replaced, if it is there exactly once; `None` when it is not.
+fn rewrite(current: &str, old: &str, new: &str) -> Option<String> {
+    if current == old || current == new {
+        return Some(new.to_string());
+    }
+    let (from, to) = passage(old, new);
+    if current.contains(&to) && !current.contains(&from) {
+        return Some(current.to_string());
+    }
+    (current.matches(&from).count() == 1).then(|| current.replacen(&from, &to, 1))
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OLD: &str = "a\nb\nkind: ClusterRole\nc\nd\n";
+    const NEW: &str = "a\nb\nkind: Role\nc\nd\n";
+
+    #[test]
+    fn the_passage_is_the_changed_lines_anchored_by_context_only_when_one_side_is_empty() {
+        assert_eq!(
+            passage(OLD, NEW),
+            ("kind: ClusterRole\n".into(), "kind: Role\n".into())
+        );
+        // An inserted line: the context alone on one side.
+        assert_eq!(
+            passage("a\nb\n", "a\nx\nb\n"),
+            ("a\nb\n".into(), "a\nx\nb\n".into())
+        );
+    }
+
+    #[test]
+    fn rewrites_an_edited_file_only_where_the_scope_changes_it() {
+        assert_eq!(rewrite(OLD, OLD, NEW).as_deref(), Some(NEW));
+        let edited = "a\nb\nkind: ClusterRole\nc\nd\nmine: 1\n";
+        assert_eq!(
+            rewrite(edited, OLD, NEW).as_deref(),
+            Some("a\nb\nkind: Role\nc\nd\nmine: 1\n")
+        );
+        // Edited inside the passage: not ours to guess.
+        assert_eq!(rewrite("a\nb\nkind: Custom\nc\nd\n", OLD, NEW), None);
+        // Already switched (by hand): left as it is.
+        let switched = "a\nb\nkind: Role\nc\nd\nmine: 1\n";
+        assert_eq!(rewrite(switched, OLD, NEW).as_deref(), Some(switched));
+    }
+}

@@ -1,0 +1,290 @@
+//! Namespace-scoped managers: `init --namespaced` and `create api` give Roles and RoleBindings
+//! (rendered with `kubectl kustomize`, and honoured by a real API server), and `edit
+//! --namespaced[=false]` switches a project either way to exactly what `init` would have made,
+//! refusing to overwrite the user's edits without `--force`.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::Value;
+
+const NAME: &str = "scoped-op";
+
+/// A project `NAME` made with `init` (plus `init_flags`), `create api` for Memcached and a
+/// defaulting webhook for it (which adds to src/main.rs next to what the scope changes).
+fn project(init_flags: &[&str]) -> tempfile::TempDir {
+    let tmp = tempfile::Builder::new()
+        .prefix("operator-rs-test-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path().join(NAME);
+    std::fs::create_dir(&dir).unwrap();
+    let mut init = vec!["init", "--domain", "example.com"];
+    init.extend(init_flags);
+    ok(&dir, &init);
+    ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+        ],
+    );
+    ok(
+        &dir,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--defaulting",
+        ],
+    );
+    tmp
+}
+
+fn names(docs: &[&Value]) -> Vec<String> {
+    let mut names: Vec<String> = (docs.iter())
+        .map(|d| d["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn init_namespaced_and_create_api_give_roles_not_cluster_roles() {
+    let tmp = project(&["--namespaced"]);
+    let dir = project_dir(&tmp, NAME);
+    assert!(read(&dir, "PROJECT").contains("\nnamespaced: true\n"));
+    assert!(read(&dir, "src/main.rs").contains(".await?.namespaced();"));
+    let docs = kustomize(&dir, "config/default");
+    // Only the metrics endpoint's reader, which guards a URL, stays cluster-wide (as
+    // kubebuilder's metrics roles do).
+    let cluster_roles = of_kind(&docs, "ClusterRole");
+    assert!(
+        names(&cluster_roles).iter().all(|n| n.contains("metrics")),
+        "{:?}",
+        names(&cluster_roles)
+    );
+    assert!(
+        (of_kind(&docs, "ClusterRoleBinding").iter())
+            .all(|b| b["roleRef"]["name"].as_str().unwrap().contains("metrics")),
+        "{docs:?}"
+    );
+    let roles = of_kind(&docs, "Role");
+    assert_eq!(
+        names(&roles),
+        [
+            "scoped-op-leader-election-role",
+            "scoped-op-manager-role",
+            "scoped-op-memcached-editor-role",
+            "scoped-op-memcached-viewer-role",
+        ]
+    );
+    assert!(
+        (roles.iter()).all(|r| r["metadata"]["namespace"] == "scoped-op-system"),
+        "{roles:?}"
+    );
+    let manager = (roles.iter())
+        .find(|r| r["metadata"]["name"] == "scoped-op-manager-role")
+        .unwrap();
+    assert!(
+        manager["rules"].to_string().contains("\"memcacheds\""),
+        "{manager}"
+    );
+    let binding = (of_kind(&docs, "RoleBinding").into_iter())
+        .find(|b| b["metadata"]["name"] == "scoped-op-manager-rolebinding")
+        .expect("the manager's RoleBinding");
+    assert_eq!(binding["metadata"]["namespace"], "scoped-op-system");
+    assert_eq!(binding["roleRef"]["kind"], "Role");
+    assert_eq!(binding["roleRef"]["name"], "scoped-op-manager-role");
+    assert_eq!(
+        binding["subjects"][0]["name"],
+        "scoped-op-controller-manager"
+    );
+    assert_eq!(binding["subjects"][0]["namespace"], "scoped-op-system");
+
+    // On a real API server: the ServiceAccount may watch memcacheds in its namespace only.
+    use operator_rs_runtime::testing::envtest::Envtest;
+    if !Envtest::available() {
+        eprintln!("SKIPPED the API server half of this test: KUBEBUILDER_ASSETS is not set");
+        return;
+    }
+    let env = Envtest::shared().expect("the control plane starts");
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            use k8s_openapi::api::authorization::v1::SelfSubjectAccessReview;
+            use kube::api::{Api, PostParams};
+            let namespace = env.create_namespace("scoped").await.unwrap();
+            let access = env
+                .service_account_from_kustomize(
+                    &namespace,
+                    "controller-manager",
+                    dir.join("config/rbac"),
+                )
+                .await
+                .unwrap();
+            let reviews: Api<SelfSubjectAccessReview> = Api::all(access.client().unwrap());
+            let allowed = |ns: Option<&str>, verb: &str| {
+                let review: SelfSubjectAccessReview = serde_json::from_value(serde_json::json!({
+                    "spec": {"resourceAttributes": {
+                        "group": "cache.example.com", "resource": "memcacheds",
+                        "verb": verb, "namespace": ns,
+                    }}
+                }))
+                .unwrap();
+                let reviews = reviews.clone();
+                async move {
+                    let answer = reviews
+                        .create(&PostParams::default(), &review)
+                        .await
+                        .unwrap();
+                    answer.status.unwrap().allowed
+                }
+            };
+            assert!(allowed(Some(&namespace), "watch").await);
+            assert!(allowed(Some(&namespace), "update").await);
+            assert!(!allowed(Some("default"), "watch").await);
+            assert!(
+                !allowed(None, "watch").await,
+                "a cluster-wide watch is granted"
+            );
+        });
+}
+
+/// The project's files, but the lock and transaction folder operator-rs keeps.
+fn files(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut files = snapshot(dir);
+    files.retain(|p, _| !p.starts_with(".operator-rs"));
+    files
+}
+
+#[test]
+fn edit_namespaced_switches_both_ways_to_what_init_makes() {
+    let cluster = project(&[]);
+    let namespaced = project(&["--namespaced"]);
+    let (dir, expected) = (project_dir(&cluster, NAME), project_dir(&namespaced, NAME));
+    let original = files(&dir);
+    let r = ok(&dir, &["edit", "--namespaced"]);
+    assert!(r.stderr.contains("now namespace-scoped"), "{}", r.stderr);
+    let switched = files(&dir);
+    for (path, text) in files(&expected) {
+        assert_eq!(
+            switched
+                .get(&path)
+                .map(|t| String::from_utf8_lossy(t).into_owned()),
+            Some(String::from_utf8_lossy(&text).into_owned()),
+            "{}",
+            path.display()
+        );
+    }
+    assert_eq!(switched.len(), files(&expected).len());
+    // Again: nothing to do.
+    let r = ok(&dir, &["edit", "--namespaced=true"]);
+    assert!(
+        r.stderr.contains("already namespace-scoped"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(files(&dir), switched);
+    ok(&dir, &["edit", "--namespaced=false"]);
+    assert_eq!(files(&dir), original);
+}
+
+#[test]
+fn edit_namespaced_keeps_edits_elsewhere_and_refuses_edits_where_it_writes() {
+    let tmp = project(&[]);
+    let dir = project_dir(&tmp, NAME);
+    // An edit outside what the scope changes stays.
+    let viewer = dir.join("config/rbac/memcached_viewer_role.yaml");
+    let mut text = std::fs::read_to_string(&viewer).unwrap();
+    text.push_str("# reviewed by the platform team\n");
+    std::fs::write(&viewer, &text).unwrap();
+    // An edit inside it is refused, every such file listed, nothing written.
+    let binding = dir.join("config/rbac/role_binding.yaml");
+    let edited = std::fs::read_to_string(&binding)
+        .unwrap()
+        .replace("  name: manager-rolebinding\n", "  name: my-binding\n");
+    std::fs::write(&binding, &edited).unwrap();
+    let before = files(&dir);
+    let r = run(&dir, &["edit", "--namespaced"]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("config/rbac/role_binding.yaml")
+            && r.stderr.contains("--force")
+            && !r.stderr.contains("viewer"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(files(&dir), before, "something was written");
+
+    let r = ok(&dir, &["edit", "--namespaced", "--force"]);
+    assert!(r.stderr.contains("role_binding.yaml"), "{}", r.stderr);
+    let binding = read(&dir, "config/rbac/role_binding.yaml");
+    assert!(
+        binding.contains("kind: RoleBinding\n")
+            && binding.contains("  name: manager-rolebinding\n")
+    );
+    let viewer = read(&dir, "config/rbac/memcached_viewer_role.yaml");
+    assert!(
+        viewer.contains("kind: Role\n") && viewer.ends_with("# reviewed by the platform team\n")
+    );
+    assert!(read(&dir, "PROJECT").contains("\nnamespaced: true\n"));
+}
+
+#[test]
+fn edit_namespaced_never_overwrites_rust_it_cannot_patch() {
+    let tmp = project(&[]);
+    let dir = project_dir(&tmp, NAME);
+    let main = dir.join("src/main.rs");
+    let text = std::fs::read_to_string(&main).unwrap().replace(
+        "let manager = Manager::new(NAME, cli.manager).await?;",
+        "let manager = Manager::new(NAME, cli.manager)\n        .await?;",
+    );
+    std::fs::write(&main, &text).unwrap();
+    let before = files(&dir);
+    for args in [
+        &["edit", "--namespaced"][..],
+        &["edit", "--namespaced", "--force"],
+    ] {
+        let r = run(&dir, args);
+        assert_ne!(r.code, 0);
+        assert!(
+            r.stderr.contains("src/main.rs") && r.stderr.contains(".namespaced()"),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(files(&dir), before, "something was written");
+    }
+}
+
+#[test]
+fn edit_without_a_change_says_what_it_takes() {
+    let tmp = project(&[]);
+    let dir = project_dir(&tmp, NAME);
+    let r = run(&dir, &["edit"]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("--namespaced")
+            && r.stderr.contains("e.g. operator-rs edit --namespaced"),
+        "{}",
+        r.stderr
+    );
+    let r = run(&dir, &["edit", "--namespaced=maybe"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("maybe"), "{}", r.stderr);
+}
