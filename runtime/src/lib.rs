@@ -14,6 +14,8 @@
 //!   a manager running outside the cluster (`--webhook-local-url`).
 //! - [`crd`]: the CRD options of `PROJECT` (`crd: {maxDescLen, knownFormatsOnly}`), applied
 //!   as `operator-rs generate crds` applies them (the drift test `tests/crds.rs` uses them).
+//! - [`storage`] (feature `client`, in `runtime`): storage version migration of a kind, and
+//!   [`connect`], the client configuration from a kubeconfig and context.
 //! - `testing` (feature `testing`): a mock API server for reconcile unit tests, and
 //!   envtest, a real etcd and kube-apiserver for integration tests.
 //!
@@ -24,6 +26,8 @@
 
 #[cfg(feature = "runtime")]
 pub mod address;
+#[cfg(feature = "client")]
+pub mod connect;
 #[cfg(feature = "runtime")]
 pub mod controller;
 #[cfg(feature = "crd")]
@@ -34,6 +38,8 @@ pub mod duration;
 pub mod manager;
 #[cfg(feature = "runtime")]
 pub mod shutdown;
+#[cfg(feature = "client")]
+pub mod storage;
 #[cfg(feature = "testing")]
 pub mod testing;
 #[cfg(feature = "runtime")]
