@@ -72,3 +72,30 @@ pub async fn config(
         (None, None) => kube::Config::infer().await.map_err(ConnectError::Infer),
     }
 }
+
+/// Why no client could be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// No configuration.
+    #[error(transparent)]
+    Config(#[from] ConnectError),
+    /// A configuration the client cannot use (a bad certificate, say).
+    #[error("building a Kubernetes client: {0}")]
+    Build(#[source] kube::Error),
+}
+
+/// A client of the cluster [`config`] finds, whose connection attempts give up after
+/// `connect_timeout` when given (a command that only checks something on the cluster, if one is
+/// reachable, should not hang on one that is not).
+pub async fn client(
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+    connect_timeout: Option<std::time::Duration>,
+) -> Result<kube::Client, ClientError> {
+    let mut config = config(kubeconfig, context).await?;
+    if let Some(timeout) = connect_timeout {
+        config.connect_timeout = Some(timeout);
+        config.read_timeout = Some(timeout);
+    }
+    kube::Client::try_from(config).map_err(ClientError::Build)
+}

@@ -680,6 +680,17 @@ async fn rewrite_one(
     }
 }
 
+/// The `status.storedVersions` of the CRD `name` (`memcacheds.cache.example.com`), `None`
+/// when the cluster has no such CRD: the versions objects may still be stored in, which
+/// kube-apiserver refuses to remove from the CRD.
+pub async fn crd_stored_versions(client: &kube::Client, name: &str) -> Result<Option<Vec<String>>> {
+    let crds = Api::<CustomResourceDefinition>::all(client.clone());
+    let crd = crds.get_opt(name).await.map_err(api_error(format!(
+        "reading CustomResourceDefinition {name}"
+    )))?;
+    Ok(crd.as_ref().map(stored_versions))
+}
+
 /// The served version of `storagemigration.k8s.io`, if any (the preferred one).
 pub async fn migration_api_version(client: &kube::Client) -> Result<Option<String>> {
     let groups = client

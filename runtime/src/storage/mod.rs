@@ -4,4 +4,6 @@
 
 pub mod migration;
 
-pub use migration::{Counts, Method, MigrationError, Options, Progress, Report, migrate};
+pub use migration::{
+    Counts, Method, MigrationError, Options, Progress, Report, crd_stored_versions, migrate,
+};
