@@ -1,7 +1,10 @@
 //! Storage version migration on the real control plane: a kind stored as v1, its storage
 //! moved to v2, every object rewritten across many list pages, `status.storedVersions`
 //! narrowed, v1 removed; run twice, interrupted and resumed, objects deleted or changed
-//! meanwhile, refusals (no CRD, no rights), and the StorageVersionMigration API's path.
+//! meanwhile, refusals (no CRD, no rights), the StorageVersionMigration API's path, and the
+//! manager's one-shot task.
+
+mod support;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -379,5 +382,39 @@ async fn the_storage_version_migration_api_when_served() -> anyhow::Result<()> {
             assert_eq!(read_all(env, group, "v2", &namespace).await?.len(), 3);
         }
     }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_manager_runs_the_migration_once() -> anyhow::Result<()> {
+    use operator_rs_runtime::manager::{Manager, ManagerArgs};
+    use operator_rs_runtime::storage::migration_task;
+    skip_unless_available!(Ok(()));
+    let env = Envtest::shared()?;
+    let group = "manager.migrate.example.com";
+    let namespace = stored_as_v1_then_moved(env, group, 4).await?;
+    let before = read_all(env, group, "v2", &namespace).await?;
+    let args: ManagerArgs = support::parse([
+        "manager",
+        "--metrics-bind-address=127.0.0.1:0",
+        "--health-probe-bind-address=127.0.0.1:0",
+    ])?;
+    let manager = Manager::with_client("migrating-operator", args, env.client()?).await?;
+    let shutdown = manager.shutdown();
+    let run = tokio::spawn(manager.run(vec![migration_task("migrate-things", options(group, 3))]));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while stored_versions(env, group).await? != ["v2"] {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the manager never migrated"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    for (name, (rv, spec)) in read_all(env, group, "v2", &namespace).await? {
+        assert_ne!(rv, before[&name].0, "{name} was not written");
+        assert_eq!(spec, before[&name].1);
+    }
+    shutdown.trigger();
+    run.await??;
     Ok(())
 }
