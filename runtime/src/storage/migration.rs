@@ -487,6 +487,35 @@ fn forbidden_or(
     }
 }
 
+/// One right: `verb` on `resource` (and `subresource`, object `name`) of API group `group`.
+struct Right<'a> {
+    verb: &'a str,
+    group: &'a str,
+    resource: &'a str,
+    subresource: Option<&'a str>,
+    name: Option<&'a str>,
+}
+
+impl<'a> Right<'a> {
+    fn on(verb: &'a str, group: &'a str, resource: &'a str) -> Self {
+        Self {
+            verb,
+            group,
+            resource,
+            subresource: None,
+            name: None,
+        }
+    }
+
+    /// How an error names the resource: `things.example.com`, `customresourcedefinitions/status`.
+    fn shown(&self) -> String {
+        match self.subresource {
+            Some(sub) => format!("{}/{sub}", self.resource),
+            None => format!("{}.{}", self.resource, self.group),
+        }
+    }
+}
+
 /// Every right the migration needs, asked of the server before anything is written.
 async fn check_access(
     client: &kube::Client,
@@ -496,46 +525,32 @@ async fn check_access(
     crd: &str,
 ) -> Result<()> {
     let objects = format!("{plural}.{group}");
-    let mut wanted: Vec<(&str, &str, &str, Option<&str>, Option<&str>)> = Vec::new();
-    match method {
-        Method::Rewrite => {
-            wanted.push(("list", group, plural, None, None));
-            wanted.push(("update", group, plural, None, None));
-        }
-        Method::StorageVersionMigration => {
-            wanted.push((
-                "create",
-                "storagemigration.k8s.io",
-                "storageversionmigrations",
-                None,
-                None,
-            ));
-            wanted.push((
-                "get",
-                "storagemigration.k8s.io",
-                "storageversionmigrations",
-                None,
-                None,
-            ));
-        }
-    }
-    wanted.push((
-        "patch",
-        "apiextensions.k8s.io",
-        "customresourcedefinitions",
-        Some("status"),
-        Some(crd),
-    ));
+    const MIGRATIONS: (&str, &str) = ("storagemigration.k8s.io", "storageversionmigrations");
+    let mut wanted = match method {
+        Method::Rewrite => vec![
+            Right::on("list", group, plural),
+            Right::on("update", group, plural),
+        ],
+        Method::StorageVersionMigration => vec![
+            Right::on("create", MIGRATIONS.0, MIGRATIONS.1),
+            Right::on("get", MIGRATIONS.0, MIGRATIONS.1),
+        ],
+    };
+    wanted.push(Right {
+        subresource: Some("status"),
+        name: Some(crd),
+        ..Right::on("patch", "apiextensions.k8s.io", "customresourcedefinitions")
+    });
     let reviews = Api::<SelfSubjectAccessReview>::all(client.clone());
-    for (verb, group, resource, subresource, name) in wanted {
+    for right in wanted {
         let review = SelfSubjectAccessReview {
             spec: SelfSubjectAccessReviewSpec {
                 resource_attributes: Some(ResourceAttributes {
-                    verb: Some(verb.into()),
-                    group: Some(group.into()),
-                    resource: Some(resource.into()),
-                    subresource: subresource.map(Into::into),
-                    name: name.map(Into::into),
+                    verb: Some(right.verb.into()),
+                    group: Some(right.group.into()),
+                    resource: Some(right.resource.into()),
+                    subresource: right.subresource.map(Into::into),
+                    name: right.name.map(Into::into),
                     ..ResourceAttributes::default()
                 }),
                 ..SelfSubjectAccessReviewSpec::default()
@@ -550,13 +565,9 @@ async fn check_access(
             ))?;
         let status = answer.status.unwrap_or_default();
         if !status.allowed {
-            let shown = match subresource {
-                Some(sub) => format!("{resource}/{sub}"),
-                None => format!("{resource}.{group}"),
-            };
             return Err(MigrationError::Forbidden {
-                verb: verb.to_owned(),
-                resource: shown,
+                verb: right.verb.to_owned(),
+                resource: right.shown(),
                 needs: needs(method, &objects),
                 reason: status
                     .reason
