@@ -116,7 +116,7 @@ pub fn check_dropped(dropped: &[Dropped]) -> Result<()> {
             .collect();
         if !still.is_empty() {
             refusals.push(format!(
-                "{} removes version {} of CRD {}, but the cluster's CRD still lists it in status.storedVersions [{}]: objects may be stored in it, and kube-apiserver refuses to remove such a version.\n  Apply the CRD with the new storage version (e.g. `make install`) before removing the old one, then migrate the objects:\n    {}\n  then run this again.",
+                "{} removes version {} of CRD {}, but the cluster's CRD still lists it in status.storedVersions [{}]: objects may be stored in it, and kube-apiserver refuses to remove such a version.\n  Migrate them to the storage version first (the cluster's CRD must have the new storage version: if it does not, apply the CRD as it was before this removal, e.g. `make install`):\n    {}\n  then run this again.",
                 d.file.display(),
                 still.join(", "),
                 d.crd,

@@ -176,7 +176,7 @@ fn migrate_storage_then_remove_the_old_version() {
     );
     assert_eq!(migrated.code, 0, "{}", migrated.stderr);
     assert!(
-        migrated.stderr.contains("page 4: 1 objects")
+        migrated.stderr.contains("page 4: 1 object\n")
             && migrated
                 .stderr
                 .contains("status.storedVersions [v1, v2] -> [v2]")

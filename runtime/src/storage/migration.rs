@@ -189,7 +189,11 @@ impl fmt::Display for Progress {
                 f,
                 "{crd}: every object is stored in {storage_version} (status.storedVersions is [{storage_version}]): nothing to migrate"
             ),
-            Progress::Listed { page, objects } => write!(f, "page {page}: {objects} objects"),
+            Progress::Listed { page, objects } => write!(
+                f,
+                "page {page}: {objects} object{}",
+                if *objects == 1 { "" } else { "s" }
+            ),
             Progress::Written { page, counts } => write!(
                 f,
                 "page {page} done: {} rewritten, {} deleted meanwhile, {} conflicts retried",
