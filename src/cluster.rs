@@ -130,3 +130,47 @@ pub fn check_dropped(dropped: &[Dropped]) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crd(versions: &[&str]) -> String {
+        let versions: String = versions
+            .iter()
+            .map(|v| format!("  - name: {v}\n    served: true\n    storage: false\n"))
+            .collect();
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: memcacheds.cache.example.com\nspec:\n  group: cache.example.com\n  names:\n    kind: Memcached\n    plural: memcacheds\n  scope: Namespaced\n  versions:\n{versions}"
+        )
+    }
+
+    #[test]
+    fn only_versions_the_new_crd_lacks_are_dropped() {
+        let file = Path::new("config/crd/bases/cache.example.com_memcacheds.yaml");
+        let dropped = dropped_versions(file, &crd(&["v1", "v2", "v3"]), &crd(&["v2"])).unwrap();
+        assert_eq!(dropped.versions, ["v1", "v3"]);
+        assert_eq!(
+            (
+                dropped.crd.as_str(),
+                dropped.group.as_str(),
+                dropped.kind.as_str()
+            ),
+            (
+                "memcacheds.cache.example.com",
+                "cache.example.com",
+                "Memcached"
+            )
+        );
+        // Added, reordered or unchanged versions drop nothing.
+        assert_eq!(
+            dropped_versions(file, &crd(&["v1"]), &crd(&["v2", "v1"])),
+            None
+        );
+        // Not a CRD (a role, text that is no YAML): nothing to check.
+        let role =
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: r}\n";
+        assert_eq!(dropped_versions(file, role, role), None);
+        assert_eq!(dropped_versions(file, "{ not yaml", &crd(&["v1"])), None);
+    }
+}
