@@ -418,3 +418,77 @@ async fn a_manager_runs_the_migration_once() -> anyhow::Result<()> {
     run.await??;
     Ok(())
 }
+
+/// kube-apiserver and kube-controller-manager 1.36 with the StorageVersionMigrator feature
+/// gate on and storagemigration.k8s.io/v1beta1 served: the migration through a
+/// StorageVersionMigration that kube-controller-manager carries out.
+#[test]
+fn a_storage_version_migration_on_a_server_with_the_gate() -> anyhow::Result<()> {
+    skip_unless_available!(Ok(()));
+    let env = Envtest::builder()
+        .apiserver_arg("--feature-gates=StorageVersionMigrator=true")
+        .apiserver_arg("--runtime-config=storagemigration.k8s.io/v1beta1=true")
+        .controller_manager_arg(
+            "--feature-gates=StorageVersionMigrator=true,InformerResourceVersion=true",
+        )
+        .controller_manager_arg("--controllers=*,storage-version-migrator-controller")
+        .start()?;
+    if !env.has_controller_manager() {
+        eprintln!(
+            "skipped the StorageVersionMigration path: no kube-controller-manager in KUBEBUILDER_ASSETS"
+        );
+        return Ok(());
+    }
+    let outcome = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(async {
+            let group = "gated.migrate.example.com";
+            let namespace = stored_as_v1_then_moved(&env, group, 5).await?;
+            let before = read_all(&env, group, "v2", &namespace).await?;
+            assert_eq!(
+                migration_api_version(&env.client()?).await?.as_deref(),
+                Some("v1beta1")
+            );
+            let options = Options {
+                method: Method::StorageVersionMigration,
+                timeout: std::time::Duration::from_secs(150),
+                ..Options::new(group, "Thing")
+            };
+            let mut seen = Vec::new();
+            let report = migrate(&env.client()?, &options, |p| seen.push(p.clone())).await?;
+            assert!(report.migrated);
+            assert!(
+                seen.iter()
+                    .any(|p| matches!(p, Progress::MigrationCreated { .. })),
+                "{seen:?}"
+            );
+            assert_eq!(stored_versions(&env, group).await?, ["v2"]);
+            for (name, (rv, spec)) in read_all(&env, group, "v2", &namespace).await? {
+                assert_ne!(
+                    rv, before[&name].0,
+                    "{name} was not written by the migration"
+                );
+                assert_eq!(spec, before[&name].1);
+            }
+            remove_v1(&env, group).await?;
+            anyhow::Ok(())
+        });
+    if outcome.is_err() {
+        let log = std::fs::read_dir(env.dir())?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.to_string_lossy().contains("controller-manager"))
+            .filter_map(|p| std::fs::read_to_string(p).ok())
+            .collect::<String>();
+        let lines: Vec<&str> = log
+            .lines()
+            .filter(|l| l.to_lowercase().contains("migrat"))
+            .collect();
+        eprintln!(
+            "kube-controller-manager on migration:\n{}",
+            lines.join("\n")
+        );
+    }
+    outcome
+}

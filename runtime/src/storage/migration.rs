@@ -14,8 +14,11 @@
 //!    in the storage version costs no write). A conflict (the object changed since the list)
 //!    re-reads it and writes that; an object deleted meanwhile is skipped. Or
 //!    [`Method::StorageVersionMigration`]: creates a `storagemigration.k8s.io`
-//!    StorageVersionMigration and waits for kube-controller-manager to finish it (served in
-//!    Kubernetes 1.35/1.36 only behind the `StorageVersionMigrator` feature gate, GA in 1.37);
+//!    StorageVersionMigration and waits for kube-controller-manager to finish it (GA in
+//!    Kubernetes 1.37; in 1.35/1.36 served only with kube-apiserver's `StorageVersionMigrator`
+//!    feature gate and `--runtime-config=storagemigration.k8s.io/v1beta1=true`, and carried out
+//!    only with kube-controller-manager's `StorageVersionMigrator` and `InformerResourceVersion`
+//!    gates);
 //! 3. sets `status.storedVersions` to the storage version alone (only if the storage version
 //!    is still the one migrated to).
 //!
@@ -295,7 +298,7 @@ pub enum MigrationError {
     },
     /// The StorageVersionMigration did not finish in time.
     #[error(
-        "StorageVersionMigration {name} did not finish within {timeout:?} (is kube-controller-manager running its storage-version-migrator controller?); status.storedVersions is left as it was"
+        "StorageVersionMigration {name} did not finish within {timeout:?}: is kube-controller-manager running its storage-version-migrator-controller? (Kubernetes 1.35/1.36: kube-controller-manager --feature-gates=StorageVersionMigrator=true,InformerResourceVersion=true); status.storedVersions is left as it was"
     )]
     MigrationTimedOut {
         /// Its name.
