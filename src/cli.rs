@@ -45,6 +45,13 @@ pub enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Move every object of a kind on the cluster to its CRD's storage version, then narrow the
+    /// CRD's status.storedVersions to it, so an old version can be removed. Safe to run again;
+    /// run it again to complete an interrupted one.
+    #[command(
+        after_help = "Example:\n  operator-rs edit api --group cache --version v2 --kind Memcached --storage\n  make install   # apply the CRD: new writes go to v2\n  operator-rs migrate-storage --group cache.example.com --kind Memcached\n  # then remove v1 from the kind and run operator-rs generate crds"
+    )]
+    MigrateStorage(MigrateStorageArgs),
     /// Print the version of operator-rs and of what it scaffolds.
     #[command(after_help = "Example:\n  operator-rs version")]
     Version,
@@ -371,6 +378,38 @@ pub struct EditApiArgs {
     /// Mark this version no longer deprecated.
     #[arg(long)]
     pub no_deprecated: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MigrateStorageArgs {
+    /// The kind's API group in full (`cache.example.com`), or as `create api` took it (`cache`)
+    /// inside a project.
+    #[arg(long)]
+    pub group: String,
+    /// The kind, e.g. `Memcached`.
+    #[arg(long)]
+    pub kind: String,
+    /// The kubeconfig to use [default: KUBECONFIG, else ~/.kube/config, else in-cluster].
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use [default: its current context].
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Objects per list request.
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
+    pub page_size: u32,
+    /// `rewrite`: this command reads and writes back every object (works on every cluster).
+    /// `storage-version-migration`: a StorageVersionMigration done by kube-controller-manager
+    /// (served from Kubernetes 1.37; in 1.35/1.36 behind the StorageVersionMigrator feature gate).
+    #[arg(long, value_enum, default_value = "rewrite")]
+    pub method: MigrateMethod,
+}
+
+/// How `migrate-storage` rewrites the objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MigrateMethod {
+    Rewrite,
+    StorageVersionMigration,
 }
 
 #[derive(Debug, Subcommand)]

@@ -3,6 +3,7 @@
 //! The binary (`src/main.rs`) is a thin shell over this library:
 //! - [`cli`] parses the command line;
 //! - [`commands`] carries out each command;
+//! - [`cluster`] talks to the user's cluster (`migrate-storage`, the storedVersions check);
 //! - [`scaffold`] renders the embedded templates and inserts fragments at markers;
 //! - [`project`] reads and writes the `PROJECT` file, the record of what was scaffolded;
 //! - [`install_source`] is how this binary was installed, for generated projects to pin it;
@@ -18,6 +19,7 @@
 
 pub mod builtin;
 pub mod cli;
+pub mod cluster;
 pub mod commands;
 pub mod crdgen;
 pub mod install_source;

@@ -498,6 +498,7 @@ fn every_command_shows_an_example_in_its_help() {
         &["generate", "crds", "--help"],
         &["generate", "rbac", "--help"],
         &["generate", "manifests", "--help"],
+        &["migrate-storage", "--help"],
         &["version", "--help"],
         &["completion", "--help"],
     ] {

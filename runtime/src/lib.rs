@@ -16,6 +16,8 @@
 //!   of the secure metrics endpoint; [`tls`]: certificates and HTTPS for it and the webhooks.
 //! - [`crd`]: the CRD options of `PROJECT` (`crd: {maxDescLen, knownFormatsOnly}`), applied
 //!   as `operator-rs generate crds` applies them (the drift test `tests/crds.rs` uses them).
+//! - [`storage`] (feature `client`, in `runtime`): storage version migration of a kind, and
+//!   [`connect`], the client configuration from a kubeconfig and context.
 //! - `testing` (feature `testing`): a mock API server for reconcile unit tests, and
 //!   envtest, a real etcd and kube-apiserver for integration tests.
 //!
@@ -26,6 +28,8 @@
 
 #[cfg(feature = "runtime")]
 pub mod address;
+#[cfg(feature = "client")]
+pub mod connect;
 #[cfg(feature = "runtime")]
 pub mod auth;
 #[cfg(feature = "runtime")]
@@ -38,6 +42,8 @@ pub mod duration;
 pub mod manager;
 #[cfg(feature = "runtime")]
 pub mod shutdown;
+#[cfg(feature = "client")]
+pub mod storage;
 #[cfg(feature = "testing")]
 pub mod testing;
 #[cfg(feature = "runtime")]

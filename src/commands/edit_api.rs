@@ -169,6 +169,15 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
             Some(Some(w)) => format!(", deprecated ({w:?})"),
         }
     );
+    let moved_from = (versions.iter().zip(&target))
+        .find(|(v, _)| v.now.storage && v.found.version != stored)
+        .map(|(v, _)| v.found.version.clone());
+    if let Some(old) = moved_from.filter(|_| args.storage && !changes.is_empty()) {
+        crate::errln!(
+            "\nNew {kind} objects are now stored as {stored}; those already stored stay {old} until rewritten. Next:\n  1. apply the CRD to the cluster: make install\n  2. rewrite the stored objects in {stored}: {}\n  3. then {old} can go: delete its types and run operator-rs generate crds (refused while the cluster's CRD still lists {old} in status.storedVersions)",
+            crate::cluster::migrate_command(&group, &kind)
+        );
+    }
     Ok(())
 }
 

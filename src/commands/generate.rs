@@ -21,7 +21,8 @@ pub struct Applied {
     pub unchanged: usize,
 }
 
-/// Write `output` under `root` (and remove its stale files), all-or-nothing, or with `check`
+/// Write `output` under `root` (and remove its stale files), all-or-nothing (refused when a CRD
+/// loses a version the cluster still lists in its storedVersions), or with `check`
 /// compare only: print a unified diff to stdout for every file that is stale or missing, and
 /// name every file no kind produces. Warnings go to stderr either way. Returns what differed;
 /// with `check`, a non-empty `changed` or `stale` means the caller exits 1.
@@ -31,6 +32,7 @@ pub fn apply(root: &Path, output: &GeneratorOutput, check: bool) -> Result<Appli
     }
     let mut applied = Applied::default();
     let mut writes = BTreeMap::new();
+    let mut dropped = Vec::new();
     for file in &output.files {
         let full = root.join(&file.path);
         let current = match std::fs::read_to_string(&full) {
@@ -50,6 +52,12 @@ pub fn apply(root: &Path, output: &GeneratorOutput, check: bool) -> Result<Appli
                 unified_diff(&file.path, current.as_deref(), &file.contents)
             );
         } else {
+            // A CRD losing a version the cluster may still store objects in.
+            dropped.extend(
+                current.as_deref().and_then(|old| {
+                    crate::cluster::dropped_versions(&file.path, old, &file.contents)
+                }),
+            );
             writes.insert(file.path.clone(), file.contents.clone());
         }
         applied.changed.push(file.path.clone());
@@ -63,6 +71,7 @@ pub fn apply(root: &Path, output: &GeneratorOutput, check: bool) -> Result<Appli
             );
         }
     } else {
+        crate::cluster::check_dropped(&dropped)?;
         let removals: BTreeSet<_> = applied.stale.iter().cloned().collect();
         write_all(root, &writes, &removals)?;
     }

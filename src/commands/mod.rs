@@ -7,6 +7,7 @@ pub mod edit_api;
 pub mod edit_scope;
 pub mod generate;
 pub mod init;
+pub mod migrate_storage;
 pub mod upgrade_runtime;
 pub mod version;
 
@@ -69,6 +70,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             generate::run_manifests(&root, &args)
         }
         Command::UpgradeRuntime { check } => upgrade_runtime::run(&root, check),
+        Command::MigrateStorage(args) => migrate_storage::run(&root, &args).map(|_| 0),
         Command::Version => {
             crate::out!("{}", version::text());
             Ok(0)

@@ -48,7 +48,6 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use futures::future::BoxFuture;
 use kube::Client;
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::controller::Config;
 use kube::runtime::events::Reporter;
 use tokio::net::TcpListener;
@@ -311,17 +310,7 @@ impl Manager {
     /// and the prefix of the default Lease name (`<name>-leader`).
     pub async fn new(name: impl Into<String>, args: ManagerArgs) -> anyhow::Result<Self> {
         telemetry::init(args.log_format);
-        let config = match &args.kubeconfig {
-            Some(path) => {
-                let kubeconfig = Kubeconfig::read_from(path)
-                    .with_context(|| format!("reading kubeconfig {}", path.display()))?;
-                kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-                    .await?
-            }
-            None => kube::Config::infer().await.context(
-                "no Kubernetes configuration (in-cluster, KUBECONFIG or ~/.kube/config)",
-            )?,
-        };
+        let config = crate::connect::config(args.kubeconfig.as_deref(), None).await?;
         let client = Client::try_from(config.clone())?;
         if std::env::var_os(crate::webhook::guard::GUARD_ENV).is_some() {
             // This is the guard of a manager in `--webhook-local-url` mode: it never returns.

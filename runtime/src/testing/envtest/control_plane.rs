@@ -62,10 +62,11 @@ impl ControlPlane {
         assets: &Assets,
         controller_manager: bool,
         timeout: Duration,
+        extra: &ExtraArgs,
     ) -> Result<Self> {
         let instance = cleanup::next_instance();
         let dir = cleanup::instance_dir(instance)?;
-        let result = Self::start_in(assets, controller_manager, timeout, instance, dir);
+        let result = Self::start_in(assets, controller_manager, timeout, extra, instance, dir);
         if result.is_err() {
             cleanup::forget(instance);
         }
@@ -76,6 +77,7 @@ impl ControlPlane {
         assets: &Assets,
         controller_manager: bool,
         timeout: Duration,
+        extra: &ExtraArgs,
         instance: u64,
         dir: PathBuf,
     ) -> Result<Self> {
@@ -110,14 +112,17 @@ impl ControlPlane {
                 apiserver: Process::new(
                     "kube-apiserver",
                     assets.apiserver.clone(),
-                    apiserver_args(&dir, ports),
+                    with_extra(apiserver_args(&dir, ports), &extra.apiserver),
                     &dir,
                     instance,
                 ),
                 controller_manager: (assets.controller_manager.clone())
                     .filter(|_| controller_manager)
                     .map(|binary| {
-                        let args = controller_manager_args(&dir, ports);
+                        let args = with_extra(
+                            controller_manager_args(&dir, ports),
+                            &extra.controller_manager,
+                        );
                         Process::new("kube-controller-manager", binary, args, &dir, instance)
                     }),
                 dir: dir.clone(),
@@ -389,6 +394,19 @@ fn controller_manager_args(dir: &Path, ports: Ports) -> Vec<OsString> {
         dir.join(files::SERVING_CERT).into(),
         "--use-service-account-credentials=false".into(),
     ])
+}
+
+/// Flags added after envtest's own (a flag given twice takes its last value), e.g. feature
+/// gates: see [`Builder::apiserver_arg`](super::Builder::apiserver_arg).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ExtraArgs {
+    pub(crate) apiserver: Vec<String>,
+    pub(crate) controller_manager: Vec<String>,
+}
+
+fn with_extra(mut args: Vec<OsString>, extra: &[String]) -> Vec<OsString> {
+    args.extend(extra.iter().map(OsString::from));
+    args
 }
 
 fn args<const N: usize>(args: [OsString; N]) -> Vec<OsString> {

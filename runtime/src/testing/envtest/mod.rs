@@ -144,6 +144,7 @@ pub struct Envtest {
 pub struct Builder {
     start_timeout: Duration,
     controller_manager: bool,
+    extra: control_plane::ExtraArgs,
 }
 
 impl Default for Builder {
@@ -151,6 +152,7 @@ impl Default for Builder {
         Self {
             start_timeout: DEFAULT_START_TIMEOUT,
             controller_manager: true,
+            extra: control_plane::ExtraArgs::default(),
         }
     }
 }
@@ -183,6 +185,29 @@ impl Builder {
         self
     }
 
+    /// A flag for kube-apiserver after envtest's own (given twice, a flag takes its last
+    /// value): feature gates, `--runtime-config` for APIs not served by default.
+    ///
+    /// ```
+    /// use operator_rs_runtime::testing::envtest::Envtest;
+    ///
+    /// let gated = Envtest::builder()
+    ///     .apiserver_arg("--feature-gates=StorageVersionMigrator=true")
+    ///     .apiserver_arg("--runtime-config=storagemigration.k8s.io/v1beta1=true")
+    ///     .controller_manager_arg("--feature-gates=StorageVersionMigrator=true");
+    /// ```
+    pub fn apiserver_arg(mut self, arg: impl Into<String>) -> Self {
+        self.extra.apiserver.push(arg.into());
+        self
+    }
+
+    /// A flag for kube-controller-manager after envtest's own, like
+    /// [`Builder::apiserver_arg`].
+    pub fn controller_manager_arg(mut self, arg: impl Into<String>) -> Self {
+        self.extra.controller_manager.push(arg.into());
+        self
+    }
+
     /// Starts a control plane of this test's own, stopped when it is dropped. Blocks until
     /// it serves (a few seconds).
     ///
@@ -195,7 +220,12 @@ impl Builder {
     /// ```
     pub fn start(self) -> Result<Envtest> {
         let assets = Assets::from_env()?;
-        let plane = ControlPlane::start(&assets, self.controller_manager, self.start_timeout)?;
+        let plane = ControlPlane::start(
+            &assets,
+            self.controller_manager,
+            self.start_timeout,
+            &self.extra,
+        )?;
         let dir = plane.dir.clone();
         let ca = std::fs::read(dir.join(files::SERVING_CERT)).map_err(|e| {
             Error::io(
