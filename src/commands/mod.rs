@@ -6,6 +6,7 @@ pub mod create_webhook;
 pub mod edit_api;
 pub mod generate;
 pub mod init;
+pub mod update;
 pub mod upgrade_runtime;
 pub mod version;
 
@@ -35,6 +36,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         | Command::Edit(_)
         | Command::Generate(_)
         | Command::UpgradeRuntime { .. }
+        | Command::Update(_)
             if root.is_dir() =>
         {
             Some(crate::workspace::lock::lock(&root)?)
@@ -57,6 +59,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             generate::run_manifests(&root, &args)
         }
         Command::UpgradeRuntime { check } => upgrade_runtime::run(&root, check),
+        Command::Update(args) => update::run(&root, &args),
         Command::Version => {
             crate::out!("{}", version::text());
             Ok(0)
