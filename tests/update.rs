@@ -274,7 +274,7 @@ fn update_from(commit: &str, edit_api: bool, build: bool) {
     );
     assert_eq!(dry.code, 0, "{}", dry.stderr);
     assert!(
-        dry.stderr.contains("would update Makefile"),
+        dry.stderr.contains("would merge Makefile"),
         "{}",
         dry.stderr
     );
