@@ -189,8 +189,8 @@ fn user_edits(binary: &Path, dir: &Path) {
     edit(dir, "src/main.rs", |t| {
         replace_once(
             t,
-            "    manager: ManagerArgs,\n",
-            "    manager: ManagerArgs,\n    /// How often reports are sent, in seconds.\n    #[arg(long, default_value_t = 300)]\n    report_seconds: u64,\n",
+            "struct Cli {\n",
+            "struct Cli {\n    /// How often reports are sent, in seconds.\n    #[arg(long, default_value_t = 300)]\n    report_seconds: u64,\n",
         )
     });
     edit(dir, "Makefile", |t| {
