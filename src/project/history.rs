@@ -194,9 +194,9 @@ mod tests {
             [
                 "init --domain example.com --repo github.com/acme/op --project-name op --owner 'Acme Inc' --license none",
                 "create api --group batch --version v1 --kind CronJob --plural cronjobs",
-                "create api --group batch --version v2 --kind CronJob --plural cronjobs --controller=false",
-                "create api --group cache --version v1alpha1 --kind Memcached --plural memcacheds --namespaced=false --image memcached:1.6 --image-container-port 11211 --image-container-command memcached,--memory-limit=64 --run-as-user 1001",
-                "create api --group apps --version v1 --kind Deployment --resource=false --controller",
+                "create api --group batch --version v2 --kind CronJob --plural cronjobs '--controller=false'",
+                "create api --group cache --version v1alpha1 --kind Memcached --plural memcacheds '--namespaced=false' --image memcached:1.6 --image-container-port 11211 --image-container-command 'memcached,--memory-limit=64' --run-as-user 1001",
+                "create api --group apps --version v1 --kind Deployment '--resource=false' --controller",
                 "edit api --group batch --version v2 --kind CronJob --storage",
                 "create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation",
                 "create webhook --group batch --version v2 --kind CronJob --conversion --spoke v1",

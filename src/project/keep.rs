@@ -276,8 +276,8 @@ mod tests {
             crate_name: "p".into(),
             layout: vec![LAYOUT.into()],
             cli_version: "0".into(),
-            cli_source: String::new(),
-            commands: Vec::new(),
+            cli_source: "--git u --rev c operator-rs".into(),
+            commands: vec!["init --domain d.io".into()],
             k8s_openapi_feature: "v1_37".into(),
             crd: CrdSettings {
                 known_formats_only: true,
