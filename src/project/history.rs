@@ -55,8 +55,19 @@ pub fn lines(commands: &[Vec<String>]) -> Vec<String> {
     commands.iter().filter_map(|c| join(c)).collect()
 }
 
+/// The words as one shell line, quoted only where a shell needs it (`--namespaced=false` stays
+/// as typed).
 fn join(words: &[String]) -> Option<String> {
-    shlex::try_join(words.iter().map(String::as_str)).ok()
+    let plain = |w: &str| {
+        !w.is_empty() && (w.chars()).all(|c| c.is_ascii_alphanumeric() || "-_.,:/=@+%".contains(c))
+    };
+    let quoted: Option<Vec<String>> = (words.iter())
+        .map(|w| match plain(w) {
+            true => Some(w.clone()),
+            false => shlex::try_quote(w).ok().map(|q| q.into_owned()),
+        })
+        .collect();
+    quoted.map(|q| q.join(" "))
 }
 
 fn split(line: &str) -> Option<Vec<String>> {
@@ -194,9 +205,9 @@ mod tests {
             [
                 "init --domain example.com --repo github.com/acme/op --project-name op --owner 'Acme Inc' --license none",
                 "create api --group batch --version v1 --kind CronJob --plural cronjobs",
-                "create api --group batch --version v2 --kind CronJob --plural cronjobs '--controller=false'",
-                "create api --group cache --version v1alpha1 --kind Memcached --plural memcacheds '--namespaced=false' --image memcached:1.6 --image-container-port 11211 --image-container-command 'memcached,--memory-limit=64' --run-as-user 1001",
-                "create api --group apps --version v1 --kind Deployment '--resource=false' --controller",
+                "create api --group batch --version v2 --kind CronJob --plural cronjobs --controller=false",
+                "create api --group cache --version v1alpha1 --kind Memcached --plural memcacheds --namespaced=false --image memcached:1.6 --image-container-port 11211 --image-container-command memcached,--memory-limit=64 --run-as-user 1001",
+                "create api --group apps --version v1 --kind Deployment --resource=false --controller",
                 "edit api --group batch --version v2 --kind CronJob --storage",
                 "create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation",
                 "create webhook --group batch --version v2 --kind CronJob --conversion --spoke v1",
