@@ -345,7 +345,7 @@ pub struct CreateWebhookArgs {
 }
 
 impl CreateWebhookArgs {
-    /// The command as PROJECT records it (without `--force`).
+    /// The command as PROJECT records it (`--force` too: a replay re-scaffolds as it did).
     pub fn words(&self) -> Vec<String> {
         let mut w = self.gvk.words(&["create", "webhook"]);
         for (on, flag) in [
@@ -359,6 +359,9 @@ impl CreateWebhookArgs {
         }
         if !self.spoke.is_empty() {
             w.extend(words(&["--spoke", &self.spoke.join(",")]));
+        }
+        if self.force {
+            w.push("--force".to_string());
         }
         w
     }
@@ -395,41 +398,6 @@ pub struct CreateApiArgs {
     /// Overwrite the kind's files if they exist.
     #[arg(long)]
     pub force: bool,
-}
-
-impl CreateApiArgs {
-    /// The command as PROJECT records it (without `--force`).
-    pub fn words(&self) -> Vec<String> {
-        let mut w = self.gvk.words(&["create", "api"]);
-        if let Some(plural) = &self.plural {
-            w.extend(words(&["--plural", plural]));
-        }
-        for (value, flag) in [
-            (self.namespaced, "--namespaced=false"),
-            (self.resource, "--resource=false"),
-            (self.controller, "--controller=false"),
-        ] {
-            if !value {
-                w.push(flag.to_string());
-            }
-        }
-        if !self.resource && self.controller {
-            w.push("--controller".to_string());
-        }
-        if let Some(image) = &self.image {
-            w.extend(words(&["--image", image]));
-        }
-        if let Some(port) = self.image_container_port {
-            w.extend(words(&["--image-container-port", &port.to_string()]));
-        }
-        if let Some(command) = &self.image_container_command {
-            w.extend(words(&["--image-container-command", command]));
-        }
-        if let Some(uid) = self.run_as_user {
-            w.extend(words(&["--run-as-user", &uid.to_string()]));
-        }
-        w
-    }
 }
 
 #[derive(Debug, Subcommand)]

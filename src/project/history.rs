@@ -34,8 +34,41 @@ pub fn record(project: &mut Project, words: &[String]) {
     if words.first().map(String::as_str) == Some("init") {
         project.commands = vec![line];
     } else if is_complete(project) && !project.commands.contains(&line) {
+        // A re-run with --force is recorded with it: a replay re-scaffolds as it did.
         project.commands.push(line);
     }
+}
+
+/// Record `create api` for `resource` as PROJECT holds it after the command (a re-run merges
+/// into the kind version: a forced re-run in another variant, a controller added later), in the
+/// words of one command that makes it so; that line replaces the kind version's earlier one,
+/// as if it had been that way from the start.
+pub fn record_create_api(project: &mut Project, resource: &Resource) {
+    let words = create_api(resource);
+    let Some(line) = join(&words) else { return };
+    let earlier = (project.commands.iter())
+        .position(|c| split(c).is_some_and(|w| same_command(&w, &["create", "api"], resource)));
+    match earlier {
+        Some(at) => project.commands[at] = line,
+        None if is_complete(project) => project.commands.push(line),
+        None => {}
+    }
+}
+
+/// Whether `words` are `command` for `r`'s group, version and kind.
+fn same_command(words: &[String], command: &[&str], r: &Resource) -> bool {
+    let value = |flag: &str| {
+        let at = words.iter().position(|w| w == flag)?;
+        words.get(at + 1).map(String::as_str)
+    };
+    words.len() >= command.len()
+        && words[..command.len()]
+            .iter()
+            .zip(command)
+            .all(|(w, c)| w == c)
+        && value("--group").unwrap_or("") == r.group
+        && value("--version") == Some(r.version.as_str())
+        && value("--kind") == Some(r.kind.as_str())
 }
 
 /// The commands that rebuild the project's scaffold, each as its words: the recorded ones when
@@ -217,27 +250,35 @@ mod tests {
 
     #[test]
     fn a_complete_record_is_replayed_as_written_and_extended() {
-        let mut p = project("");
+        let mut p = project(
+            "resources:\n- {group: g, domain: example.com, version: v1, kind: K, plural: ks, api: {crdVersion: v1, namespaced: true, storage: true}, controller: false, path: x}\n",
+        );
+        let mut r = p.resources[0].clone();
         let init: Vec<String> = words(&["init", "--domain", "example.com", "--owner", "A B"]);
         record(&mut p, &init);
-        record(
-            &mut p,
-            &words(&[
-                "create",
-                "api",
-                "--group",
-                "g",
-                "--version",
-                "v1",
-                "--kind",
-                "K",
-            ]),
-        );
+        record_create_api(&mut p, &r);
+        // A later run adds the controller: the kind's one line says so.
+        r.controller = true;
+        record_create_api(&mut p, &r);
+        let edit = words(&[
+            "edit",
+            "api",
+            "--group",
+            "g",
+            "--version",
+            "v1",
+            "--kind",
+            "K",
+            "--served=false",
+        ]);
+        record(&mut p, &edit);
+        record(&mut p, &edit);
         assert_eq!(
             p.commands,
             [
                 "init --domain example.com --owner 'A B'",
-                "create api --group g --version v1 --kind K"
+                "create api --group g --version v1 --kind K --plural ks",
+                "edit api --group g --version v1 --kind K --served=false",
             ]
         );
         assert_eq!(replay(&p, &InitExtras::default())[0], init);
