@@ -340,7 +340,7 @@ fn report(root: &Path, plan: &Plan, dry_run: bool) {
     } else {
         ("create", "update", "remove")
     };
-    for (path, _) in &plan.writes {
+    for path in plan.writes.keys() {
         let word = if plan.conflicts.contains(path) {
             if dry_run {
                 "would conflict"
