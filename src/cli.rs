@@ -52,6 +52,13 @@ pub enum Command {
         after_help = "Example:\n  operator-rs edit api --group cache --version v2 --kind Memcached --storage\n  make install   # apply the CRD: new writes go to v2\n  operator-rs migrate-storage --group cache.example.com --kind Memcached\n  # then remove v1 from the kind and run operator-rs generate crds"
     )]
     MigrateStorage(MigrateStorageArgs),
+    /// Move the project to the scaffold of this operator-rs: a three-way merge of your files with
+    /// the scaffold of the operator-rs that made the project and that of this one (your changes
+    /// stay; overlapping ones get conflict markers), and the vendored runtime replaced.
+    #[command(
+        after_help = "Examples:\n  operator-rs update --dry-run   # list what would change\n  operator-rs update             # in a clean git tree; then cargo build && cargo test\n  operator-rs update --from-binary bin/operator-rs-0.1.0"
+    )]
+    Update(UpdateArgs),
     /// Print the version of operator-rs and of what it scaffolds.
     #[command(after_help = "Example:\n  operator-rs version")]
     Version,
@@ -117,6 +124,7 @@ pub fn example_for(args: &[String]) -> &'static str {
         ["generate", "webhooks", ..] => "operator-rs generate webhooks --check",
         ["generate", ..] => "operator-rs generate manifests --check",
         ["upgrade-runtime", ..] => "operator-rs upgrade-runtime --check",
+        ["update", ..] => "operator-rs update --dry-run",
         ["version", ..] => "operator-rs version",
         ["completion", ..] => "operator-rs completion bash",
         _ => "operator-rs init --domain example.com",
@@ -197,6 +205,17 @@ fn byte_count(value: &str) -> Result<usize, String> {
     Ok(usize::try_from(n).expect("within usize"))
 }
 
+#[derive(Debug, Clone, Args)]
+pub struct UpdateArgs {
+    /// The operator-rs that made the project (default: built or found from PROJECT's cliVersion
+    /// and cliSource, as `make operator-rs` does).
+    #[arg(long, value_name = "PATH")]
+    pub from_binary: Option<PathBuf>,
+    /// List what would change; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
 #[derive(Debug, Args)]
 pub struct InitArgs {
     /// The domain of the project's API groups (groups become <group>.<domain>).
@@ -221,6 +240,29 @@ pub struct InitArgs {
     /// Overwrite files that already exist.
     #[arg(long)]
     pub force: bool,
+}
+
+impl InitArgs {
+    /// The command as PROJECT records it (see [`crate::project::history`]), with the project's
+    /// name and normalized repo as they were taken.
+    pub fn words(&self, domain: &str, repo: &str, project_name: &str) -> Vec<String> {
+        let mut w = words(&["init", "--domain", domain]);
+        if !repo.is_empty() {
+            w.extend(words(&["--repo", repo]));
+        }
+        w.extend(words(&["--project-name", project_name]));
+        if !self.owner.is_empty() {
+            w.extend(words(&["--owner", &self.owner]));
+        }
+        if self.license == License::None {
+            w.extend(words(&["--license", "none"]));
+        }
+        w
+    }
+}
+
+fn words(w: &[&str]) -> Vec<String> {
+    w.iter().map(|s| s.to_string()).collect()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -263,6 +305,20 @@ pub struct KindArgs {
 }
 
 impl KindArgs {
+    /// `command` with `--group`, `--version` and `--kind`, as PROJECT records it.
+    fn words(&self, command: &[&str]) -> Vec<String> {
+        let mut w = words(command);
+        w.extend(words(&[
+            "--group",
+            self.group.trim(),
+            "--version",
+            self.version.trim(),
+            "--kind",
+            self.kind.trim(),
+        ]));
+        w
+    }
+
     /// `(group, version, kind)`, trimmed. A value that starts with `-` is the next flag taken as
     /// the value (`--group=-v`): refused, with `example(flag)` as the way to write it.
     pub fn values(&self, example: impl Fn(&str) -> String) -> anyhow::Result<(&str, &str, &str)> {
@@ -298,6 +354,29 @@ pub struct CreateWebhookArgs {
     /// Re-scaffold the webhook files (your changes to them are lost).
     #[arg(long)]
     pub force: bool,
+}
+
+impl CreateWebhookArgs {
+    /// The command as PROJECT records it (`--force` too: a replay re-scaffolds as it did).
+    pub fn words(&self) -> Vec<String> {
+        let mut w = self.gvk.words(&["create", "webhook"]);
+        for (on, flag) in [
+            (self.defaulting, "--defaulting"),
+            (self.programmatic_validation, "--programmatic-validation"),
+            (self.conversion, "--conversion"),
+        ] {
+            if on {
+                w.push(flag.to_string());
+            }
+        }
+        if !self.spoke.is_empty() {
+            w.extend(words(&["--spoke", &self.spoke.join(",")]));
+        }
+        if self.force {
+            w.push("--force".to_string());
+        }
+        w
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -410,6 +489,28 @@ pub struct MigrateStorageArgs {
 pub enum MigrateMethod {
     Rewrite,
     StorageVersionMigration,
+}
+
+impl EditApiArgs {
+    /// The command as PROJECT records it.
+    pub fn words(&self) -> Vec<String> {
+        let mut w = self.gvk.words(&["edit", "api"]);
+        if self.storage {
+            w.push("--storage".to_string());
+        }
+        if let Some(served) = self.served {
+            w.push(format!("--served={served}"));
+        }
+        match &self.deprecated {
+            Some(warning) if warning.is_empty() => w.push("--deprecated".to_string()),
+            Some(warning) => w.push(format!("--deprecated={warning}")),
+            None => {}
+        }
+        if self.no_deprecated {
+            w.push("--no-deprecated".to_string());
+        }
+        w
+    }
 }
 
 #[derive(Debug, Subcommand)]

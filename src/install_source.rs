@@ -29,7 +29,7 @@ fn cargo_home() -> Option<PathBuf> {
 }
 
 /// The git install arguments for `version` recorded in a `.crates2.json`.
-fn from_crates2(text: &str, version: &str) -> Option<String> {
+pub(crate) fn from_crates2(text: &str, version: &str) -> Option<String> {
     let json: serde_json::Value = serde_json::from_str(text).ok()?;
     let prefix = format!("{NAME} {version} (");
     let key = json

@@ -1,6 +1,7 @@
 //! The `PROJECT` file: the record of what was scaffolded (domain, repo, project name, layout and
 //! every resource), in YAML like kubebuilder's. Later commands read it instead of guessing.
 
+pub mod history;
 mod keep;
 
 use std::path::Path;
@@ -40,6 +41,16 @@ pub struct Project {
     pub crate_name: String,
     pub layout: Vec<String>,
     pub cli_version: String,
+    /// Where the operator-rs of `cli_version` came from, as `cargo install` arguments (`--git <url>
+    /// --rev <commit> operator-rs`); empty: crates.io (`operator-rs --version <cliVersion>`).
+    /// `update` finds the binary that made the project from it, as `make operator-rs` does.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cli_source: String,
+    /// Every scaffolding command run in the project, in order, as a shell command line without
+    /// `operator-rs` (`create api --group cache ...`): what `update` replays to rebuild the
+    /// scaffold (see [`history`]). Absent in projects made before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
     /// The k8s-openapi version feature the project compiles with (e.g. `v1_37`).
     pub k8s_openapi_feature: String,
     /// A namespace-scoped manager (`init --namespaced`, `edit --namespaced`): its RBAC is Roles
@@ -264,6 +275,8 @@ mod tests {
             crate_name: "memcached_operator".into(),
             layout: vec![LAYOUT.into()],
             cli_version: "0.1.0".into(),
+            cli_source: String::new(),
+            commands: Vec::new(),
             k8s_openapi_feature: "v1_37".into(),
             namespaced: false,
             crd: Default::default(),

@@ -831,6 +831,8 @@ mod tests {
             crate_name: "memcached_operator".into(),
             layout: vec![LAYOUT.into()],
             cli_version: "0.1.0".into(),
+            cli_source: String::new(),
+            commands: Vec::new(),
             k8s_openapi_feature: "v1_37".into(),
             namespaced: false,
             crd: Default::default(),

@@ -25,6 +25,8 @@ pub fn project() -> Project {
         crate_name: "fixture".into(),
         layout: vec![operator_rs::project::LAYOUT.into()],
         cli_version: "0.1.0".into(),
+        cli_source: String::new(),
+        commands: Vec::new(),
         k8s_openapi_feature: "v1_37".into(),
         namespaced: false,
         resources: Vec::new(),

@@ -14,6 +14,8 @@ fn project() -> Project {
         crate_name: "errs".into(),
         layout: vec![LAYOUT.into()],
         cli_version: "0.1.0".into(),
+        cli_source: String::new(),
+        commands: Vec::new(),
         k8s_openapi_feature: "v1_37".into(),
         namespaced: false,
         resources: Vec::new(),

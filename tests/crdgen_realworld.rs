@@ -185,6 +185,8 @@ fn project() -> Project {
         crate_name: "realworld".into(),
         layout: vec![operator_rs::project::LAYOUT.into()],
         cli_version: "0.1.0".into(),
+        cli_source: String::new(),
+        commands: Vec::new(),
         k8s_openapi_feature: "v1_37".into(),
         namespaced: false,
         resources: Vec::new(),

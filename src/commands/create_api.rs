@@ -33,6 +33,7 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
             resource.clone()
         }
     };
+    project::history::record_create_api(&mut project, &kind);
     let parts = ApiParts {
         types: args.resource,
         controller: args.controller,

@@ -139,6 +139,7 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
             api.storage = r.version == stored;
         }
     }
+    project::history::record(&mut project, &args.words());
     let previous = overlay.read(Path::new(project::FILE))?;
     overlay.put(project::FILE, project.render_over(previous.as_deref())?);
 

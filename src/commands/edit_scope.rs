@@ -95,8 +95,9 @@ pub fn run(root: &Path, namespaced: bool, force: bool) -> Result<()> {
     let previous = overlay.read(Path::new(project::FILE))?;
     overlay.put(project::FILE, after.render_over(previous.as_deref())?);
     super::generate::regenerate_into(&mut overlay, &after, super::generate::Crds::Skip)?;
+    let parsed = overlay.parsed().clone();
     let (pending, removals) = overlay.into_changes();
-    super::check_generated_rust(&pending, None)?;
+    super::check_generated_rust(&pending, &parsed, None)?;
     let changes = write_all(root, &pending, &removals)?;
     super::print_changes(&crate::scaffold::Report::default(), &changes);
     crate::errln!(

@@ -63,7 +63,8 @@ fn scaffold(
 ) -> Result<()> {
     let _lock = crate::workspace::lock::lock(root)?;
     let existing = existing_project(root, args.force)?;
-    let project = Project {
+    let source = crate::install_source::git_install_args().unwrap_or_default();
+    let mut project = Project {
         version: "3".into(),
         domain: domain.to_string(),
         repo,
@@ -71,22 +72,21 @@ fn scaffold(
         project_name,
         layout: vec![project::LAYOUT.into()],
         cli_version: env!("CARGO_PKG_VERSION").into(),
+        cli_source: source.clone(),
+        commands: Vec::new(),
         k8s_openapi_feature: super::K8S_OPENAPI_FEATURE.into(),
         namespaced: args.namespaced,
         resources: Vec::new(),
         // The options a user set stay (they are settings, not scaffolding).
         crd: existing.map(|p| p.crd).unwrap_or_default(),
     };
+    let words = args.words(&project.domain, &project.repo, &project.project_name);
+    project::history::record(&mut project, &words);
     let license = match args.license {
         License::Apache2 => "apache2",
         License::None => "none",
     };
-    let ctx = InitContext::new(
-        &project,
-        &args.owner,
-        license,
-        crate::install_source::git_install_args().unwrap_or_default(),
-    );
+    let ctx = InitContext::new(&project, &args.owner, license, source);
 
     let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);

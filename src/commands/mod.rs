@@ -8,6 +8,7 @@ pub mod edit_scope;
 pub mod generate;
 pub mod init;
 pub mod migrate_storage;
+pub mod update;
 pub mod upgrade_runtime;
 pub mod version;
 
@@ -37,6 +38,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         | Command::Edit(_)
         | Command::Generate(_)
         | Command::UpgradeRuntime { .. }
+        | Command::Update(_)
             if root.is_dir() =>
         {
             Some(crate::workspace::lock::lock(&root)?)
@@ -71,6 +73,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         Command::UpgradeRuntime { check } => upgrade_runtime::run(&root, check),
         Command::MigrateStorage(args) => migrate_storage::run(&root, &args).map(|_| 0),
+        Command::Update(args) => update::run(&root, &args),
         Command::Version => {
             crate::out!("{}", version::text());
             Ok(0)

@@ -57,7 +57,7 @@ pub fn run(root: &Path, check: bool) -> Result<i32> {
 }
 
 /// Every file under `dir` (relative to `root`), if it exists.
-fn existing_files(root: &Path, dir: &Path) -> Result<Vec<PathBuf>> {
+pub(super) fn existing_files(root: &Path, dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let full = root.join(dir);
     if !full.is_dir() {

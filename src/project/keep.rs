@@ -41,6 +41,8 @@ impl Level {
                 "crateName",
                 "layout",
                 "cliVersion",
+                "cliSource",
+                "commands",
                 "k8sOpenapiFeature",
                 "resources",
                 "crd",
@@ -274,6 +276,8 @@ mod tests {
             crate_name: "p".into(),
             layout: vec![LAYOUT.into()],
             cli_version: "0".into(),
+            cli_source: "--git u --rev c operator-rs".into(),
+            commands: vec!["init --domain d.io".into()],
             k8s_openapi_feature: "v1_37".into(),
             namespaced: false,
             crd: CrdSettings {

@@ -1,0 +1,452 @@
+//! `operator-rs update` on projects made by earlier commits of this repository's main: each old
+//! operator-rs is built from git once (shared cargo target, binary cached in
+//! target/old-operator-rs/<commit>/operator-rs), makes a project, the project is edited as users
+//! edit it, and this operator-rs updates it. The result must be exactly a fresh scaffold of the
+//! same commands with the same edits; an edit overlapping a scaffold change must give conflict
+//! markers and a non-zero exit. Refusals (no git, dirty tree) and --dry-run are checked too.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use common::{Run, cargo, snapshot};
+
+const NAME: &str = "memcached-operator";
+
+/// One old binary builds at a time: they share a cargo target whose `debug/operator-rs` each
+/// build replaces.
+static BUILD: Mutex<()> = Mutex::new(());
+
+/// The operator-rs of `commit`, built once; `None` (with a visible SKIPPED line) when this
+/// checkout does not have the commit (a shallow clone).
+fn old_binary(commit: &str) -> Option<PathBuf> {
+    let _guard = BUILD.lock().unwrap_or_else(|e| e.into_inner());
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cache = repo.join("target/old-operator-rs");
+    let binary = cache.join(commit).join("operator-rs");
+    if binary.is_file() {
+        return Some(binary);
+    }
+    let has = Command::new("git")
+        .args(["cat-file", "-e", &format!("{commit}^{{commit}}")])
+        .current_dir(repo)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has {
+        eprintln!(
+            "SKIPPED: commit {commit} is not in this checkout (shallow clone?): no old operator-rs to update from"
+        );
+        return None;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    git(
+        repo,
+        &["worktree", "add", "--detach", src.to_str().unwrap(), commit],
+    );
+    let started = std::time::Instant::now();
+    let out = Command::new(env!("CARGO"))
+        // Old commits build the CLI only with the runtime feature on, as their workspace did.
+        .args([
+            "build",
+            "--bin",
+            "operator-rs",
+            "--features",
+            "operator-rs-runtime/runtime",
+        ])
+        .current_dir(&src)
+        .env("CARGO_TARGET_DIR", cache.join("target"))
+        .env("CARGO_INCREMENTAL", "0")
+        .env("CARGO_PROFILE_DEV_DEBUG", "0")
+        .env_remove("CARGO_MANIFEST_DIR")
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    git(
+        repo,
+        &["worktree", "remove", "--force", src.to_str().unwrap()],
+    );
+    assert!(
+        out.status.success(),
+        "building operator-rs at {commit} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("built operator-rs at {commit} in {:?}", started.elapsed());
+    std::fs::create_dir_all(binary.parent().unwrap()).unwrap();
+    std::fs::copy(cache.join("target/debug/operator-rs"), &binary).unwrap();
+    Some(binary)
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn commit_all(dir: &Path, message: &str) {
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", message]);
+}
+
+/// `binary -C dir <line>`, required to succeed.
+fn run_with(binary: &Path, dir: &Path, line: &str) -> Run {
+    let words = shlex::split(line).unwrap();
+    let out: Run = Command::new(binary)
+        .arg("-C")
+        .arg(dir)
+        .args(&words)
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(
+        out.code,
+        0,
+        "{} {line} failed:\n{}",
+        binary.display(),
+        out.stderr
+    );
+    out
+}
+
+fn this_binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_operator-rs"))
+}
+
+/// What users scaffold: a deploy-image kind, a kind with webhooks, and (where the old operator-rs
+/// has `edit api`) a second version made the storage version with a conversion webhook.
+fn scenario(edit_api: bool) -> Vec<&'static str> {
+    let mut lines = vec![
+        "init --domain example.com --repo github.com/acme/memcached-operator",
+        "create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211",
+        "create api --group batch --version v1 --kind CronJob",
+        "create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation",
+    ];
+    if edit_api {
+        lines.extend([
+            "create api --group batch --version v2 --kind CronJob --controller=false",
+            "edit api --group batch --version v2 --kind CronJob --storage",
+            "create webhook --group batch --version v2 --kind CronJob --conversion --spoke v1",
+        ]);
+    }
+    lines
+}
+
+fn scaffold(binary: &Path, base: &Path, lines: &[&str]) -> PathBuf {
+    let dir = base.join(NAME);
+    std::fs::create_dir_all(&dir).unwrap();
+    for line in lines {
+        run_with(binary, &dir, line);
+    }
+    dir
+}
+
+fn edit(dir: &Path, rel: &str, f: impl FnOnce(&str) -> String) {
+    let path = dir.join(rel);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let changed = f(&text);
+    assert_ne!(changed, text, "the edit of {rel} found its place");
+    std::fs::write(path, changed).unwrap();
+}
+
+fn replace_once(text: &str, from: &str, to: &str) -> String {
+    assert!(text.contains(from), "{from:?} not found");
+    text.replacen(from, to, 1)
+}
+
+/// Edits users make: a spec field, controller logic, a flag of the manager, a Makefile target, a
+/// resource limit; then `generate manifests` with `binary` (the one the Makefile pins).
+fn user_edits(binary: &Path, dir: &Path) {
+    edit(dir, "src/api/v1alpha1/memcached.rs", |t| {
+        replace_once(
+            t,
+            "pub struct MemcachedSpec {\n",
+            "pub struct MemcachedSpec {\n    /// How long a cache entry lives, in seconds.\n    #[serde(default)]\n    pub ttl_seconds: i32,\n",
+        )
+    });
+    edit(dir, "src/controllers/cron_job.rs", |t| {
+        let at = t.find("\n\n").expect("a blank line after the module doc") + 1;
+        format!(
+            "{}\n/// Jobs started at once at most (the user's logic).\npub const MAX_PARALLEL_JOBS: usize = 3;\n{}",
+            &t[..at],
+            &t[at..]
+        )
+    });
+    edit(dir, "src/main.rs", |t| {
+        replace_once(
+            t,
+            "struct Cli {\n",
+            "struct Cli {\n    /// How often reports are sent, in seconds.\n    #[arg(long, default_value_t = 300)]\n    report_seconds: u64,\n",
+        )
+    });
+    edit(dir, "Makefile", |t| {
+        format!(
+            "{t}\n.PHONY: bench\nbench: ## Run the benchmarks (the user's target).\n\t$(CARGO) bench\n"
+        )
+    });
+    edit(dir, "config/manager/manager.yaml", |t| {
+        replace_once(t, "memory: 128Mi", "memory: 512Mi")
+    });
+    run_with(binary, dir, "generate manifests");
+}
+
+/// Every file of a project but git's and the build's.
+fn tree(dir: &Path) -> BTreeMap<PathBuf, String> {
+    snapshot(dir)
+        .into_iter()
+        .filter(|(p, _)| {
+            !p.starts_with(".git") && !p.starts_with("target") && p != Path::new("Cargo.lock")
+        })
+        .map(|(p, b)| (p, String::from_utf8(b).unwrap()))
+        .collect()
+}
+
+fn assert_same_tree(got: &Path, want: &Path) {
+    let (got, want) = (tree(got), tree(want));
+    let only_got: Vec<_> = got.keys().filter(|p| !want.contains_key(*p)).collect();
+    let only_want: Vec<_> = want.keys().filter(|p| !got.contains_key(*p)).collect();
+    let differ: Vec<_> = (got.iter())
+        .filter(|(p, t)| want.get(*p).is_some_and(|w| w != *t))
+        .map(|(p, t)| {
+            let w = &want[p];
+            let line = (t.lines().zip(w.lines()))
+                .find(|(a, b)| a != b)
+                .map(|(a, b)| format!("got {a:?}, want {b:?}"))
+                .unwrap_or_else(|| "lengths differ".into());
+            format!("{}: {line}", p.display())
+        })
+        .collect();
+    assert!(
+        only_got.is_empty() && only_want.is_empty() && differ.is_empty(),
+        "the updated project is not the fresh scaffold with the user's edits:\n only in the update: {only_got:?}\n missing: {only_want:?}\n differ:\n  {}",
+        differ.join("\n  ")
+    );
+}
+
+/// The commands the updated PROJECT records (what a fresh scaffold replays).
+fn recorded_commands(dir: &Path) -> Vec<String> {
+    let project = operator_rs::project::Project::load(dir).unwrap();
+    assert!(
+        !project.commands.is_empty(),
+        "update records the commands in PROJECT"
+    );
+    project.commands
+}
+
+/// The whole story for one old commit; `build` also builds and tests the updated project.
+fn update_from(commit: &str, edit_api: bool, build: bool) {
+    let started = std::time::Instant::now();
+    let Some(old) = old_binary(commit) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let lines = scenario(edit_api);
+    let dir = scaffold(&old, &tmp.path().join("user"), &lines);
+    git(&dir, &["init", "-q"]);
+    commit_all(&dir, "scaffold");
+    user_edits(&old, &dir);
+    commit_all(&dir, "user edits");
+
+    // --dry-run lists the changes and writes nothing.
+    let before = snapshot(&dir);
+    let dry = common::run(
+        &dir,
+        &[
+            "update",
+            "--dry-run",
+            "--from-binary",
+            old.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    assert!(
+        dry.stderr.contains("would merge Makefile"),
+        "{}",
+        dry.stderr
+    );
+    assert!(
+        dry.stderr.contains("--dry-run: nothing was written"),
+        "{}",
+        dry.stderr
+    );
+    assert_eq!(snapshot(&dir), before, "--dry-run wrote something");
+
+    // A copy for the conflict case below, before the update.
+    let conflicting = tmp.path().join("conflict").join(NAME);
+    common::copy_dir(&dir, &conflicting);
+
+    let update = common::run(&dir, &["update", "--from-binary", old.to_str().unwrap()]);
+    assert_eq!(update.code, 0, "update failed:\n{}", update.stderr);
+
+    // The expectation: this operator-rs's scaffold of the same commands, with the same edits.
+    let commands = recorded_commands(&dir);
+    let command_refs: Vec<&str> = commands.iter().map(String::as_str).collect();
+    let fresh = scaffold(&this_binary(), &tmp.path().join("fresh"), &command_refs);
+    user_edits(&this_binary(), &fresh);
+    assert_same_tree(&dir, &fresh);
+    assert!(
+        git(&dir, &["status", "--porcelain"]).contains("Makefile"),
+        "the update shows in git status"
+    );
+    eprintln!("{commit}: update checked in {:?}", started.elapsed());
+
+    if build {
+        let check = common::run(&dir, &["generate", "manifests", "--check"]);
+        assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+        cargo(&dir, &["build"]);
+        cargo(&dir, &["test"]);
+        eprintln!(
+            "{commit}: updated project built and tested in {:?}",
+            started.elapsed()
+        );
+    }
+
+    // An edit of a line the new scaffold changes: conflict markers, the file named, exit 1.
+    let ancestor = scaffold(&old, &tmp.path().join("ancestor"), &lines);
+    let (rel, line) =
+        changed_line(&ancestor, &fresh).expect("the scaffold changed since the old commit");
+    edit(&conflicting, &rel, |t| {
+        replace_once(t, &line, &format!("{line} # the user's"))
+    });
+    commit_all(&conflicting, "an edit the scaffold overlaps");
+    let update = common::run(
+        &conflicting,
+        &["update", "--from-binary", old.to_str().unwrap()],
+    );
+    assert_eq!(
+        update.code, 1,
+        "an overlap must fail the update:\n{}",
+        update.stderr
+    );
+    assert!(
+        update.stderr.contains(&format!("  {rel}\n")),
+        "the conflicted file is listed:\n{}",
+        update.stderr
+    );
+    let text = std::fs::read_to_string(conflicting.join(&rel)).unwrap();
+    assert!(
+        text.contains("<<<<<<< ")
+            && text.contains(&format!("{line} # the user's"))
+            && text.contains(">>>>>>> "),
+        "{rel} has conflict markers around the user's line:\n{text}"
+    );
+    eprintln!("{commit}: done in {:?}", started.elapsed());
+}
+
+/// A line of a scaffold file (not the vendored runtime, PROJECT or a generated manifest) that
+/// the old scaffold has and the new one changed.
+fn changed_line(old: &Path, new: &Path) -> Option<(String, String)> {
+    let (old, new) = (tree(old), tree(new));
+    for (path, text) in &old {
+        let rel = path.to_string_lossy().into_owned();
+        if rel.starts_with("vendor/") || rel == "PROJECT" || rel.starts_with("config/crd/bases") {
+            continue;
+        }
+        let Some(new_text) = new.get(path) else {
+            continue;
+        };
+        let new_lines: std::collections::BTreeSet<&str> = new_text.lines().collect();
+        let unique = |l: &&str| text.matches(*l).count() == 1;
+        if let Some(line) = text
+            .lines()
+            .filter(|l| l.trim().len() > 8 && !new_lines.contains(l))
+            .find(unique)
+        {
+            return Some((rel, line.to_string()));
+        }
+    }
+    None
+}
+
+#[test]
+fn update_from_dea212f_keeps_edits_builds_and_conflicts() {
+    update_from("dea212f", true, true);
+}
+
+#[test]
+fn update_from_ccecc98() {
+    update_from("ccecc98", true, false);
+}
+
+#[test]
+fn update_from_d56e86b_the_first_create_webhook() {
+    update_from("d56e86b", false, false);
+}
+
+#[test]
+fn a_project_of_this_version_is_up_to_date() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = scaffold(&this_binary(), tmp.path(), &scenario(true));
+    git(&dir, &["init", "-q"]);
+    commit_all(&dir, "scaffold");
+    let r = common::run(
+        &dir,
+        &["update", "--from-binary", this_binary().to_str().unwrap()],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("up to date"), "{}", r.stderr);
+    assert_eq!(
+        git(&dir, &["status", "--porcelain"]),
+        "",
+        "the replay reproduced the project exactly"
+    );
+}
+
+#[test]
+fn update_refuses_a_dirty_tree_and_a_folder_outside_git() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = scaffold(&this_binary(), tmp.path(), &scenario(false)[..2]);
+    let before = snapshot(&dir);
+    let r = common::run(&dir, &["update"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("is not in a git repository"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("git init"), "the way out: {}", r.stderr);
+    assert_eq!(snapshot(&dir), before);
+
+    git(&dir, &["init", "-q"]);
+    commit_all(&dir, "scaffold");
+    std::fs::write(dir.join("src/notes.rs"), "// wip\n").unwrap();
+    let before = snapshot(&dir);
+    let r = common::run(&dir, &["update"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("uncommitted changes"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("src/notes.rs"),
+        "the dirty file is named: {}",
+        r.stderr
+    );
+    assert_eq!(snapshot(&dir), before);
+}
+
+#[test]
+fn from_binary_must_be_an_operator_rs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = scaffold(&this_binary(), tmp.path(), &scenario(false)[..1]);
+    git(&dir, &["init", "-q"]);
+    commit_all(&dir, "scaffold");
+    let r = common::run(&dir, &["update", "--from-binary", "/bin/true"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("not an operator-rs binary"),
+        "{}",
+        r.stderr
+    );
+}
