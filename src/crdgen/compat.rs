@@ -176,28 +176,36 @@ pub fn compare(old: &Side<'_>, new: &Side<'_>) -> Vec<Finding> {
     for o in unmatched_old {
         let stored = storage_version(&o.crd);
         let was = old.places.kind(&o.group, &o.kind, &stored).cloned();
-        // A rename keeps two of group, kind and plural: the one new CRD that does.
+        // A rename: the one new CRD of the same kind and plural (the group renamed), or of the
+        // same group and either the same kind, plural or versions (the kind renamed, its plural
+        // with it or not; the plural renamed).
+        let versions = |k: &KindCrd| -> Vec<String> {
+            (k.crd.spec.versions.iter())
+                .map(|v| v.name.clone())
+                .collect()
+        };
         let renamed: Vec<usize> = (0..new.crds.len())
             .filter(|&i| !matched[i])
             .filter(|&i| {
                 let n = &new.crds[i];
-                [n.group == o.group, n.kind == o.kind, n.plural == o.plural]
-                    .iter()
-                    .filter(|same| **same)
-                    .count()
-                    == 2
+                (n.kind == o.kind && n.plural == o.plural)
+                    || (n.group == o.group
+                        && (n.kind == o.kind || n.plural == o.plural || versions(n) == versions(o)))
             })
             .collect();
         if let [i] = renamed[..] {
             matched[i] = true;
             let n = &new.crds[i];
-            let what = if n.group != o.group {
-                format!("group {} became {}", o.group, n.group)
-            } else if n.kind != o.kind {
-                format!("kind {} became {}", o.kind, n.kind)
-            } else {
-                format!("plural {} became {}", o.plural, n.plural)
-            };
+            let what = [
+                ("group", &o.group, &n.group),
+                ("kind", &o.kind, &n.kind),
+                ("plural", &o.plural, &n.plural),
+            ]
+            .iter()
+            .filter(|(_, a, b)| a != b)
+            .map(|(what, a, b)| format!("{what} {a} became {b}"))
+            .collect::<Vec<_>>()
+            .join(", ");
             out.push(Finding {
                 rule: Rule::Names,
                 severity: Severity::Error,
@@ -691,7 +699,24 @@ fn compare_schema(cx: &mut Cx<'_, '_>, path: &str, a: &JSONSchemaProps, b: &JSON
         );
     }
     compare_composition(cx, path, a, b);
-    compare_required(cx, path, a, b);
+    let map = |s: &JSONSchemaProps| {
+        matches!(
+            additional(s),
+            Some(JSONSchemaPropsOrBool::Schema(_) | JSONSchemaPropsOrBool::Bool(true))
+        )
+    };
+    if map(a) && !map(b) {
+        // Reported below as a whole: the keys its struct now requires would say it again.
+        cx.field(
+            Rule::ExistingFieldRemoval,
+            Severity::Error,
+            path,
+            format!("{at}: no longer a map: its entries are pruned from objects stored"),
+            "keep it a map (`BTreeMap<String, _>`); add a new field or version instead",
+        );
+    } else {
+        compare_required(cx, path, a, b);
+    }
     // Below: the properties, the items of a list, the values of a map.
     for (name, sa) in a.properties.iter().flatten() {
         let p = child(path, name);
@@ -717,21 +742,10 @@ fn compare_schema(cx: &mut Cx<'_, '_>, path: &str, a: &JSONSchemaProps, b: &JSON
     if let (Some(ia), Some(ib)) = (items(a), items(b)) {
         compare_schema(cx, &format!("{path}[*]"), ia, ib);
     }
-    match (additional(a), additional(b)) {
-        (Some(JSONSchemaPropsOrBool::Schema(va)), Some(JSONSchemaPropsOrBool::Schema(vb))) => {
-            compare_schema(cx, &child(path, "*"), va, vb)
-        }
-        (
-            Some(JSONSchemaPropsOrBool::Schema(_) | JSONSchemaPropsOrBool::Bool(true)),
-            None | Some(JSONSchemaPropsOrBool::Bool(false)),
-        ) => cx.field(
-            Rule::ExistingFieldRemoval,
-            Severity::Error,
-            path,
-            format!("{at}: no longer a map: its entries are pruned from objects stored"),
-            "keep it a map (`BTreeMap<String, _>`); add a new field or version instead",
-        ),
-        _ => {}
+    if let (Some(JSONSchemaPropsOrBool::Schema(va)), Some(JSONSchemaPropsOrBool::Schema(vb))) =
+        (additional(a), additional(b))
+    {
+        compare_schema(cx, &child(path, "*"), va, vb)
     }
 }
 

@@ -1,0 +1,447 @@
+//! `operator-rs generate crds --check-compat <ref>`: small projects committed in a temporary git
+//! repository (tag `v1`), their types changed, the command run. Each rule has a case asserting
+//! exactly the findings printed (severity, rule id, file:line:col of the Rust type or field) and
+//! the exit code; compatible changes pass. Also the refusals (not a git repository, an unknown
+//! revision, a project that was not there), a project in a folder of its repository, the user's
+//! tree left as it was, the generated CI step run as on a pull request, and, where kube-apiserver
+//! has an opinion, its verdict on the same change next to ours.
+
+mod common;
+mod control_plane;
+
+use std::path::Path;
+
+use common::*;
+
+const HEAD: &str = "use std::collections::BTreeMap;\nuse kube::{CustomResource, KubeSchema};\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n";
+
+const PROJECT: &str = "version: \"3\"\ndomain: example.com\nprojectName: compat\ncrateName: compat\nlayout:\n- rust.operator-rs.io/v1\ncliVersion: 0.1.0\nk8sOpenapiFeature: v1_37\n";
+
+/// One version of kind `Widget` of `demo.example.com`: `attrs` go into its `#[kube(...)]`
+/// (after `namespaced` unless `cluster`), `fields` into `WidgetSpec`, `extra` after it.
+fn widget(attrs: &str, fields: &str, extra: &str) -> String {
+    let scope = if attrs.contains("cluster") {
+        ""
+    } else {
+        ", namespaced"
+    };
+    let attrs = attrs.replace("cluster", "");
+    format!(
+        "#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, KubeSchema)]\n#[kube(group = \"demo.example.com\", version = \"v1\", kind = \"Widget\"{scope}{attrs})]\npub struct WidgetSpec {{\n{fields}}}\n{extra}"
+    )
+}
+
+/// A project (PROJECT and `src/lib.rs` = HEAD + `v1`) in a new git repository, committed and
+/// tagged `v1`.
+fn committed(v1: &str) -> tempfile::TempDir {
+    let tmp = tempfile::Builder::new()
+        .prefix("operator-rs-compat-")
+        .tempdir()
+        .unwrap();
+    write_project(tmp.path(), v1);
+    git(tmp.path(), &["init", "-q"]);
+    git(tmp.path(), &["add", "-A"]);
+    git(tmp.path(), &["commit", "-q", "-m", "v1"]);
+    git(tmp.path(), &["tag", "v1"]);
+    tmp
+}
+
+fn write_project(dir: &Path, body: &str) {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("PROJECT"), PROJECT).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), format!("{HEAD}{body}")).unwrap();
+}
+
+/// One finding as printed: severity, rule id, and where (`None`: no longer in the source).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Printed {
+    severity: String,
+    rule: String,
+    at: Option<(String, usize, usize)>,
+}
+
+/// The findings of the command's stderr.
+fn printed(stderr: &str) -> Vec<Printed> {
+    let mut out = Vec::new();
+    let mut lines = stderr.lines().peekable();
+    while let Some(line) = lines.next() {
+        let Some((severity, rest)) = line.split_once('[') else {
+            continue;
+        };
+        if severity != "error" && severity != "warning" {
+            continue;
+        }
+        let Some((rule, _)) = rest.split_once("]: ") else {
+            continue;
+        };
+        let span = lines.next().expect("a span line follows a finding");
+        let span = span.trim().strip_prefix("--> ").expect("`--> ` span line");
+        let at = (span != "(no longer in the source)").then(|| {
+            let mut parts = span.rsplitn(3, ':');
+            let col = parts.next().unwrap().parse().unwrap();
+            let line = parts.next().unwrap().parse().unwrap();
+            (parts.next().unwrap().to_string(), line, col)
+        });
+        out.push(Printed {
+            severity: severity.to_string(),
+            rule: rule.to_string(),
+            at,
+        });
+    }
+    out.sort();
+    out
+}
+
+/// Where `marker` first is in `src/lib.rs` as `body` makes it (1-based line and column).
+fn at(body: &str, marker: &str) -> (String, usize, usize) {
+    let text = format!("{HEAD}{body}");
+    for (i, l) in text.lines().enumerate() {
+        if let Some(c) = l.find(marker) {
+            return ("src/lib.rs".into(), i + 1, c + 1);
+        }
+    }
+    panic!("marker {marker:?} not in {text}")
+}
+
+/// One case: the project at `v1`, changed to `v2`; what `--check-compat v1` must print (severity,
+/// rule, marker of `v2` it points at or `None`) and its exit code.
+struct Case {
+    name: &'static str,
+    v1: String,
+    v2: String,
+    expect: Vec<(&'static str, &'static str, Option<&'static str>)>,
+    code: i32,
+}
+
+fn case(
+    name: &'static str,
+    v1: String,
+    v2: String,
+    expect: &[(&'static str, &'static str, Option<&'static str>)],
+) -> Case {
+    let code = i32::from(expect.iter().any(|(s, _, _)| *s == "error"));
+    Case {
+        name,
+        v1,
+        v2,
+        expect: expect.to_vec(),
+        code,
+    }
+}
+
+const ITEM: &str = "#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\npub struct Item {\n    pub name: String,\n    pub port: i32,\n}\n";
+const MODE2: &str =
+    "#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\npub enum Mode { Fast, Slow }\n";
+const MODE_FAST: &str =
+    "#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\npub enum Mode { Fast }\n";
+const MODE3: &str = "#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\npub enum Mode { Fast, Slow, Medium }\n";
+
+/// Version `v` of Widget in module `v`; `attrs` go into its `#[kube(...)]`.
+fn module(v: &str, attrs: &str) -> String {
+    format!(
+        "pub mod {v} {{\n    use super::*;\n    #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, KubeSchema)]\n    #[kube(group = \"demo.example.com\", version = \"{v}\", kind = \"Widget\", namespaced{attrs})]\n    pub struct WidgetSpec {{\n        pub size: i32,\n    }}\n}}\n"
+    )
+}
+
+/// Versions v1 and v2 of Widget: v2 is the storage version unless `v2_attrs` says otherwise.
+fn two(v1_attrs: &str, v2_attrs: &str) -> String {
+    module("v1", v1_attrs) + &module("v2", v2_attrs)
+}
+
+fn cases() -> Vec<Case> {
+    let w = |fields: &str| widget("", fields, "");
+    let base = "    pub size: i32,\n    pub name: String,\n";
+    vec![
+        case(
+            "field removed",
+            w(base),
+            w("    pub size: i32,\n"),
+            &[("error", "existingFieldRemoval", Some("WidgetSpec {"))],
+        ),
+        case(
+            "nested field removed: points at the field that holds it",
+            widget("", "    pub item: Item,\n", ITEM),
+            widget(
+                "",
+                "    pub item: Item,\n",
+                &ITEM.replace("    pub port: i32,\n", ""),
+            ),
+            &[("error", "existingFieldRemoval", Some("item: Item"))],
+        ),
+        case(
+            "field of list items removed",
+            widget("", "    pub items: Vec<Item>,\n", ITEM),
+            widget(
+                "",
+                "    pub items: Vec<Item>,\n",
+                &ITEM.replace("    pub name: String,\n", ""),
+            ),
+            &[("error", "existingFieldRemoval", Some("items: Vec"))],
+        ),
+        case(
+            "new required field without a default",
+            w(base),
+            w(&format!("{base}    pub extra: String,\n")),
+            &[("error", "required", Some("extra: String"))],
+        ),
+        case(
+            "optional field made required",
+            w("    pub size: i32,\n    pub name: Option<String>,\n"),
+            w(base),
+            &[
+                ("error", "required", Some("name: String")),
+                ("warning", "nullable", Some("name: String")),
+            ],
+        ),
+        case(
+            "type changed",
+            w(base),
+            w("    pub size: i32,\n    pub name: bool,\n"),
+            &[("error", "type", Some("name: bool"))],
+        ),
+        case(
+            "format changed",
+            w(base),
+            w("    pub size: i64,\n    pub name: String,\n"),
+            &[("error", "format", Some("size: i64"))],
+        ),
+        case(
+            "map made a struct",
+            w("    pub labels: BTreeMap<String, String>,\n"),
+            widget("", "    pub labels: Item,\n", ITEM),
+            &[("error", "existingFieldRemoval", Some("labels: Item"))],
+        ),
+        case(
+            "map values' type changed",
+            w("    pub labels: BTreeMap<String, String>,\n"),
+            w("    pub labels: BTreeMap<String, i32>,\n"),
+            &[("error", "type", Some("labels: BTreeMap"))],
+        ),
+        case(
+            "enum value removed",
+            widget("", "    pub mode: Mode,\n", MODE2),
+            widget("", "    pub mode: Mode,\n", MODE_FAST),
+            &[("error", "enum", Some("mode: Mode"))],
+        ),
+        case(
+            "enum value added: a warning",
+            widget("", "    pub mode: Mode,\n", MODE2),
+            widget("", "    pub mode: Mode,\n", MODE3),
+            &[("warning", "enum", Some("mode: Mode"))],
+        ),
+        case(
+            "free string made an enum",
+            w("    pub mode: String,\n"),
+            widget("", "    pub mode: Mode,\n", MODE2),
+            &[("error", "enum", Some("mode: Mode"))],
+        ),
+        case(
+            "maximum lowered",
+            w("    #[schemars(range(max = 10))]\n    pub size: i32,\n"),
+            w("    #[schemars(range(max = 5))]\n    pub size: i32,\n"),
+            &[("warning", "maximum", Some("size: i32"))],
+        ),
+        case(
+            "minimum added",
+            w("    pub size: i32,\n"),
+            w("    #[schemars(range(min = 1))]\n    pub size: i32,\n"),
+            &[("warning", "minimum", Some("size: i32"))],
+        ),
+        case(
+            "maxLength added and minLength raised",
+            w("    #[schemars(length(min = 1))]\n    pub name: String,\n"),
+            w("    #[schemars(length(min = 2, max = 63))]\n    pub name: String,\n"),
+            &[
+                ("warning", "maxLength", Some("name: String")),
+                ("warning", "minLength", Some("name: String")),
+            ],
+        ),
+        case(
+            "maxItems lowered",
+            w("    #[schemars(length(max = 10))]\n    pub tags: Vec<String>,\n"),
+            w("    #[schemars(length(max = 3))]\n    pub tags: Vec<String>,\n"),
+            &[("warning", "maxItems", Some("tags: Vec"))],
+        ),
+        case(
+            "maxProperties added",
+            w("    pub labels: BTreeMap<String, String>,\n"),
+            w(
+                "    #[schemars(extend(\"maxProperties\" = 3))]\n    pub labels: BTreeMap<String, String>,\n",
+            ),
+            &[("warning", "maxProperties", Some("labels: BTreeMap"))],
+        ),
+        case(
+            "pattern added",
+            w(base),
+            w(
+                "    pub size: i32,\n    #[schemars(regex(pattern = \"^[a-z]+$\"))]\n    pub name: String,\n",
+            ),
+            &[("warning", "pattern", Some("name: String"))],
+        ),
+        case(
+            "new CEL rule",
+            w(base),
+            w(
+                "    #[x_kube(validation = \"self > 0\")]\n    pub size: i32,\n    pub name: String,\n",
+            ),
+            &[("warning", "validationRules", Some("size: i32"))],
+        ),
+        case(
+            "default changed",
+            w("    #[serde(default = \"ten\")]\n    pub size: i32,\n")
+                + "fn ten() -> i32 {\n    10\n}\n",
+            w("    #[serde(default = \"ten\")]\n    pub size: i32,\n")
+                + "fn ten() -> i32 {\n    20\n}\n",
+            &[("warning", "default", Some("size: i32"))],
+        ),
+        case(
+            "scope changed",
+            w(base),
+            widget("cluster", base, ""),
+            &[("error", "scope", Some("WidgetSpec {"))],
+        ),
+        case(
+            "group renamed",
+            w(base),
+            w(base).replace("demo.example.com", "widgets.example.com"),
+            &[("error", "names", Some("WidgetSpec {"))],
+        ),
+        case(
+            "kind renamed",
+            w(base),
+            w(base).replace("kind = \"Widget\"", "kind = \"Gadget\""),
+            &[("error", "names", Some("WidgetSpec {"))],
+        ),
+        case(
+            "plural renamed",
+            w(base),
+            widget(", plural = \"widgetz\"", base, ""),
+            &[("error", "names", Some("WidgetSpec {"))],
+        ),
+        case(
+            "short name removed: a warning",
+            widget(", shortname = \"wd\"", base, ""),
+            w(base),
+            &[("warning", "names", Some("WidgetSpec {"))],
+        ),
+        case(
+            "kind removed",
+            format!(
+                "{}{}",
+                w(base),
+                "#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, KubeSchema)]\n#[kube(group = \"demo.example.com\", version = \"v1\", kind = \"Gizmo\", namespaced)]\npub struct GizmoSpec {\n    pub size: i32,\n}\n"
+            ),
+            w(base),
+            &[("error", "crdRemoval", None)],
+        ),
+        case(
+            "storage version removed",
+            two(", storage = false", ""),
+            module("v1", ""),
+            &[("error", "storedVersionRemoval", Some("WidgetSpec {"))],
+        ),
+        case(
+            "served version removed",
+            two(", storage = false", ""),
+            module("v2", ""),
+            &[("error", "servedVersionRemoval", Some("WidgetSpec {"))],
+        ),
+        case(
+            "unserved version removed",
+            two(", storage = false, served = false", ""),
+            module("v2", ""),
+            &[("error", "versionRemoval", Some("WidgetSpec {"))],
+        ),
+        case(
+            "version no longer served",
+            two(", storage = false", ""),
+            two(", storage = false, served = false", ""),
+            &[("error", "servedVersionRemoval", Some("WidgetSpec {"))],
+        ),
+        case(
+            "list type changed",
+            w("    pub tags: Vec<String>,\n"),
+            w(
+                "    #[schemars(extend(\"x-kubernetes-list-type\" = \"set\"))]\n    pub tags: Vec<String>,\n",
+            ),
+            &[("error", "listType", Some("tags: Vec"))],
+        ),
+        case(
+            "list map keys changed",
+            widget(
+                "",
+                "    #[schemars(extend(\"x-kubernetes-list-type\" = \"map\", \"x-kubernetes-list-map-keys\" = [\"name\"]))]\n    pub items: Vec<Item>,\n",
+                ITEM,
+            ),
+            widget(
+                "",
+                "    #[schemars(extend(\"x-kubernetes-list-type\" = \"map\", \"x-kubernetes-list-map-keys\" = [\"name\", \"port\"]))]\n    pub items: Vec<Item>,\n",
+                ITEM,
+            ),
+            &[("error", "listMapKeys", Some("items: Vec"))],
+        ),
+        case(
+            "preserve-unknown-fields removed",
+            widget(
+                "",
+                "    #[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]\n    pub item: Item,\n",
+                ITEM,
+            ),
+            widget("", "    pub item: Item,\n", ITEM),
+            &[("error", "preserveUnknownFieldsRemoval", Some("item: Item"))],
+        ),
+        case(
+            "status subresource removed",
+            widget(
+                ", status = \"WidgetStatus\"",
+                base,
+                "#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\npub struct WidgetStatus {\n    pub ready: bool,\n}\n",
+            ),
+            w(base),
+            &[
+                ("error", "subresourceRemoval", Some("WidgetSpec {")),
+                ("error", "existingFieldRemoval", Some("WidgetSpec {")),
+            ],
+        ),
+        case(
+            "compatible: new optional field, defaulted field, loosened bound, new doc, new version",
+            w("    #[schemars(range(max = 5))]\n    pub size: i32,\n    pub name: String,\n"),
+            format!(
+                "{}pub mod v2 {{\n    use super::*;\n    #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, KubeSchema)]\n    #[kube(group = \"demo.example.com\", version = \"v2\", kind = \"Widget\", namespaced, storage = false)]\n    pub struct WidgetSpec {{\n        pub size: i32,\n    }}\n}}\n",
+                w(
+                    "    #[schemars(range(max = 10))]\n    pub size: i32,\n    /// The name.\n    pub name: String,\n    pub note: Option<String>,\n    #[serde(default)]\n    pub count: i32,\n    #[serde(default)]\n    pub tags: Vec<String>,\n"
+                )
+            ),
+            &[],
+        ),
+    ]
+}
+
+/// Run `--check-compat v1` on the case's `v2`; the findings it printed against those expected.
+fn run_case(c: &Case) -> Result<(), String> {
+    let tmp = committed(&c.v1);
+    write_project(tmp.path(), &c.v2);
+    let r = run(tmp.path(), &["generate", "crds", "--check-compat", "v1"]);
+    let got = printed(&r.stderr);
+    let mut want: Vec<Printed> = (c.expect.iter())
+        .map(|(severity, rule, marker)| Printed {
+            severity: severity.to_string(),
+            rule: rule.to_string(),
+            at: marker.map(|m| at(&c.v2, m)),
+        })
+        .collect();
+    want.sort();
+    if got != want || r.code != c.code {
+        return Err(format!(
+            "{}: want exit {} and {want:?}\n got exit {} and {got:?}\nstderr:\n{}",
+            c.name, c.code, r.code, r.stderr
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn each_rule_is_reported_at_the_rust_type_or_field() {
+    let failures: Vec<String> = cases().iter().filter_map(|c| run_case(c).err()).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
