@@ -445,3 +445,234 @@ fn each_rule_is_reported_at_the_rust_type_or_field() {
     let failures: Vec<String> = cases().iter().filter_map(|c| run_case(c).err()).collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+#[test]
+fn warnings_pass_unless_made_errors() {
+    let v1 = widget(
+        "",
+        "    #[schemars(range(max = 10))]\n    pub size: i32,\n",
+        "",
+    );
+    let tmp = committed(&v1);
+    write_project(
+        tmp.path(),
+        &widget(
+            "",
+            "    #[schemars(range(max = 5))]\n    pub size: i32,\n",
+            "",
+        ),
+    );
+    let r = run(tmp.path(), &["generate", "crds", "--check-compat", "v1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("warning[maximum]"), "{}", r.stderr);
+    assert!(r.stderr.contains("compatible with v1"), "{}", r.stderr);
+    let r = run(
+        tmp.path(),
+        &[
+            "generate",
+            "crds",
+            "--check-compat",
+            "v1",
+            "--compat-warnings-as-errors",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("warning[maximum]"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--compat-warnings-as-errors"),
+        "{}",
+        r.stderr
+    );
+    // The flag means nothing without a revision to compare with.
+    let r = run(
+        tmp.path(),
+        &["generate", "crds", "--compat-warnings-as-errors"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+}
+
+/// The user's files and repository (index, refs, worktrees) as they are.
+fn state(
+    dir: &Path,
+) -> (
+    std::collections::BTreeMap<std::path::PathBuf, Vec<u8>>,
+    String,
+) {
+    let files = snapshot(dir)
+        .into_iter()
+        // `git status` below refreshes the index's file times; its content is in the status.
+        .filter(|(p, _)| !p.starts_with(".git/logs") && *p != Path::new(".git/index"))
+        .collect();
+    (files, git(dir, &["status", "--porcelain", "--ignored"]))
+}
+
+#[test]
+fn the_working_tree_and_repository_are_left_as_they_are() {
+    let base = "    pub size: i32,\n    pub name: String,\n";
+    let tmp = committed(&widget("", base, ""));
+    // Staged, unstaged and untracked changes, and CRDs never generated: all stay as they are.
+    write_project(tmp.path(), &widget("", "    pub size: i32,\n", ""));
+    git(tmp.path(), &["add", "src/lib.rs"]);
+    std::fs::write(tmp.path().join("notes.txt"), "mine").unwrap();
+    let before = state(tmp.path());
+    let r = run(tmp.path(), &["generate", "crds", "--check-compat", "v1"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("error[existingFieldRemoval]"),
+        "{}",
+        r.stderr
+    );
+    // What it compares with is the staged and unstaged source as it is on disk.
+    assert!(r.stderr.contains(".spec.name"), "{}", r.stderr);
+    assert_eq!(state(tmp.path()), before);
+    assert!(!tmp.path().join("config").exists());
+}
+
+#[test]
+fn with_check_the_files_are_checked_too() {
+    let base = "    pub size: i32,\n";
+    let tmp = committed(&widget("", base, ""));
+    // Compatible, but config/crd was never generated: --check fails, --check-compat passes.
+    let r = run(
+        tmp.path(),
+        &["generate", "crds", "--check", "--check-compat", "v1"],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("compatible with v1"), "{}", r.stderr);
+    assert!(r.stderr.contains("stale, missing"), "{}", r.stderr);
+    ok(tmp.path(), &["generate", "crds"]);
+    ok(
+        tmp.path(),
+        &["generate", "crds", "--check", "--check-compat", "v1"],
+    );
+    // `--exact` derives through the compiler, which cannot be pointed at a revision.
+    let r = run(
+        tmp.path(),
+        &["generate", "crds", "--exact", "--check-compat", "v1"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+}
+
+#[test]
+fn a_project_in_a_folder_of_its_repository() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("operators/widget");
+    let base = "    pub size: i32,\n    pub name: String,\n";
+    write_project(&dir, &widget("", base, ""));
+    // Another project beside it, with the same file names: never read.
+    write_project(&tmp.path().join("operators/other"), "");
+    git(tmp.path(), &["init", "-q"]);
+    git(tmp.path(), &["add", "-A"]);
+    git(tmp.path(), &["commit", "-q", "-m", "v1"]);
+    let v2 = widget("", "    pub size: i32,\n    pub name: i64,\n", "");
+    write_project(&dir, &v2);
+    let r = run(&dir, &["generate", "crds", "--check-compat", "HEAD"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let (_, line, col) = at(&v2, "name: i64");
+    assert_eq!(
+        printed(&r.stderr),
+        vec![Printed {
+            severity: "error".into(),
+            rule: "type".into(),
+            at: Some(("src/lib.rs".into(), line, col)),
+        }]
+    );
+    // -C from elsewhere too.
+    let r = run(
+        tmp.path(),
+        &[
+            "-C",
+            "operators/widget",
+            "generate",
+            "crds",
+            "--check-compat",
+            "HEAD",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+}
+
+#[test]
+fn refusals_say_what_is_wrong() {
+    let base = "    pub size: i32,\n";
+    // Not in a git repository.
+    let plain = tempfile::tempdir().unwrap();
+    write_project(plain.path(), &widget("", base, ""));
+    let r = run(
+        plain.path(),
+        &["generate", "crds", "--check-compat", "main"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("is not in a git repository"),
+        "{}",
+        r.stderr
+    );
+
+    let tmp = committed(&widget("", base, ""));
+    for bad in ["no-such-branch", "v1:src", "-p", ""] {
+        let r = run(
+            tmp.path(),
+            &["generate", "crds", &format!("--check-compat={bad}")],
+        );
+        assert_eq!(r.code, 2, "{bad}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("is not a revision of this repository")
+                && r.stderr.contains("fetch-depth: 0"),
+            "{bad}: {}",
+            r.stderr
+        );
+    }
+
+    // The project did not exist at the revision: no PROJECT, then no crate root.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("README.md"), "soon").unwrap();
+    git(tmp.path(), &["init", "-q"]);
+    git(tmp.path(), &["add", "-A"]);
+    git(tmp.path(), &["commit", "-q", "-m", "empty"]);
+    git(tmp.path(), &["tag", "empty"]);
+    std::fs::write(tmp.path().join("PROJECT"), PROJECT).unwrap();
+    git(tmp.path(), &["add", "-A"]);
+    git(tmp.path(), &["commit", "-q", "-m", "PROJECT only"]);
+    git(tmp.path(), &["tag", "project-only"]);
+    write_project(tmp.path(), &widget("", base, ""));
+    for (reference, says) in [
+        ("empty", "it has no PROJECT file there"),
+        ("project-only", "neither src/lib.rs nor src/main.rs"),
+    ] {
+        let r = run(
+            tmp.path(),
+            &["generate", "crds", "--check-compat", reference],
+        );
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            r.stderr
+                .contains(&format!("the project did not exist at {reference}: {says}")),
+            "{}",
+            r.stderr
+        );
+    }
+    // A folder that was not in the repository at the revision.
+    let sub = tmp.path().join("later");
+    write_project(&sub, &widget("", base, ""));
+    let r = run(&sub, &["generate", "crds", "--check-compat", "empty"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the project did not exist at empty: its folder `later`"),
+        "{}",
+        r.stderr
+    );
+
+    // The types at the revision cannot be derived: said so, with the revision.
+    let tmp = committed("#[derive(CustomResource)]\npub struct Broken {\n");
+    write_project(tmp.path(), &widget("", base, ""));
+    let r = run(tmp.path(), &["generate", "crds", "--check-compat", "v1"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the CRDs of the project at v1 cannot be derived"),
+        "{}",
+        r.stderr
+    );
+}

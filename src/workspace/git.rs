@@ -88,16 +88,25 @@ impl GitTree {
         let commit = String::from_utf8_lossy(&commit).trim().to_string();
         // The project's folder at the commit.
         let tree = format!("{commit}:{}", prefix.trim_end_matches('/'));
-        let listing =
-            git(root, &["ls-tree", "-r", "-z", "--end-of-options", &tree])?.map_err(|_| {
-                GitError::NoProject {
-                    reference: reference.to_string(),
-                    what: format!(
-                        "its folder `{}` is not in the repository at that revision",
-                        prefix.trim_end_matches('/')
-                    ),
-                }
-            })?;
+        // `--full-tree`: run from a folder, ls-tree would also keep only the paths under it.
+        let listing = git(
+            root,
+            &[
+                "ls-tree",
+                "-r",
+                "-z",
+                "--full-tree",
+                "--end-of-options",
+                &tree,
+            ],
+        )?
+        .map_err(|_| GitError::NoProject {
+            reference: reference.to_string(),
+            what: format!(
+                "its folder `{}` is not in the repository at that revision",
+                prefix.trim_end_matches('/')
+            ),
+        })?;
         let mut blobs = BTreeMap::new();
         for entry in listing.split(|b| *b == 0).filter(|e| !e.is_empty()) {
             let entry = String::from_utf8_lossy(entry);
