@@ -676,3 +676,113 @@ fn refusals_say_what_is_wrong() {
         r.stderr
     );
 }
+
+/// `script` run as an Actions `run:` step in `dir` (bash -e -o pipefail), with `operator-rs` (this
+/// build) on PATH and what GitHub sets on a pull request into `main`.
+fn step(tmp: &Path, dir: &Path, script: &str) -> Run {
+    let bin = tmp.join("path-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let link = bin.join("operator-rs");
+    if !link.exists() {
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_operator-rs"), &link).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    std::process::Command::new("bash")
+        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
+        .current_dir(dir)
+        .env("PATH", path)
+        .env("CI", "true")
+        .envs(PULL_REQUEST_ENV)
+        .env_remove("MAKEFLAGS")
+        .env_remove("MFLAGS")
+        .output()
+        .expect("bash runs")
+        .into()
+}
+
+#[test]
+fn the_generated_ci_checks_pull_requests_against_their_target_branch() {
+    let tmp = init_project("compat-operator");
+    let dir = project_dir(&tmp, "compat-operator");
+    ok(
+        &dir,
+        &words("create api --group batch --version v1 --kind CronJob"),
+    );
+    as_pull_request(&dir);
+    let workflow: serde_json::Value =
+        serde_saphyr::from_str(&read(&dir, ".github/workflows/ci.yml")).expect("ci.yml is YAML");
+    let steps = workflow["jobs"]["manifests"]["steps"]
+        .as_array()
+        .expect("a manifests job");
+    let checkout = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/checkout"))
+        })
+        .expect("a checkout step");
+    assert_eq!(
+        checkout["with"]["fetch-depth"], 0,
+        "the target branch must be fetched: {checkout}"
+    );
+    let script = |needle: &str| {
+        let s = steps
+            .iter()
+            .find(|s| s["run"].as_str().is_some_and(|r| r.contains(needle)))
+            .unwrap_or_else(|| panic!("no step runs {needle}"));
+        (s["run"].as_str().unwrap().to_string(), s["if"].as_str())
+    };
+    let (install, _) = script("make operator-rs");
+    let (compat, condition) = script("check-crd-compat");
+    assert_eq!(condition, Some(PULL_REQUEST));
+    let r = step(tmp.path(), &dir, &install);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+
+    // The pull request as the target branch: compatible.
+    let r = step(tmp.path(), &dir, &compat);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("compatible with origin/main"),
+        "{}",
+        r.stderr
+    );
+
+    // A pull request that drops the scaffold's field and adds a required one: refused, there.
+    let file = dir.join("src/api/v1/cron_job.rs");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let changed = text.replace(
+        "#[serde(default, skip_serializing_if = \"Option::is_none\")]\n    pub foo: Option<String>,",
+        "pub schedule: String,",
+    );
+    assert_ne!(text, changed);
+    std::fs::write(&file, &changed).unwrap();
+    let r = step(tmp.path(), &dir, &compat);
+    assert_ne!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let (line, col) = changed
+        .lines()
+        .enumerate()
+        .find_map(|(i, l)| l.find("schedule: String").map(|c| (i + 1, c + 1)))
+        .unwrap();
+    let spec = changed
+        .lines()
+        .enumerate()
+        .find_map(|(i, l)| l.find("CronJobSpec {").map(|c| (i + 1, c + 1)))
+        .unwrap();
+    let found = printed(&r.stderr);
+    let want = |rule: &str, (line, col): (usize, usize)| Printed {
+        severity: "error".into(),
+        rule: rule.into(),
+        at: Some(("src/api/v1/cron_job.rs".into(), line, col)),
+    };
+    assert!(
+        found.contains(&want("required", (line, col)))
+            && found.contains(&want("existingFieldRemoval", spec)),
+        "{found:?}\n{}",
+        r.stderr
+    );
+}
