@@ -786,3 +786,275 @@ fn the_generated_ci_checks_pull_requests_against_their_target_branch() {
         r.stderr
     );
 }
+
+/// One change put to kube-apiserver: the CRD at `v1` applied and an object of it created
+/// (`object`: its spec), then the CRD at `v2` applied.
+struct ServerCase {
+    name: &'static str,
+    v1: String,
+    v2: String,
+    /// The spec of the object created before the change (valid at `v1`).
+    object: serde_json::Value,
+    /// Whether kube-apiserver takes the new CRD (the verdict observed, asserted).
+    server_accepts: bool,
+    /// What we report (severity, rule); empty: compatible.
+    ours: &'static [(&'static str, &'static str)],
+    /// A field of the object's spec the server no longer returns once the new CRD is in.
+    pruned: Option<&'static str>,
+}
+
+/// The CRD files `generate crds` writes for `dir` as it is.
+fn generated_crds(dir: &Path) -> Vec<std::path::PathBuf> {
+    ok(dir, &["generate", "crds"]);
+    let bases = dir.join("config/crd/bases");
+    let mut files: Vec<_> = std::fs::read_dir(&bases)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
+fn apply(cp: &control_plane::ControlPlane, file: &Path) -> Result<String, String> {
+    control_plane::kubectl(
+        cp,
+        &[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "-f",
+            file.to_str().unwrap(),
+        ],
+    )
+}
+
+/// Create a Widget of group `group`, retrying while discovery does not know the kind yet.
+fn create_widget(
+    cp: &control_plane::ControlPlane,
+    group: &str,
+    version: &str,
+    spec: &serde_json::Value,
+) {
+    let object = serde_json::json!({
+        "apiVersion": format!("{group}/{version}"),
+        "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "default"},
+        "spec": spec,
+    });
+    let mut last = String::new();
+    for _ in 0..60 {
+        match control_plane::kubectl_with(cp, &["create", "-f", "-"], &object) {
+            Ok(_) => return,
+            Err(e) => last = e,
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    panic!("creating {object} failed: {last}");
+}
+
+#[test]
+fn kube_apiserver_refuses_no_change_we_pass() {
+    let Some(assets) = control_plane::assets("crdgen_compat") else {
+        return;
+    };
+    let cp = control_plane::start(&assets);
+    let w = |fields: &str| widget("", fields, "");
+    let base = "    pub size: i32,\n    pub name: String,\n";
+    let spec = serde_json::json!({"size": 1, "name": "a"});
+    let cases = vec![
+        ServerCase {
+            name: "scope changed",
+            v1: w(base),
+            v2: widget("cluster", base, ""),
+            object: spec.clone(),
+            server_accepts: false,
+            ours: &[("error", "scope")],
+            pruned: None,
+        },
+        ServerCase {
+            name: "storage version removed",
+            v1: two(", storage = false", ""),
+            v2: module("v1", ""),
+            object: serde_json::json!({"size": 1}),
+            server_accepts: false,
+            ours: &[("error", "storedVersionRemoval")],
+            pruned: None,
+        },
+        ServerCase {
+            name: "served version removed, never stored",
+            v1: two(", storage = false", ""),
+            v2: module("v2", ""),
+            object: serde_json::json!({"size": 1}),
+            server_accepts: true,
+            ours: &[("error", "servedVersionRemoval")],
+            pruned: None,
+        },
+        ServerCase {
+            name: "field removed",
+            v1: w(base),
+            v2: w("    pub size: i32,\n"),
+            object: spec.clone(),
+            server_accepts: true,
+            ours: &[("error", "existingFieldRemoval")],
+            pruned: Some("name"),
+        },
+        ServerCase {
+            name: "new required field",
+            v1: w(base),
+            v2: w(&format!("{base}    pub extra: String,\n")),
+            object: spec.clone(),
+            server_accepts: true,
+            ours: &[("error", "required")],
+            pruned: None,
+        },
+        ServerCase {
+            name: "type changed",
+            v1: w(base),
+            v2: w("    pub size: i32,\n    pub name: bool,\n"),
+            object: spec.clone(),
+            server_accepts: true,
+            ours: &[("error", "type")],
+            pruned: None,
+        },
+        ServerCase {
+            name: "enum value removed",
+            v1: widget("", "    pub mode: Mode,\n", MODE2),
+            v2: widget("", "    pub mode: Mode,\n", MODE_FAST),
+            object: serde_json::json!({"mode": "Slow"}),
+            server_accepts: true,
+            ours: &[("error", "enum")],
+            pruned: None,
+        },
+        ServerCase {
+            name: "list type changed",
+            v1: w("    pub tags: Vec<String>,\n"),
+            v2: w(
+                "    #[schemars(extend(\"x-kubernetes-list-type\" = \"set\"))]\n    pub tags: Vec<String>,\n",
+            ),
+            object: serde_json::json!({"tags": ["a", "b"]}),
+            server_accepts: true,
+            ours: &[("error", "listType")],
+            pruned: None,
+        },
+        ServerCase {
+            name: "maximum lowered",
+            v1: w("    #[schemars(range(max = 10))]\n    pub size: i32,\n"),
+            v2: w("    #[schemars(range(max = 5))]\n    pub size: i32,\n"),
+            object: serde_json::json!({"size": 8}),
+            server_accepts: true,
+            ours: &[("warning", "maximum")],
+            pruned: None,
+        },
+        ServerCase {
+            name: "compatible",
+            v1: w(base),
+            v2: format!(
+                "{}{}",
+                w(&format!("{base}    pub note: Option<String>,\n")),
+                module("v2", ", storage = false")
+            ),
+            object: spec.clone(),
+            server_accepts: true,
+            ours: &[],
+            pruned: None,
+        },
+    ];
+    let mut disagreements = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        // A group per case: each is its own CRD on the one API server.
+        let group = format!("c{i}.example.com");
+        let v1 = c.v1.replace("demo.example.com", &group);
+        let v2 = c.v2.replace("demo.example.com", &group);
+        let tmp = committed(&v1);
+        let old = generated_crds(tmp.path());
+        assert_eq!(old.len(), 1, "{}", c.name);
+        let stored_in = if c.v1.contains("pub mod v2") {
+            "v2"
+        } else {
+            "v1"
+        };
+        apply(&cp, &old[0]).unwrap_or_else(|e| panic!("{}: the CRD at v1: {e}", c.name));
+        create_widget(&cp, &group, stored_in, &c.object);
+        let spec_now = || {
+            control_plane::kubectl(
+                &cp,
+                &[
+                    "get",
+                    &format!("widgets.{group}"),
+                    "w",
+                    "-n",
+                    "default",
+                    "-o",
+                    "jsonpath={.spec}",
+                ],
+            )
+            .unwrap_or_default()
+        };
+        if let Some(field) = c.pruned {
+            assert!(
+                spec_now().contains(&format!("\"{field}\"")),
+                "{}: stored without {field}",
+                c.name
+            );
+        }
+        // Ours: on the committed tree changed to v2 (before config/crd is regenerated).
+        write_project(tmp.path(), &v2);
+        let r = run(tmp.path(), &["generate", "crds", "--check-compat", "v1"]);
+        let ours: Vec<(String, String)> = printed(&r.stderr)
+            .into_iter()
+            .map(|p| (p.severity, p.rule))
+            .collect();
+        let want: Vec<(String, String)> = (c.ours.iter())
+            .map(|(s, r)| (s.to_string(), r.to_string()))
+            .collect();
+        let new = generated_crds(tmp.path());
+        let server = apply(&cp, &new[0]);
+        eprintln!(
+            "{}: kube-apiserver {}; we: exit {} {ours:?}",
+            c.name,
+            match &server {
+                Ok(_) => "accepts".to_string(),
+                Err(e) => format!("refuses: {e}"),
+            },
+            r.code
+        );
+        if server.is_ok() != c.server_accepts {
+            disagreements.push(format!(
+                "{}: kube-apiserver was expected to {} it: {server:?}",
+                c.name,
+                if c.server_accepts { "accept" } else { "refuse" }
+            ));
+        }
+        // The stored object, read back: what the server prunes from it.
+        if let Some(field) = c.pruned {
+            let gone = (0..60).any(|_| {
+                let got = spec_now();
+                let gone = !got.contains(&format!("\"{field}\""));
+                if !gone {
+                    std::thread::sleep(std::time::Duration::from_millis(500));
+                }
+                gone
+            });
+            if !gone {
+                disagreements.push(format!(
+                    "{}: the server still returns .spec.{field}",
+                    c.name
+                ));
+            }
+        }
+        // What the server refuses, we refuse (an error, exit 1).
+        if server.is_err() && r.code != 1 {
+            disagreements.push(format!(
+                "{}: refused by kube-apiserver, passed by us",
+                c.name
+            ));
+        }
+        if ours != want {
+            disagreements.push(format!(
+                "{}: we report {ours:?}, want {want:?}\n{}",
+                c.name, r.stderr
+            ));
+        }
+    }
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+}
