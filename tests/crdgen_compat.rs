@@ -313,6 +313,15 @@ fn cases() -> Vec<Case> {
             &[("error", "names", Some("WidgetSpec {"))],
         ),
         case(
+            "kind renamed, its plural kept",
+            w(base),
+            w(base).replace(
+                "kind = \"Widget\"",
+                "kind = \"Gadget\", plural = \"widgets\"",
+            ),
+            &[("error", "names", Some("WidgetSpec {"))],
+        ),
+        case(
             "plural renamed",
             w(base),
             widget(", plural = \"widgetz\"", base, ""),

@@ -301,7 +301,7 @@ impl Cx<'_, '_> {
         span: Option<Location>,
         message: String,
         fix: &str,
-    ) {
+    ) -> &mut Finding {
         self.out.push(Finding {
             rule,
             severity,
@@ -313,12 +313,20 @@ impl Cx<'_, '_> {
             span,
             was: None,
         });
+        self.out.last_mut().expect("just pushed")
     }
 
     /// A finding about the field at `path`.
-    fn field(&mut self, rule: Rule, severity: Severity, path: &str, message: String, fix: &str) {
+    fn field(
+        &mut self,
+        rule: Rule,
+        severity: Severity,
+        path: &str,
+        message: String,
+        fix: &str,
+    ) -> &mut Finding {
         let span = self.field_span(path);
-        self.push(rule, severity, path, span, message, fix);
+        self.push(rule, severity, path, span, message, fix)
     }
 }
 
@@ -355,26 +363,35 @@ fn compare_crd<'a>(
         );
     }
     let (on, nn) = (&os.names, &ns.names);
-    for (what, a, b) in [
+    // One finding for the names a rename changes together (kind, list kind, singular).
+    let renamed: Vec<String> = [
         ("kind", Some(&on.kind), Some(&nn.kind)),
         ("listKind", on.list_kind.as_ref(), nn.list_kind.as_ref()),
         ("singular", on.singular.as_ref(), nn.singular.as_ref()),
-    ] {
-        if a != b {
-            let span = cx.kind_span();
-            cx.push(
-                Rule::Names,
-                Severity::Error,
-                &format!("spec.names.{what}"),
-                span,
-                format!(
-                    "the {what} changed from {} to {}: clients that use the old name break",
-                    a.map_or("(none)", |s| s.as_str()),
-                    b.map_or("(none)", |s| s.as_str())
-                ),
-                "keep the name (`#[kube(kind = .., singular = ..)]`) as it was",
-            );
-        }
+    ]
+    .into_iter()
+    .filter(|(_, a, b)| a != b)
+    .map(|(what, a, b)| {
+        format!(
+            "{what} {} became {}",
+            a.map_or("(none)", |s| s.as_str()),
+            b.map_or("(none)", |s| s.as_str())
+        )
+    })
+    .collect();
+    if !renamed.is_empty() {
+        let span = cx.kind_span();
+        cx.push(
+            Rule::Names,
+            Severity::Error,
+            "spec.names",
+            span,
+            format!(
+                "{}: clients that use the old names break",
+                renamed.join(", ")
+            ),
+            "keep the names (`#[kube(kind = .., singular = ..)]`) as they were",
+        );
     }
     for (what, a, b) in [
         ("shortNames", &on.short_names, &nn.short_names),
@@ -413,6 +430,7 @@ fn compare_crd<'a>(
                     "objects once stored in it become unreadable (kube-apiserver refuses while `status.storedVersions` lists it)",
                 )
             };
+            cx.version = Some(&ov.name);
             let span = cx.kind_span();
             let was = old.places.kind(&o.group, &o.kind, &ov.name).cloned();
             cx.push(
@@ -422,11 +440,9 @@ fn compare_crd<'a>(
                 span,
                 format!("version {} was removed: {why}", ov.name),
                 "keep the version's type (mark it `#[kube(deprecated = \"..\")]`, later `#[kube(served = false)]`) until every object is rewritten in the storage version and `status.storedVersions` no longer lists it",
-            );
-            if let Some(last) = cx.out.last_mut() {
-                last.version = Some(ov.name.clone());
-                last.was = was;
-            }
+            )
+            .was = was;
+            cx.version = None;
             continue;
         };
         cx.version = Some(&ov.name);
@@ -732,10 +748,8 @@ fn compare_schema(cx: &mut Cx<'_, '_>, path: &str, a: &JSONSchemaProps, b: &JSON
                         "{p}: field removed: clients that read or write it break, and its values are pruned from objects stored"
                     ),
                     "keep the field (mark it deprecated in its doc comment); to drop it, add a new version without it",
-                );
-                if let Some(last) = cx.out.last_mut() {
-                    last.was = was;
-                }
+                )
+                .was = was;
             }
         }
     }
@@ -757,7 +771,8 @@ fn compare_enum(cx: &mut Cx<'_, '_>, path: &str, a: &JSONSchemaProps, b: &JSONSc
             .map(|vs| vs.iter().map(|v| json(&v.0)).collect())
     };
     match (values(a), values(b)) {
-        (None, Some(new)) => cx.field(
+        (None, Some(new)) => {
+            cx.field(
             Rule::Enum,
             Severity::Error,
             path,
@@ -766,7 +781,8 @@ fn compare_enum(cx: &mut Cx<'_, '_>, path: &str, a: &JSONSchemaProps, b: &JSONSc
                 new.join(", ")
             ),
             "keep it open (a `String`), or add the restriction in a new version",
-        ),
+            );
+        }
         (Some(old), Some(new)) => {
             let removed: Vec<&String> = old.iter().filter(|v| !new.contains(v)).collect();
             let added: Vec<&String> = new.iter().filter(|v| !old.contains(v)).collect();
@@ -968,5 +984,35 @@ fn compare_required(cx: &mut Cx<'_, '_>, path: &str, a: &JSONSchemaProps, b: &JS
             message,
             "add a default (`#[serde(default)]`, or `#[serde(default = \"path\")]`) or make it an `Option<_>`",
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bound_tightens_when_added_or_moved_inward() {
+        // Upper bounds: added or lowered; lower bounds: added or raised.
+        assert!(tighter(None, Some(5), true));
+        assert!(tighter(Some(10), Some(5), true));
+        assert!(!tighter(Some(5), Some(10), true));
+        assert!(!tighter(Some(5), None, true));
+        assert!(!tighter(Some(5), Some(5), true));
+        assert!(tighter(None, Some(1), false));
+        assert!(tighter(Some(1), Some(2), false));
+        assert!(!tighter(Some(2), Some(1), false));
+        assert!(!tighter::<i64>(None, None, false));
+    }
+
+    #[test]
+    fn unset_list_and_map_types_are_their_defaults() {
+        let mut a = JSONSchemaProps::default();
+        assert_eq!(list_type(&a), "atomic");
+        assert_eq!(map_type(&a), "granular");
+        a.x_kubernetes_list_type = Some("set".into());
+        a.x_kubernetes_map_type = Some("atomic".into());
+        assert_eq!(list_type(&a), "set");
+        assert_eq!(map_type(&a), "atomic");
     }
 }
