@@ -517,9 +517,9 @@ impl EditApiArgs {
 pub enum GenerateCommand {
     /// CRD YAML in config/crd/bases from the Spec/Status structs, without compiling.
     #[command(
-        after_help = "Examples:\n  operator-rs generate crds\n  operator-rs generate crds --check   # in CI: exit 1 with a diff when stale\n  operator-rs generate crds --exact   # through the compiler, for constructs the static reader cannot evaluate"
+        after_help = "Examples:\n  operator-rs generate crds\n  operator-rs generate crds --check   # in CI: exit 1 with a diff when stale\n  operator-rs generate crds --exact   # through the compiler, for constructs the static reader cannot evaluate\n  operator-rs generate crds --check-compat v0.1.0   # exit 1 on a breaking change\n\n--check-compat <REF> writes nothing: it derives the CRDs of the project as it was at the git\nrevision REF (read from git; the working tree is left alone) and of the project as it is, and\nreports every change that breaks stored objects or clients at the Rust type or field behind it\n(exit 1): a removed kind, version or field, a new required field without a default, a changed\ntype or format, an enum value removed, a changed scope, group, kind or plural, a changed list\ntype or map keys, preserve-unknown-fields removed. Validation that tightens (bounds, patterns,\nnew CEL rules, an enum value added, a changed default) is a warning: exit 0 unless\n--compat-warnings-as-errors. Rule ids and grading follow crdify (kubernetes-sigs/crdify)."
     )]
-    Crds(GenerateCrdsArgs),
+    Crds(GenerateCrdsCommand),
     /// config/rbac/role.yaml from the `+kubebuilder:rbac` markers of the controllers.
     #[command(after_help = "Example:\n  operator-rs generate rbac --check")]
     Rbac(CheckArgs),
@@ -536,6 +536,22 @@ pub struct CheckArgs {
     /// Write nothing; exit 1 and print a unified diff when a file is stale or missing.
     #[arg(long)]
     pub check: bool,
+}
+
+/// `generate crds`: the options it shares with `generate manifests`, and `--check-compat`.
+#[derive(Debug, Clone, Args)]
+pub struct GenerateCrdsCommand {
+    #[command(flatten)]
+    pub crds: GenerateCrdsArgs,
+    /// Write nothing; compare the CRDs with those the project produced at this git revision
+    /// (branch, tag or commit, e.g. `origin/main`) and exit 1 on a change that breaks stored
+    /// objects or clients (with `--check`, the files are checked too).
+    #[arg(long, value_name = "GIT_REF", conflicts_with = "exact")]
+    pub check_compat: Option<String>,
+    /// With `--check-compat`: fail on warnings too (validation tightened: bounds, patterns,
+    /// CEL rules, enum values added, defaults changed).
+    #[arg(long, requires = "check_compat")]
+    pub compat_warnings_as_errors: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -3,8 +3,9 @@
 //! them on what it is about to write, before anything touches the disk. Also owns the unified diffs
 //! printed by `--check`; all-or-nothing writes are in [`transaction`], the project lock in [`lock`],
 //! Rust files cut into top-level items in [`rust_items`] (for the scaffold's check of the Rust it
-//! writes, `crate::scaffold::check`).
+//! writes, `crate::scaffold::check`), the project at a git revision in [`git`].
 
+pub mod git;
 pub mod lock;
 pub(crate) mod rust_items;
 pub mod transaction;

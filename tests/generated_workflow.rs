@@ -88,6 +88,8 @@ fn every_step_of_the_generated_ci_workflow_passes() {
 
     let path = path_with_cli(tmp.path());
     let github_env = tmp.path().join("github-env");
+    // Run as on a pull request into `main`: the project committed there, `origin` fetched.
+    as_pull_request(&dir);
     let mut ran = Vec::new();
     for (job, spec) in jobs {
         // What earlier steps of this job exported through $GITHUB_ENV.
@@ -99,7 +101,14 @@ fn every_step_of_the_generated_ci_workflow_passes() {
                 continue;
             }
             let script = step["run"].as_str().expect("a step uses or runs");
+            if let Some(condition) = step["if"].as_str() {
+                assert_eq!(
+                    condition, PULL_REQUEST,
+                    "[{job}] a step's condition this runner cannot evaluate"
+                );
+            }
             let mut env = job_env.clone();
+            env.extend(PULL_REQUEST_ENV.map(|(k, v)| (k.to_string(), v.to_string())));
             env.insert("PATH".to_string(), path.clone());
             env.insert("CI".to_string(), "true".to_string());
             env.insert("GITHUB_ENV".to_string(), github_env.display().to_string());
@@ -144,6 +153,7 @@ fn every_step_of_the_generated_ci_workflow_passes() {
         "cargo clippy",
         "make operator-rs",
         "make check-manifests",
+        "make check-crd-compat",
     ] {
         assert!(
             ran.iter().any(|r| r.contains(needed)),

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::project::Project;
 use std::collections::{BTreeMap, BTreeSet};
@@ -78,10 +78,121 @@ pub fn apply(root: &Path, output: &GeneratorOutput, check: bool) -> Result<Appli
     Ok(applied)
 }
 
-/// `generate crds`: the static reader by default, the compiler with `--exact`.
-pub fn run_crds(root: &Path, args: &crate::cli::GenerateCrdsArgs) -> Result<i32> {
-    let (_, output) = project_and_crds(root, args)?;
-    finish(root, ("CRDs", "crds"), &output, args.check)
+/// `generate crds`: the static reader by default, the compiler with `--exact`; with
+/// `--check-compat`, the comparison with an earlier revision (after `--check`, when given too).
+pub fn run_crds(root: &Path, command: &crate::cli::GenerateCrdsCommand) -> Result<i32> {
+    let args = &command.crds;
+    let Some(reference) = &command.check_compat else {
+        let (_, output) = project_and_crds(root, args)?;
+        return finish(root, ("CRDs", "crds"), &output, args.check);
+    };
+    let stale = if args.check {
+        let (_, output) = project_and_crds(root, args)?;
+        finish(root, ("CRDs", "crds"), &output, true)?
+    } else {
+        0
+    };
+    let compat = check_compat(root, args, reference, command.compat_warnings_as_errors)?;
+    Ok(stale.max(compat))
+}
+
+/// `generate crds --check-compat <reference>`: the CRDs of the project at `reference` (read from
+/// git) and as it is, compared; every finding printed as rustc prints a diagnostic. 1 when one is
+/// an error (or a warning, with `warnings_fatal`).
+fn check_compat(
+    root: &Path,
+    args: &crate::cli::GenerateCrdsArgs,
+    reference: &str,
+    warnings_fatal: bool,
+) -> Result<i32> {
+    use crate::crdgen::compat::{self, Severity, Side};
+    use crate::workspace::SourceTree;
+
+    let project = with_crd_flags(Project::load(root)?, args);
+    let old_tree = crate::workspace::git::GitTree::at(root, reference)?;
+    let missing = |what: String| crate::workspace::git::GitError::NoProject {
+        reference: reference.to_string(),
+        what,
+    };
+    let old_project = match old_tree.read(Path::new(crate::project::FILE))? {
+        Some(text) => with_crd_flags(
+            Project::parse(&text)
+                .with_context(|| format!("PROJECT at {reference} is not a valid PROJECT file"))?,
+            args,
+        ),
+        None => return Err(missing("it has no PROJECT file there".into()).into()),
+    };
+    // As it was written then: kube-apiserver's checks may have changed since.
+    let (old_crds, old_places) = match crate::crdgen::crds_located(&old_tree, &old_project, false) {
+        Ok(read) => read,
+        Err(crate::crdgen::CrdgenError::NoCrateRoot(_)) => {
+            return Err(missing("neither src/lib.rs nor src/main.rs was there".into()).into());
+        }
+        Err(e) => anyhow::bail!(
+            "the CRDs of the project at {reference} cannot be derived statically: {e}\n  (the places named are those of the files at {reference})"
+        ),
+    };
+    let (new_crds, new_places) =
+        crate::crdgen::crds_located(&DiskTree::new(root), &project, !args.skip_apiserver_checks)?;
+    let findings = compat::compare(
+        &Side {
+            crds: &old_crds,
+            places: &old_places,
+        },
+        &Side {
+            crds: &new_crds,
+            places: &new_places,
+        },
+    );
+    for f in &findings {
+        let mut text = format!("{}[{}]: {}", f.severity, f.rule, f.message);
+        match &f.span {
+            Some(span) => text.push_str(&format!("\n  --> {span}")),
+            None => text.push_str("\n  --> (no longer in the source)"),
+        }
+        let mut about = format!("CRD {}", f.crd);
+        if let Some(v) = &f.version {
+            about.push_str(&format!(", version {v}"));
+        }
+        if !f.path.is_empty() {
+            about.push_str(&format!(", at {}", f.path));
+        }
+        text.push_str(&format!("\n   = note: {about}"));
+        if let Some(was) = &f.was {
+            text.push_str(&format!("\n   = note: it was at {was} in {reference}"));
+        }
+        text.push_str(&format!("\n   = help: {}\n", f.fix));
+        crate::errln!("{text}");
+    }
+    let errors = (findings.iter())
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    let warnings = findings.len() - errors;
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    if errors > 0 || (warnings_fatal && warnings > 0) {
+        crate::errln!(
+            "error: the CRDs are not compatible with {reference}: {}, {}{}",
+            plural(errors, "breaking change"),
+            plural(warnings, "warning"),
+            if warnings_fatal && warnings > 0 {
+                " (warnings are errors: --compat-warnings-as-errors)"
+            } else {
+                ""
+            }
+        );
+        Ok(1)
+    } else {
+        crate::errln!(
+            "The CRDs are compatible with {reference} ({} compared{}).",
+            plural(old_crds.len(), "CRD"),
+            if warnings > 0 {
+                format!(", {}", plural(warnings, "warning"))
+            } else {
+                String::new()
+            }
+        );
+        Ok(0)
+    }
 }
 
 /// `generate rbac`: config/rbac/role.yaml from the controllers' markers.

@@ -20,9 +20,11 @@
 //!
 //! PROJECT's `crd:` options (known formats only, description length) are the runtime's
 //! `operator_rs_runtime::crd`, shared with the generated project's drift test. Errors
-//! ([`error`]) carry the file:line:col of what they refuse.
+//! ([`error`]) carry the file:line:col of what they refuse. [`compat`] (`--check-compat`)
+//! compares the CRDs of two revisions of a project.
 
 mod check;
+pub mod compat;
 mod derive;
 mod emit;
 mod error;
@@ -81,6 +83,80 @@ pub struct KindCrd {
 pub fn crds(tree: &dyn SourceTree, project: &Project) -> Result<Vec<KindCrd>, CrdgenError> {
     let found = static_kinds(tree, true, None)?;
     merge_kinds(found, project, Checks::ApiServer).map(|(crds, _)| crds)
+}
+
+/// Read the crate under `tree` and return every CRD (checked as kube-apiserver checks it with
+/// `api_server_checks`), with where each version's types are written ([`Places`]).
+pub fn crds_located(
+    tree: &dyn SourceTree,
+    project: &Project,
+    api_server_checks: bool,
+) -> Result<(Vec<KindCrd>, Places), CrdgenError> {
+    let found = static_kinds(tree, true, None)?;
+    let places = Places {
+        crates: found.crates.clone(),
+        versions: (found.kinds.iter())
+            .map(|k| PlacedVersion {
+                group: k.group.clone(),
+                kind: k.kind.clone(),
+                version: k.version.clone(),
+                loc: k.loc.clone(),
+                spec: k.def,
+                status: k.status.clone(),
+                krate: k.krate,
+            })
+            .collect(),
+    };
+    let checks = if api_server_checks {
+        Checks::ApiServer
+    } else {
+        Checks::None
+    };
+    let (crds, _) = merge_kinds(found, project, checks)?;
+    Ok((crds, places))
+}
+
+/// Where each version of each kind read by [`crds_located`] is written: its
+/// `#[derive(CustomResource)]` struct, and the field behind a place of its schema.
+pub struct Places {
+    crates: Vec<Rc<loader::Crate>>,
+    versions: Vec<PlacedVersion>,
+}
+
+/// One version of a kind, as [`Places`] keeps it.
+struct PlacedVersion {
+    group: String,
+    kind: String,
+    version: String,
+    loc: Location,
+    spec: loader::DefId,
+    status: Option<String>,
+    krate: usize,
+}
+
+impl Places {
+    fn version(&self, group: &str, kind: &str, version: &str) -> Option<&PlacedVersion> {
+        (self.versions.iter()).find(|v| v.group == group && v.kind == kind && v.version == version)
+    }
+
+    /// Where version `version` of `kind` (`group` the full group) is declared; any version of
+    /// the kind when that one is not (`None` when the kind is not).
+    pub fn kind(&self, group: &str, kind: &str, version: &str) -> Option<&Location> {
+        self.version(group, kind, version)
+            .or_else(|| (self.versions.iter()).find(|v| v.group == group && v.kind == kind))
+            .map(|v| &v.loc)
+    }
+
+    /// The field of version `version` of `kind` behind the schema path `path`
+    /// (`.spec.items[*].name`); the deepest field on the path when the walk stops short of it.
+    pub fn field(&self, group: &str, kind: &str, version: &str, path: &str) -> Option<Location> {
+        let v = self.version(group, kind, version)?;
+        let types = locate::KindTypes {
+            spec: v.spec,
+            status: v.status.as_deref(),
+        };
+        locate::field_at(self.crates.get(v.krate)?, &types, path, locate::Part::Field)
+    }
 }
 
 /// [`generate`] without kube-apiserver's checks: the files kube-derive's `crd()` would give

@@ -300,3 +300,46 @@ pub fn two_versions(name: &str) -> tempfile::TempDir {
     );
     tmp
 }
+
+/// The one `if:` of the generated CI workflow: a step run on pull requests only.
+pub const PULL_REQUEST: &str = "github.event_name == 'pull_request'";
+
+/// What GitHub sets for a run on a pull request into `main` (see [`as_pull_request`]).
+pub const PULL_REQUEST_ENV: [(&str, &str); 2] = [
+    ("GITHUB_EVENT_NAME", "pull_request"),
+    ("GITHUB_BASE_REF", "main"),
+];
+
+/// Run `git args` in `dir` (a fixed identity, no user configuration); panics when it fails.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=test", "-c", "user.email=test@example.com"])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `dir` as actions/checkout leaves it for a pull request into `main` with `fetch-depth: 0`: a
+/// git repository whose `main` holds the project as it is, fetched as `origin/main`.
+pub fn as_pull_request(dir: &Path) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "the target branch"]);
+    git(dir, &["remote", "add", "origin", "."]);
+    git(dir, &["fetch", "-q", "origin"]);
+}
