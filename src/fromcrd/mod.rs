@@ -15,13 +15,16 @@ use serde_json::Value;
 /// The comment line that marks a file of external types (`generate crds` skips its kinds).
 pub const EXTERNAL_MARKER: &str = "// operator-rs:external-types";
 
-/// Whether a Rust file is one of external types: [`EXTERNAL_MARKER`] on a line of its own among
-/// its leading comment lines.
+/// Whether a Rust file is one of external types: a line starting with [`EXTERNAL_MARKER`] (then
+/// a space or nothing) among its leading comment lines.
 pub fn is_external_file(text: &str) -> bool {
     text.lines()
         .map(str::trim)
         .take_while(|l| l.starts_with("//") || l.is_empty() || l.starts_with("#!"))
-        .any(|l| l == EXTERNAL_MARKER)
+        .any(|l| {
+            l.strip_prefix(EXTERNAL_MARKER)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
+        })
 }
 
 /// Why a CRD file cannot give the types.

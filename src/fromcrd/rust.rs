@@ -19,6 +19,8 @@ use super::{Selected, Source};
 
 /// rustfmt's default `max_width`.
 const MAX_WIDTH: usize = 100;
+/// rustfmt's default `attr_fn_like_width`: the arguments of an attribute over it go one a line.
+const ATTR_FN_LIKE_WIDTH: usize = 70;
 
 /// One generated type.
 enum Item {
@@ -107,15 +109,19 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
     if walk.uses.contains("BTreeMap") {
         out.push_str("use std::collections::BTreeMap;\n\n");
     }
-    for u in ["IntOrString", "Quantity", "Time"] {
-        if walk.uses.contains(u) {
-            let path = match u {
-                "IntOrString" => "k8s_openapi::apimachinery::pkg::util::intstr::IntOrString",
-                "Quantity" => "k8s_openapi::apimachinery::pkg::api::resource::Quantity",
-                _ => "k8s_openapi::apimachinery::pkg::apis::meta::v1::Time",
-            };
-            let _ = writeln!(out, "use {path};");
-        }
+    // In rustfmt's order (sorted by path).
+    let mut k8s: Vec<&str> = ["IntOrString", "Quantity", "Time"]
+        .into_iter()
+        .filter(|u| walk.uses.contains(u))
+        .map(|u| match u {
+            "IntOrString" => "k8s_openapi::apimachinery::pkg::util::intstr::IntOrString",
+            "Quantity" => "k8s_openapi::apimachinery::pkg::api::resource::Quantity",
+            _ => "k8s_openapi::apimachinery::pkg::apis::meta::v1::Time",
+        })
+        .collect();
+    k8s.sort_unstable();
+    for path in k8s {
+        let _ = writeln!(out, "use {path};");
     }
     out.push_str("use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n");
 
@@ -189,7 +195,11 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
                     let _ = writeln!(out, "pub struct {name} {{}}");
                     continue;
                 }
-                let _ = writeln!(out, "pub struct {name} {{");
+                if format!("pub struct {name} {{").len() <= MAX_WIDTH {
+                    let _ = writeln!(out, "pub struct {name} {{");
+                } else {
+                    let _ = writeln!(out, "pub struct {name}\n{{");
+                }
                 for f in fields {
                     push_doc(&mut out, f.doc.as_deref(), 4);
                     let mut serde = Vec::new();
@@ -210,7 +220,12 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
                     } else {
                         f.ty.clone()
                     };
-                    let _ = writeln!(out, "    pub {}: {ty},", f.rust);
+                    let line = format!("    pub {}: {ty},", f.rust);
+                    if line.len() <= MAX_WIDTH {
+                        let _ = writeln!(out, "{line}");
+                    } else {
+                        out.push_str(&wide_field(&f.rust, &ty));
+                    }
                 }
                 out.push_str("}\n");
             }
@@ -234,7 +249,11 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
                     ],
                     0,
                 ));
-                let _ = write!(out, "\npub enum {name} {{\n");
+                if format!("pub enum {name} {{").len() <= MAX_WIDTH {
+                    let _ = write!(out, "\npub enum {name} {{\n");
+                } else {
+                    let _ = write!(out, "\npub enum {name}\n{{\n");
+                }
                 for (j, (variant, json)) in variants.iter().enumerate() {
                     if j == 0 {
                         out.push_str("    #[default]\n");
@@ -454,7 +473,9 @@ fn push_doc(out: &mut String, doc: Option<&str>, indent: usize) {
 fn attr(prefix: &str, name: &str, items: &[&str], indent: usize) -> String {
     let pad = " ".repeat(indent);
     let one = format!("{pad}{prefix}[{name}({})]", items.join(", "));
-    if one.len() <= MAX_WIDTH {
+    // rustfmt holds `derive` lists to the line width only.
+    let args_fit = name == "derive" || items.join(", ").len() <= ATTR_FN_LIKE_WIDTH;
+    if one.len() <= MAX_WIDTH && args_fit {
         return one;
     }
     let mut s = format!("{pad}{prefix}[{name}(\n");
@@ -464,6 +485,19 @@ fn attr(prefix: &str, name: &str, items: &[&str], indent: usize) -> String {
     }
     let _ = write!(s, "{pad})]");
     s
+}
+
+/// rustfmt's layout of a field too wide for one line: the type on the next line, or, when that
+/// is too wide too, the outer type's argument on a line of its own.
+fn wide_field(name: &str, ty: &str) -> String {
+    let next_line = format!("        {ty},");
+    match ty.split_once('<') {
+        Some((outer, rest)) if next_line.len() > MAX_WIDTH && rest.ends_with('>') => {
+            let inner = &rest[..rest.len() - 1];
+            format!("    pub {name}: {outer}<\n        {inner},\n    >,\n")
+        }
+        _ => format!("    pub {name}:\n{next_line}\n"),
+    }
 }
 
 /// `s` as a Rust string literal.

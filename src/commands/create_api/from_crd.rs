@@ -220,9 +220,22 @@ fn add_modules(overlay: &mut Overlay<'_>, sel: &Selected) -> Result<()> {
         let text = match overlay.read(Path::new(&path))? {
             None => format!("{doc}\n{line}\n"),
             Some(t) if t.lines().any(|l| l.trim() == line) => continue,
-            Some(t) => format!("{}\n{line}\n", t.trim_end()),
+            Some(t) => with_module(&t, &child),
         };
         overlay.put(path, text);
     }
     Ok(())
+}
+
+/// `text` with `pub mod child;` among its `pub mod` lines, in the order rustfmt keeps them
+/// (sorted), or at the end.
+fn with_module(text: &str, child: &str) -> String {
+    let mut lines: Vec<String> = text.trim_end().lines().map(String::from).collect();
+    let is_mod = |l: &str| l.starts_with("pub mod ") && l.ends_with(';');
+    let at = lines
+        .iter()
+        .position(|l| is_mod(l) && l["pub mod ".len()..l.len() - 1] > *child)
+        .unwrap_or(lines.len());
+    lines.insert(at, format!("pub mod {child};"));
+    lines.join("\n") + "\n"
 }
