@@ -75,10 +75,12 @@ fn samples() -> Vec<(&'static str, Value, Option<Value>)> {
                     "privateKey": {"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Always"},
                     "usages": ["server auth", "digital signature"],
                     "secretTemplate": {"labels": {"tier": "edge"}}}}),
-            Some(json!({"status": {"conditions": [{"type": "Ready", "status": "True",
+            Some(
+                json!({"status": {"conditions": [{"type": "Ready", "status": "True",
                 "reason": "Issued", "message": "ok", "lastTransitionTime": "2026-01-02T03:04:05Z",
                 "observedGeneration": 1}],
-                "notAfter": "2026-04-02T03:04:05Z", "revision": 1}})),
+                "notAfter": "2026-04-02T03:04:05Z", "revision": 1}}),
+            ),
         ),
         (
             "Issuer",
@@ -275,17 +277,18 @@ fn types_of_real_crds_build_and_round_trip_what_the_api_server_returns() {
     };
 
     common::cargo(&krate, &["fmt", "--check"]);
-    common::cargo(
-        &krate,
-        &["clippy", "--all-targets", "--", "-D", "warnings"],
-    );
+    common::cargo(&krate, &["clippy", "--all-targets", "--", "-D", "warnings"]);
     if have_server {
         let out = common::cargo_output(
             &krate,
             &["run", "--quiet", "--", objects.to_str().unwrap()],
             &[],
         );
-        assert!(out.success, "round trip failed:\n{}\n{}", out.stdout, out.stderr);
+        assert!(
+            out.success,
+            "round trip failed:\n{}\n{}",
+            out.stdout, out.stderr
+        );
         for (kind, ..) in samples() {
             assert!(
                 out.stdout.contains(&format!("round-tripped {kind}")),

@@ -149,16 +149,14 @@ pub fn select(
     version: &str,
     kind: &str,
 ) -> Result<Selected, FromCrdError> {
-    let docs: Vec<Value> =
-        serde_saphyr::from_multiple(text).map_err(|e| FromCrdError::Yaml {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+    let docs: Vec<Value> = serde_saphyr::from_multiple(text).map_err(|e| FromCrdError::Yaml {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
     let crds: Vec<&Value> = docs
         .iter()
         .filter(|d| {
-            d["kind"] == "CustomResourceDefinition"
-                && d["apiVersion"] == "apiextensions.k8s.io/v1"
+            d["kind"] == "CustomResourceDefinition" && d["apiVersion"] == "apiextensions.k8s.io/v1"
         })
         .collect();
     let Some(crd) = crds
@@ -356,7 +354,9 @@ mod tests {
 
     #[test]
     fn marker_is_found_in_the_header_only() {
-        assert!(is_external_file(&format!("//! x\n{EXTERNAL_MARKER}\nuse a;")));
+        assert!(is_external_file(&format!(
+            "//! x\n{EXTERNAL_MARKER}\nuse a;"
+        )));
         assert!(!is_external_file(&format!("use a;\n{EXTERNAL_MARKER}\n")));
     }
 }
