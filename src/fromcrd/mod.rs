@@ -44,16 +44,16 @@ pub enum FromCrdError {
     )]
     Yaml { path: PathBuf, message: String },
     #[error(
-        "--from-crd {}: no CustomResourceDefinition of kind {kind} in group {group} there; {found}\n  e.g. --group {example_group} --kind {example_kind}",
+        "--from-crd {}: no CustomResourceDefinition of {wanted} there; {found}\n  e.g. {example}",
         path.display()
     )]
     NoSuchKind {
         path: PathBuf,
-        group: String,
-        kind: String,
+        /// `kind Issuer in group cert-manager.io`.
+        wanted: String,
         found: String,
-        example_group: String,
-        example_kind: String,
+        /// `--group cert-manager.io --kind Certificate`.
+        example: String,
     },
     #[error(
         "--from-crd {}: {crd} has no version {version}; it has {versions}\n  e.g. --version {example}",
@@ -185,15 +185,12 @@ pub fn select(
         let (example_group, example_kind) = names
             .first()
             .and_then(|n| n.split_once(' '))
-            .map(|(g, k)| (g.to_string(), k.to_string()))
-            .unwrap_or_else(|| ("cert-manager.io".into(), "Certificate".into()));
+            .unwrap_or(("cert-manager.io", "Certificate"));
         return Err(FromCrdError::NoSuchKind {
             path: path.to_path_buf(),
-            group: group.to_string(),
-            kind: kind.to_string(),
+            wanted: format!("kind {kind} in group {group}"),
             found,
-            example_group,
-            example_kind,
+            example: format!("--group {example_group} --kind {example_kind}"),
         });
     };
     let spec = &crd["spec"];
