@@ -275,7 +275,7 @@ pub enum License {
 pub enum CreateCommand {
     /// Add a kind: its Spec/Status types, its controller, RBAC, a sample, and the wiring.
     #[command(
-        after_help = "Examples:\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211\n  operator-rs create api --group webapp --version v1 --kind Admiral --namespaced=false\n  operator-rs create api --group webapp --version v2 --kind Guestbook --controller=false\n  operator-rs create api --group apps --version v1 --kind Deployment --resource=false --controller"
+        after_help = "Examples:\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211\n  operator-rs create api --group webapp --version v1 --kind Admiral --namespaced=false\n  operator-rs create api --group webapp --version v2 --kind Guestbook --controller=false\n  operator-rs create api --group apps --version v1 --kind Deployment --resource=false --controller\n  operator-rs create api --group cert-manager.io --version v1 --kind Certificate --from-crd certificates.yaml"
     )]
     Api(CreateApiArgs),
     /// Add webhooks to a kind: a defaulter, a validator, conversion to and from other versions.
@@ -410,6 +410,11 @@ pub struct CreateApiArgs {
     /// Overwrite the kind's files if they exist.
     #[arg(long)]
     pub force: bool,
+    /// A kind this project does not own: Rust types for it from its CRD file (the CRD of --group,
+    /// the CRD's full group, and --kind in a file of one or more YAML documents), no CRD, no
+    /// sample. Run again when the CRD changes to refresh the types.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["image", "plural"])]
+    pub from_crd: Option<PathBuf>,
 }
 
 /// `edit`: the project's own settings, or a subcommand (`edit api`).

@@ -11,6 +11,7 @@
 //! - [`names`] validates and derives names (groups, versions, kinds, plurals, Rust identifiers);
 //! - [`workspace`] is the project's files as a command sees them: the disk overlaid with pending writes;
 //! - [`crdgen`] derives CRD YAML from the user's Spec/Status structs without compiling;
+//! - [`fromcrd`] writes Rust types for a kind the project does not own, from its CRD file;
 //! - [`markers`] finds `+kubebuilder:` markers in Rust comments (never in literals) and reads their arguments;
 //! - [`rbac`] collects `+kubebuilder:rbac` markers into `config/rbac/role.yaml`;
 //! - [`syntax`] parses Rust files at item level, function bodies set aside;
@@ -22,6 +23,7 @@ pub mod cli;
 pub mod cluster;
 pub mod commands;
 pub mod crdgen;
+pub mod fromcrd;
 pub mod install_source;
 pub mod markers;
 pub mod names;

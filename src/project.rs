@@ -90,6 +90,11 @@ pub struct Resource {
     /// A built-in Kubernetes kind (k8s-openapi type), not a CRD of this project.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub core: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub external: bool,
+    /// The CRD file the types of an external kind were generated from (`create api --from-crd`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_crd: Option<FromCrd>,
     /// The Rust path of the type, e.g. `crate::api::v1alpha1::Memcached` or `k8s_openapi::api::apps::v1::Deployment`.
     pub path: String,
     /// The deploy-image flavour's settings, when the kind was created with `--image`.
@@ -125,6 +130,20 @@ pub struct Api {
     /// Whether this version is the CRD's storage version (exactly one per kind).
     #[serde(default)]
     pub storage: bool,
+}
+
+/// Where the types of an external kind came from: its CRD file, to regenerate them from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FromCrd {
+    /// The CRD file, relative to the project root (as given when it is outside the project).
+    pub file: String,
+    /// The hex SHA-256 of the file the types were generated from.
+    pub sha256: String,
+    /// The apiextensions.k8s.io version of the CRD (`v1`).
+    pub crd_version: String,
+    /// The kind's scope in the CRD.
+    pub namespaced: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -293,6 +312,8 @@ mod tests {
                 }),
                 controller: true,
                 core: false,
+                external: false,
+                from_crd: None,
                 path: "crate::api::v1alpha1::Memcached".into(),
                 deploy_image: None,
                 webhooks: None,

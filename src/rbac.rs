@@ -854,6 +854,8 @@ mod tests {
             }),
             controller,
             core: domain.is_empty(),
+            external: false,
+            from_crd: None,
             path: String::new(),
             deploy_image: None,
             webhooks: None,

@@ -409,6 +409,8 @@ fn versions3_storage_from_project() {
             }),
             controller: false,
             core: false,
+            external: false,
+            from_crd: None,
             path: format!("crate::versions3::{version}::Shop"),
             deploy_image: None,
             webhooks: None,

@@ -13,7 +13,12 @@ use crate::project::{self, Api, DeployImage, Project, Resource};
 use crate::scaffold::context::{ApiContext, ApiParts};
 use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 
+mod from_crd;
+
 pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
+    if let Some(file) = &args.from_crd {
+        return from_crd::run(root, args, file);
+    }
     let mut project = Project::load(root)?;
     let resource = plan_resource(&project, args)?;
 
@@ -143,6 +148,8 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
             }),
             controller: args.controller,
             core: false,
+            external: false,
+            from_crd: None,
             path: format!("crate::api::{version}::{kind}"),
             deploy_image: None,
             webhooks: None,
@@ -181,6 +188,8 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
             api: None,
             controller: true,
             core: true,
+            external: false,
+            from_crd: None,
             path: b.rust_path.clone(),
             deploy_image: None,
             webhooks: None,

@@ -297,6 +297,8 @@ mod tests {
                 }),
                 controller: true,
                 core: true,
+                external: false,
+                from_crd: None,
                 path: "p".into(),
                 deploy_image: Some(DeployImage {
                     image: "i".into(),

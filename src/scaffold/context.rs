@@ -180,7 +180,7 @@ pub struct ApiContext {
     pub stored: bool,
     /// Render the kind's types and CRD files (`--resource`, for a kind this project owns).
     pub resource: bool,
-    /// A k8s-openapi kind.
+    /// A kind this project does not own: a k8s-openapi kind, or an external kind (`--from-crd`).
     pub builtin: bool,
     /// The project's manager is namespace-scoped (PROJECT's `namespaced`): the editor and viewer
     /// roles are Roles, as kubebuilder's.
@@ -214,7 +214,10 @@ impl ApiContext {
         };
         let namespaced = match &r.api {
             Some(a) => a.namespaced,
-            None => builtin::lookup(&r.group, &r.version, &r.kind).is_none_or(|b| b.namespaced),
+            None => match &r.from_crd {
+                Some(source) => source.namespaced,
+                None => builtin::lookup(&r.group, &r.version, &r.kind).is_none_or(|b| b.namespaced),
+            },
         };
         ApiContext {
             project: ProjectNames::new(project),
@@ -223,7 +226,7 @@ impl ApiContext {
             namespaced,
             stored: r.api.as_ref().is_none_or(|a| a.storage),
             resource: parts.types && r.has_api(),
-            builtin: r.core,
+            builtin: r.core || r.external,
             namespaced_manager: project.namespaced,
             controller: ControllerContext::new(project, r, &names, parts.controller),
             names,
@@ -261,9 +264,10 @@ impl ControllerContext {
         };
         ControllerContext {
             controller: r.controller,
-            flavour_plain: render && r.controller && !r.core && !deploy_image,
-            flavour_deploy_image: render && r.controller && !r.core && deploy_image,
-            flavour_builtin: render && r.controller && r.core,
+            flavour_plain: render && r.controller && !r.core && !r.external && !deploy_image,
+            flavour_deploy_image: render && r.controller && !r.core && !r.external && deploy_image,
+            // A kind this project does not own (built-in, or external) gets the same controller.
+            flavour_builtin: render && r.controller && (r.core || r.external),
             resource_controller: r.controller && !r.core && r.has_api(),
             finalizer: format!("{finalizer_group}/finalizer"),
             deploy_image,
@@ -642,6 +646,8 @@ resources:
             plural: "deployments".into(),
             api: None,
             core: true,
+            external: false,
+            from_crd: None,
             path: "k8s_openapi::api::apps::v1::Deployment".into(),
             deploy_image: None,
             ..memcached()

@@ -243,11 +243,13 @@ fn kv(krate: &Crate, d: DefId, it: &MetaItem) -> Result<(String, String), Crdgen
     ))
 }
 
-/// Every struct deriving `CustomResource`, in module order.
+/// Every struct deriving `CustomResource`, in module order, but those of a file of external
+/// types (kinds the project does not own: their CRD is not the project's to write).
 pub(crate) fn custom_resources(krate: &Crate) -> Vec<DefId> {
     (0..krate.defs.len())
         .filter(|d| {
             matches!(krate.defs[*d].item, DefItem::Struct(_) | DefItem::Enum(_))
+                && !krate.external[krate.modules[krate.defs[*d].module].file]
                 && krate.derives(*d).iter().any(|n| n == "CustomResource")
         })
         .collect()

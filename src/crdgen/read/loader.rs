@@ -101,6 +101,9 @@ pub(crate) type PathKey = (ModId, bool, Vec<String>);
 #[derive(Debug, Default)]
 pub(crate) struct Crate {
     pub files: Vec<PathBuf>,
+    /// Whether each file holds the types of kinds the project does not own (generated from their
+    /// CRD, marked [`crate::fromcrd::EXTERNAL_MARKER`]): no CRD is written for them.
+    pub external: Vec<bool>,
     /// The function bodies of each file, parsed only when a default value needs one.
     pub bodies: Vec<Bodies>,
     /// The doc comments of each file, set aside before lexing (see [`crate::syntax::DocComments`]).
@@ -208,6 +211,7 @@ fn parse(
             }
         })?;
     krate.files.push(rel.to_path_buf());
+    krate.external.push(crate::fromcrd::is_external_file(text));
     krate.bodies.push(parsed.bodies);
     krate.docs.push(parsed.docs);
     krate.set_aside.push(parsed.attrs);

@@ -1,0 +1,359 @@
+//! Rust types for a kind this project does not own, from its CRD file (`create api --from-crd`):
+//! finds the CRD of a group and kind in a (multi-document) YAML file, picks a served version, and
+//! writes its types as kopium does ([`rust`]). Written here rather than with the `kopium` crate: it
+//! pins kube 4 and k8s-openapi 0.28, a second kube stack beside the one generated projects use.
+//!
+//! The generated file carries [`EXTERNAL_MARKER`]: `generate crds` never writes a CRD for the
+//! kinds of such a file (the project does not own them).
+
+mod rust;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// The comment line that marks a file of external types (`generate crds` skips its kinds).
+pub const EXTERNAL_MARKER: &str = "// operator-rs:external-types";
+
+/// Whether a Rust file is one of external types: a line starting with [`EXTERNAL_MARKER`] (then
+/// a space or nothing) among its leading comment lines.
+pub fn is_external_file(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .take_while(|l| l.starts_with("//") || l.is_empty() || l.starts_with("#!"))
+        .any(|l| {
+            l.strip_prefix(EXTERNAL_MARKER)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
+        })
+}
+
+/// Why a CRD file cannot give the types.
+#[derive(Debug, thiserror::Error)]
+pub enum FromCrdError {
+    #[error(
+        "cannot read --from-crd {}: {source}\n  e.g. --from-crd config/external/certificates.yaml (a CRD file, relative to the current folder)",
+        path.display()
+    )]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "--from-crd {}: invalid YAML: {message}\n  The file must hold CustomResourceDefinition documents (apiextensions.k8s.io/v1), separated by `---`.",
+        path.display()
+    )]
+    Yaml { path: PathBuf, message: String },
+    #[error(
+        "--from-crd {}: no CustomResourceDefinition of {wanted} there; {found}\n  e.g. {example}",
+        path.display()
+    )]
+    NoSuchKind {
+        path: PathBuf,
+        /// `kind Issuer in group cert-manager.io`.
+        wanted: String,
+        found: String,
+        /// `--group cert-manager.io --kind Certificate`.
+        example: String,
+    },
+    #[error(
+        "--from-crd {}: {crd} has no version {version}; it has {versions}\n  e.g. --version {example}",
+        path.display()
+    )]
+    NoSuchVersion {
+        path: PathBuf,
+        crd: String,
+        version: String,
+        versions: String,
+        example: String,
+    },
+    #[error(
+        "--from-crd {}: version {version} of {crd} is not served (`served: false`), so the API server has no objects of it to read; served: {served}\n  e.g. --version {example}",
+        path.display()
+    )]
+    NotServed {
+        path: PathBuf,
+        crd: String,
+        version: String,
+        served: String,
+        example: String,
+    },
+    #[error("--from-crd {}: {crd}: {what}", path.display())]
+    Invalid {
+        path: PathBuf,
+        crd: String,
+        what: String,
+    },
+}
+
+/// The chosen version of one CRD of the file.
+#[derive(Debug, Clone)]
+pub struct Selected {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub plural: String,
+    pub namespaced: bool,
+    /// `certificates.cert-manager.io`.
+    pub crd_name: String,
+    schema: Value,
+    status: bool,
+    scale: Option<Scale>,
+}
+
+#[derive(Debug, Clone)]
+struct Scale {
+    spec_replicas_path: String,
+    status_replicas_path: String,
+    label_selector_path: Option<String>,
+}
+
+/// Where the types came from, for the generated file's header.
+#[derive(Debug, Clone)]
+pub struct Source<'a> {
+    /// The CRD file as PROJECT records it (relative to the project, or as given).
+    pub file: &'a str,
+    /// The hex SHA-256 of the file.
+    pub sha256: &'a str,
+}
+
+/// The hex SHA-256 of `bytes` (ring: already built for the runtime's TLS).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
+    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Read `path` and pick the CRD of `group`/`kind` at `version` (served).
+pub fn select_file(
+    path: &Path,
+    group: &str,
+    version: &str,
+    kind: &str,
+) -> Result<(Vec<u8>, Selected), FromCrdError> {
+    let bytes = std::fs::read(path).map_err(|source| FromCrdError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let text = String::from_utf8(bytes.clone()).map_err(|e| FromCrdError::Yaml {
+        path: path.to_path_buf(),
+        message: format!("not UTF-8: {e}"),
+    })?;
+    let selected = select(path, &text, group, version, kind)?;
+    Ok((bytes, selected))
+}
+
+/// Pick the CRD of `group`/`kind` at `version` in the YAML `text` (read from `path`).
+pub fn select(
+    path: &Path,
+    text: &str,
+    group: &str,
+    version: &str,
+    kind: &str,
+) -> Result<Selected, FromCrdError> {
+    let docs: Vec<Value> = serde_saphyr::from_multiple(text).map_err(|e| FromCrdError::Yaml {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let crds: Vec<&Value> = docs
+        .iter()
+        .filter(|d| {
+            d["kind"] == "CustomResourceDefinition" && d["apiVersion"] == "apiextensions.k8s.io/v1"
+        })
+        .collect();
+    let Some(crd) = crds
+        .iter()
+        .find(|d| d["spec"]["group"] == group && d["spec"]["names"]["kind"] == kind)
+    else {
+        let names: Vec<String> = crds
+            .iter()
+            .map(|d| {
+                format!(
+                    "{} {}",
+                    d["spec"]["group"].as_str().unwrap_or("?"),
+                    d["spec"]["names"]["kind"].as_str().unwrap_or("?")
+                )
+            })
+            .collect();
+        let found = if names.is_empty() {
+            format!(
+                "the file holds no apiextensions.k8s.io/v1 CustomResourceDefinition ({} YAML document{})",
+                docs.len(),
+                if docs.len() == 1 { "" } else { "s" }
+            )
+        } else {
+            format!("it holds {}", names.join(", "))
+        };
+        let (example_group, example_kind) = names
+            .first()
+            .and_then(|n| n.split_once(' '))
+            .unwrap_or(("cert-manager.io", "Certificate"));
+        return Err(FromCrdError::NoSuchKind {
+            path: path.to_path_buf(),
+            wanted: format!("kind {kind} in group {group}"),
+            found,
+            example: format!("--group {example_group} --kind {example_kind}"),
+        });
+    };
+    let spec = &crd["spec"];
+    let crd_name = crd["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let invalid = |what: String| FromCrdError::Invalid {
+        path: path.to_path_buf(),
+        crd: crd_name.clone(),
+        what,
+    };
+    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
+    let served: Vec<&str> = versions
+        .iter()
+        .filter(|v| v["served"] == true)
+        .filter_map(|v| v["name"].as_str())
+        .collect();
+    let example = served.first().copied().unwrap_or("v1").to_string();
+    let Some(v) = versions.iter().find(|v| v["name"] == version) else {
+        let all: Vec<&str> = versions.iter().filter_map(|v| v["name"].as_str()).collect();
+        return Err(FromCrdError::NoSuchVersion {
+            path: path.to_path_buf(),
+            crd: crd_name,
+            version: version.to_string(),
+            versions: all.join(", "),
+            example,
+        });
+    };
+    if v["served"] != true {
+        return Err(FromCrdError::NotServed {
+            path: path.to_path_buf(),
+            crd: crd_name,
+            version: version.to_string(),
+            served: if served.is_empty() {
+                "none".into()
+            } else {
+                served.join(", ")
+            },
+            example,
+        });
+    }
+    let schema = v["schema"]["openAPIV3Schema"].clone();
+    if !schema.is_object() {
+        return Err(invalid(format!(
+            "version {version} has no schema.openAPIV3Schema"
+        )));
+    }
+    let plural = spec["names"]["plural"]
+        .as_str()
+        .filter(|p| !p.is_empty())
+        .ok_or_else(|| invalid("spec.names.plural is missing".into()))?
+        .to_string();
+    let namespaced = match spec["scope"].as_str() {
+        Some("Namespaced") => true,
+        Some("Cluster") => false,
+        other => {
+            return Err(invalid(format!(
+                "spec.scope is {other:?}, not Namespaced or Cluster"
+            )));
+        }
+    };
+    let sub = &v["subresources"];
+    let scale = sub["scale"].as_object().map(|s| Scale {
+        spec_replicas_path: s
+            .get("specReplicasPath")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .into(),
+        status_replicas_path: s
+            .get("statusReplicasPath")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .into(),
+        label_selector_path: s
+            .get("labelSelectorPath")
+            .and_then(Value::as_str)
+            .map(String::from),
+    });
+    Ok(Selected {
+        group: group.to_string(),
+        version: version.to_string(),
+        kind: kind.to_string(),
+        plural,
+        namespaced,
+        crd_name,
+        schema,
+        status: sub["status"].is_object(),
+        scale,
+    })
+}
+
+impl Selected {
+    /// The Rust source of the kind's types (rustfmt-clean).
+    pub fn rust(&self, source: &Source<'_>) -> String {
+        rust::render(self, source)
+    }
+
+    /// The module name of the group: `cert-manager.io` -> `cert_manager_io`.
+    pub fn group_module(&self) -> String {
+        module_name(&self.group)
+    }
+}
+
+/// A Rust module name for a DNS name or version: lowercase, `_` for every other character, a
+/// leading `_`-free letter (`g` before a digit), never a keyword.
+pub fn module_name(name: &str) -> String {
+    let mut m: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !m.starts_with(|c: char| c.is_ascii_lowercase()) {
+        m.insert(0, 'g');
+    }
+    if crate::names::is_rust_keyword(&m) {
+        m.push('_');
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO: &str = "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.org}\nspec:\n  group: example.org\n  names: {kind: Widget, plural: widgets}\n  scope: Cluster\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object}}\n  - name: v0\n    served: false\n    storage: false\n    schema: {openAPIV3Schema: {type: object}}\n";
+
+    #[test]
+    fn picks_the_crd_of_a_multi_document_file() {
+        let s = select(Path::new("f.yaml"), TWO, "example.org", "v1", "Widget").unwrap();
+        assert_eq!((s.plural.as_str(), s.namespaced), ("widgets", false));
+    }
+
+    #[test]
+    fn refuses_what_the_file_lacks() {
+        let p = Path::new("f.yaml");
+        let e = select(p, TWO, "example.org", "v1", "Gadget").unwrap_err();
+        assert!(e.to_string().contains("it holds example.org Widget"), "{e}");
+        let e = select(p, TWO, "example.org", "v2", "Widget").unwrap_err();
+        assert!(e.to_string().contains("it has v1, v0"), "{e}");
+        let e = select(p, TWO, "example.org", "v0", "Widget").unwrap_err();
+        assert!(e.to_string().contains("not served"), "{e}");
+        let e = select(p, "a: [", "example.org", "v0", "Widget").unwrap_err();
+        assert!(e.to_string().contains("invalid YAML"), "{e}");
+    }
+
+    #[test]
+    fn module_names() {
+        assert_eq!(module_name("cert-manager.io"), "cert_manager_io");
+        assert_eq!(module_name("1password.com"), "g1password_com");
+        assert_eq!(module_name("v1beta1"), "v1beta1");
+    }
+
+    #[test]
+    fn marker_is_found_in_the_header_only() {
+        assert!(is_external_file(&format!(
+            "//! x\n{EXTERNAL_MARKER}\nuse a;"
+        )));
+        assert!(!is_external_file(&format!("use a;\n{EXTERNAL_MARKER}\n")));
+    }
+}

@@ -1,0 +1,240 @@
+//! `create api --from-crd` through the binary: an external kind gets types, PROJECT's record and
+//! a read-only controller, never a CRD, sample or editor/viewer role; a re-run with a changed CRD
+//! refreshes the types; bad input is refused with a clear error and nothing written.
+
+mod common;
+
+use std::path::Path;
+
+use common::{init_project, ok, project_dir, read, run, snapshot, words};
+use operator_rs::project::Project;
+
+const CERTS: &str = "cert-manager.io_certificates.yaml";
+const TYPES: &str = "src/api/external/cert_manager_io/v1/certificate.rs";
+
+fn fixture(file: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/external_crds")
+        .join(file);
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// Every file of config/ that names the CRD `name`.
+fn files_naming(dir: &Path, name: &str) -> Vec<String> {
+    snapshot(&dir.join("config"))
+        .into_iter()
+        .filter(|(_, bytes)| String::from_utf8_lossy(bytes).contains(name))
+        .map(|(p, _)| p.display().to_string())
+        .collect()
+}
+
+#[test]
+fn an_external_kind_gets_types_and_a_controller_but_no_crd() {
+    let tmp = init_project("ext");
+    let dir = project_dir(&tmp, "ext");
+    // One project kind too, so `generate crds` has CRDs to write.
+    ok(
+        &dir,
+        &words("create api --group cache --version v1 --kind Memcached"),
+    );
+    std::fs::write(dir.join("certificates.yaml"), fixture(CERTS)).unwrap();
+    ok(
+        &dir,
+        &words(
+            "create api --group cert-manager.io --version v1 --kind Certificate --from-crd certificates.yaml",
+        ),
+    );
+
+    let project = Project::load(&dir).unwrap();
+    let r = project
+        .find("cert-manager.io", "v1", "Certificate")
+        .unwrap();
+    assert!(r.external && !r.core && r.api.is_none() && r.controller);
+    assert_eq!(r.plural, "certificates");
+    assert_eq!(
+        r.path,
+        "crate::api::external::cert_manager_io::v1::certificate::Certificate"
+    );
+    let source = r.from_crd.as_ref().unwrap();
+    let sha = operator_rs::fromcrd::sha256_hex(fixture(CERTS).as_bytes());
+    assert_eq!(
+        (
+            source.file.as_str(),
+            source.sha256.as_str(),
+            source.namespaced
+        ),
+        ("certificates.yaml", sha.as_str(), true)
+    );
+    let types = read(&dir, TYPES);
+    assert!(types.contains(&format!("sha256 {sha}")), "{types}");
+    assert!(types.contains("#[kube(") && types.contains("namespaced"));
+    assert!(read(&dir, "src/api/mod.rs").contains("pub mod external;"));
+
+    // No CRD, sample, or editor/viewer role names the kind; generate crds leaves it out.
+    assert_eq!(
+        files_naming(&dir, "certificates.cert-manager.io"),
+        Vec::<String>::new()
+    );
+    ok(&dir, &words("generate crds"));
+    assert!(dir.join("config/crd/bases").read_dir().unwrap().count() > 0);
+    assert_eq!(
+        files_naming(&dir, "certificates.cert-manager.io"),
+        Vec::<String>::new()
+    );
+    let samples = snapshot(&dir.join("config/samples"));
+    assert!(
+        samples
+            .keys()
+            .all(|p| !p.to_string_lossy().contains("certificate"))
+    );
+    let rbac = snapshot(&dir.join("config/rbac"));
+    assert!(
+        rbac.keys()
+            .all(|p| !p.to_string_lossy().contains("certificate")),
+        "{:?}",
+        rbac.keys()
+    );
+
+    // The controller's RBAC: read the kind, nothing more (no status, no create/delete).
+    let role: serde_json::Value =
+        serde_saphyr::from_str(&read(&dir, "config/rbac/role.yaml")).unwrap();
+    let rules: Vec<&serde_json::Value> = role["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["apiGroups"][0] == "cert-manager.io")
+        .collect();
+    assert_eq!(rules.len(), 1, "{role}");
+    assert_eq!(rules[0]["resources"], serde_json::json!(["certificates"]));
+    assert_eq!(
+        rules[0]["verbs"],
+        serde_json::json!(["get", "list", "watch"])
+    );
+
+    // A re-run with the same CRD changes nothing; with a changed CRD it refreshes the types
+    // (and keeps the controller as it is).
+    let before = snapshot(&dir);
+    let again = "create api --group cert-manager.io --version v1 --kind Certificate --from-crd certificates.yaml";
+    ok(&dir, &words(again));
+    assert_eq!(snapshot(&dir), before);
+    let controller = read(&dir, "src/controllers/certificate.rs");
+    let changed = fixture(CERTS).replace(
+        "Specification of the desired state of the Certificate resource.",
+        "The desired state, as of the new release.",
+    );
+    std::fs::write(dir.join("certificates.yaml"), &changed).unwrap();
+    ok(&dir, &words(again));
+    let types = read(&dir, TYPES);
+    assert!(types.contains("/// The desired state, as of the new release."));
+    let new_sha = operator_rs::fromcrd::sha256_hex(changed.as_bytes());
+    assert!(types.contains(&new_sha));
+    let project = Project::load(&dir).unwrap();
+    let r = project
+        .find("cert-manager.io", "v1", "Certificate")
+        .unwrap();
+    assert_eq!(r.from_crd.as_ref().unwrap().sha256, new_sha);
+    assert_eq!(read(&dir, "src/controllers/certificate.rs"), controller);
+}
+
+#[test]
+fn a_multi_document_file_gives_the_kind_asked_for() {
+    let tmp = init_project("multi");
+    let dir = project_dir(&tmp, "multi");
+    let both = format!(
+        "{}\n{}",
+        fixture(CERTS),
+        fixture("cert-manager.io_issuers.yaml")
+    );
+    std::fs::write(dir.join("cm.yaml"), both).unwrap();
+    ok(
+        &dir,
+        &words(
+            "create api --group cert-manager.io --version v1 --kind Issuer --from-crd cm.yaml --controller=false",
+        ),
+    );
+    let types = read(&dir, "src/api/external/cert_manager_io/v1/issuer.rs");
+    assert!(types.contains("kind = \"Issuer\""));
+    assert!(!dir.join("src/controllers/issuer.rs").exists());
+    ok(
+        &dir,
+        &words(
+            "create api --group cert-manager.io --version v1 --kind Certificate --from-crd cm.yaml --controller=false",
+        ),
+    );
+    assert_eq!(
+        read(&dir, "src/api/external/cert_manager_io/v1/mod.rs")
+            .lines()
+            .filter(|l| l.starts_with("pub mod"))
+            .collect::<Vec<_>>(),
+        ["pub mod certificate;", "pub mod issuer;"]
+    );
+}
+
+#[test]
+fn bad_input_is_refused_with_nothing_written() {
+    let tmp = init_project("bad");
+    let dir = project_dir(&tmp, "bad");
+    std::fs::write(dir.join("certificates.yaml"), fixture(CERTS)).unwrap();
+    std::fs::write(
+        dir.join("routes.yaml"),
+        fixture("gateway.networking.k8s.io_httproutes.yaml").replacen(
+            "served: true\n    storage: false",
+            "served: false\n    storage: false",
+            1,
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("broken.yaml"), "apiVersion: [v1\nkind: {").unwrap();
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "--group cert-manager.io --version v1 --kind Certificate --from-crd missing.yaml",
+            &["cannot read --from-crd missing.yaml", "e.g. --from-crd"],
+        ),
+        (
+            "--group cert-manager.io --version v1 --kind Issuer --from-crd certificates.yaml",
+            &[
+                "no CustomResourceDefinition of kind Issuer in group cert-manager.io",
+                "it holds cert-manager.io Certificate",
+            ],
+        ),
+        (
+            "--group acme.io --version v1 --kind Certificate --from-crd certificates.yaml",
+            &[
+                "in group acme.io",
+                "e.g. --group cert-manager.io --kind Certificate",
+            ],
+        ),
+        (
+            "--group cert-manager.io --version v2 --kind Certificate --from-crd certificates.yaml",
+            &["has no version v2; it has v1", "e.g. --version v1"],
+        ),
+        (
+            "--group gateway.networking.k8s.io --version v1beta1 --kind HTTPRoute --from-crd routes.yaml",
+            &[
+                "version v1beta1 of httproutes.gateway.networking.k8s.io is not served",
+                "e.g. --version v1",
+            ],
+        ),
+        (
+            "--group cert-manager.io --version v1 --kind Certificate --from-crd broken.yaml",
+            &["--from-crd broken.yaml: invalid YAML"],
+        ),
+        (
+            "--group cert-manager.io --version v1 --kind Certificate --from-crd certificates.yaml --resource=false",
+            &["cannot go with --resource=false"],
+        ),
+    ];
+    let before = snapshot(&dir);
+    for (args, wanted) in cases {
+        let r = run(&dir, &words(&format!("create api {args}")));
+        assert_ne!(r.code, 0, "{args}: refused");
+        for w in *wanted {
+            assert!(
+                r.stderr.contains(w),
+                "{args}: wanted {w:?} in:\n{}",
+                r.stderr
+            );
+        }
+        assert_eq!(snapshot(&dir), before, "{args}: nothing written");
+    }
+}
