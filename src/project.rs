@@ -74,6 +74,11 @@ pub struct Resource {
     /// A built-in Kubernetes kind (k8s-openapi type), not a CRD of this project.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub core: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub external: bool,
+    /// The crate (`name@version`) `create api --external-api-crate` added for an external kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_crate: Option<String>,
     /// The Rust path of the type, e.g. `crate::api::v1alpha1::Memcached` or `k8s_openapi::api::apps::v1::Deployment`.
     pub path: String,
     /// The deploy-image flavour's settings, when the kind was created with `--image`.
@@ -159,6 +164,12 @@ impl Resource {
     /// Whether the project owns a CRD for this resource.
     pub fn has_api(&self) -> bool {
         self.api.is_some()
+    }
+
+    /// A kind whose CRD (or built-in API) is someone else's: a built-in kind, or an external
+    /// one (`create api --external-api-path`). Its controller watches what it does not own.
+    pub fn owned_elsewhere(&self) -> bool {
+        self.core || self.external
     }
 
     pub fn same_gvk(&self, group: &str, version: &str, kind: &str) -> bool {
@@ -274,6 +285,8 @@ mod tests {
                 }),
                 controller: true,
                 core: false,
+                external: false,
+                external_crate: None,
                 path: "crate::api::v1alpha1::Memcached".into(),
                 deploy_image: None,
                 webhooks: None,

@@ -687,6 +687,8 @@ mod tests {
             }),
             controller,
             core: domain.is_empty(),
+            external: false,
+            external_crate: None,
             path: String::new(),
             deploy_image: None,
             webhooks: None,

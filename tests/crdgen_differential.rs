@@ -406,6 +406,8 @@ fn versions3_storage_from_project() {
             }),
             controller: false,
             core: false,
+            external: false,
+            external_crate: None,
             path: format!("crate::versions3::{version}::Shop"),
             deploy_image: None,
             webhooks: None,

@@ -2,6 +2,8 @@
 //! sample — and wire it in. Also a controller for a built-in kind (`--resource=false`), or a second
 //! version of an existing kind. Everything is validated and computed before anything is written.
 
+mod external;
+
 use std::path::Path;
 
 use anyhow::{Result, bail};
@@ -15,7 +17,11 @@ use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 
 pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let mut project = Project::load(root)?;
-    let resource = plan_resource(&project, args)?;
+    let disk = DiskTree::new(root);
+    let resource = match args.external_api_path {
+        Some(_) => external::plan(&project, &disk, args)?,
+        None => plan_resource(&project, args)?,
+    };
 
     // Record the resource: merge into the same GVK (a re-run), else append. The templates see the
     // kind as PROJECT now records it, and render the parts this run asks for.
@@ -38,8 +44,12 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
         controller: args.controller,
     };
     let ctx = ApiContext::new(&project, &kind, parts);
-    let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);
+    if let Some(cargo) = overlay.read(Path::new("Cargo.toml"))?
+        && let Some(edited) = external::with_dependency(&cargo, &resource)?
+    {
+        overlay.put("Cargo.toml", edited);
+    }
     let report = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
     report.refuse_conflicts()?;
     let previous = overlay.read(Path::new(project::FILE))?;
@@ -78,6 +88,13 @@ fn merge_into(existing: &mut Resource, new: &Resource, scaffolds_controller: boo
     }
     if scaffolds_controller {
         existing.deploy_image = new.deploy_image.clone();
+    }
+    if new.external {
+        existing.path = new.path.clone();
+        existing.plural = new.plural.clone();
+        if new.external_crate.is_some() {
+            existing.external_crate = new.external_crate.clone();
+        }
     }
 }
 
@@ -141,6 +158,8 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
             }),
             controller: args.controller,
             core: false,
+            external: false,
+            external_crate: None,
             path: format!("crate::api::{version}::{kind}"),
             deploy_image: None,
             webhooks: None,
@@ -166,23 +185,7 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
             ..existing
         }
     } else if let Some(b) = builtin::lookup(group, version, kind) {
-        Resource {
-            group: if b.group.is_empty() {
-                project::CORE_GROUP.into()
-            } else {
-                b.group.to_string()
-            },
-            domain: String::new(),
-            version: version.to_string(),
-            kind: kind.to_string(),
-            plural: b.plural.to_string(),
-            api: None,
-            controller: true,
-            core: true,
-            path: b.rust_path.clone(),
-            deploy_image: None,
-            webhooks: None,
-        }
+        b.to_resource(true)
     } else {
         let hint = if builtin::is_builtin_group(group) {
             format!(

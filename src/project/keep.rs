@@ -292,6 +292,8 @@ mod tests {
                 }),
                 controller: true,
                 core: true,
+                external: false,
+                external_crate: None,
                 path: "p".into(),
                 deploy_image: Some(DeployImage {
                     image: "i".into(),

@@ -177,8 +177,10 @@ pub struct ApiContext {
     pub stored: bool,
     /// Render the kind's types and CRD files (`--resource`, for a kind this project owns).
     pub resource: bool,
-    /// A k8s-openapi kind.
+    /// A kind this project does not own: a k8s-openapi kind, or an external one.
     pub builtin: bool,
+    /// An external kind (`--external-api-path`): its CRD is its owner's.
+    pub external: bool,
     #[serde(flatten)]
     pub controller: ControllerContext,
 }
@@ -217,7 +219,8 @@ impl ApiContext {
             namespaced,
             stored: r.api.as_ref().is_none_or(|a| a.storage),
             resource: parts.types && r.has_api(),
-            builtin: r.core,
+            builtin: r.owned_elsewhere(),
+            external: r.external,
             controller: ControllerContext::new(project, r, &names, parts.controller),
             names,
         }
@@ -254,10 +257,10 @@ impl ControllerContext {
         };
         ControllerContext {
             controller: r.controller,
-            flavour_plain: render && r.controller && !r.core && !deploy_image,
-            flavour_deploy_image: render && r.controller && !r.core && deploy_image,
-            flavour_builtin: render && r.controller && r.core,
-            resource_controller: r.controller && !r.core && r.has_api(),
+            flavour_plain: render && r.controller && !r.owned_elsewhere() && !deploy_image,
+            flavour_deploy_image: render && r.controller && !r.owned_elsewhere() && deploy_image,
+            flavour_builtin: render && r.controller && r.owned_elsewhere(),
+            resource_controller: r.controller && !r.owned_elsewhere() && r.has_api(),
             finalizer: format!("{finalizer_group}/finalizer"),
             deploy_image,
             container: ContainerContext::new(r),
@@ -312,6 +315,8 @@ pub struct WebhookContext {
     pub api_version: String,
     /// The group of `+kubebuilder:webhook` markers (`""` for core/v1).
     pub marker_group: String,
+    /// A built-in or external kind: its webhooks see the whole cluster's objects of it.
+    pub owned_elsewhere: bool,
     pub mutate_path: String,
     pub validate_path: String,
     pub defaulting: bool,
@@ -415,6 +420,7 @@ impl WebhookContext {
             } else {
                 names.full_group.clone()
             },
+            owned_elsewhere: r.owned_elsewhere(),
             mutate_path: path_of("mutate"),
             validate_path: path_of("validate"),
             defaulting: false,
@@ -643,10 +649,26 @@ resources:
             deploy_image: None,
             ..memcached()
         };
+        let external = Resource {
+            group: "cert-manager".into(),
+            domain: "io".into(),
+            version: "v1".into(),
+            kind: "Certificate".into(),
+            plural: "certificates".into(),
+            api: None,
+            external: true,
+            path: "kcr_cert_manager_io::v1::certificates::Certificate".into(),
+            deploy_image: None,
+            ..memcached()
+        };
+        let c = ApiContext::new(&project(), &external, ALL);
+        assert!(c.builtin && c.external && !c.resource && !c.controller.resource_controller);
+        assert_eq!(c.api_version, "cert-manager.io/v1");
         for (r, want) in [
             (memcached(), [false, true, false]),
             (plain, [true, false, false]),
             (builtin, [false, false, true]),
+            (external, [false, false, true]),
         ] {
             let c = ApiContext::new(&project(), &r, ALL).controller;
             assert_eq!(
