@@ -1,6 +1,7 @@
 //! `operator-rs create api`: add a kind — its Spec/Status types and CRD, its controller, RBAC, a
 //! sample — and wire it in. Also a controller for a built-in kind (`--resource=false`), or a second
-//! version of an existing kind. Everything is validated and computed before anything is written.
+//! version of an existing kind, or a controller for an external kind (`--external-api-path`:
+//! [`external`]). Everything is validated and computed before anything is written.
 
 mod external;
 

@@ -4,6 +4,8 @@
 //! (config/webhook, config/certmanager, the CRD conversion patch, config/default's wiring) and
 //! regenerates config/webhook/manifests.yaml from the markers. Re-running is idempotent; adding
 //! a webhook type later keeps the user's code (its registration is all that is added).
+//! A built-in kind needs no `create api` first (its first run records it, `core: true`); built-in
+//! and external kinds get admission webhooks only, conversion being their API's owner's.
 
 use std::path::Path;
 
