@@ -290,8 +290,7 @@ fn a_local_manager_defaults_and_validates_config_maps() {
     )
     .unwrap_err();
     assert!(
-        err.contains("vconfigmap-v1.kb.io")
-            && err.contains("data.forbidden")
+        err.contains("The ConfigMap \"bad\" is invalid: data.forbidden: Invalid value")
             && err.contains("the key `forbidden` is not allowed"),
         "{err}"
     );
