@@ -181,9 +181,16 @@ fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateWebhookArgs) -> R
             Some(first) => format!("\n  e.g. {}", example(project, Some(first))),
             None => String::new(),
         };
+        // A group none of the project's kinds has may be another project's: say how to record it.
+        let external = if project.resources.iter().any(|r| r.group == group) {
+            String::new()
+        } else {
+            format!(
+                "\n  for a kind another project owns, record it first, naming its Rust type: create api --group {group} --version {version} --kind {kind} --external-api-path <crate>::<module>::{kind} --controller=false"
+            )
+        };
         bail!(
-            "{group}/{version} {kind} is not a kind of this project (see PROJECT) nor a built-in Kubernetes kind; webhooks are created for existing kinds\n  {hint}{example}\n  \
-             for a kind another project owns, record it first: operator-rs create api --group {group} --version {version} --kind {kind} --external-api-path <crate>::<module>::{kind} --controller=false"
+            "{group}/{version} {kind} is not a kind of this project (see PROJECT) nor a built-in Kubernetes kind; webhooks are created for existing kinds\n  {hint}{example}{external}"
         );
     };
     // Conversion is the CRD's: refused before anything else is checked, with the reason.
