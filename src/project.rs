@@ -95,6 +95,9 @@ pub struct Resource {
     /// The CRD file the types of an external kind were generated from (`create api --from-crd`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_crd: Option<FromCrd>,
+    /// The crate (`name@version`) `create api --external-api-crate` added for an external kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_crate: Option<String>,
     /// The Rust path of the type, e.g. `crate::api::v1alpha1::Memcached` or `k8s_openapi::api::apps::v1::Deployment`.
     pub path: String,
     /// The deploy-image flavour's settings, when the kind was created with `--image`.
@@ -194,6 +197,12 @@ impl Resource {
     /// Whether the project owns a CRD for this resource.
     pub fn has_api(&self) -> bool {
         self.api.is_some()
+    }
+
+    /// A kind whose CRD (or built-in API) is someone else's: a built-in kind, or an external
+    /// one (`create api --external-api-path`). Its controller watches what it does not own.
+    pub fn owned_elsewhere(&self) -> bool {
+        self.core || self.external
     }
 
     pub fn same_gvk(&self, group: &str, version: &str, kind: &str) -> bool {
@@ -314,6 +323,7 @@ mod tests {
                 core: false,
                 external: false,
                 from_crd: None,
+                external_crate: None,
                 path: "crate::api::v1alpha1::Memcached".into(),
                 deploy_image: None,
                 webhooks: None,

@@ -856,6 +856,7 @@ mod tests {
             core: domain.is_empty(),
             external: false,
             from_crd: None,
+            external_crate: None,
             path: String::new(),
             deploy_image: None,
             webhooks: None,

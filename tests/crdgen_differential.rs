@@ -411,6 +411,7 @@ fn versions3_storage_from_project() {
             core: false,
             external: false,
             from_crd: None,
+            external_crate: None,
             path: format!("crate::versions3::{version}::Shop"),
             deploy_image: None,
             webhooks: None,

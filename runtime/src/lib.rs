@@ -28,10 +28,10 @@
 
 #[cfg(feature = "runtime")]
 pub mod address;
-#[cfg(feature = "client")]
-pub mod connect;
 #[cfg(feature = "runtime")]
 pub mod auth;
+#[cfg(feature = "client")]
+pub mod connect;
 #[cfg(feature = "runtime")]
 pub mod controller;
 #[cfg(feature = "crd")]

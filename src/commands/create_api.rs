@@ -1,6 +1,9 @@
 //! `operator-rs create api`: add a kind — its Spec/Status types and CRD, its controller, RBAC, a
 //! sample — and wire it in. Also a controller for a built-in kind (`--resource=false`), or a second
-//! version of an existing kind. Everything is validated and computed before anything is written.
+//! version of an existing kind, or a controller for an external kind (`--external-api-path`:
+//! [`external`]). Everything is validated and computed before anything is written.
+
+mod external;
 
 use std::path::Path;
 
@@ -20,7 +23,11 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
         return from_crd::run(root, args, file);
     }
     let mut project = Project::load(root)?;
-    let resource = plan_resource(&project, args)?;
+    let disk = DiskTree::new(root);
+    let resource = match args.external_api_path {
+        Some(_) => external::plan(&project, &disk, args)?,
+        None => plan_resource(&project, args)?,
+    };
 
     // Record the resource: merge into the same GVK (a re-run), else append. The templates see the
     // kind as PROJECT now records it, and render the parts this run asks for.
@@ -44,8 +51,12 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
         controller: args.controller,
     };
     let ctx = ApiContext::new(&project, &kind, parts);
-    let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);
+    if let Some(cargo) = overlay.read(Path::new("Cargo.toml"))?
+        && let Some(edited) = external::with_dependency(&cargo, &resource)?
+    {
+        overlay.put("Cargo.toml", edited);
+    }
     let report = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
     report.refuse_conflicts()?;
     let previous = overlay.read(Path::new(project::FILE))?;
@@ -85,6 +96,13 @@ fn merge_into(existing: &mut Resource, new: &Resource, scaffolds_controller: boo
     }
     if scaffolds_controller {
         existing.deploy_image = new.deploy_image.clone();
+    }
+    if new.external {
+        existing.path = new.path.clone();
+        existing.plural = new.plural.clone();
+        if new.external_crate.is_some() {
+            existing.external_crate = new.external_crate.clone();
+        }
     }
 }
 
@@ -150,6 +168,7 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
             core: false,
             external: false,
             from_crd: None,
+            external_crate: None,
             path: format!("crate::api::{version}::{kind}"),
             deploy_image: None,
             webhooks: None,
@@ -175,25 +194,7 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
             ..existing
         }
     } else if let Some(b) = builtin::lookup(group, version, kind) {
-        Resource {
-            group: if b.group.is_empty() {
-                project::CORE_GROUP.into()
-            } else {
-                b.group.to_string()
-            },
-            domain: String::new(),
-            version: version.to_string(),
-            kind: kind.to_string(),
-            plural: b.plural.to_string(),
-            api: None,
-            controller: true,
-            core: true,
-            external: false,
-            from_crd: None,
-            path: b.rust_path.clone(),
-            deploy_image: None,
-            webhooks: None,
-        }
+        b.to_resource(true)
     } else {
         let hint = if builtin::is_builtin_group(group) {
             format!(

@@ -4,11 +4,14 @@
 //! (config/webhook, config/certmanager, the CRD conversion patch, config/default's wiring) and
 //! regenerates config/webhook/manifests.yaml from the markers. Re-running is idempotent; adding
 //! a webhook type later keeps the user's code (its registration is all that is added).
+//! A built-in kind needs no `create api` first (its first run records it, `core: true`); built-in
+//! and external kinds get admission webhooks only, conversion being their API's owner's.
 
 use std::path::Path;
 
 use anyhow::{Result, bail};
 
+use crate::builtin;
 use crate::cli::CreateWebhookArgs;
 use crate::crdgen;
 use crate::names;
@@ -25,6 +28,13 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     let plan = plan(&project, &disk, args)?;
     let resource = plan.resource.clone();
 
+    // A built-in kind gets its entry here when it has none yet (kubebuilder's `core: true`).
+    if project
+        .find(&resource.group, &resource.version, &resource.kind)
+        .is_none()
+    {
+        project.resources.push(resource.clone());
+    }
     let entry = project
         .resources
         .iter_mut()
@@ -85,9 +95,13 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     let changes = write_all(root, &pending, &removals)?;
 
     super::print_changes(&report, &changes);
-    if resource.core {
+    if resource.owned_elsewhere() && (args.defaulting || args.programmatic_validation) {
         crate::errln!(
-            "warning: webhooks for built-in kinds may cause circular dependencies during deployment (the manager's own Pods are admitted by them)."
+            "warning: the webhooks of {} see every {} of the cluster (kube-system's and the manager's own too), and with failurePolicy=fail they block them all while the manager is unreachable (a webhook on Pods can keep the manager's own Pod from starting): narrow them with a namespaceSelector or objectSelector, as src/webhooks/{}/{}.rs says.",
+            resource.kind,
+            resource.kind,
+            resource.version,
+            kind_snake
         );
     }
     crate::errln!(
@@ -142,7 +156,11 @@ fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateWebhookArgs) -> R
             example(project, project.find(group, version, kind))
         );
     }
-    let Some(resource) = project.find(group, version, kind).cloned() else {
+    let Some(resource) = project
+        .find(group, version, kind)
+        .cloned()
+        .or_else(|| builtin_kind(project, group, version, kind))
+    else {
         let known: Vec<String> = project
             .resources
             .iter()
@@ -165,10 +183,33 @@ fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateWebhookArgs) -> R
             Some(first) => format!("\n  e.g. {}", example(project, Some(first))),
             None => String::new(),
         };
+        // A group none of the project's kinds has may be another project's: say how to record it.
+        let external = if project.resources.iter().any(|r| r.group == group) {
+            String::new()
+        } else {
+            format!(
+                "\n  for a kind another project owns, record it first, naming its Rust type: create api --group {group} --version {version} --kind {kind} --external-api-path <crate>::<module>::{kind} --controller=false"
+            )
+        };
         bail!(
-            "{group}/{version} {kind} is not a kind of this project (see PROJECT); webhooks are created for existing kinds\n  {hint}{example}"
+            "{group}/{version} {kind} is not a kind of this project (see PROJECT) nor a built-in Kubernetes kind; webhooks are created for existing kinds\n  {hint}{example}{external}"
         );
     };
+    // Conversion is the CRD's: refused before anything else is checked, with the reason.
+    if args.conversion && resource.owned_elsewhere() {
+        bail!(
+            "--conversion converts between the versions of a CRD this project owns; {} {} is {}\n  \
+             drop --conversion: e.g. {}",
+            resource.api_version(),
+            kind,
+            if resource.core {
+                "a built-in kind, which the API server itself converts (built-in kinds have no conversion webhooks)"
+            } else {
+                "an external kind: its conversion belongs to the owner of its CRD"
+            },
+            example(project, Some(&resource))
+        );
+    }
     let mut spokes: Vec<String> = Vec::new();
     for spoke in args.spoke.iter().map(|s| s.trim()) {
         if spoke.is_empty() {
@@ -206,11 +247,6 @@ fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateWebhookArgs) -> R
         spokes.push(spoke.to_string());
     }
     if args.conversion {
-        if !resource.has_api() {
-            bail!(
-                "--conversion converts between versions of a kind this project owns (a CRD); {kind} is built in"
-            );
-        }
         check_hub(project, tree, &resource, &spokes)?;
         if spokes.is_empty() {
             bail!(
@@ -222,6 +258,20 @@ fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateWebhookArgs) -> R
         bail!("--spoke is for conversion webhooks: add --conversion");
     }
     Ok(Plan { resource, spokes })
+}
+
+/// The entry of the built-in kind `--group --version --kind` name (`core` or `""` for core/v1,
+/// `networking` for networking.k8s.io...): the project's when it has one, else a new one
+/// without a controller.
+fn builtin_kind(project: &Project, group: &str, version: &str, kind: &str) -> Option<Resource> {
+    let b = builtin::lookup(group, version, kind)?;
+    let new = b.to_resource(false);
+    Some(
+        project
+            .find(&new.group, version, kind)
+            .cloned()
+            .unwrap_or(new),
+    )
 }
 
 /// The hub of a conversion is the kind's storage version as its types declare it (the source

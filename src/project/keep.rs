@@ -299,6 +299,7 @@ mod tests {
                 core: true,
                 external: false,
                 from_crd: None,
+                external_crate: None,
                 path: "p".into(),
                 deploy_image: Some(DeployImage {
                     image: "i".into(),

@@ -180,8 +180,11 @@ pub struct ApiContext {
     pub stored: bool,
     /// Render the kind's types and CRD files (`--resource`, for a kind this project owns).
     pub resource: bool,
-    /// A kind this project does not own: a k8s-openapi kind, or an external kind (`--from-crd`).
+    /// A kind this project does not own: a k8s-openapi kind, or an external one (`--from-crd`,
+    /// `--external-api-path`).
     pub builtin: bool,
+    /// An external kind: its CRD is its owner's.
+    pub external: bool,
     /// The project's manager is namespace-scoped (PROJECT's `namespaced`): the editor and viewer
     /// roles are Roles, as kubebuilder's.
     pub namespaced_manager: bool,
@@ -226,7 +229,8 @@ impl ApiContext {
             namespaced,
             stored: r.api.as_ref().is_none_or(|a| a.storage),
             resource: parts.types && r.has_api(),
-            builtin: r.core || r.external,
+            builtin: r.owned_elsewhere(),
+            external: r.external,
             namespaced_manager: project.namespaced,
             controller: ControllerContext::new(project, r, &names, parts.controller),
             names,
@@ -264,11 +268,10 @@ impl ControllerContext {
         };
         ControllerContext {
             controller: r.controller,
-            flavour_plain: render && r.controller && !r.core && !r.external && !deploy_image,
-            flavour_deploy_image: render && r.controller && !r.core && !r.external && deploy_image,
-            // A kind this project does not own (built-in, or external) gets the same controller.
-            flavour_builtin: render && r.controller && (r.core || r.external),
-            resource_controller: r.controller && !r.core && r.has_api(),
+            flavour_plain: render && r.controller && !r.owned_elsewhere() && !deploy_image,
+            flavour_deploy_image: render && r.controller && !r.owned_elsewhere() && deploy_image,
+            flavour_builtin: render && r.controller && r.owned_elsewhere(),
+            resource_controller: r.controller && !r.owned_elsewhere() && r.has_api(),
             finalizer: format!("{finalizer_group}/finalizer"),
             deploy_image,
             container: ContainerContext::new(r),
@@ -323,6 +326,8 @@ pub struct WebhookContext {
     pub api_version: String,
     /// The group of `+kubebuilder:webhook` markers (`""` for core/v1).
     pub marker_group: String,
+    /// A built-in or external kind: its webhooks see the whole cluster's objects of it.
+    pub owned_elsewhere: bool,
     pub mutate_path: String,
     pub validate_path: String,
     pub defaulting: bool,
@@ -426,6 +431,7 @@ impl WebhookContext {
             } else {
                 names.full_group.clone()
             },
+            owned_elsewhere: r.owned_elsewhere(),
             mutate_path: path_of("mutate"),
             validate_path: path_of("validate"),
             defaulting: false,
@@ -656,10 +662,26 @@ resources:
             deploy_image: None,
             ..memcached()
         };
+        let external = Resource {
+            group: "cert-manager".into(),
+            domain: "io".into(),
+            version: "v1".into(),
+            kind: "Certificate".into(),
+            plural: "certificates".into(),
+            api: None,
+            external: true,
+            path: "kcr_cert_manager_io::v1::certificates::Certificate".into(),
+            deploy_image: None,
+            ..memcached()
+        };
+        let c = ApiContext::new(&project(), &external, ALL);
+        assert!(c.builtin && c.external && !c.resource && !c.controller.resource_controller);
+        assert_eq!(c.api_version, "cert-manager.io/v1");
         for (r, want) in [
             (memcached(), [false, true, false]),
             (plain, [true, false, false]),
             (builtin, [false, false, true]),
+            (external, [false, false, true]),
         ] {
             let c = ApiContext::new(&project(), &r, ALL).controller;
             assert_eq!(

@@ -78,6 +78,7 @@ pub fn run(root: &Path, args: &CreateApiArgs, file: &Path) -> Result<()> {
         controller: args.controller || had_controller,
         core: false,
         external: true,
+        external_crate: None,
         from_crd: Some(FromCrd {
             file: recorded,
             sha256,
