@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::scale::{AT_SCALE, assert_unchanged, changed, create_all, settled, versions};
-use super::{E2e, E2eProject, TIMEOUT, objects};
+use super::{E2e, E2eProject, TIMEOUT, TestObject, objects};
 use crate::controller::ScopedApi;
 use crate::testing::envtest::Envtest;
 
@@ -64,7 +64,7 @@ pub enum Fault {
 pub async fn fault<P, K>(fault: Fault, namespaced: bool, controller: &str, make: impl Fn(usize) -> K)
 where
     P: E2eProject,
-    K: Resource<DynamicType = (), Scope: ScopedApi> + Clone + Serialize + DeserializeOwned + Debug,
+    K: TestObject,
 {
     if !Envtest::available() {
         return;

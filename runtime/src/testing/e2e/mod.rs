@@ -91,6 +91,7 @@ pub use manager::{ManagerProcess, ManagerProcessBuilder, READY_TIMEOUT, REFUSAL_
 pub use scale::AT_SCALE;
 
 use super::envtest::{Envtest, ServiceAccountAccess};
+use crate::controller::ScopedApi;
 use super::local_webhooks::{LocalWebhooks, free_address};
 use super::samples;
 
@@ -115,6 +116,18 @@ pub struct Project {
     pub scratch: &'static str,
     /// Whether an object (as JSON) is reconciled: [`reconciled`], or the project's own.
     pub ready: fn(&Value) -> bool,
+}
+
+/// The objects the harness creates and watches: any kind with a static type, namespaced or
+/// cluster-scoped (its own, or a built-in one).
+pub trait TestObject:
+    Resource<DynamicType = (), Scope: ScopedApi> + Clone + Serialize + DeserializeOwned + Debug
+{
+}
+
+impl<K> TestObject for K where
+    K: Resource<DynamicType = (), Scope: ScopedApi> + Clone + Serialize + DeserializeOwned + Debug
+{
 }
 
 /// A type naming the operator under test: `E2e<P>`'s `P` (see the [module docs](self)).
