@@ -181,7 +181,10 @@ impl Operator {
 
     /// An admin's `Api` for `K` in `namespace` (cluster-wide for a cluster-scoped kind).
     pub fn api<K: Object>(&self, namespace: &str) -> Result<Api<K>> {
-        Ok(<K::Scope as ScopedApi>::api(self.client()?, Some(namespace)))
+        Ok(<K::Scope as ScopedApi>::api(
+            self.client()?,
+            Some(namespace),
+        ))
     }
 
     /// Creates `obj` in a new namespace of its own and waits until its status reports the
@@ -231,7 +234,9 @@ impl Operator {
         let found = self.create_reconciled(obj).await?;
         let namespace = found.namespace().unwrap_or_default();
         let namespaces = Api::<Namespace>::all(self.client()?);
-        let deleted = namespaces.delete(&namespace, &DeleteParams::default()).await;
+        let deleted = namespaces
+            .delete(&namespace, &DeleteParams::default())
+            .await;
         deleted.map_err(|e| Error::api(format!("deleting the namespace {namespace}"), e))?;
         let gone = |namespace: Option<&Namespace>| namespace.is_none();
         self.wait_for(&namespaces, &namespace, "deleted", gone)

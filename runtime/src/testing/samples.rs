@@ -88,8 +88,14 @@ mod tests {
         let dir = project(&[
             ("kustomization.yaml", "resources:\n- a.yaml\n"),
             ("broken.yaml", ": : :\n"),
-            ("secret.yaml", "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"),
-            ("map.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\ndata: {a: b}\n"),
+            (
+                "secret.yaml",
+                "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n",
+            ),
+            (
+                "map.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\ndata: {a: b}\n",
+            ),
         ]);
         let map: ConfigMap = sample(dir.path()).unwrap();
         assert_eq!(map.metadata.name.as_deref(), Some("m"));
@@ -104,6 +110,9 @@ mod tests {
         assert!(error.contains("`kind: ConfigMap`"), "{error}");
         let dir = project(&[("map.yaml", "apiVersion: v1\nkind: ConfigMap\ndata: 3\n")]);
         let error = sample::<ConfigMap>(dir.path()).unwrap_err().to_string();
-        assert!(error.contains("map.yaml") && error.contains("not a valid ConfigMap"), "{error}");
+        assert!(
+            error.contains("map.yaml") && error.contains("not a valid ConfigMap"),
+            "{error}"
+        );
     }
 }

@@ -61,8 +61,12 @@ pub enum Fault {
 /// fault::<This, _>(Fault::EtcdRestart, true, "configmap", make).await;
 /// # }
 /// ```
-pub async fn fault<P, K>(fault: Fault, namespaced: bool, controller: &str, make: impl Fn(usize) -> K)
-where
+pub async fn fault<P, K>(
+    fault: Fault,
+    namespaced: bool,
+    controller: &str,
+    make: impl Fn(usize) -> K,
+) where
     P: E2eProject,
     K: TestObject,
 {

@@ -147,7 +147,10 @@ impl ManagerProcessBuilder {
         while !manager.ready().await {
             manager.check().await;
             let tail = manager.tail();
-            assert!(Instant::now() < deadline, "the manager is not ready: {tail}");
+            assert!(
+                Instant::now() < deadline,
+                "the manager is not ready: {tail}"
+            );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
         manager
@@ -161,7 +164,8 @@ impl ManagerProcessBuilder {
 /// use operator_rs_runtime::testing::e2e::ManagerProcess;
 ///
 /// let admin = kube::Client::try_default().await.unwrap();
-/// let mut manager = ManagerProcess::builder(env!("CARGO_BIN_EXE_manager"))
+/// // In a test of the manager's crate: env!("CARGO_BIN_EXE_manager").
+/// let mut manager = ManagerProcess::builder("target/debug/manager")
 ///     .kubeconfig("target/manager.kubeconfig")
 ///     .args(["--leader-elect", "--webhook-bind-address=0"])
 ///     .env("RUST_LOG", "debug")

@@ -43,8 +43,9 @@
 //!     const PROJECT: Project = Project {
 //!         name: "memcached-operator",
 //!         dir: env!("CARGO_MANIFEST_DIR"),
-//!         manager: env!("CARGO_BIN_EXE_manager"),
-//!         scratch: env!("CARGO_TARGET_TMPDIR"),
+//!         // In tests/: env!("CARGO_BIN_EXE_manager") and env!("CARGO_TARGET_TMPDIR").
+//!         manager: "target/debug/manager",
+//!         scratch: "target/tmp",
 //!         ready: e2e::reconciled,
 //!     };
 //! }
@@ -91,9 +92,9 @@ pub use manager::{ManagerProcess, ManagerProcessBuilder, READY_TIMEOUT, REFUSAL_
 pub use scale::AT_SCALE;
 
 use super::envtest::{Envtest, ServiceAccountAccess};
-use crate::controller::ScopedApi;
 use super::local_webhooks::{LocalWebhooks, free_address};
 use super::samples;
+use crate::controller::ScopedApi;
 
 /// The field manager of what the harness applies.
 pub const FIELD_MANAGER: &str = "e2e";
@@ -210,8 +211,7 @@ impl<P: E2eProject> E2e<P> {
         let rbac = Path::new(P::PROJECT.dir).join("config/rbac");
         let (namespace, name) = (MANAGER_NAMESPACE, P::PROJECT.name);
         let account =
-            ServiceAccountAccess::from_kustomize(&admin, namespace, name, &rbac, &kubeconfig)
-                .await;
+            ServiceAccountAccess::from_kustomize(&admin, namespace, name, &rbac, &kubeconfig).await;
         let account = account.unwrap_or_else(|e| panic!("binding the manager by config/rbac: {e}"));
         let certs = dir.join("webhook-certs");
         let webhooks = LocalWebhooks::prepare(name, Path::new(P::PROJECT.dir), &certs);
@@ -270,8 +270,7 @@ impl<P: E2eProject> E2e<P> {
         let address = free_address().expect("a free port");
         let webhooks = self.webhooks.as_ref();
         let webhook_args = webhooks.map(|w| w.manager_args_at(address));
-        let webhook_args =
-            webhook_args.unwrap_or_else(|| vec!["--webhook-bind-address=0".into()]);
+        let webhook_args = webhook_args.unwrap_or_else(|| vec!["--webhook-bind-address=0".into()]);
         let manager = ManagerProcess::builder(P::PROJECT.manager)
             .name(name)
             .kubeconfig(self.account.kubeconfig())
@@ -291,7 +290,10 @@ impl<P: E2eProject> E2e<P> {
 
     /// Points the webhooks at the manager (a new one, or a replica that took over).
     async fn point_webhooks_at_manager(&mut self) {
-        let address = self.manager.as_ref().and_then(ManagerProcess::webhooks_address);
+        let address = self
+            .manager
+            .as_ref()
+            .and_then(ManagerProcess::webhooks_address);
         let (Some(webhooks), Some(address)) = (self.webhooks.as_mut(), address) else {
             return;
         };

@@ -302,7 +302,11 @@ mod tests {
 
     #[test]
     fn changed_lists_rewritten_and_deleted_objects_only() {
-        let before = BTreeMap::from([("a".into(), at("1")), ("b".into(), at("2")), ("c".into(), at("3"))]);
+        let before = BTreeMap::from([
+            ("a".into(), at("1")),
+            ("b".into(), at("2")),
+            ("c".into(), at("3")),
+        ]);
         let after = BTreeMap::from([("a".into(), at("1")), ("b".into(), at("5"))]);
         let changed = changed(before, after);
         let names: Vec<_> = changed.iter().map(|(name, ..)| name.as_str()).collect();
@@ -319,9 +323,7 @@ mod tests {
 
     #[test]
     fn a_deployment_is_observed_at_its_generation() {
-        let at = |generation, observed| {
-            json!({"metadata": {"generation": generation}, "status": {"observedGeneration": observed}})
-        };
+        let at = |generation, observed| json!({"metadata": {"generation": generation}, "status": {"observedGeneration": observed}});
         assert!(observed_status(&at(2, 2)));
         assert!(!observed_status(&at(2, 1)));
     }
