@@ -94,3 +94,88 @@ fn committed_file(root: &Path, name: &str) -> String {
         })
         .map_or(file, |f| format!("config/crd/bases/{f}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kube::CustomResource;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    /// The size, described.
+    #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+    #[kube(group = "cache.example.com", version = "v1alpha1", kind = "Memcached")]
+    #[kube(namespaced)]
+    struct MemcachedSpec {
+        /// How many replicas.
+        size: i32,
+    }
+
+    /// A project folder with `PROJECT` and, if given, the committed CRD (as JSON, which is YAML).
+    fn project(settings: &str, committed: Option<&CustomResourceDefinition>) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("PROJECT"),
+            format!("domain: example.com\n{settings}"),
+        )
+        .unwrap();
+        let bases = dir.path().join("config/crd/bases");
+        std::fs::create_dir_all(&bases).unwrap();
+        if let Some(crd) = committed {
+            let file = bases.join("cache.example.com_memcacheds.yaml");
+            std::fs::write(file, serde_json::to_string(crd).unwrap()).unwrap();
+        }
+        dir
+    }
+
+    fn panic_message(check: impl FnOnce() + std::panic::UnwindSafe) -> String {
+        let panic = std::panic::catch_unwind(check).expect_err("the check fails");
+        let text = panic.downcast_ref::<String>().cloned();
+        text.unwrap_or_else(|| panic.downcast_ref::<&str>().unwrap().to_string())
+    }
+
+    #[test]
+    fn the_crd_of_the_types_passes_and_its_storage_flag_is_not_compared() {
+        let dir = project("", Some(&Memcached::crd()));
+        assert_committed::<Memcached>(dir.path());
+        let mut other_storage = Memcached::crd();
+        other_storage.spec.versions[0].storage = false;
+        let dir = project("", Some(&other_storage));
+        assert_committed::<Memcached>(dir.path());
+    }
+
+    #[test]
+    fn a_crd_not_tailored_by_project_fails_naming_the_file_and_the_fix() {
+        let dir = project("crd:\n  maxDescLen: 0\n", Some(&Memcached::crd()));
+        let message = panic_message(|| assert_committed::<Memcached>(dir.path()));
+        assert!(
+            message.contains("cache.example.com_memcacheds.yaml: version v1alpha1 differs"),
+            "{message}"
+        );
+        assert!(
+            message.contains("run `operator-rs generate crds`"),
+            "{message}"
+        );
+        let mut tailored = Memcached::crd();
+        CrdSettings::from_project("crd:\n  maxDescLen: 0\n")
+            .unwrap()
+            .apply_to_crd(&mut tailored);
+        let dir = project("crd:\n  maxDescLen: 0\n", Some(&tailored));
+        assert_committed::<Memcached>(dir.path());
+    }
+
+    #[test]
+    fn a_missing_crd_or_another_scope_fails() {
+        let dir = project("", None);
+        let message = panic_message(|| assert_committed::<Memcached>(dir.path()));
+        assert!(
+            message.contains("run `operator-rs generate crds`"),
+            "{message}"
+        );
+        let mut cluster = Memcached::crd();
+        cluster.spec.scope = "Cluster".into();
+        let dir = project("", Some(&cluster));
+        let message = panic_message(|| assert_committed::<Memcached>(dir.path()));
+        assert!(message.contains("scope"), "{message}");
+    }
+}
