@@ -11,12 +11,19 @@
 //! - [`refusal`]: RBAC refusals in a manager's log, told from an API server warming up.
 //! - [`operator`]: an operator's controllers running on that control plane with exactly the
 //!   RBAC of its `config/rbac`, for its integration tests.
+//! - [`e2e`]: an operator's `manager` binary on a cluster with exactly that RBAC, for its
+//!   end-to-end tests (at scale and under faults too), like kubebuilder's `test/utils`.
+//! - [`samples`]: a project's `config/samples` as typed objects; whether one is reconciled.
+//! - [`crd_drift`]: the committed CRDs checked against the Rust types.
 
+pub mod crd_drift;
+pub mod e2e;
 pub mod envtest;
 pub mod local_webhooks;
 pub mod metrics;
 pub mod mock;
 pub mod operator;
 pub mod refusal;
+pub mod samples;
 
 pub use mock::{ApiServerVerifier, Received, mock_context};

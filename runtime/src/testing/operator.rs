@@ -6,18 +6,22 @@
 //! thread of their own as that ServiceAccount, so a rule missing from the generated RBAC shows
 //! up as a 403 in the manager's log and as an object that never gets reconciled. Tests then
 //! create objects with [`Operator::client`] (an admin) and wait for the controllers' work with
-//! [`Operator::wait_for`].
+//! [`Operator::wait_for`], or with the steps most kinds' tests share: [`Operator::sample`],
+//! [`Operator::create_reconciled`], [`Operator::delete_gone`], [`Operator::namespace_deletion`].
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use kube::api::Api;
-use kube::{Client, Resource};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, DeleteParams, PostParams};
+use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
 use super::envtest::{Envtest, Error, Result};
+use super::samples;
+use crate::controller::{Object, ScopedApi};
 use crate::manager::{Manager, ManagerArgs, Registration};
 
 /// How long [`Operator::wait_for`] waits by default.
@@ -168,6 +172,76 @@ impl Operator {
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
+    }
+
+    /// The sample of `K` in the project's `config/samples` (see [`samples::sample`]).
+    pub fn sample<K: Resource<DynamicType = ()> + DeserializeOwned>(&self) -> Result<K> {
+        samples::sample(&self.project)
+    }
+
+    /// An admin's `Api` for `K` in `namespace` (cluster-wide for a cluster-scoped kind).
+    pub fn api<K: Object>(&self, namespace: &str) -> Result<Api<K>> {
+        Ok(<K::Scope as ScopedApi>::api(
+            self.client()?,
+            Some(namespace),
+        ))
+    }
+
+    /// Creates `obj` in a new namespace of its own and waits until its status reports the
+    /// generation it has ([`samples::reconciled`]); returns it as then stored.
+    ///
+    /// ```no_run
+    /// # async fn f(operator: &operator_rs_runtime::testing::operator::Operator) -> anyhow::Result<()> {
+    /// # type Memcached = k8s_openapi::api::core::v1::ConfigMap;
+    /// let sample: Memcached = operator.sample()?;
+    /// let reconciled = operator.create_reconciled(&sample).await?;
+    /// operator.delete_gone(&reconciled).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn create_reconciled<K: Object>(&self, obj: &K) -> Result<K> {
+        let namespace = self.env.create_namespace("it").await?;
+        let api = self.api::<K>(&namespace)?;
+        let created = api.create(&PostParams::default(), obj).await;
+        let created = created.map_err(|e| Error::api(format!("creating {}", obj.name_any()), e))?;
+        let reconciled = |obj: Option<&K>| {
+            let obj = serde_json::to_value(obj).unwrap_or_default();
+            samples::reconciled(&obj)
+        };
+        let name = created.name_any();
+        let found = self.wait_for(&api, &name, "reconciled", reconciled);
+        Ok(found.await?.expect("a reconciled object exists"))
+    }
+
+    /// Deletes `obj` and waits until it is gone (its cleanup ran and let it go).
+    pub async fn delete_gone<K: Object>(&self, obj: &K) -> Result<()> {
+        let api = self.api::<K>(&obj.namespace().unwrap_or_default())?;
+        let name = obj.name_any();
+        let deleted = api.delete(&name, &DeleteParams::default()).await;
+        deleted.map_err(|e| Error::api(format!("deleting {name}"), e))?;
+        self.wait_for(&api, &name, "deleted", |o| o.is_none())
+            .await?;
+        Ok(())
+    }
+
+    /// Creates `obj` in a namespace of its own, waits until it is reconciled, deletes the
+    /// namespace and waits until it is gone (the controller's cleanup let it go). Without
+    /// kube-controller-manager (which empties deleted namespaces) it says so and returns.
+    pub async fn namespace_deletion<K: Object>(&self, obj: &K) -> Result<()> {
+        if !self.env.has_controller_manager() {
+            eprintln!("skipped: namespace deletion needs kube-controller-manager");
+            return Ok(());
+        }
+        let found = self.create_reconciled(obj).await?;
+        let namespace = found.namespace().unwrap_or_default();
+        let namespaces = Api::<Namespace>::all(self.client()?);
+        let deleted = namespaces
+            .delete(&namespace, &DeleteParams::default())
+            .await;
+        deleted.map_err(|e| Error::api(format!("deleting the namespace {namespace}"), e))?;
+        let gone = |namespace: Option<&Namespace>| namespace.is_none();
+        self.wait_for(&namespaces, &namespace, "deleted", gone)
+            .await?;
+        Ok(())
     }
 }
 

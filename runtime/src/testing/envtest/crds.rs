@@ -38,12 +38,7 @@ impl Envtest {
         &self,
         path: impl AsRef<Path>,
     ) -> Result<Vec<CustomResourceDefinition>> {
-        let client = self.client()?;
-        let mut installed = Vec::new();
-        for (file, crd) in read_crds(path.as_ref())? {
-            installed.push(install(&client, &file, &crd).await?);
-        }
-        Ok(installed)
+        install_crds_with(&self.client()?, path.as_ref()).await
     }
 
     /// Installs one CustomResourceDefinition (for example `MyKind::crd()` of a type with
@@ -63,6 +58,27 @@ impl Envtest {
     ) -> Result<CustomResourceDefinition> {
         install(&self.client()?, Path::new("(in code)"), crd).await
     }
+}
+
+/// [`Envtest::install_crds`] on any cluster, as `client` (an admin's).
+///
+/// ```no_run
+/// # async fn f() -> anyhow::Result<()> {
+/// use operator_rs_runtime::testing::envtest::install_crds_with;
+///
+/// let admin = kube::Client::try_default().await?;
+/// install_crds_with(&admin, "config/crd/bases".as_ref()).await?;
+/// # Ok(()) }
+/// ```
+pub async fn install_crds_with(
+    client: &Client,
+    path: &Path,
+) -> Result<Vec<CustomResourceDefinition>> {
+    let mut installed = Vec::new();
+    for (file, crd) in read_crds(path)? {
+        installed.push(install(client, &file, &crd).await?);
+    }
+    Ok(installed)
 }
 
 /// Applies `crd` (read from `file`) and waits until it is established and served.

@@ -67,6 +67,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
 
 pub use assets::ASSETS_VAR;
+pub use crds::install_crds_with;
 pub use error::{Error, Result};
 pub(crate) use rbac::service_account_review as rbac_review;
 pub use rbac::{ServiceAccountAccess, kustomize};
