@@ -80,12 +80,12 @@ fn the_reference_project_builds_lints_passes_its_tests_and_renders() {
     let env = Envtest::shared().expect("the control plane starts");
     let kubeconfig = env.kubeconfig().to_str().unwrap();
     let _guard = CARGO.lock().unwrap_or_else(|e| e.into_inner());
-    let envs = [("KUBECONFIG", kubeconfig), ("E2E_OBJECTS", "40")];
+    let envs = [("KUBECONFIG", kubeconfig), ("E2E_OBJECTS", "10")];
     cargo_with(&dir, &e2e(&["--nocapture", "_at_scale"]), &envs);
 
     // The faults, each on a control plane of its own, for one kind (the others run the same
     // code): a deploy-image kind, with owned Deployments.
-    let envs = [("KUBECONFIG", kubeconfig), ("E2E_OBJECTS", "20")];
+    let envs = [("KUBECONFIG", kubeconfig), ("E2E_OBJECTS", "10")];
     cargo_with(
         &dir,
         &e2e(&["--nocapture", "memcached_v1alpha1_faults::"]),

@@ -198,8 +198,10 @@ fn user_edits(binary: &Path, dir: &Path) {
             "{t}\n.PHONY: bench\nbench: ## Run the benchmarks (the user's target).\n\t$(CARGO) bench\n"
         )
     });
+    // The CPU limit (the memory limit's line sits next to one a newer scaffold adds, which
+    // git's merge would rightly call a conflict).
     edit(dir, "config/manager/manager.yaml", |t| {
-        replace_once(t, "memory: 128Mi", "memory: 512Mi")
+        replace_once(t, "cpu: 500m", "cpu: \"2\"")
     });
     run_with(binary, dir, "generate manifests");
 }

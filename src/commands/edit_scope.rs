@@ -17,6 +17,7 @@ use anyhow::{Result, bail};
 
 use crate::project::{self, Project};
 use crate::scaffold::context::{ApiContext, ApiParts, InitContext};
+use crate::scaffold::indent;
 use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 
 pub fn run(root: &Path, namespaced: bool, force: bool) -> Result<()> {
@@ -165,13 +166,6 @@ fn rewrite(current: &str, old: &str, new: &str) -> Option<String> {
         return Some(current.to_string());
     }
     (current.matches(&from).count() == 1).then(|| current.replacen(&from, &to, 1))
-}
-
-fn indent(text: &str) -> String {
-    text.lines()
-        .map(|l| format!("    {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[cfg(test)]

@@ -139,16 +139,7 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
                     out.push_str(&attr(
                         "#",
                         "derive",
-                        &[
-                            "CustomResource",
-                            "Serialize",
-                            "Deserialize",
-                            "Clone",
-                            "Debug",
-                            "Default",
-                            "PartialEq",
-                            "JsonSchema",
-                        ],
+                        &[&["CustomResource"], DERIVES].concat(),
                         0,
                     ));
                     out.push('\n');
@@ -180,20 +171,7 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
                     out.push_str(&attr("#", "kube", &kube, 0));
                     out.push('\n');
                 } else {
-                    out.push_str(&attr(
-                        "#",
-                        "derive",
-                        &[
-                            "Serialize",
-                            "Deserialize",
-                            "Clone",
-                            "Debug",
-                            "Default",
-                            "PartialEq",
-                            "JsonSchema",
-                        ],
-                        0,
-                    ));
+                    out.push_str(&attr("#", "derive", DERIVES, 0));
                     out.push('\n');
                 }
                 if fields.is_empty() {
@@ -240,20 +218,7 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
                 variants,
             } => {
                 push_doc(&mut out, doc.as_deref(), 0);
-                out.push_str(&attr(
-                    "#",
-                    "derive",
-                    &[
-                        "Serialize",
-                        "Deserialize",
-                        "Clone",
-                        "Debug",
-                        "Default",
-                        "PartialEq",
-                        "JsonSchema",
-                    ],
-                    0,
-                ));
+                out.push_str(&attr("#", "derive", DERIVES, 0));
                 if format!("pub enum {name} {{").len() <= MAX_WIDTH {
                     let _ = write!(out, "\npub enum {name} {{\n");
                 } else {
@@ -399,6 +364,17 @@ impl Walk {
 }
 
 /// `name`, or `name_2`, `name_3`... when one of `taken` has it.
+/// The derives of every generated type (the root struct adds `CustomResource`).
+const DERIVES: &[&str] = &[
+    "Serialize",
+    "Deserialize",
+    "Clone",
+    "Debug",
+    "Default",
+    "PartialEq",
+    "JsonSchema",
+];
+
 fn unique(name: String, taken: &mut BTreeSet<String>) -> String {
     let mut candidate = name.clone();
     let mut n = 2;

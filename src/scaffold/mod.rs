@@ -84,11 +84,7 @@ pub fn plan<C: Family>(ctx: &C, force: bool, overlay: &mut Overlay<'_>) -> Resul
         }
     }
     // Only the templates this run renders are parsed.
-    let mut tera = tera::Tera::default();
-    tera.autoescape_on(Vec::<&str>::new());
-    tera.add_raw_templates(active.iter().map(|t| (t.name.as_str(), t.body)))
-        .map_err(|e| anyhow!("{}", error_chain(&e)))
-        .context("parsing the embedded templates (a bug in operator-rs)")?;
+    let tera = parse_templates(active.iter().map(|t| (t.name.as_str(), t.body)))?;
 
     let mut report = Report::default();
     let mut conflicts = BTreeSet::new();
@@ -195,11 +191,7 @@ pub fn render_files<C: Family>(ctx: &C) -> Result<std::collections::BTreeMap<Pat
             active.push(t);
         }
     }
-    let mut tera = tera::Tera::default();
-    tera.autoescape_on(Vec::<&str>::new());
-    tera.add_raw_templates(active.iter().map(|t| (t.name.as_str(), t.body)))
-        .map_err(|e| anyhow!("{}", error_chain(&e)))
-        .context("parsing the embedded templates (a bug in operator-rs)")?;
+    let tera = parse_templates(active.iter().map(|t| (t.name.as_str(), t.body)))?;
     let mut out = std::collections::BTreeMap::new();
     for t in &active {
         out.insert(render_path(&tera, t, &ctx)?, render(&tera, t, &ctx)?);
@@ -312,7 +304,18 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     parts.join(": ")
 }
 
-fn indent(text: &str) -> String {
+/// Tera over the templates `named` (name, body): only those a run renders are parsed.
+fn parse_templates<'t>(named: impl IntoIterator<Item = (&'t str, &'t str)>) -> Result<tera::Tera> {
+    let mut tera = tera::Tera::default();
+    tera.autoescape_on(Vec::<&str>::new());
+    tera.add_raw_templates(named)
+        .map_err(|e| anyhow!("{}", error_chain(&e)))
+        .context("parsing the embedded templates (a bug in operator-rs)")?;
+    Ok(tera)
+}
+
+/// `text` indented by four spaces, for a block inside a message.
+pub(crate) fn indent(text: &str) -> String {
     text.lines()
         .map(|l| format!("    {l}"))
         .collect::<Vec<_>>()
