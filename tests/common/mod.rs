@@ -253,6 +253,22 @@ pub struct CargoOutput {
     pub stderr: String,
 }
 
+/// Whether `test` runs in another job: `.ci/run` runs the slowest tests (they build generated
+/// projects and old operator-rs binaries, and mostly wait on them and on control planes) in a
+/// second `cargo test` beside the README's command, and names them in
+/// `OPERATOR_RS_TESTS_ELSEWHERE` for the latter, where each says so in one line and returns.
+/// Unset (the README's command on its own), every test runs here.
+pub fn runs_elsewhere(test: &str) -> bool {
+    let elsewhere = std::env::var("OPERATOR_RS_TESTS_ELSEWHERE").unwrap_or_default();
+    let elsewhere = elsewhere.split(',').any(|t| t.trim() == test);
+    if elsewhere {
+        eprintln!(
+            "SKIPPED here: {test} runs in .ci/run's parallel job (OPERATOR_RS_TESTS_ELSEWHERE)"
+        );
+    }
+    elsewhere
+}
+
 /// Prints how long `what` took, for the step timeline of the slow tests (seen with
 /// `--nocapture`; CI's wall time is read off it: BENCHMARKS.md, "CI wall time").
 pub fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
