@@ -39,6 +39,15 @@ const HARNESS_MANIFEST: &str = "[package]\nname = \"fixture\"\nversion = \"0.1.0
          url = { version = \"2\", features = [\"serde\"] }\nsemver = { version = \"1\", features = [\"serde\"] }\n\
          indexmap = { version = \"2\", features = [\"serde\"] }\n";
 
+/// The workspace's target directory (`CARGO_TARGET_TMPDIR` is `<target dir>/tmp`), as cargo's
+/// build-dir of the harness crates.
+fn workspace_build_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
+}
+
 fn agree(names: &[&str]) {
     agree_with(names, &project(), false);
 }
@@ -76,6 +85,9 @@ fn agree_in(root: &Path, project: &Project, checks: bool) {
     let target = repo.join("target/crdgen-exact");
     // The harness reads CARGO_TARGET_DIR from the environment; set it for this process only.
     unsafe { std::env::set_var("CARGO_TARGET_DIR", &target) };
+    // Its crates compile in the workspace's build directory: k8s-openapi and the crates under
+    // it are the ones the workspace's tests built (the same versions and features).
+    unsafe { std::env::set_var("CARGO_BUILD_BUILD_DIR", workspace_build_dir()) };
     let exact = crdgen::generate_exact(root, project, checks).unwrap();
     let tree = DiskTree::new(root);
     let stat = if checks {
@@ -361,6 +373,7 @@ fn rustc_refuses_what_the_reader_refuses_as_the_compiler() {
         .args(["check", "--quiet", "--message-format=short"])
         .current_dir(root)
         .env("CARGO_TARGET_DIR", repo.join("target/crdgen-exact"))
+        .env("CARGO_BUILD_BUILD_DIR", workspace_build_dir())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -1,7 +1,7 @@
 //! End to end: scaffold real projects and hold them to our own bar with cargo itself — build,
 //! `clippy --all-targets -D warnings`, `fmt --check`, and their own tests — then render their
-//! `config/default` with kubectl. Every generated build shares one target directory so kube and
-//! k8s-openapi compile once per run (`common::shared_target_dir`).
+//! `config/default` with kubectl. Every generated build shares one build directory so kube and
+//! k8s-openapi compile once per run (`common::shared_build_dir`).
 //!
 //! The generated projects' integration tests (`tests/integration.rs`) run in their `cargo test`
 //! on envtest, and the reference project's end-to-end suite (`tests/e2e.rs`, manager binary
@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use common::*;
 use operator_rs_runtime::testing::envtest::Envtest;
 
-/// Cargo builds of generated projects run one at a time: they share a target directory.
+/// Cargo builds of generated projects run one at a time: they share a build directory.
 static CARGO: Mutex<()> = Mutex::new(());
 
 /// The bar every generated project is held to. With a control plane, the user's path runs the
@@ -59,12 +59,12 @@ fn the_reference_project_builds_lints_passes_its_tests_and_renders() {
     build_lint_test(&dir, Envtest::available());
     // `--exact` derives the same CRDs through the compiler: its harness crate names each kind
     // from outside the project (create api keeps kinds in private modules and re-exports them),
-    // building in the shared target directory.
+    // building in the shared build directory.
     {
         let _guard = CARGO.lock().unwrap_or_else(|e| e.into_inner());
-        let target = shared_target_dir();
-        let target = [("CARGO_TARGET_DIR", target.to_str().unwrap())];
-        let exact = run_env(&dir, &["generate", "crds", "--exact", "--check"], &target);
+        let build = shared_build_dir();
+        let build = [("CARGO_BUILD_BUILD_DIR", build.to_str().unwrap())];
+        let exact = run_env(&dir, &["generate", "crds", "--exact", "--check"], &build);
         assert_eq!(exact.code, 0, "--exact --check:\n{}", exact.stderr);
     }
     let docs = kustomize(&dir, "config/default");
@@ -179,7 +179,7 @@ fn sh_blocks(readme: &str, heading: &str) -> Vec<Vec<String>> {
 }
 
 /// A user's shell in a generated project: `bash -c <line>` with the operator-rs under test on
-/// PATH, the kubeconfig of the control plane, and the shared target directory.
+/// PATH, the kubeconfig of the control plane, and the shared build directory.
 struct UserShell {
     dir: std::path::PathBuf,
     env: Vec<(String, String)>,
@@ -203,8 +203,8 @@ impl UserShell {
             ("PATH".to_owned(), path),
             ("KUBECONFIG".to_owned(), kubeconfig.display().to_string()),
             (
-                "CARGO_TARGET_DIR".to_owned(),
-                shared_target_dir().display().to_string(),
+                "CARGO_BUILD_BUILD_DIR".to_owned(),
+                shared_build_dir().display().to_string(),
             ),
         ];
         Self {
@@ -221,6 +221,7 @@ impl UserShell {
             .current_dir(&self.dir)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .env_remove("CARGO_MANIFEST_DIR")
+            .env_remove("CARGO_TARGET_DIR")
             .env_remove("RUSTFLAGS")
             .env_remove("WEBHOOK_LOCAL_URL");
         cmd

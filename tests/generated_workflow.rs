@@ -43,7 +43,8 @@ fn bash(dir: &Path, script: &str, env: &BTreeMap<String, String>) -> std::proces
         .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
         .current_dir(dir)
         .envs(env)
-        .env("CARGO_TARGET_DIR", shared_target_dir())
+        .env("CARGO_BUILD_BUILD_DIR", shared_build_dir())
+        .env_remove("CARGO_TARGET_DIR")
         .env_remove("CARGO_MANIFEST_DIR")
         .env_remove("RUSTFLAGS")
         .env_remove("MAKEFLAGS")
@@ -177,7 +178,7 @@ fn every_step_of_the_generated_ci_workflow_passes() {
     );
 
     // The user's flag is the manager's.
-    let help = Command::new(shared_target_dir().join("debug/manager"))
+    let help = Command::new(dir.join("target/debug/manager"))
         .arg("--help")
         .output()
         .expect("the manager was built by the workflow");
@@ -385,8 +386,8 @@ fn test_build_features(dir: &Path, krate: &str, workspace: bool) -> Vec<String> 
     features
 }
 
-/// The tests build generated projects in this workspace's target directory with its Cargo.lock
-/// (`common::shared_target_dir`, `common::seed_lock`): a dependency compiles once for both only
+/// The tests build generated projects in this workspace's target directory (as their build-dir) with its Cargo.lock
+/// (`common::shared_build_dir`, `common::seed_lock`): a dependency compiles once for both only
 /// if cargo enables the same features on it in both. These are the ones that cost the most
 /// (tokio and all that builds on it). The kube stack itself (k8s-openapi up) compiles twice:
 /// the workspace's schemars has the features of `fixtures/crdgen/external_types.rs`.

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
-use common::{Run, cargo, snapshot};
+use common::{Run, cargo, shared_build_dir, snapshot};
 
 const NAME: &str = "memcached-operator";
 
@@ -59,6 +59,8 @@ fn old_binary(commit: &str) -> Option<PathBuf> {
         ])
         .current_dir(&src)
         .env("CARGO_TARGET_DIR", cache.join("target"))
+        // Their dependencies are mostly the versions this workspace builds: compiled once.
+        .env("CARGO_BUILD_BUILD_DIR", shared_build_dir())
         .env("CARGO_INCREMENTAL", "0")
         .env("CARGO_PROFILE_DEV_DEBUG", "0")
         .env_remove("CARGO_MANIFEST_DIR")

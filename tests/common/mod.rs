@@ -156,12 +156,15 @@ pub const REFERENCE_WEBHOOKS: &[&str] = &[
     "--group batch --version v1 --kind CronJob --conversion --spoke v2",
 ];
 
-/// The target directory every cargo build of a generated project shares: this workspace's own
-/// (or $OPERATOR_RS_TEST_TARGET_DIR). With [`seed_lock`], a generated project builds the same
+/// The build directory (cargo's `build.build-dir`: intermediate artifacts, not the final binaries)
+/// every cargo build of a generated project shares: this workspace's target directory (or
+/// $OPERATOR_RS_TEST_TARGET_DIR). With [`seed_lock`], a generated project builds the same
 /// versions of the crates this workspace built for its tests, and every dependency with the same
-/// features (tokio, hyper, rustls, serde, ...) is compiled once per run, for both. Cargo holds the
-/// directory's lock only while it compiles, not while tests run.
-pub fn shared_target_dir() -> PathBuf {
+/// features (tokio, hyper, rustls, serde, ...) is compiled once per run, for both. Each project's
+/// binaries (its `manager`) stay in its own `target/`, so projects built by tests running at the
+/// same time never replace each other's. Cargo holds the directory's lock only while it
+/// compiles, not while tests run.
+pub fn shared_build_dir() -> PathBuf {
     std::env::var_os("OPERATOR_RS_TEST_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -175,7 +178,7 @@ pub fn shared_target_dir() -> PathBuf {
 
 /// Gives a generated project without a Cargo.lock this workspace's: its builds then take the
 /// versions the workspace's tests were built with (no resolution against the registry at test
-/// time, and the compiled crates shared in [`shared_target_dir`]). Cargo adds what is missing
+/// time, and the compiled crates shared in [`shared_build_dir`]). Cargo adds what is missing
 /// and drops what the project does not use.
 pub fn seed_lock(dir: &Path) {
     let lock = dir.join("Cargo.lock");
@@ -227,7 +230,7 @@ pub fn words(line: &str) -> Vec<&str> {
     line.split_whitespace().collect()
 }
 
-/// `cargo <args>` in a generated project, building into [`shared_target_dir`] (kube and
+/// `cargo <args>` in a generated project, building in [`shared_build_dir`] (kube and
 /// k8s-openapi compile once per run); fails the test with cargo's output when cargo fails.
 pub fn cargo(dir: &Path, args: &[&str]) {
     cargo_with(dir, args, &[]);
@@ -287,7 +290,8 @@ pub fn cargo_output(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> CargoOu
             .args(args)
             .envs(envs.iter().copied())
             .current_dir(dir)
-            .env("CARGO_TARGET_DIR", shared_target_dir())
+            .env("CARGO_BUILD_BUILD_DIR", shared_build_dir())
+            .env_remove("CARGO_TARGET_DIR")
             // The generated project is its own workspace, not a member of ours.
             .env_remove("CARGO_MANIFEST_DIR")
             .env_remove("RUSTFLAGS")
