@@ -15,7 +15,7 @@
 
 mod common;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
@@ -422,4 +422,74 @@ fn a_generated_project_builds_its_dependencies_as_the_workspace_does() {
              workspace's, so the tests compile it (and what builds on it) twice"
         );
     }
+}
+
+/// Every crate and its features, as `cargo tree` resolves them at `dir` for `edges`
+/// (`normal,build`: `cargo build`/`cargo run`; all: `cargo test`), one `name version [features]`
+/// line each.
+fn resolved(dir: &Path, edges: Option<&str>) -> BTreeSet<String> {
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["tree", "--offline", "--prefix", "none", "-f", "{p} [{f}]"])
+        .current_dir(dir)
+        .env_remove("CARGO_MANIFEST_DIR");
+    if let Some(edges) = edges {
+        cmd.args(["-e", edges]);
+    }
+    let out = cmd.output().expect("cargo tree runs");
+    assert!(
+        out.status.success(),
+        "cargo tree in {}:\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (String::from_utf8_lossy(&out.stdout).lines())
+        .map(|l| l.trim_end_matches(" (*)").to_owned())
+        .collect()
+}
+
+/// A user alternates `make run` and `make test`: the manager's dependencies must be the same
+/// crates with the same features in both, or each switch finds a second build of tokio, rustls
+/// and kube's client to make (a minute or more, cold). Only the runtime itself (its `testing`
+/// feature) and the project's crates differ.
+#[test]
+fn cargo_run_and_cargo_test_build_the_managers_dependencies_once() {
+    if runs_elsewhere("generated_workflow") {
+        return;
+    }
+    let tmp = init_project("one-build");
+    let dir = project_dir(&tmp, "one-build");
+    ok(
+        &dir,
+        &words(
+            "create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6",
+        ),
+    );
+    ok(
+        &dir,
+        &words(
+            "create webhook --group cache --version v1alpha1 --kind Memcached --defaulting --programmatic-validation",
+        ),
+    );
+    seed_lock(&dir);
+    let run = resolved(&dir, Some("normal,build"));
+    let test = resolved(&dir, None);
+    let name = |line: &str| line.split(" [").next().unwrap_or(line).to_owned();
+    let tested: BTreeSet<String> = test.iter().map(|l| name(l)).collect();
+    assert!(
+        tested.iter().any(|l| l.starts_with("kube-client ")),
+        "{tested:?}"
+    );
+    let differ: Vec<&String> = (run.iter())
+        .filter(|l| !test.contains(*l))
+        .filter(|l| !l.starts_with("operator-rs-runtime ") && !l.starts_with("one-build "))
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "`cargo test` builds these crates of the manager with other features than `cargo run` \
+         (a dev-dependency or the runtime's `testing` feature turns features on): {differ:#?}\n\
+         what cargo test has of them: {:#?}",
+        (test.iter())
+            .filter(|l| differ.iter().any(|d| name(d) == name(l)))
+            .collect::<Vec<_>>()
+    );
 }

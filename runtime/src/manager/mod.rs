@@ -260,7 +260,7 @@ pub struct ControllerContext {
 }
 
 impl ControllerContext {
-    /// A context over `client` (e.g. a `tower_test` mock) for unit tests of a controller:
+    /// A context over `client` (e.g. the mock of `testing::mock_context`) for unit tests of a controller:
     /// the operator is called `test`, and so is its field manager.
     pub fn for_tests(client: Client) -> Self {
         Self {

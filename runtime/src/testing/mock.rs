@@ -2,6 +2,8 @@
 //! answers them (the `ApiServerVerifier` pattern of kube-rs/controller-rs).
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::{Method, Request, Response};
@@ -9,9 +11,39 @@ use kube::client::Body;
 use kube::{Client, Resource};
 use serde::Serialize;
 use serde_json::{Value, json};
-use tower_test::mock::{self, Handle};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::manager::ControllerContext;
+
+/// A request on its way to the mock API server, with where its answer goes.
+type Exchange = (Request<Body>, oneshot::Sender<Response<Body>>);
+
+/// The client's side of the mock: a `tower::Service` that hands each request to the
+/// [`ApiServerVerifier`] and waits for its answer. (tower-test's `mock::pair` does the same,
+/// but it turns on tokio's `test-util` in every project's test build, so that `cargo test`
+/// and `cargo run` would build tokio and all that builds on it, kube's client included, twice.)
+#[derive(Clone)]
+struct MockService(mpsc::UnboundedSender<Exchange>);
+
+impl tower::Service<Request<Body>> for MockService {
+    type Response = Response<Body>;
+    type Error = std::io::Error;
+    type Future = Pin<Box<dyn Future<Output = std::io::Result<Response<Body>>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let (answer, answered) = oneshot::channel();
+        let sent = self.0.send((request, answer));
+        Box::pin(async move {
+            let gone = || std::io::Error::other("the mock API server is gone");
+            sent.map_err(|_| gone())?;
+            answered.await.map_err(|_| gone())
+        })
+    }
+}
 
 /// Where events are created (for objects in, or cluster-scoped objects reported in, `default`).
 const EVENTS: &str = "/apis/events.k8s.io/v1/namespaces/default/events";
@@ -28,13 +60,13 @@ pub struct Received {
 }
 
 /// Plays the API server for a controller under test.
-pub struct ApiServerVerifier(Handle<Request<Body>, Response<Body>>);
+pub struct ApiServerVerifier(mpsc::UnboundedReceiver<Exchange>);
 
 /// A controller context whose client talks to the returned [`ApiServerVerifier`].
 pub fn mock_context() -> (ControllerContext, ApiServerVerifier) {
-    let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
-    let ctx = ControllerContext::for_tests(Client::new(service, "default"));
-    (ctx, ApiServerVerifier(handle))
+    let (requests, received) = mpsc::unbounded_channel();
+    let ctx = ControllerContext::for_tests(Client::new(MockService(requests), "default"));
+    (ctx, ApiServerVerifier(received))
 }
 
 impl ApiServerVerifier {
@@ -79,7 +111,7 @@ impl ApiServerVerifier {
         code: u16,
         reply: Value,
     ) -> Received {
-        let next = tokio::time::timeout(Duration::from_secs(1), self.0.next_request());
+        let next = tokio::time::timeout(Duration::from_secs(1), self.0.recv());
         let (request, send) = (next.await)
             .unwrap_or_else(|_| panic!("no request came, expected {method} {path}"))
             .expect("the client is gone");
@@ -101,7 +133,8 @@ impl ApiServerVerifier {
         let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         let reply = serde_json::to_vec(&reply).expect("reply");
         let response = Response::builder().status(code).body(Body::from(reply));
-        send.send_response(response.expect("response"));
+        // The client may have given up (a timeout of the reconcile): nothing to answer then.
+        let _ = send.send(response.expect("response"));
         Received {
             query,
             content_type,
@@ -143,7 +176,7 @@ impl ApiServerVerifier {
 
     /// Asserts that no request comes.
     pub async fn expect_nothing(mut self) {
-        let next = tokio::time::timeout(Duration::from_millis(100), self.0.next_request()).await;
+        let next = tokio::time::timeout(Duration::from_millis(100), self.0.recv()).await;
         if let Ok(Some((request, _))) = next {
             panic!("unexpected request {request:?}");
         }

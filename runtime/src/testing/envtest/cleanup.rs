@@ -1,6 +1,6 @@
 //! Nothing outlives the test binary: the folder of each control plane, and its processes.
 //!
-//! - A control plane's folder is `$TMPDIR/operator-rs-envtest/<pid>-<random>`.
+//! - A control plane's folder is `$TMPDIR/operator-rs-envtest/<pid>-<instance>`.
 //! - At exit (`atexit`, which runs when the test harness exits, passing or failing), every
 //!   process still running is killed and every folder removed: the shared control plane lives
 //!   in a `static`, which is never dropped.
@@ -43,11 +43,11 @@ pub(crate) fn instance_dir(instance: u64) -> Result<PathBuf> {
     remove_leftovers(&root);
     std::fs::create_dir_all(&root)
         .map_err(|e| Error::io(format!("creating {}", root.display()), e))?;
-    let dir = tempfile::Builder::new()
-        .prefix(&format!("{}-", std::process::id()))
-        .tempdir_in(&root)
-        .map_err(|e| Error::io(format!("creating a folder in {}", root.display()), e))?
-        .keep();
+    // Unique among live processes (the pid) and within this one (the instance). A folder of
+    // that name is a leftover of a dead process that had this pid: removed.
+    let dir = root.join(format!("{}-{instance}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
     with_live(|live| live.entry(instance).or_default().dir = Some(dir.clone()));
     Ok(dir)
 }
@@ -79,7 +79,7 @@ pub(crate) fn forget(instance: u64) {
     }
 }
 
-/// Removes every folder under `root` whose process (the `<pid>` of `<pid>-<random>`) is gone.
+/// Removes every folder under `root` whose process (the `<pid>` of `<pid>-<instance>`) is gone.
 pub(crate) fn remove_leftovers(root: &Path) {
     let Ok(entries) = std::fs::read_dir(root) else {
         return;

@@ -81,7 +81,7 @@ impl ControlPlane {
         instance: u64,
         dir: PathBuf,
     ) -> Result<Self> {
-        // The key takes seconds in a debug build: generate it while etcd starts.
+        // Generated while etcd starts (an RSA key, which took seconds, used to be).
         let keys = std::thread::spawn(credentials::signing_keys);
         let admin_token = credentials::random_token();
         credentials::write_private(
@@ -153,7 +153,7 @@ impl ControlPlane {
         self.etcd.start()?;
         self.wait_for_etcd()?;
         if let Some(keys) = keys.take() {
-            let keys = keys.join().expect("the RSA key generation panicked")?;
+            let keys = keys.join().expect("the signing key generation panicked")?;
             credentials::write_private(&self.dir.join(files::SA_KEY), &keys.private_pem)?;
             credentials::write_private(&self.dir.join(files::SA_PUB), &keys.public_pem)?;
         }

@@ -35,16 +35,8 @@
 //! }
 //! ```
 //!
-//! Each control plane signs ServiceAccount tokens with an RSA key it generates (about 0.3 s
-//! optimized, 10-30 s in an unoptimized test build on a loaded machine); a workspace that
-//! uses envtest should optimize the two crates that do it, even in debug builds:
-//!
-//! ```toml
-//! [profile.dev.package.num-bigint-dig]
-//! opt-level = 3
-//! [profile.dev.package.rsa]
-//! opt-level = 3
-//! ```
+//! Each control plane signs ServiceAccount tokens with an ECDSA P-256 key it generates (ring,
+//! microseconds even in a debug build).
 //!
 //! Submodules: `assets` (finding the binaries), `process` (spawning, PDEATHSIG, logs),
 //! `control_plane` (the processes' lifecycle), `credentials` (keys, tokens, kubeconfigs),
