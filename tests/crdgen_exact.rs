@@ -2,12 +2,14 @@
 //! Builds a harness crate with kube-derive in `target/crdgen-exact` (a few minutes the first time).
 
 mod crdgen_cases;
+#[path = "crdgen_cases/external_types.rs"]
+mod external_types;
 
 use std::path::{Path, PathBuf};
 
 use operator_rs::crdgen;
 use operator_rs::project::{LAYOUT, Project};
-use operator_rs::workspace::DiskTree;
+use operator_rs::workspace::{DiskTree, GeneratorOutput};
 
 fn project() -> Project {
     Project {
@@ -28,12 +30,18 @@ fn project() -> Project {
 }
 
 /// The manifest of the harness crates (one set of dependencies: every build shares
-/// `target/crdgen-exact`).
+/// `target/crdgen-exact`): k8s-openapi and schemars as the workspace and generated projects
+/// build them, so CI compiles them once.
 const HARNESS_MANIFEST: &str = "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n\n[dependencies]\n\
          kube = { version = \"5.0.0\", default-features = false, features = [\"derive\"] }\n\
          k8s-openapi = { version = \"0.29.0\", default-features = false, features = [\"std\", \"schemars\", \"v1_37\"] }\n\
-         serde = { version = \"1\", features = [\"derive\"] }\nserde_json = \"1\"\n\
-         schemars = { version = \"1.2\", features = [\"chrono04\", \"jiff02\", \"uuid1\", \"url2\", \"semver1\", \"indexmap2\"] }\n\
+         serde = { version = \"1\", features = [\"derive\"] }\nserde_json = \"1\"\nschemars = \"1.2\"\n";
+
+/// The dependencies `fixtures/crdgen/external_types.rs` adds: the crates whose types schemars
+/// gives a schema behind its features. With them, schemars and so k8s-openapi (the largest crate
+/// of the tree) compile a second time, so its kube-derive output is recorded
+/// ([`records_kube_derive_output_of_external_types`]) and checked in crdgen_differential.rs.
+const EXTERNAL_TYPES_DEPENDENCIES: &str = "schemars = { version = \"1.2\", features = [\"chrono04\", \"jiff02\", \"uuid1\", \"url2\", \"semver1\", \"indexmap2\"] }\n\
          chrono = { version = \"0.4\", default-features = false, features = [\"serde\", \"std\"] }\n\
          jiff = { version = \"0.2\", features = [\"serde\"] }\nuuid = { version = \"1\", features = [\"serde\"] }\n\
          url = { version = \"2\", features = [\"serde\"] }\nsemver = { version = \"1\", features = [\"serde\"] }\n\
@@ -78,17 +86,7 @@ fn agree_with(names: &[&str], project: &Project, checks: bool) {
 
 /// [`agree_with`] on the crate whose `src/` is laid out in `root`.
 fn agree_in(root: &Path, project: &Project, checks: bool) {
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    std::fs::write(root.join("Cargo.toml"), HARNESS_MANIFEST).unwrap();
-    std::fs::copy(repo.join("Cargo.lock"), root.join("Cargo.lock")).unwrap();
-    // SAFETY of sharing: one target dir for every exact build of the repo.
-    let target = repo.join("target/crdgen-exact");
-    // The harness reads CARGO_TARGET_DIR from the environment; set it for this process only.
-    unsafe { std::env::set_var("CARGO_TARGET_DIR", &target) };
-    // Its crates compile in the workspace's build directory: k8s-openapi and the crates under
-    // it are the ones the workspace's tests built (the same versions and features).
-    unsafe { std::env::set_var("CARGO_BUILD_BUILD_DIR", workspace_build_dir()) };
-    let exact = crdgen::generate_exact(root, project, checks).unwrap();
+    let exact = exact_in(root, project, checks, HARNESS_MANIFEST);
     let tree = DiskTree::new(root);
     let stat = if checks {
         crdgen::generate(&tree, project)
@@ -107,6 +105,54 @@ fn agree_in(root: &Path, project: &Project, checks: bool) {
             a.path.display()
         );
     }
+}
+
+/// `generate crds --exact` on the crate laid out in `root`, its manifest `manifest`.
+fn exact_in(root: &Path, project: &Project, checks: bool, manifest: &str) -> GeneratorOutput {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    std::fs::write(root.join("Cargo.toml"), manifest).unwrap();
+    std::fs::copy(repo.join("Cargo.lock"), root.join("Cargo.lock")).unwrap();
+    // SAFETY of sharing: one target dir for every exact build of the repo.
+    let target = repo.join("target/crdgen-exact");
+    // The harness reads CARGO_TARGET_DIR from the environment; set it for this process only.
+    unsafe { std::env::set_var("CARGO_TARGET_DIR", &target) };
+    // Its crates compile in the workspace's build directory: k8s-openapi and the crates under
+    // it are the ones the workspace's tests built (the same versions and features).
+    unsafe { std::env::set_var("CARGO_BUILD_BUILD_DIR", workspace_build_dir()) };
+    crdgen::generate_exact(root, project, checks).unwrap()
+}
+
+/// Records what kube-derive's `crd()` renders for `fixtures/crdgen/external_types.rs` (through
+/// `--exact`, with the crates it needs) in `fixtures/crdgen/external_types.crd.yaml`, headed by
+/// the versions of kube, schemars and k8s-openapi it was rendered with; crdgen_differential.rs
+/// checks the static reader against it, and asks for this when Cargo.lock moves past them:
+/// `cargo test --test crdgen_exact -- --ignored records_kube_derive_output_of_external_types`.
+#[test]
+#[ignore = "records a fixture: run it when Cargo.lock's kube, schemars or k8s-openapi changes"]
+fn records_kube_derive_output_of_external_types() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::copy(
+        repo.join("fixtures/crdgen/external_types.rs"),
+        root.join("src/external_types.rs"),
+    )
+    .unwrap();
+    std::fs::write(root.join("src/lib.rs"), "pub mod external_types;\n").unwrap();
+    let manifest = HARNESS_MANIFEST.replace("schemars = \"1.2\"\n", EXTERNAL_TYPES_DEPENDENCIES);
+    let exact = exact_in(root, &project(), false, &manifest);
+    let crds: Vec<_> = (exact.files.iter())
+        .filter(|f| f.path.starts_with("config/crd/bases"))
+        .collect();
+    assert_eq!(crds.len(), 1, "one kind in external_types.rs");
+    let lock = std::fs::read_to_string(repo.join("Cargo.lock")).unwrap();
+    let header = external_types::header(&lock);
+    std::fs::write(
+        repo.join("fixtures/crdgen/external_types.crd.yaml"),
+        format!("{header}{}", crds[0].contents),
+    )
+    .unwrap();
 }
 
 /// kube-derive's own tests (those of the version in Cargo.lock, from cargo's registry, where
@@ -132,6 +178,14 @@ fn exact_agrees_with_static_on_kube_derives_own_tests() {
     let mut lib = String::new();
     for name in files {
         let text = std::fs::read_to_string(tests.join(format!("{name}.rs"))).unwrap();
+        // jiff's `Timestamp` has a schema only behind schemars' `jiff02` feature, which would
+        // compile schemars and k8s-openapi a second time: k8s-openapi's `Time` (the same
+        // `date-time` string) stands in; jiff's types are checked in the recorded
+        // external_types (records_kube_derive_output_of_external_types).
+        let text = text.replace(
+            "use jiff::Timestamp;",
+            "use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time as Timestamp;",
+        );
         let (kept, refused) = as_module(&text, name);
         if name == "crd_mixed_enum_test" {
             assert!(
@@ -249,6 +303,8 @@ fn exact_agrees_with_static_on_every_fixture() {
         .filter(|p| p.is_dir() || p.extension().is_some_and(|e| e == "rs"))
         .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
         .filter(|n| n != "versions3")
+        // Recorded instead (records_kube_derive_output_of_external_types).
+        .filter(|n| n != "external_types")
         .collect();
     names.sort();
     assert!(names.len() >= 30, "{names:?}");
