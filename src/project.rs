@@ -98,6 +98,12 @@ pub struct Resource {
     /// The crate (`name@version`) `create api --external-api-crate` added for an external kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_crate: Option<String>,
+    /// The scope of an external kind whose type is in a crate (`create api --external-api-path
+    /// --namespaced[=BOOL]`), which no CRD of this project records; absent for the other kinds
+    /// (their `api`, their `fromCrd` or k8s-openapi says it), and in files written before it
+    /// was recorded: namespaced. Read it with [`Resource::namespaced`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespaced: Option<bool>,
     /// The Rust path of the type, e.g. `crate::api::v1alpha1::Memcached` or `k8s_openapi::api::apps::v1::Deployment`.
     pub path: String,
     /// The deploy-image flavour's settings, when the kind was created with `--image`.
@@ -197,6 +203,22 @@ impl Resource {
     /// Whether the project owns a CRD for this resource.
     pub fn has_api(&self) -> bool {
         self.api.is_some()
+    }
+
+    /// Whether the kind is namespaced: as its CRD says (this project's, or the one an external
+    /// kind's types came from), as recorded for an external kind from a crate, or as
+    /// k8s-openapi's type says for a built-in kind (a kind it does not know: namespaced).
+    pub fn namespaced(&self) -> bool {
+        if let Some(api) = &self.api {
+            return api.namespaced;
+        }
+        if let Some(source) = &self.from_crd {
+            return source.namespaced;
+        }
+        if let Some(namespaced) = self.namespaced {
+            return namespaced;
+        }
+        crate::builtin::lookup(&self.group, &self.version, &self.kind).is_none_or(|b| b.namespaced)
     }
 
     /// A kind whose CRD (or built-in API) is someone else's: a built-in kind, or an external
@@ -324,6 +346,7 @@ mod tests {
                 external: false,
                 from_crd: None,
                 external_crate: None,
+                namespaced: None,
                 path: "crate::api::v1alpha1::Memcached".into(),
                 deploy_image: None,
                 webhooks: None,

@@ -120,6 +120,24 @@ pub fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateApiArgs) -> R
         .into());
     }
 
+    // Its scope: as given, else as recorded by an earlier run, else namespaced (kubebuilder's
+    // default). An earlier run's scope changes only with --force.
+    let recorded = project.find(group, version, kind).filter(|r| r.external);
+    if let (Some(earlier), false) = (recorded, args.force) {
+        super::check_scope_flag(
+            args.namespaced,
+            earlier,
+            "PROJECT (an earlier create api recorded it; --force records the new one)",
+            format!(
+                "operator-rs create api --group {group} --version {version} --kind {kind} --external-api-path {} --namespaced={}",
+                path.text,
+                earlier.namespaced()
+            ),
+        )?;
+    }
+    let namespaced = (args.namespaced)
+        .or(recorded.map(Resource::namespaced))
+        .unwrap_or(true);
     let resource = Resource {
         group: group.to_string(),
         domain: domain.to_string(),
@@ -132,6 +150,7 @@ pub fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateApiArgs) -> R
         external: true,
         from_crd: None,
         external_crate: external_crate.map(|c| format!("{}@{}", c.name, c.version)),
+        namespaced: Some(namespaced),
         path: path.text,
         deploy_image: None,
         webhooks: None,
@@ -443,6 +462,7 @@ mod tests {
             external: true,
             from_crd: None,
             external_crate: Some("kcr_cert_manager_io@0.2".into()),
+            namespaced: None,
             path: "kcr_cert_manager_io::v1::certificates::Certificate".into(),
             deploy_image: None,
             webhooks: None,
