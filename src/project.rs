@@ -376,6 +376,42 @@ mod tests {
     }
 
     #[test]
+    fn a_kind_s_scope_is_read_from_what_decides_it() {
+        let owned = sample().resources.remove(0);
+        let scope = |r: &Resource| r.namespaced();
+        let mut r = owned.clone();
+        r.api.as_mut().unwrap().namespaced = false;
+        assert!(!scope(&r), "its CRD");
+        let mut r = Resource {
+            api: None,
+            external: true,
+            from_crd: Some(FromCrd {
+                file: "f.yaml".into(),
+                sha256: String::new(),
+                crd_version: "v1".into(),
+                namespaced: false,
+            }),
+            ..owned.clone()
+        };
+        assert!(!scope(&r), "the CRD its types came from");
+        r.from_crd = None;
+        assert!(scope(&r), "an external kind recorded before its scope was: namespaced");
+        r.namespaced = Some(false);
+        assert!(!scope(&r), "as recorded");
+        let builtin = |group: &str, kind: &str| Resource {
+            api: None,
+            core: true,
+            group: group.into(),
+            domain: String::new(),
+            version: "v1".into(),
+            kind: kind.into(),
+            ..owned.clone()
+        };
+        assert!(!scope(&builtin("core", "Node")), "k8s-openapi");
+        assert!(scope(&builtin("apps", "Deployment")), "k8s-openapi");
+    }
+
+    #[test]
     fn records_a_namespaced_manager_and_reads_files_without_the_key() {
         let mut p = sample();
         let text = p.render().unwrap();
