@@ -395,7 +395,10 @@ mod tests {
         };
         assert!(!scope(&r), "the CRD its types came from");
         r.from_crd = None;
-        assert!(scope(&r), "an external kind recorded before its scope was: namespaced");
+        assert!(
+            scope(&r),
+            "an external kind recorded before its scope was: namespaced"
+        );
         r.namespaced = Some(false);
         assert!(!scope(&r), "as recorded");
         let builtin = |group: &str, kind: &str| Resource {

@@ -415,6 +415,15 @@ fn an_external_kind_records_its_scope_which_its_rbac_and_webhooks_follow() {
     assert_eq!(scope("Widget"), (Some(false), false));
     assert_eq!(scope("Gadget"), (Some(true), true));
     assert!(read(&dir, "PROJECT").contains("  namespaced: false\n"));
+    // The command `update` replays makes the same kind again.
+    assert!(
+        p.commands
+            .iter()
+            .any(|c| c.split_whitespace().collect::<Vec<_>>().join(" ")
+                == format!("{WIDGET} --namespaced=false")),
+        "{:?}",
+        p.commands
+    );
 
     // RBAC: the cluster-scoped kind in the ClusterRole (said so), the namespaced one in the Role.
     let roles: Vec<serde_json::Value> =
