@@ -325,6 +325,11 @@ pub struct WebhookContext {
     /// ([`Resource::namespaced`]), or core/v1 Namespace (matched by its own labels). Of other
     /// cluster-scoped kinds, only an `objectSelector` does.
     pub namespace_selector: bool,
+    /// The kind is namespaced: its test sample has a namespace.
+    pub namespaced: bool,
+    /// The kind's types were generated from its CRD (`create api --from-crd`): they derive
+    /// `Default`, which gives the tests a sample with every required field.
+    pub default_sample: bool,
     pub mutate_path: String,
     pub validate_path: String,
     pub defaulting: bool,
@@ -431,6 +436,8 @@ impl WebhookContext {
             owned_elsewhere: r.owned_elsewhere(),
             namespace_selector: r.namespaced()
                 || (r.api_group().is_empty() && r.kind == "Namespace"),
+            namespaced: r.namespaced(),
+            default_sample: r.from_crd.is_some(),
             mutate_path: path_of("mutate"),
             validate_path: path_of("validate"),
             defaulting: false,

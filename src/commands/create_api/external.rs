@@ -2,9 +2,10 @@
 //! crate (a `kcr_*` crate, another team's API crate, a k8s-openapi kind `create api
 //! --resource=false` does not list), as kubebuilder's `--external-api-path` /
 //! `--external-api-domain`. It owns the checks of the flags (the Rust path, read with syn; the
-//! `name@version` of `--external-api-crate`; the group, version and kind), the PROJECT entry
-//! (`external: true`, `path`, no `api`) and the one line `--external-api-crate` adds to
-//! Cargo.toml's `[dependencies]`.
+//! `name@version` of `--external-api-crate`; the group, version and kind; the scope,
+//! `--namespaced`, against the one recorded), the PROJECT entry (`external: true`, `path`,
+//! `namespaced`, no `api`) and the one line `--external-api-crate` adds to Cargo.toml's
+//! `[dependencies]`.
 
 use std::path::Path;
 
