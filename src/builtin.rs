@@ -40,6 +40,7 @@ impl BuiltinKind {
             external: false,
             from_crd: None,
             external_crate: None,
+            namespaced: None,
             path: self.rust_path.clone(),
             deploy_image: None,
             webhooks: None,

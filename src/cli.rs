@@ -386,9 +386,11 @@ pub struct CreateApiArgs {
     /// The resource's plural name (default: as kube-derive computes it from the kind).
     #[arg(long)]
     pub plural: Option<String>,
-    /// Whether the kind is namespaced (false: cluster-scoped).
-    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_value = "true", default_missing_value = "true", value_name = "BOOL")]
-    pub namespaced: bool,
+    /// Whether the kind is namespaced (false: cluster-scoped) [default: true]. For a kind of
+    /// --external-api-path, its scope in the cluster (PROJECT records it: RBAC and webhooks
+    /// follow it); with --from-crd, the CRD says it.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub namespaced: Option<bool>,
     /// Whether to create the kind's types and CRD.
     #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_value = "true", default_missing_value = "true", value_name = "BOOL")]
     pub resource: bool,

@@ -98,6 +98,12 @@ pub struct Resource {
     /// The crate (`name@version`) `create api --external-api-crate` added for an external kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_crate: Option<String>,
+    /// The scope of an external kind whose type is in a crate (`create api --external-api-path
+    /// --namespaced[=BOOL]`), which no CRD of this project records; absent for the other kinds
+    /// (their `api`, their `fromCrd` or k8s-openapi says it), and in files written before it
+    /// was recorded: namespaced. Read it with [`Resource::namespaced`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespaced: Option<bool>,
     /// The Rust path of the type, e.g. `crate::api::v1alpha1::Memcached` or `k8s_openapi::api::apps::v1::Deployment`.
     pub path: String,
     /// The deploy-image flavour's settings, when the kind was created with `--image`.
@@ -197,6 +203,22 @@ impl Resource {
     /// Whether the project owns a CRD for this resource.
     pub fn has_api(&self) -> bool {
         self.api.is_some()
+    }
+
+    /// Whether the kind is namespaced: as its CRD says (this project's, or the one an external
+    /// kind's types came from), as recorded for an external kind from a crate, or as
+    /// k8s-openapi's type says for a built-in kind (a kind it does not know: namespaced).
+    pub fn namespaced(&self) -> bool {
+        if let Some(api) = &self.api {
+            return api.namespaced;
+        }
+        if let Some(source) = &self.from_crd {
+            return source.namespaced;
+        }
+        if let Some(namespaced) = self.namespaced {
+            return namespaced;
+        }
+        crate::builtin::lookup(&self.group, &self.version, &self.kind).is_none_or(|b| b.namespaced)
     }
 
     /// A kind whose CRD (or built-in API) is someone else's: a built-in kind, or an external
@@ -324,6 +346,7 @@ mod tests {
                 external: false,
                 from_crd: None,
                 external_crate: None,
+                namespaced: None,
                 path: "crate::api::v1alpha1::Memcached".into(),
                 deploy_image: None,
                 webhooks: None,
@@ -350,6 +373,45 @@ mod tests {
         assert_eq!(r.api_version(), "v1");
         r.group = "apps".into();
         assert_eq!(r.api_version(), "apps/v1");
+    }
+
+    #[test]
+    fn a_kind_s_scope_is_read_from_what_decides_it() {
+        let owned = sample().resources.remove(0);
+        let scope = |r: &Resource| r.namespaced();
+        let mut r = owned.clone();
+        r.api.as_mut().unwrap().namespaced = false;
+        assert!(!scope(&r), "its CRD");
+        let mut r = Resource {
+            api: None,
+            external: true,
+            from_crd: Some(FromCrd {
+                file: "f.yaml".into(),
+                sha256: String::new(),
+                crd_version: "v1".into(),
+                namespaced: false,
+            }),
+            ..owned.clone()
+        };
+        assert!(!scope(&r), "the CRD its types came from");
+        r.from_crd = None;
+        assert!(
+            scope(&r),
+            "an external kind recorded before its scope was: namespaced"
+        );
+        r.namespaced = Some(false);
+        assert!(!scope(&r), "as recorded");
+        let builtin = |group: &str, kind: &str| Resource {
+            api: None,
+            core: true,
+            group: group.into(),
+            domain: String::new(),
+            version: "v1".into(),
+            kind: kind.into(),
+            ..owned.clone()
+        };
+        assert!(!scope(&builtin("core", "Node")), "k8s-openapi");
+        assert!(scope(&builtin("apps", "Deployment")), "k8s-openapi");
     }
 
     #[test]

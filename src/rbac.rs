@@ -415,13 +415,15 @@ enum Scope {
 }
 
 /// The `(API group, plural)` of every cluster-scoped resource this project can name: the
-/// built-in kinds k8s-openapi knows and the project's own cluster-scoped kinds.
+/// built-in kinds k8s-openapi knows, the project's own cluster-scoped kinds and its
+/// cluster-scoped external kinds (their CRD's scope, or the one `create api
+/// --external-api-path --namespaced=false` recorded).
 fn cluster_scoped_resources(project: &Project) -> BTreeSet<(String, String)> {
     let builtin = (crate::builtin::ALL.iter())
         .filter(|b| !b.namespaced)
         .map(|b| (b.group.to_string(), b.plural.to_string()));
     let own = (project.resources.iter())
-        .filter(|r| r.api.as_ref().is_some_and(|api| !api.namespaced))
+        .filter(|r| (r.has_api() || r.external) && !r.namespaced())
         .map(|r| (r.api_group(), r.plural.clone()));
     builtin.chain(own).collect()
 }
@@ -857,6 +859,7 @@ mod tests {
             external: false,
             from_crd: None,
             external_crate: None,
+            namespaced: None,
             path: String::new(),
             deploy_image: None,
             webhooks: None,

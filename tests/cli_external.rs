@@ -392,3 +392,150 @@ fn conversion_is_refused_for_kinds_the_project_does_not_own() {
         "{err}"
     );
 }
+
+/// Kinds whose types are in the project itself (`crate::external`): no crate to add.
+const WIDGET: &str = "create api --group widgets.acme.io --version v1 --kind Widget --external-api-path crate::external::Widget";
+const GADGET: &str = "create api --group widgets.acme.io --version v1 --kind Gadget --external-api-path crate::external::Gadget";
+
+#[test]
+fn an_external_kind_records_its_scope_which_its_rbac_and_webhooks_follow() {
+    // A namespace-scoped manager: what a Role cannot grant goes to the ClusterRole, with a note.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("scoped-ext");
+    std::fs::create_dir(&dir).unwrap();
+    ok(&dir, &words("init --domain example.com --namespaced"));
+    let made = ok(&dir, &words(&format!("{WIDGET} --namespaced=false")));
+    ok(&dir, &words(GADGET));
+
+    let p = project(&dir);
+    let scope = |kind: &str| {
+        let r = p.resources.iter().find(|r| r.kind == kind).unwrap();
+        (r.namespaced, r.namespaced())
+    };
+    assert_eq!(scope("Widget"), (Some(false), false));
+    assert_eq!(scope("Gadget"), (Some(true), true));
+    assert!(read(&dir, "PROJECT").contains("  namespaced: false\n"));
+    // The command `update` replays makes the same kind again.
+    assert!(
+        p.commands
+            .iter()
+            .any(|c| c.split_whitespace().collect::<Vec<_>>().join(" ")
+                == format!("{WIDGET} --namespaced=false")),
+        "{:?}",
+        p.commands
+    );
+
+    // RBAC: the cluster-scoped kind in the ClusterRole (said so), the namespaced one in the Role.
+    let roles: Vec<serde_json::Value> =
+        serde_saphyr::from_multiple(&read(&dir, "config/rbac/role.yaml")).unwrap();
+    let granted = |kind: &str, plural: &str| {
+        (roles.iter())
+            .filter(|r| r["kind"] == kind)
+            .any(|r| r["rules"].to_string().contains(&format!("\"{plural}\"")))
+    };
+    assert!(granted("ClusterRole", "widgets") && !granted("Role", "widgets"));
+    assert!(granted("Role", "gadgets") && !granted("ClusterRole", "gadgets"));
+    assert!(
+        made.stderr.contains("`widgets` is cluster-wide") && made.stderr.contains("ClusterRole"),
+        "{}",
+        made.stderr
+    );
+    // The controllers' tests make objects of the kind's scope.
+    let namespace_line = "obj.metadata.namespace = Some(\"default\".into());";
+    assert!(!read(&dir, "src/controllers/widget.rs").contains(namespace_line));
+    assert!(read(&dir, "src/controllers/gadget.rs").contains(namespace_line));
+
+    // Webhooks: a namespaceSelector does not narrow a cluster-scoped kind's.
+    let hooks = ok(
+        &dir,
+        &words("create webhook --group widgets.acme.io --version v1 --kind Widget --defaulting"),
+    );
+    assert!(
+        hooks.stderr.contains("a cluster-scoped kind")
+            && hooks
+                .stderr
+                .contains("an objectSelector (a namespaceSelector does not apply"),
+        "{}",
+        hooks.stderr
+    );
+    assert!(
+        read(&dir, "src/webhooks/v1/widget.rs")
+            .contains("Widget is cluster-scoped: a `namespaceSelector` does not narrow")
+    );
+    let hooks = ok(
+        &dir,
+        &words("create webhook --group widgets.acme.io --version v1 --kind Gadget --defaulting"),
+    );
+    assert!(
+        hooks
+            .stderr
+            .contains("a namespaceSelector or objectSelector"),
+        "{}",
+        hooks.stderr
+    );
+    assert!(read(&dir, "src/webhooks/v1/gadget.rs").contains("or a `namespaceSelector`"));
+
+    // A re-run keeps the recorded scope; another one is refused (it is the cluster's), unless
+    // --force.
+    ok(&dir, &words(&format!("{WIDGET} --controller=false")));
+    assert_eq!(project(&dir).resources[0].namespaced, Some(false));
+    let err = refused(
+        &dir,
+        &words(&format!("{WIDGET} --controller=false --namespaced")),
+    );
+    assert!(
+        err.contains("--namespaced=true: widgets.acme.io/v1 Widget is cluster-scoped, as PROJECT")
+            && err.contains("e.g. operator-rs create api --group widgets.acme.io --version v1 --kind Widget --external-api-path crate::external::Widget --namespaced=false"),
+        "{err}"
+    );
+    ok(
+        &dir,
+        &words(&format!("{WIDGET} --controller=false --namespaced --force")),
+    );
+    let p = project(&dir);
+    assert_eq!(p.resources[0].namespaced, Some(true));
+    let roles = read(&dir, "config/rbac/role.yaml");
+    let role = roles
+        .split("---")
+        .find(|d| d.contains("kind: Role\n"))
+        .unwrap();
+    assert!(role.contains("- widgets\n"), "{roles}");
+}
+
+#[test]
+fn the_scope_of_a_kind_known_elsewhere_is_not_changed_by_a_flag() {
+    let tmp = init_project("scope-known");
+    let dir = project_dir(&tmp, "scope-known");
+    ok(
+        &dir,
+        &words("create api --group cache --version v1 --kind Memcached"),
+    );
+    for (line, expected) in [
+        (
+            "create api --group apps --version v1 --kind Deployment --resource=false --namespaced=false",
+            "--namespaced=false: apps/v1 Deployment is namespaced, as k8s-openapi says",
+        ),
+        (
+            "create api --group core --version v1 --kind Namespace --resource=false --namespaced",
+            "--namespaced=true: core/v1 Namespace is cluster-scoped, as k8s-openapi says",
+        ),
+        (
+            "create api --group cache --version v1 --kind Memcached --resource=false --namespaced=false --force",
+            "Memcached is namespaced, as its CRD in this project (PROJECT) says",
+        ),
+    ] {
+        let err = refused(&dir, &words(line));
+        assert!(err.contains(expected), "`{line}`: {err}");
+        assert!(
+            err.contains("e.g. operator-rs create api"),
+            "`{line}`: {err}"
+        );
+    }
+    // Agreeing with it is fine.
+    ok(
+        &dir,
+        &words(
+            "create api --group core --version v1 --kind Namespace --resource=false --namespaced=false",
+        ),
+    );
+}

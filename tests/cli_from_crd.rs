@@ -185,6 +185,46 @@ fn bad_input_is_refused_with_nothing_written() {
     )
     .unwrap();
     std::fs::write(dir.join("broken.yaml"), "apiVersion: [v1\nkind: {").unwrap();
+    // Not a CRD: a Deployment, and a CRD of the old apiextensions.k8s.io/v1beta1.
+    std::fs::write(
+        dir.join("deployment.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("beta.yaml"),
+        fixture(CERTS).replace(
+            "apiextensions.k8s.io/v1\n",
+            "apiextensions.k8s.io/v1beta1\n",
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("empty.yaml"), "").unwrap();
+    // A CRD with no schema, with no versions, without a plural, with a scope of neither kind.
+    let certs = fixture(CERTS);
+    let schema_at = certs.find("    schema:\n").unwrap();
+    let after_schema = certs[schema_at..].find("    served:").unwrap() + schema_at;
+    std::fs::write(
+        dir.join("no-schema.yaml"),
+        format!("{}{}", &certs[..schema_at], &certs[after_schema..]),
+    )
+    .unwrap();
+    let versions_at = certs.find("  versions:\n").unwrap();
+    std::fs::write(
+        dir.join("no-versions.yaml"),
+        format!("{}  versions: []\n", &certs[..versions_at]),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("no-plural.yaml"),
+        certs.replacen("    plural: certificates\n", "", 1),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("bad-scope.yaml"),
+        certs.replacen("scope: Namespaced", "scope: Everywhere", 1),
+    )
+    .unwrap();
     let cases: &[(&str, &[&str])] = &[
         (
             "--group cert-manager.io --version v1 --kind Certificate --from-crd missing.yaml",
@@ -217,7 +257,61 @@ fn bad_input_is_refused_with_nothing_written() {
         ),
         (
             "--group cert-manager.io --version v1 --kind Certificate --from-crd broken.yaml",
-            &["--from-crd broken.yaml: invalid YAML"],
+            &[
+                "--from-crd broken.yaml: invalid YAML",
+                "must hold CustomResourceDefinition documents",
+            ],
+        ),
+        (
+            "--group cert-manager.io --version v1 --kind Certificate --from-crd deployment.yaml",
+            &[
+                "holds no apiextensions.k8s.io/v1 CustomResourceDefinition, only 1 document: apps/v1 Deployment",
+                "e.g. --from-crd certificates.yaml, a file of CRDs",
+            ],
+        ),
+        (
+            "--group cert-manager.io --version v1 --kind Certificate --from-crd beta.yaml",
+            &[
+                "apiextensions.k8s.io/v1beta1 CustomResourceDefinition (only apiextensions.k8s.io/v1 is read",
+            ],
+        ),
+        (
+            "--group cert-manager.io --version v1 --kind Certificate --from-crd empty.yaml",
+            &["only no YAML document"],
+        ),
+        (
+            "--group cert-manager.io --version v1 --kind Certificate --from-crd no-schema.yaml",
+            &[
+                "certificates.cert-manager.io: version v1 has no schema.openAPIV3Schema; the types are generated from",
+                "e.g. versions: [{name: v1",
+            ],
+        ),
+        (
+            "--group cert-manager.io --version v1 --kind Certificate --from-crd no-versions.yaml",
+            &["spec.versions is missing or empty"],
+        ),
+        (
+            "--group cert-manager.io --version v1 --kind Certificate --from-crd no-plural.yaml",
+            &[
+                "spec.names.plural is missing",
+                "e.g. names: {kind: Certificate, plural: certificates}",
+            ],
+        ),
+        (
+            "--group cert-manager.io --version v1 --kind Certificate --from-crd bad-scope.yaml",
+            &[
+                "spec.scope is \"Everywhere\"",
+                "Namespaced or Cluster",
+                "e.g. scope: Namespaced",
+            ],
+        ),
+        // The scope is the CRD's.
+        (
+            "--group cert-manager.io --version v1 --kind Certificate --from-crd certificates.yaml --namespaced=false",
+            &[
+                "--namespaced=false: cert-manager.io/v1 Certificate is namespaced, as its CRD's spec.scope in certificates.yaml says",
+                "e.g. operator-rs create api --group cert-manager.io --version v1 --kind Certificate --from-crd certificates.yaml",
+            ],
         ),
         (
             "--group cert-manager.io --version v1 --kind Certificate --from-crd certificates.yaml --resource=false",
@@ -228,6 +322,11 @@ fn bad_input_is_refused_with_nothing_written() {
     for (args, wanted) in cases {
         let r = run(&dir, &words(&format!("create api {args}")));
         assert_ne!(r.code, 0, "{args}: refused");
+        assert!(
+            r.stderr.contains("e.g."),
+            "{args}: no example in:\n{}",
+            r.stderr
+        );
         for w in *wanted {
             assert!(
                 r.stderr.contains(w),

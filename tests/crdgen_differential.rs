@@ -428,6 +428,7 @@ fn versions3_storage_from_project() {
             external: false,
             from_crd: None,
             external_crate: None,
+            namespaced: None,
             path: format!("crate::versions3::{version}::Shop"),
             deploy_image: None,
             webhooks: None,

@@ -12,7 +12,7 @@ mod control_plane;
 use std::path::Path;
 
 use operator_rs::fromcrd;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// (file, group, version, kind, module).
 const CRDS: &[(&str, &str, &str, &str, &str)] = &[
@@ -62,64 +62,18 @@ fn generate(file: &str, group: &str, version: &str, kind: &str) -> String {
     })
 }
 
-/// Valid objects of each kind (status written through the status subresource).
-fn samples() -> Vec<(&'static str, Value, Option<Value>)> {
-    vec![
-        (
-            "Certificate",
-            json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-                "metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}},
-                "spec": {"secretName": "web-tls", "dnsNames": ["web.example.com"],
-                    "duration": "2160h", "renewBefore": "360h",
-                    "issuerRef": {"name": "ca", "kind": "Issuer", "group": "cert-manager.io"},
-                    "privateKey": {"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Always"},
-                    "usages": ["server auth", "digital signature"],
-                    "secretTemplate": {"labels": {"tier": "edge"}}}}),
-            Some(
-                json!({"status": {"conditions": [{"type": "Ready", "status": "True",
-                "reason": "Issued", "message": "ok", "lastTransitionTime": "2026-01-02T03:04:05Z",
-                "observedGeneration": 1}],
-                "notAfter": "2026-04-02T03:04:05Z", "revision": 1}}),
-            ),
-        ),
-        (
-            "Issuer",
-            json!({"apiVersion": "cert-manager.io/v1", "kind": "Issuer",
-                "metadata": {"name": "acme", "namespace": "default"},
-                "spec": {"acme": {"server": "https://acme.example.com/directory",
-                    "email": "ops@example.com",
-                    "privateKeySecretRef": {"name": "acme-key"},
-                    "solvers": [{"http01": {"ingress": {"ingressClassName": "nginx"}},
-                        "selector": {"dnsNames": ["web.example.com"]}}]}}}),
-            None,
-        ),
-        (
-            "HTTPRoute",
-            json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
-                "metadata": {"name": "web", "namespace": "default"},
-                "spec": {"parentRefs": [{"name": "gw"}], "hostnames": ["web.example.com"],
-                    "rules": [{"matches": [{"path": {"type": "PathPrefix", "value": "/api"},
-                            "headers": [{"name": "x-env", "value": "prod"}]}],
-                        "filters": [{"type": "RequestHeaderModifier",
-                            "requestHeaderModifier": {"add": [{"name": "x-a", "value": "b"}]}}],
-                        "backendRefs": [{"name": "web", "port": 8080, "weight": 3}]}]}}),
-            None,
-        ),
-        (
-            "ServiceMonitor",
-            json!({"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor",
-                "metadata": {"name": "web", "namespace": "default"},
-                "spec": {"selector": {"matchLabels": {"app": "web"},
-                        "matchExpressions": [{"key": "tier", "operator": "In", "values": ["edge"]}]},
-                    "namespaceSelector": {"any": true},
-                    "endpoints": [{"port": "metrics", "interval": "30s", "path": "/metrics",
-                        "scheme": "https", "targetPort": 8443,
-                        "relabelings": [{"action": "replace", "sourceLabels": ["__meta_a"],
-                            "targetLabel": "a"}]},
-                        {"targetPort": "web", "honorLabels": true}]}}),
-            None,
-        ),
-    ]
+/// Valid objects of each kind (`fixtures/external_crds/samples.json`), each with its kind and
+/// the status written through the status subresource, if any.
+fn samples() -> Vec<(String, Value, Option<Value>)> {
+    let text = std::fs::read_to_string(fixture("samples.json")).unwrap();
+    let samples: Vec<Value> = serde_json::from_str(&text).unwrap();
+    samples
+        .into_iter()
+        .map(|s| {
+            let kind = s["object"]["kind"].as_str().unwrap().to_string();
+            (kind, s["object"].clone(), s.get("status").cloned())
+        })
+        .collect()
 }
 
 /// Whether `got` holds everything of `sent` (maps may have more keys: defaults).

@@ -100,6 +100,8 @@ fn merge_into(existing: &mut Resource, new: &Resource, scaffolds_controller: boo
     if new.external {
         existing.path = new.path.clone();
         existing.plural = new.plural.clone();
+        existing.namespaced = new.namespaced;
+        existing.from_crd = new.from_crd.clone();
         if new.external_crate.is_some() {
             existing.external_crate = new.external_crate.clone();
         }
@@ -161,7 +163,7 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
             plural,
             api: Some(Api {
                 crd_version: "v1".into(),
-                namespaced: args.namespaced,
+                namespaced: args.namespaced.unwrap_or(true),
                 storage: false,
             }),
             controller: args.controller,
@@ -169,6 +171,7 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
             external: false,
             from_crd: None,
             external_crate: None,
+            namespaced: None,
             path: format!("crate::api::{version}::{kind}"),
             deploy_image: None,
             webhooks: None,
@@ -208,11 +211,70 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
         bail!("--resource=false needs an existing kind: {hint}");
     };
 
+    if !args.resource {
+        // A controller for a kind that exists: its scope is its CRD's or k8s-openapi's.
+        let decided_by = if resource.has_api() {
+            "its CRD in this project (PROJECT)"
+        } else {
+            "k8s-openapi"
+        };
+        let example = format!(
+            "operator-rs create api --group {group} --version {version} --kind {kind} --resource=false"
+        );
+        check_scope_flag(args.namespaced, &resource, decided_by, example)?;
+    }
     if args.controller {
         check_controller_slot(project, &resource, args.force)?;
     }
     resource.deploy_image = deploy_image(args, &resource)?;
     Ok(resource)
+}
+
+/// `--namespaced` given for a kind whose scope is already decided elsewhere.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "--namespaced={given}: {api_version} {kind} is {scope}, as {decided_by} says; a kind has one scope in the cluster, which this flag cannot change. Nothing was written.\n  e.g. {example}"
+)]
+pub struct ScopeConflict {
+    pub given: bool,
+    pub api_version: String,
+    pub kind: String,
+    /// `namespaced` or `cluster-scoped`.
+    pub scope: &'static str,
+    /// What decides it: `its CRD (certificates.yaml)`, `k8s-openapi`, `PROJECT`.
+    pub decided_by: String,
+    /// The command without the contradicting flag (or with the right one).
+    pub example: String,
+}
+
+/// `--namespaced` (when given) against the scope `resource` has, which `decided_by` decides:
+/// refused when they differ, with `example` (the command that works).
+fn check_scope_flag(
+    given: Option<bool>,
+    resource: &Resource,
+    decided_by: &str,
+    example: String,
+) -> Result<(), ScopeConflict> {
+    match given {
+        Some(given) if given != resource.namespaced() => Err(ScopeConflict {
+            given,
+            api_version: resource.api_version(),
+            kind: resource.kind.clone(),
+            scope: scope_name(resource.namespaced()),
+            decided_by: decided_by.to_string(),
+            example,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// `namespaced` or `cluster-scoped`.
+fn scope_name(namespaced: bool) -> &'static str {
+    if namespaced {
+        "namespaced"
+    } else {
+        "cluster-scoped"
+    }
 }
 
 fn example(flag: &str) -> &'static str {

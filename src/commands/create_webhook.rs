@@ -96,8 +96,19 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
 
     super::print_changes(&report, &changes);
     if resource.owned_elsewhere() && (args.defaulting || args.programmatic_validation) {
+        let (scope, narrow) = if ctx.namespace_selector {
+            (
+                " (kube-system's and the manager's own too)",
+                "a namespaceSelector or objectSelector",
+            )
+        } else {
+            (
+                ", a cluster-scoped kind",
+                "an objectSelector (a namespaceSelector does not apply to cluster-scoped objects)",
+            )
+        };
         crate::errln!(
-            "warning: the webhooks of {} see every {} of the cluster (kube-system's and the manager's own too), and with failurePolicy=fail they block them all while the manager is unreachable (a webhook on Pods can keep the manager's own Pod from starting): narrow them with a namespaceSelector or objectSelector, as src/webhooks/{}/{}.rs says.",
+            "warning: the webhooks of {} see every {} of the cluster{scope}, and with failurePolicy=fail they block them all while the manager is unreachable (a webhook on Pods can keep the manager's own Pod from starting): narrow them with {narrow}, as src/webhooks/{}/{}.rs says.",
             resource.kind,
             resource.kind,
             resource.version,

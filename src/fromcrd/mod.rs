@@ -39,7 +39,7 @@ pub enum FromCrdError {
         source: std::io::Error,
     },
     #[error(
-        "--from-crd {}: invalid YAML: {message}\n  The file must hold CustomResourceDefinition documents (apiextensions.k8s.io/v1), separated by `---`.",
+        "--from-crd {}: invalid YAML: {message}\n  The file must hold CustomResourceDefinition documents (apiextensions.k8s.io/v1), separated by `---`.\n  e.g. {CRD_FILE_EXAMPLE}",
         path.display()
     )]
     Yaml { path: PathBuf, message: String },
@@ -77,13 +77,20 @@ pub enum FromCrdError {
         served: String,
         example: String,
     },
-    #[error("--from-crd {}: {crd}: {what}", path.display())]
+    #[error("--from-crd {}: {crd}: {what}; {rule}\n  e.g. {example}", path.display())]
     Invalid {
         path: PathBuf,
         crd: String,
         what: String,
+        /// What the CRD must have, and why.
+        rule: &'static str,
+        /// The part of a valid CRD that says it.
+        example: &'static str,
     },
 }
+
+/// A valid input, for the errors about the file as a whole.
+const CRD_FILE_EXAMPLE: &str = "--from-crd certificates.yaml, a file of CRDs as their project publishes them (cert-manager's deploy/crds/cert-manager.io_certificates.yaml), starting `apiVersion: apiextensions.k8s.io/v1` and `kind: CustomResourceDefinition`";
 
 /// The chosen version of one CRD of the file.
 #[derive(Debug, Clone)]
@@ -173,24 +180,24 @@ pub fn select(
                 )
             })
             .collect();
-        let found = if names.is_empty() {
-            format!(
-                "the file holds no apiextensions.k8s.io/v1 CustomResourceDefinition ({} YAML document{})",
-                docs.len(),
-                if docs.len() == 1 { "" } else { "s" }
-            )
-        } else {
-            format!("it holds {}", names.join(", "))
+        let (found, example) = match names.first().and_then(|n| n.split_once(' ')) {
+            Some((example_group, example_kind)) => (
+                format!("it holds {}", names.join(", ")),
+                format!("--group {example_group} --kind {example_kind}"),
+            ),
+            None => (
+                format!(
+                    "the file holds no apiextensions.k8s.io/v1 CustomResourceDefinition, only {}",
+                    what_documents_are(&docs)
+                ),
+                CRD_FILE_EXAMPLE.to_string(),
+            ),
         };
-        let (example_group, example_kind) = names
-            .first()
-            .and_then(|n| n.split_once(' '))
-            .unwrap_or(("cert-manager.io", "Certificate"));
         return Err(FromCrdError::NoSuchKind {
             path: path.to_path_buf(),
             wanted: format!("kind {kind} in group {group}"),
             found,
-            example: format!("--group {example_group} --kind {example_kind}"),
+            example,
         });
     };
     let spec = &crd["spec"];
@@ -198,12 +205,21 @@ pub fn select(
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let invalid = |what: String| FromCrdError::Invalid {
+    let invalid = |what: String, rule: &'static str, example: &'static str| FromCrdError::Invalid {
         path: path.to_path_buf(),
         crd: crd_name.clone(),
         what,
+        rule,
+        example,
     };
     let versions = spec["versions"].as_array().cloned().unwrap_or_default();
+    if versions.is_empty() {
+        return Err(invalid(
+            "spec.versions is missing or empty".into(),
+            "a CRD lists the versions the API server serves, each with its schema",
+            VERSIONS_EXAMPLE,
+        ));
+    }
     let served: Vec<&str> = versions
         .iter()
         .filter(|v| v["served"] == true)
@@ -235,22 +251,35 @@ pub fn select(
     }
     let schema = v["schema"]["openAPIV3Schema"].clone();
     if !schema.is_object() {
-        return Err(invalid(format!(
-            "version {version} has no schema.openAPIV3Schema"
-        )));
+        return Err(invalid(
+            format!("version {version} has no schema.openAPIV3Schema"),
+            "the types are generated from the version's OpenAPI schema, which every version of an apiextensions.k8s.io/v1 CRD has",
+            VERSIONS_EXAMPLE,
+        ));
     }
     let plural = spec["names"]["plural"]
         .as_str()
         .filter(|p| !p.is_empty())
-        .ok_or_else(|| invalid("spec.names.plural is missing".into()))?
+        .ok_or_else(|| {
+            invalid(
+                "spec.names.plural is missing".into(),
+                "the plural names the resource in the API's paths and in RBAC rules",
+                "names: {kind: Certificate, plural: certificates}",
+            )
+        })?
         .to_string();
     let namespaced = match spec["scope"].as_str() {
         Some("Namespaced") => true,
         Some("Cluster") => false,
         other => {
-            return Err(invalid(format!(
-                "spec.scope is {other:?}, not Namespaced or Cluster"
-            )));
+            return Err(invalid(
+                match other {
+                    Some(scope) => format!("spec.scope is {scope:?}"),
+                    None => "spec.scope is missing".to_string(),
+                },
+                "a CRD's scope is Namespaced or Cluster",
+                "scope: Namespaced",
+            ));
         }
     };
     let sub = &v["subresources"];
@@ -281,6 +310,38 @@ pub fn select(
         status: sub["status"].is_object(),
         scale,
     })
+}
+
+/// A valid `spec.versions`, for the errors about it.
+const VERSIONS_EXAMPLE: &str = "versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object}}}}}]";
+
+/// What the documents of a file without a v1 CRD are, for the error: `2 documents: apps/v1
+/// Deployment, apiextensions.k8s.io/v1beta1 CustomResourceDefinition (v1beta1 CRDs were
+/// removed in Kubernetes 1.22: convert it to v1)`, or `no YAML document`.
+fn what_documents_are(docs: &[Value]) -> String {
+    if docs.is_empty() {
+        return "no YAML document".to_string();
+    }
+    let kinds: Vec<String> = docs
+        .iter()
+        .map(|d| {
+            let api_version = d["apiVersion"].as_str().unwrap_or("(no apiVersion)");
+            let kind = d["kind"].as_str().unwrap_or("(no kind)");
+            if kind == "CustomResourceDefinition" {
+                format!(
+                    "{api_version} {kind} (only apiextensions.k8s.io/v1 is read; v1beta1 CRDs were removed in Kubernetes 1.22: convert it to v1)"
+                )
+            } else {
+                format!("{api_version} {kind}")
+            }
+        })
+        .collect();
+    format!(
+        "{} document{}: {}",
+        docs.len(),
+        if docs.len() == 1 { "" } else { "s" },
+        kinds.join(", ")
+    )
 }
 
 impl Selected {

@@ -159,7 +159,10 @@ pub fn reconstruct(project: &Project, extras: &InitExtras) -> Vec<Vec<String>> {
 fn create_api(r: &Resource) -> Vec<String> {
     let mut flags = Vec::new();
     let Some(api) = &r.api else {
-        // A built-in (or external) kind: a controller only.
+        if r.external && r.from_crd.is_none() {
+            return external_api(r);
+        }
+        // A built-in kind: a controller only.
         return kind_words(&["create", "api"], r, &["--resource=false", "--controller"]);
     };
     flags.extend(words(&["--plural", &r.plural]));
@@ -181,6 +184,26 @@ fn create_api(r: &Resource) -> Vec<String> {
         if let Some(uid) = d.run_as_user {
             flags.extend(words(&["--run-as-user", &uid.to_string()]));
         }
+    }
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    kind_words(&["create", "api"], r, &flags)
+}
+
+/// `create api --external-api-path ...` of an external kind whose type is in a crate, with
+/// what PROJECT records of it (domain, crate, scope, controller).
+fn external_api(r: &Resource) -> Vec<String> {
+    let mut flags = words(&["--external-api-path", &r.path]);
+    if !r.domain.is_empty() {
+        flags.extend(words(&["--external-api-domain", &r.domain]));
+    }
+    if let Some(krate) = &r.external_crate {
+        flags.extend(words(&["--external-api-crate", krate]));
+    }
+    if !r.namespaced() {
+        flags.push("--namespaced=false".to_string());
+    }
+    if !r.controller {
+        flags.push("--controller=false".to_string());
     }
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     kind_words(&["create", "api"], r, &flags)
@@ -227,7 +250,9 @@ mod tests {
              - {group: batch, domain: example.com, version: v1, kind: CronJob, plural: cronjobs, api: {crdVersion: v1, namespaced: true, storage: false}, controller: true, path: x, webhooks: {defaulting: true, validation: true, webhookVersion: v1}}\n\
              - {group: batch, domain: example.com, version: v2, kind: CronJob, plural: cronjobs, api: {crdVersion: v1, namespaced: true, storage: true}, controller: false, path: x, webhooks: {conversion: true, spoke: [v1], webhookVersion: v1}}\n\
              - {group: cache, domain: example.com, version: v1alpha1, kind: Memcached, plural: memcacheds, api: {crdVersion: v1, namespaced: false, storage: true}, controller: true, path: x, deployImage: {image: 'memcached:1.6', containerPort: 11211, containerCommand: [memcached, '--memory-limit=64'], runAsUser: 1001}}\n\
-             - {group: apps, version: v1, kind: Deployment, plural: deployments, controller: true, core: true, path: x}\n",
+             - {group: apps, version: v1, kind: Deployment, plural: deployments, controller: true, core: true, path: x}\n\
+             - {group: cert-manager, domain: io, version: v1, kind: Certificate, plural: certificates, controller: false, external: true, externalCrate: kcr_cert_manager_io@0.2, namespaced: false, path: kcr_cert_manager_io::v1::certificates::Certificate}\n\
+             - {group: widgets.acme.io, version: v1, kind: Widget, plural: widgets, controller: true, external: true, path: crate::external::Widget}\n",
         );
         let extras = InitExtras {
             owner: "Acme Inc".into(),
@@ -241,6 +266,8 @@ mod tests {
                 "create api --group batch --version v2 --kind CronJob --plural cronjobs --controller=false",
                 "create api --group cache --version v1alpha1 --kind Memcached --plural memcacheds --namespaced=false --image memcached:1.6 --image-container-port 11211 --image-container-command memcached,--memory-limit=64 --run-as-user 1001",
                 "create api --group apps --version v1 --kind Deployment --resource=false --controller",
+                "create api --group cert-manager --version v1 --kind Certificate --external-api-path kcr_cert_manager_io::v1::certificates::Certificate --external-api-domain io --external-api-crate kcr_cert_manager_io@0.2 --namespaced=false --controller=false",
+                "create api --group widgets.acme.io --version v1 --kind Widget --external-api-path crate::external::Widget",
                 "edit api --group batch --version v2 --kind CronJob --storage",
                 "create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation",
                 "create webhook --group batch --version v2 --kind CronJob --conversion --spoke v1",

@@ -7,7 +7,6 @@
 
 use serde::Serialize;
 
-use crate::builtin;
 use crate::names;
 use crate::project::{Project, Resource};
 
@@ -215,13 +214,7 @@ impl ApiContext {
         } else {
             format!("{}/{}", names.full_group, r.version)
         };
-        let namespaced = match &r.api {
-            Some(a) => a.namespaced,
-            None => match &r.from_crd {
-                Some(source) => source.namespaced,
-                None => builtin::lookup(&r.group, &r.version, &r.kind).is_none_or(|b| b.namespaced),
-            },
-        };
+        let namespaced = r.namespaced();
         ApiContext {
             project: ProjectNames::new(project),
             group: r.group.clone(),
@@ -328,6 +321,15 @@ pub struct WebhookContext {
     pub marker_group: String,
     /// A built-in or external kind: its webhooks see the whole cluster's objects of it.
     pub owned_elsewhere: bool,
+    /// A `namespaceSelector` narrows what the kind's webhooks see: it is namespaced
+    /// ([`Resource::namespaced`]), or core/v1 Namespace (matched by its own labels). Of other
+    /// cluster-scoped kinds, only an `objectSelector` does.
+    pub namespace_selector: bool,
+    /// The kind is namespaced: its test sample has a namespace.
+    pub namespaced: bool,
+    /// The kind's types were generated from its CRD (`create api --from-crd`): they derive
+    /// `Default`, which gives the tests a sample with every required field.
+    pub default_sample: bool,
     pub mutate_path: String,
     pub validate_path: String,
     pub defaulting: bool,
@@ -432,6 +434,10 @@ impl WebhookContext {
                 names.full_group.clone()
             },
             owned_elsewhere: r.owned_elsewhere(),
+            namespace_selector: r.namespaced()
+                || (r.api_group().is_empty() && r.kind == "Namespace"),
+            namespaced: r.namespaced(),
+            default_sample: r.from_crd.is_some(),
             mutate_path: path_of("mutate"),
             validate_path: path_of("validate"),
             defaulting: false,

@@ -2,9 +2,10 @@
 //! crate (a `kcr_*` crate, another team's API crate, a k8s-openapi kind `create api
 //! --resource=false` does not list), as kubebuilder's `--external-api-path` /
 //! `--external-api-domain`. It owns the checks of the flags (the Rust path, read with syn; the
-//! `name@version` of `--external-api-crate`; the group, version and kind), the PROJECT entry
-//! (`external: true`, `path`, no `api`) and the one line `--external-api-crate` adds to
-//! Cargo.toml's `[dependencies]`.
+//! `name@version` of `--external-api-crate`; the group, version and kind; the scope,
+//! `--namespaced`, against the one recorded), the PROJECT entry (`external: true`, `path`,
+//! `namespaced`, no `api`) and the one line `--external-api-crate` adds to Cargo.toml's
+//! `[dependencies]`.
 
 use std::path::Path;
 
@@ -120,6 +121,24 @@ pub fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateApiArgs) -> R
         .into());
     }
 
+    // Its scope: as given, else as recorded by an earlier run, else namespaced (kubebuilder's
+    // default). An earlier run's scope changes only with --force.
+    let recorded = project.find(group, version, kind).filter(|r| r.external);
+    if let (Some(earlier), false) = (recorded, args.force) {
+        super::check_scope_flag(
+            args.namespaced,
+            earlier,
+            "PROJECT (an earlier create api recorded it; --force records the new one)",
+            format!(
+                "operator-rs create api --group {group} --version {version} --kind {kind} --external-api-path {} --namespaced={}",
+                path.text,
+                earlier.namespaced()
+            ),
+        )?;
+    }
+    let namespaced = (args.namespaced)
+        .or(recorded.map(Resource::namespaced))
+        .unwrap_or(true);
     let resource = Resource {
         group: group.to_string(),
         domain: domain.to_string(),
@@ -132,6 +151,7 @@ pub fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateApiArgs) -> R
         external: true,
         from_crd: None,
         external_crate: external_crate.map(|c| format!("{}@{}", c.name, c.version)),
+        namespaced: Some(namespaced),
         path: path.text,
         deploy_image: None,
         webhooks: None,
@@ -443,6 +463,7 @@ mod tests {
             external: true,
             from_crd: None,
             external_crate: Some("kcr_cert_manager_io@0.2".into()),
+            namespaced: None,
             path: "kcr_cert_manager_io::v1::certificates::Certificate".into(),
             deploy_image: None,
             webhooks: None,

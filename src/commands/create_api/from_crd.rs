@@ -79,6 +79,7 @@ pub fn run(root: &Path, args: &CreateApiArgs, file: &Path) -> Result<()> {
         core: false,
         external: true,
         external_crate: None,
+        namespaced: None,
         from_crd: Some(FromCrd {
             file: recorded,
             sha256,
@@ -94,6 +95,15 @@ pub fn run(root: &Path, args: &CreateApiArgs, file: &Path) -> Result<()> {
         deploy_image: None,
         webhooks: existing.as_ref().and_then(|r| r.webhooks.clone()),
     };
+    super::check_scope_flag(
+        args.namespaced,
+        &resource,
+        &format!("its CRD's spec.scope in {}", file.display()),
+        format!(
+            "operator-rs create api --group {group} --version {version} --kind {kind} --from-crd {}",
+            file.display()
+        ),
+    )?;
     if scaffold_controller {
         super::check_controller_slot(&project, &resource, args.force)?;
     }
