@@ -261,7 +261,8 @@ impl DelegatedAuth {
             serde_json::from_value(json!({"spec": {"token": token}})).expect("a TokenReview");
         self.inner.token_reviews.fetch_add(1, Ordering::Relaxed);
         let api = Api::<TokenReview>::all(self.inner.client.clone());
-        let create = || api.create(&PostParams::default(), &review);
+        let params = PostParams::default();
+        let create = || api.create(&params, &review);
         let answer = with_retries("TokenReview", create)
             .await
             .map_err(|source| AuthError::Review {
@@ -316,7 +317,8 @@ impl DelegatedAuth {
         };
         self.inner.access_reviews.fetch_add(1, Ordering::Relaxed);
         let api = Api::<SubjectAccessReview>::all(self.inner.client.clone());
-        let create = || api.create(&PostParams::default(), &review);
+        let params = PostParams::default();
+        let create = || api.create(&params, &review);
         let answer = with_retries("SubjectAccessReview", create)
             .await
             .map_err(|source| AuthError::Review {
@@ -470,7 +472,9 @@ mod tests {
         for code in [400, 401, 403, 404, 409, 422] {
             assert!(!is_transient(&api(code)), "{code}");
         }
-        assert!(is_transient(&kube::Error::Service("connection refused".into())));
+        assert!(is_transient(&kube::Error::Service(
+            "connection refused".into()
+        )));
         let unreadable = serde_json::from_str::<Value>("{").unwrap_err();
         assert!(!is_transient(&kube::Error::SerdeError(unreadable)));
     }

@@ -268,9 +268,15 @@ async fn reviews_are_retried_while_the_api_server_is_unreachable_but_verdicts_ar
     // The manager's way to the API server: a port where nothing listens for a second, then a
     // path to the real one (as after an API server restart or a network blip).
     let url = &account.config().cluster_url;
-    let upstream = format!("{}:{}", url.host().unwrap_or("127.0.0.1"), url.port_u16().unwrap());
+    let upstream = format!(
+        "{}:{}",
+        url.host().unwrap_or("127.0.0.1"),
+        url.port_u16().unwrap()
+    );
     let upstream = tokio::net::lookup_host(upstream).await?.next().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
     let mut config = account.config().clone();
     config.cluster_url = format!("https://127.0.0.1:{port}").parse()?;
     let auth = DelegatedAuth::new(kube::Client::try_from(config)?);
@@ -283,7 +289,10 @@ async fn reviews_are_retried_while_the_api_server_is_unreachable_but_verdicts_ar
     let user = auth.check(&headers, "get", "/metrics").await;
     let user = user.unwrap_or_else(|e| panic!("the reviews were not retried: {e}"));
     assert_eq!(user.name, reader.username());
-    assert!(started.elapsed() >= Duration::from_secs(1), "answered before the path came back");
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "answered before the path came back"
+    );
     assert_eq!((auth.token_reviews(), auth.access_reviews()), (1, 1));
     comes_back.abort();
 
@@ -297,6 +306,9 @@ async fn reviews_are_retried_while_the_api_server_is_unreachable_but_verdicts_ar
         matches!(&refused, AuthError::Review { source: kube::Error::Api(s), .. } if s.code == 403),
         "{refused}"
     );
-    assert!(elapsed < REVIEW_BACKOFF * 3, "a 403 was retried: {elapsed:?}");
+    assert!(
+        elapsed < REVIEW_BACKOFF * 3,
+        "a 403 was retried: {elapsed:?}"
+    );
     Ok(())
 }

@@ -456,7 +456,10 @@ impl<P: E2eProject> E2e<P> {
         let log = std::fs::read_to_string(manager.log()).unwrap_or_default();
         // The API server's 403s all say `Forbidden` (reason) or `forbidden` (message).
         let refused = (log.lines()).find(|l| l.to_ascii_lowercase().contains("forbidden"));
-        assert!(refused.is_none(), "the manager was refused: {refused:?}\n{tail}");
+        assert!(
+            refused.is_none(),
+            "the manager was refused: {refused:?}\n{tail}"
+        );
         self.delete_namespace(&other).await;
     }
 

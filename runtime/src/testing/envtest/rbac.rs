@@ -6,7 +6,8 @@
 //! - `ClusterRole`s are applied as they are.
 //! - `Role`s are applied in the ServiceAccount's namespace (kustomize puts them in the
 //!   project's `<name>-system`, which a test has no use for: run the manager under test with
-//!   `--leader-election-namespace` set to that namespace).
+//!   `--leader-election-namespace` set to that namespace); those of another namespace (an RBAC
+//!   marker's `namespace=team-a`) stay there, and so do their RoleBindings.
 //! - `ClusterRoleBinding`s and `RoleBinding`s are applied with their subjects replaced by the
 //!   ServiceAccount, and renamed `<name>-<namespace>-<serviceaccount>` so that bindings of
 //!   several ServiceAccounts never overwrite each other; RoleBindings go to the
@@ -153,7 +154,9 @@ impl ServiceAccountAccess {
     /// - `ClusterRole`: as it is.
     /// - `Role`: in the ServiceAccount's namespace (kustomize puts it in the project's
     ///   `<name>-system`, which a test has no use for: run the manager under test with
-    ///   `--leader-election-namespace` set to the ServiceAccount's namespace).
+    ///   `--leader-election-namespace` set to the ServiceAccount's namespace); one of another
+    ///   namespace than none or `system` (an RBAC marker's `namespace=team-a`) stays there,
+    ///   the namespace created if need be, and so does its RoleBinding.
     /// - `ClusterRoleBinding`, `RoleBinding`: subjects replaced by the ServiceAccount,
     ///   renamed `<name>-<namespace>-<serviceaccount>` (so bindings of several
     ///   ServiceAccounts never overwrite each other); a RoleBinding goes to the
@@ -433,8 +436,9 @@ impl RbacObject {
             }
             Self::Role(role) => {
                 let mut role = role.clone();
-                clean(&mut role.metadata, Some(namespace));
-                apply(&Api::<Role>::namespaced(client.clone(), namespace), role).await?;
+                let namespace = placed(client, &role.metadata, namespace).await?;
+                clean(&mut role.metadata, Some(&namespace));
+                apply(&Api::<Role>::namespaced(client.clone(), &namespace), role).await?;
                 Ok(None)
             }
             Self::ClusterRoleBinding(binding) => {
@@ -446,20 +450,35 @@ impl RbacObject {
             }
             Self::RoleBinding(binding) => {
                 let mut binding = binding.clone();
+                let namespace = placed(client, &binding.metadata, namespace).await?;
                 let (meta, role) = (&mut binding.metadata, &binding.role_ref);
                 let check = rebind(
                     meta,
                     &mut binding.subjects,
                     role,
-                    Some(namespace),
+                    Some(&namespace),
                     subject,
                     all,
                 );
-                let api = Api::<RoleBinding>::namespaced(client.clone(), namespace);
+                let api = Api::<RoleBinding>::namespaced(client.clone(), &namespace);
                 apply(&api, binding).await?;
                 Ok(check)
             }
             Self::ServiceAccount => Ok(None),
+        }
+    }
+}
+
+/// The namespace a Role or RoleBinding goes to: the ServiceAccount's `namespace` when the
+/// manifests put it in the manager's (none, or config/'s placeholder `system`); else its own (a
+/// `namespace=team-a` RBAC marker's), which is created if need be.
+async fn placed(client: &Client, meta: &ObjectMeta, namespace: &str) -> Result<String> {
+    match meta.namespace.as_deref() {
+        None | Some("" | "system") => Ok(namespace.to_owned()),
+        Some(other) => {
+            let namespaces = Api::<Namespace>::all(client.clone());
+            apply(&namespaces, named(name_meta(other, None))).await?;
+            Ok(other.to_owned())
         }
     }
 }
