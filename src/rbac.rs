@@ -1245,6 +1245,32 @@ rules:
         assert!(!bindings.contains("namespace: system"), "{bindings}");
     }
 
+    #[test]
+    fn a_config_default_that_moves_every_object_is_named_when_other_namespaces_are_granted() {
+        let warnings = |kustomization: &str, src: &str| {
+            let tree = Mem::new(&[
+                ("src/controllers/x.rs", src),
+                ("config/default/kustomization.yaml", kustomization),
+            ]);
+            generate(&tree, &project(vec![])).unwrap().warnings
+        };
+        let old = "namePrefix: op-\nnamespace: op-system\nresources:\n- ../rbac\n";
+        let new = "namePrefix: op-\ntransformers:\n- |-\n  kind: NamespaceTransformer\n  metadata:\n    namespace: op-system\n";
+        let foreign = "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get,namespace=team-b\n\
+                       // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get,namespace=team-a\n";
+        let own = "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get\n";
+        let note = warnings(old, foreign);
+        assert_eq!(note.len(), 1, "{note:?}");
+        assert!(
+            note[0].starts_with("config/default/kustomization.yaml sets `namespace:`")
+                && note[0].contains("namespaces team-a, team-b")
+                && note[0].contains("unsetOnly: true"),
+            "{note:?}"
+        );
+        assert!(warnings(new, foreign).is_empty());
+        assert!(warnings(old, own).is_empty());
+    }
+
     /// `yaml`'s roles, and its bindings (which follow them).
     fn split_bindings(yaml: &str) -> (&str, &str) {
         let at = yaml.find("---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding");
