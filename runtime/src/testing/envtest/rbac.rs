@@ -471,16 +471,22 @@ impl RbacObject {
 
 /// The namespace a Role or RoleBinding goes to: the ServiceAccount's `namespace` when the
 /// manifests put it in the manager's (none, or config/'s placeholder `system`); else its own (a
-/// `namespace=team-a` RBAC marker's), which is created if need be.
-async fn placed(client: &Client, meta: &ObjectMeta, namespace: &str) -> Result<String> {
+/// `namespace=team-a` RBAC marker's).
+fn home<'a>(meta: &'a ObjectMeta, namespace: &'a str) -> &'a str {
     match meta.namespace.as_deref() {
-        None | Some("" | "system") => Ok(namespace.to_owned()),
-        Some(other) => {
-            let namespaces = Api::<Namespace>::all(client.clone());
-            apply(&namespaces, named(name_meta(other, None))).await?;
-            Ok(other.to_owned())
-        }
+        None | Some("" | "system") => namespace,
+        Some(other) => other,
     }
+}
+
+/// [`home`], created if it is another namespace than the ServiceAccount's.
+async fn placed(client: &Client, meta: &ObjectMeta, namespace: &str) -> Result<String> {
+    let home = home(meta, namespace);
+    if home != namespace {
+        let namespaces = Api::<Namespace>::all(client.clone());
+        apply(&namespaces, named(name_meta(home, None))).await?;
+    }
+    Ok(home.to_owned())
 }
 
 /// Points a binding at the ServiceAccount `subject` alone, in `namespace` (`None`: cluster
@@ -499,22 +505,28 @@ fn rebind(
     let name = meta.name.as_deref().unwrap_or_default();
     meta.name = Some(format!("{name}-{account_namespace}-{}", subject.name));
     *subjects = Some(vec![subject.clone()]);
-    first_rule(all, &role.kind, &role.name).map(|rule| Check {
+    let at = (namespace.unwrap_or(account_namespace), account_namespace);
+    first_rule(all, &role.kind, &role.name, at).map(|rule| Check {
         rule,
         namespace: namespace.map(Into::into),
     })
 }
 
 /// The first rule of the role `kind`/`name` among `all` naming resources or non-resource
-/// URLs, if it is there.
-fn first_rule(all: &[RbacObject], kind: &str, name: &str) -> Option<PolicyRule> {
+/// URLs, if it is there; a Role's, of the one a binding in `at.0` names (the ServiceAccount's
+/// namespace being `at.1`).
+fn first_rule(all: &[RbacObject], kind: &str, name: &str, at: (&str, &str)) -> Option<PolicyRule> {
     let rules = all.iter().find_map(|object| match (object, kind) {
         (RbacObject::ClusterRole(role), "ClusterRole")
             if role.metadata.name.as_deref() == Some(name) =>
         {
             role.rules.as_ref()
         }
-        (RbacObject::Role(role), "Role") if role.metadata.name.as_deref() == Some(name) => {
+        // Roles of several namespaces may share a name: the one of the binding's namespace.
+        (RbacObject::Role(role), "Role")
+            if role.metadata.name.as_deref() == Some(name)
+                && home(&role.metadata, at.1) == at.0 =>
+        {
             role.rules.as_ref()
         }
         _ => None,
