@@ -32,9 +32,17 @@
 //!
 //! In a namespace-scoped project (PROJECT's `namespaced: true`, `init --namespaced`), a marker
 //! without `namespace=` grants in the manager's own namespace: its rules make the Role
-//! `manager-role` with no namespace in the file (kustomize's `namespace:` puts it in the manager's,
-//! where `config/rbac/role_binding.yaml` binds it), and every other Role gets a RoleBinding to
-//! the manager's ServiceAccount next to it. A Role cannot grant a cluster-scoped resource (a
+//! `manager-role` with no namespace in the file (config/default's NamespaceTransformer puts it in
+//! the manager's, where `config/rbac/role_binding.yaml` binds it), and every other Role gets a
+//! RoleBinding to the manager's ServiceAccount next to it.
+//!
+//! In any project, a marker with `namespace=team-a` grants in `team-a`: a Role there and a
+//! RoleBinding beside it naming the ServiceAccount `controller-manager` with no namespace.
+//! config/default keeps both in `team-a` (its NamespaceTransformer sets only namespaces that are
+//! unset, or config/'s placeholder `system`) and fills in the subject's namespace and prefixed
+//! name, so the manager may do exactly that in `team-a` (the namespace must exist: `make deploy`
+//! does not create it). A config/default still using kustomize's `namespace:` field would move
+//! them: `generate rbac` says so. A Role cannot grant a cluster-scoped resource (a
 //! built-in one such as `nodes` or `namespaces`, or a kind of this project created with
 //! `--namespaced=false`) or a URL: as controller-gen does with a marker that has no
 //! `namespace=`, those rules stay in the ClusterRole `manager-role`, bound by a
@@ -53,7 +61,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
@@ -139,6 +147,7 @@ pub fn generate(tree: &dyn SourceTree, project: &Project) -> Result<GeneratorOut
     let (roles, notes) = build_roles(&markers, &scope);
     warnings.extend(notes);
     warnings.extend(uncovered_controllers(project, &roles));
+    warnings.extend(kustomize_namespace_note(tree, &roles));
     let contents = render(&roles, matches!(scope, Scope::Namespaced(_)))?;
     Ok(GeneratorOutput {
         files: vec![GeneratedFile {
@@ -696,6 +705,7 @@ struct RoleRef<'a> {
 struct Subject {
     kind: &'static str,
     name: &'static str,
+    #[serde(skip_serializing_if = "str::is_empty")]
     namespace: &'static str,
 }
 
@@ -708,9 +718,15 @@ fn binding_name(name: &str) -> String {
     }
 }
 
-/// The roles, then (in a namespace-scoped project) a binding of the manager's ServiceAccount to
-/// each of them but the Role `manager-role` of its own namespace, which the scaffolded
-/// `config/rbac/role_binding.yaml` binds.
+/// The roles, then a binding of the manager's ServiceAccount to each of them but the role
+/// `manager-role` of the manager itself (the ClusterRole of a cluster-scoped project, the Role of
+/// a namespace-scoped one), which the scaffolded `config/rbac/role_binding.yaml` binds.
+///
+/// The binding of a Role of another namespace (`namespace=team-a`) stays in that namespace and
+/// names the ServiceAccount without a namespace: config/default's NamespaceTransformer
+/// (`unsetOnly`, `setRoleBindingSubjects: allServiceAccounts`) gives it the manager's, and
+/// kustomize's name reference its prefixed name. Bindings of the manager's own namespace (no
+/// namespace in the file) name it in `system`, as `role_binding.yaml` does.
 fn render(roles: &[Role], namespaced: bool) -> Result<String> {
     let mut out = String::new();
     let kind = |role: &Role| if role.cluster { "ClusterRole" } else { "Role" };
@@ -736,11 +752,13 @@ fn render(roles: &[Role], namespaced: bool) -> Result<String> {
         };
         push_doc(&mut out, &doc)?;
     }
-    if !namespaced {
-        return Ok(out);
-    }
     for role in roles {
-        if !role.cluster && role.namespace.is_empty() && role.name == DEFAULT_ROLE_NAME {
+        let bound_by_scaffold = role.namespace.is_empty()
+            && role.name == DEFAULT_ROLE_NAME
+            && role.cluster != namespaced;
+        // A cluster-scoped project's other ClusterRoles (`roleName=`) stay unbound, as
+        // controller-gen leaves them: the user decides who gets them.
+        if bound_by_scaffold || (!namespaced && role.namespace.is_empty()) {
             continue;
         }
         let name = binding_name(&role.name);
@@ -763,13 +781,42 @@ fn render(roles: &[Role], namespaced: bool) -> Result<String> {
             subjects: [Subject {
                 kind: "ServiceAccount",
                 name: "controller-manager",
-                namespace: "system",
+                namespace: if role.namespace.is_empty() {
+                    "system"
+                } else {
+                    ""
+                },
             }],
         };
         push_doc(&mut out, &doc)?;
     }
     Ok(out)
 }
+
+/// A note when config/default moves every object to the manager's namespace with kustomize's
+/// `namespace:` (projects made before operator-rs used a NamespaceTransformer there) and `roles`
+/// has Roles of other namespaces, which it would move too.
+fn kustomize_namespace_note(tree: &dyn SourceTree, roles: &[Role]) -> Option<String> {
+    let foreign: BTreeSet<&str> = (roles.iter())
+        .filter(|r| !r.namespace.is_empty())
+        .map(|r| r.namespace.as_str())
+        .collect();
+    let default = tree.read(Path::new(DEFAULT_KUSTOMIZATION)).ok()??;
+    let moves_all = default.lines().any(|l| l.starts_with("namespace:"));
+    (moves_all && !foreign.is_empty()).then(|| {
+        format!(
+            "{DEFAULT_KUSTOMIZATION} sets `namespace:`, which moves the Roles of namespace{} {} into \
+             the manager's namespace (or fails on names they share): replace it with the \
+             NamespaceTransformer (`unsetOnly: true`) a new project's config/default has (`operator-rs \
+             update` brings it)",
+            if foreign.len() == 1 { "" } else { "s" },
+            foreign.into_iter().collect::<Vec<_>>().join(", ")
+        )
+    })
+}
+
+/// The kustomization `make deploy` renders.
+const DEFAULT_KUSTOMIZATION: &str = "config/default/kustomization.yaml";
 
 /// Append `doc` to `out` as one YAML document, preceded by `---`.
 fn push_doc(out: &mut String, doc: &impl Serialize) -> Result<()> {
@@ -1080,7 +1127,17 @@ rules:
 
     #[test]
     fn matches_controller_gen_on_its_own_fixture() {
-        assert_eq!(role_yaml(CONTROLLER_GEN_MARKERS), CONTROLLER_GEN_ROLE);
+        let yaml = role_yaml(CONTROLLER_GEN_MARKERS);
+        let (roles, bindings) = split_bindings(&yaml);
+        assert_eq!(roles, CONTROLLER_GEN_ROLE);
+        // What controller-gen leaves to the user: the Roles of other namespaces bound.
+        assert_eq!(
+            documents(bindings),
+            [
+                "RoleBinding manager-rolebinding park",
+                "RoleBinding manager-rolebinding zoo"
+            ]
+        );
     }
 
     #[test]
@@ -1096,7 +1153,10 @@ rules:
             ("src/controllers/deep/b.rs", &b.join("\n")),
         ]);
         let out = generate(&tree, &project(vec![])).unwrap();
-        assert_eq!(out.files[0].contents, CONTROLLER_GEN_ROLE);
+        assert_eq!(
+            split_bindings(&out.files[0].contents).0,
+            CONTROLLER_GEN_ROLE
+        );
     }
 
     #[test]
@@ -1151,27 +1211,76 @@ rules:
     }
 
     #[test]
-    fn roles_by_namespace_and_role_name() {
+    fn roles_by_namespace_and_role_name_and_other_namespaces_bound() {
         let yaml = role_yaml(
             "// +kubebuilder:rbac:groups=core,resources=secrets,verbs=get,namespace=zeta\n\
              // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get\n\
              // +kubebuilder:rbac:groups=core,resources=configmaps,verbs=get,namespace=alpha,roleName=config-reader\n\
-             // +kubebuilder:rbac:groups=core,resources=secrets,verbs=list,namespace=alpha\n",
+             // +kubebuilder:rbac:groups=core,resources=secrets,verbs=list,namespace=alpha\n\
+             // +kubebuilder:rbac:groups=core,resources=pods,verbs=list,roleName=pod-lister\n",
         );
-        let heads: Vec<&str> = yaml
-            .split("---\n")
-            .filter(|d| !d.is_empty())
-            .map(|d| d.split("rules:").next().unwrap())
-            .collect();
         assert_eq!(
-            heads,
+            documents(&yaml),
             [
-                "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: manager-role\n",
-                "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: config-reader\n  namespace: alpha\n",
-                "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: manager-role\n  namespace: alpha\n",
-                "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: manager-role\n  namespace: zeta\n",
-            ]
+                "ClusterRole manager-role -",
+                "ClusterRole pod-lister -",
+                "Role config-reader alpha",
+                "Role manager-role alpha",
+                "Role manager-role zeta",
+                // The Roles of other namespaces, bound beside them; the ClusterRole `pod-lister`
+                // stays unbound, as controller-gen leaves it.
+                "RoleBinding config-reader-binding alpha",
+                "RoleBinding manager-rolebinding alpha",
+                "RoleBinding manager-rolebinding zeta",
+            ],
+            "{yaml}"
         );
+        // Their subject has no namespace: config/default's NamespaceTransformer gives it the
+        // manager's (`system` would stay `system`, the placeholder it does not move).
+        let (_, bindings) = split_bindings(&yaml);
+        assert_eq!(
+            bindings
+                .matches("subjects:\n- kind: ServiceAccount\n  name: controller-manager\n")
+                .count(),
+            3,
+            "{bindings}"
+        );
+        assert!(!bindings.contains("namespace: system"), "{bindings}");
+    }
+
+    #[test]
+    fn a_config_default_that_moves_every_object_is_named_when_other_namespaces_are_granted() {
+        let warnings = |kustomization: &str, src: &str| {
+            let tree = Mem::new(&[
+                ("src/controllers/x.rs", src),
+                ("config/default/kustomization.yaml", kustomization),
+            ]);
+            generate(&tree, &project(vec![])).unwrap().warnings
+        };
+        let old = "namePrefix: op-\nnamespace: op-system\nresources:\n- ../rbac\n";
+        let new = "namePrefix: op-\ntransformers:\n- |-\n  kind: NamespaceTransformer\n  metadata:\n    namespace: op-system\n";
+        let foreign = "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get,namespace=team-b\n\
+                       // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get,namespace=team-a\n";
+        let own = "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get\n";
+        let note = warnings(old, foreign);
+        assert_eq!(note.len(), 1, "{note:?}");
+        assert!(
+            note[0].starts_with("config/default/kustomization.yaml sets `namespace:`")
+                && note[0].contains("namespaces team-a, team-b")
+                && note[0].contains("unsetOnly: true"),
+            "{note:?}"
+        );
+        assert!(warnings(new, foreign).is_empty());
+        assert!(warnings(old, own).is_empty());
+    }
+
+    /// `yaml`'s roles, and its bindings (which follow them).
+    fn split_bindings(yaml: &str) -> (&str, &str) {
+        let at = yaml.find("---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding");
+        let at = at.or_else(|| {
+            yaml.find("---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding")
+        });
+        yaml.split_at(at.unwrap_or(yaml.len()))
     }
 
     /// The output of one source file in a namespace-scoped project with `resources`.
@@ -1229,8 +1338,14 @@ rules:
             "{yaml}"
         );
         assert!(!yaml.contains("ClusterRole"), "{yaml}");
+        // The binding of the manager's own namespace names it in `system` (as role_binding.yaml
+        // does); that of tenant-b without a namespace, which config/default fills in.
         assert!(
-            yaml.contains("roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: manager-role\nsubjects:\n- kind: ServiceAccount\n  name: controller-manager\n  namespace: system\n"),
+            yaml.contains("  name: config-reader\nsubjects:\n- kind: ServiceAccount\n  name: controller-manager\n  namespace: system\n"),
+            "{yaml}"
+        );
+        assert!(
+            yaml.ends_with("  namespace: tenant-b\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: manager-role\nsubjects:\n- kind: ServiceAccount\n  name: controller-manager\n"),
             "{yaml}"
         );
         assert!(out.warnings.is_empty(), "{:?}", out.warnings);

@@ -1,7 +1,9 @@
 //! Namespace-scoped managers: `init --namespaced` and `create api` give Roles and RoleBindings
 //! (rendered with `kubectl kustomize`, and honoured by a real API server), and `edit
 //! --namespaced[=false]` switches a project either way to exactly what `init` would have made,
-//! refusing to overwrite the user's edits without `--force`.
+//! refusing to overwrite the user's edits without `--force`. In any project, the Roles of RBAC
+//! markers with `namespace=` stay in their namespaces in `make deploy`'s manifests, bound to the
+//! manager's ServiceAccount.
 
 mod common;
 
@@ -15,11 +17,16 @@ const NAME: &str = "scoped-op";
 /// A project `NAME` made with `init` (plus `init_flags`), `create api` for Memcached and a
 /// defaulting webhook for it (which adds to src/main.rs next to what the scope changes).
 fn project(init_flags: &[&str]) -> tempfile::TempDir {
+    project_named(NAME, init_flags)
+}
+
+/// [`project`] named `name`.
+fn project_named(name: &str, init_flags: &[&str]) -> tempfile::TempDir {
     let tmp = tempfile::Builder::new()
         .prefix("operator-rs-test-")
         .tempdir()
         .unwrap();
-    let dir = tmp.path().join(NAME);
+    let dir = tmp.path().join(name);
     std::fs::create_dir(&dir).unwrap();
     let mut init = vec!["init", "--domain", "example.com"];
     init.extend(init_flags);
@@ -287,4 +294,191 @@ fn edit_without_a_change_says_what_it_takes() {
     let r = run(&dir, &["edit", "--namespaced=maybe"]);
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("maybe"), "{}", r.stderr);
+}
+
+/// Markers granting in two other namespaces (one with two roles, one of them named).
+const OTHER_NAMESPACE_MARKERS: &str = "\
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get,namespace=team-a
+// +kubebuilder:rbac:groups=core,resources=secrets,verbs=list,namespace=team-b
+// +kubebuilder:rbac:groups=core,resources=configmaps,verbs=get,namespace=team-b,roleName=config-reader
+";
+
+#[test]
+fn rbac_markers_of_other_namespaces_keep_their_namespace_and_bind_the_manager() {
+    for (name, flags) in [("teams-ns-op", &["--namespaced"][..]), ("teams-cl-op", &[])] {
+        let tmp = project_named(name, flags);
+        let dir = project_dir(&tmp, name);
+        let controller = read(&dir, "src/controllers/memcached.rs");
+        let at = controller
+            .find("// +kubebuilder:rbac:")
+            .expect("the controller's markers");
+        let controller = format!(
+            "{}{OTHER_NAMESPACE_MARKERS}{}",
+            &controller[..at],
+            &controller[at..]
+        );
+        std::fs::write(dir.join("src/controllers/memcached.rs"), controller).unwrap();
+        ok(&dir, &["generate", "rbac"]);
+        let docs = kustomize(&dir, "config/default");
+
+        let system = format!("{name}-system");
+        let placed = |kind: &str| -> Vec<String> {
+            let mut placed: Vec<String> = (of_kind(&docs, kind).iter())
+                .filter(|d| d["metadata"]["namespace"] != system.as_str())
+                .map(|d| {
+                    format!(
+                        "{} {}",
+                        d["metadata"]["namespace"].as_str().unwrap(),
+                        d["metadata"]["name"].as_str().unwrap()
+                    )
+                })
+                .collect();
+            placed.sort();
+            placed
+        };
+        let prefixed = |s: &str| s.replace("$", name);
+        assert_eq!(
+            placed("Role"),
+            [
+                "team-a $-manager-role",
+                "team-b $-config-reader",
+                "team-b $-manager-role"
+            ]
+            .map(prefixed),
+            "{name}"
+        );
+        assert_eq!(
+            placed("RoleBinding"),
+            [
+                "team-a $-manager-rolebinding",
+                "team-b $-config-reader-binding",
+                "team-b $-manager-rolebinding"
+            ]
+            .map(prefixed),
+            "{name}"
+        );
+        for binding in of_kind(&docs, "RoleBinding")
+            .iter()
+            .chain(&of_kind(&docs, "ClusterRoleBinding"))
+        {
+            let subject = &binding["subjects"][0];
+            assert_eq!(
+                subject["name"],
+                format!("{name}-controller-manager"),
+                "{binding}"
+            );
+            assert_eq!(subject["namespace"], system.as_str(), "{binding}");
+        }
+        allowed_exactly_in_their_namespaces(&docs, name);
+    }
+}
+
+/// On a real API server, with the RBAC of `docs` (config/default) applied: the manager's
+/// ServiceAccount may do what the markers grant in their namespaces, and nowhere else.
+fn allowed_exactly_in_their_namespaces(docs: &[Value], name: &str) {
+    use operator_rs_runtime::testing::envtest::Envtest;
+    if !Envtest::available() {
+        eprintln!("SKIPPED the API server half of this test: KUBEBUILDER_ASSETS is not set");
+        return;
+    }
+    let env = Envtest::shared().expect("the control plane starts");
+    let rbac = [
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding",
+    ];
+    let namespaces = ["team-a", "team-b"].map(
+        |n| serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}),
+    );
+    let items: Vec<&Value> = (of_kind(docs, "Namespace").into_iter())
+        .chain(&namespaces)
+        .chain(docs.iter().filter(|d| rbac.iter().any(|k| d["kind"] == *k)))
+        .collect();
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+    let mut child = std::process::Command::new("kubectl")
+        .arg(format!("--kubeconfig={}", env.kubeconfig().display()))
+        .args(["apply", "--server-side", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(list.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let user = format!("system:serviceaccount:{name}-system:{name}-controller-manager");
+    let groups = [
+        "system:serviceaccounts".to_string(),
+        format!("system:serviceaccounts:{name}-system"),
+        "system:authenticated".into(),
+    ];
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        use k8s_openapi::api::authorization::v1::SubjectAccessReview;
+        use kube::api::{Api, PostParams};
+        let reviews: Api<SubjectAccessReview> = Api::all(env.client().unwrap());
+        let allowed = |verb: &str, group: &str, resource: &str, namespace: Option<&str>| {
+            let review: SubjectAccessReview = serde_json::from_value(serde_json::json!({
+                "spec": {"user": user, "groups": groups, "resourceAttributes": {
+                    "verb": verb, "group": group, "resource": resource, "namespace": namespace,
+                }}
+            }))
+            .unwrap();
+            let reviews = reviews.clone();
+            async move {
+                let answer = reviews
+                    .create(&PostParams::default(), &review)
+                    .await
+                    .unwrap();
+                answer.status.unwrap().allowed
+            }
+        };
+        // What the markers grant (new bindings may take a moment to reach the authorizer).
+        let granted = [
+            ("get", "apps", "deployments", "team-a"),
+            ("list", "", "secrets", "team-b"),
+            ("get", "", "configmaps", "team-b"),
+        ];
+        for (verb, group, resource, namespace) in granted {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+            while !allowed(verb, group, resource, Some(namespace)).await {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{name}: {verb} {resource} in {namespace} is not granted"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+        // Nowhere else: not in the other team's namespace, the manager's, or cluster-wide.
+        let system = format!("{name}-system");
+        for (verb, group, resource, namespace) in [
+            ("get", "apps", "deployments", Some("team-b")),
+            ("get", "apps", "deployments", Some(system.as_str())),
+            ("get", "apps", "deployments", None),
+            ("list", "", "secrets", Some("team-a")),
+            ("list", "", "secrets", None),
+            ("get", "", "configmaps", Some("team-a")),
+        ] {
+            assert!(
+                !allowed(verb, group, resource, namespace).await,
+                "{name}: {verb} {resource} in {namespace:?}"
+            );
+        }
+    });
 }

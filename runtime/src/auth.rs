@@ -12,6 +12,11 @@
 //! [`CACHE_CAPACITY`] entries each, tokens kept only as their SHA-256), so a scrape every few
 //! seconds costs no API call after the first.
 //!
+//! A review the API server fails to answer for a passing reason (unreachable, 429, 5xx) is
+//! tried again with backoff, as those delegating authenticators and authorizers retry theirs
+//! (kube-apiserver's `webhook.DefaultRetryBackoff`: [`REVIEW_TRIES`] tries, [`REVIEW_BACKOFF`]
+//! apart at first, each wait 1.5 times the last); a verdict (401, 403, ...) is never retried.
+//!
 //! The manager's own client makes the reviews: it needs `create` on `tokenreviews` and
 //! `subjectaccessreviews` (the generated `config/rbac/metrics_auth_role.yaml`).
 
@@ -45,6 +50,44 @@ pub const DENY_CACHE_TTL: Duration = Duration::from_secs(30);
 /// Most entries each cache holds; past it, expired entries go first, then the soonest to expire.
 pub const CACHE_CAPACITY: usize = 4096;
 
+/// How many times a review is tried when the API server fails to answer it for a passing
+/// reason ([`is_transient`]).
+pub const REVIEW_TRIES: u32 = 5;
+/// The wait before the second try; each later wait is 1.5 times the one before (0.5 s, 0.75 s,
+/// 1.1 s, 1.7 s: about 4 s in all, within a Prometheus scrape's 10 s timeout).
+pub const REVIEW_BACKOFF: Duration = Duration::from_millis(500);
+
+/// Whether a failed review may pass by itself: the API server unreachable (no connection, or
+/// one cut), overloaded (429) or failing (5xx). A verdict on the request (401, 403, 404, ...)
+/// or a request it cannot read is not.
+pub fn is_transient(error: &kube::Error) -> bool {
+    match error {
+        kube::Error::Api(status) => status.code == 429 || status.code >= 500,
+        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+        _ => false,
+    }
+}
+
+/// `review()`, tried again after [`REVIEW_BACKOFF`] (growing 1.5 times each time) while it fails
+/// for a passing reason, [`REVIEW_TRIES`] times at most.
+async fn with_retries<T, F>(what: &str, mut review: impl FnMut() -> F) -> Result<T, kube::Error>
+where
+    F: std::future::Future<Output = Result<T, kube::Error>>,
+{
+    let mut wait = REVIEW_BACKOFF;
+    for tried in 1..REVIEW_TRIES {
+        match review().await {
+            Err(error) if is_transient(&error) => {
+                tracing::debug!(%error, tried, "{what} failed; trying again in {wait:?}");
+                tokio::time::sleep(wait).await;
+                wait = wait.mul_f64(1.5);
+            }
+            answer => return answer,
+        }
+    }
+    review().await
+}
+
 /// Why a request is refused.
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
@@ -66,7 +109,8 @@ pub enum AuthError {
         /// The authorizer's reason, if any.
         reason: String,
     },
-    /// The API server could not answer a review.
+    /// The API server could not answer a review (after [`REVIEW_TRIES`] tries, if it failed
+    /// for a passing reason).
     #[error("{review} failed: {source}")]
     Review {
         /// `TokenReview` or `SubjectAccessReview`.
@@ -216,8 +260,10 @@ impl DelegatedAuth {
         let review: TokenReview =
             serde_json::from_value(json!({"spec": {"token": token}})).expect("a TokenReview");
         self.inner.token_reviews.fetch_add(1, Ordering::Relaxed);
-        let answer = Api::<TokenReview>::all(self.inner.client.clone())
-            .create(&PostParams::default(), &review)
+        let api = Api::<TokenReview>::all(self.inner.client.clone());
+        let params = PostParams::default();
+        let create = || api.create(&params, &review);
+        let answer = with_retries("TokenReview", create)
             .await
             .map_err(|source| AuthError::Review {
                 review: "TokenReview",
@@ -270,8 +316,10 @@ impl DelegatedAuth {
             ..SubjectAccessReview::default()
         };
         self.inner.access_reviews.fetch_add(1, Ordering::Relaxed);
-        let answer = Api::<SubjectAccessReview>::all(self.inner.client.clone())
-            .create(&PostParams::default(), &review)
+        let api = Api::<SubjectAccessReview>::all(self.inner.client.clone());
+        let params = PostParams::default();
+        let create = || api.create(&params, &review);
+        let answer = with_retries("SubjectAccessReview", create)
             .await
             .map_err(|source| AuthError::Review {
                 review: "SubjectAccessReview",
@@ -410,6 +458,25 @@ mod tests {
         cache.insert(key(5), "FIVE", Duration::from_secs(60));
         assert_eq!(cache.entries.len(), 2);
         assert_eq!(cache.get(&key(5)), Some("FIVE"));
+    }
+
+    #[test]
+    fn only_failures_that_may_pass_are_retried() {
+        let api = |code| {
+            let status = kube::core::Status::failure("review", "Reason").with_code(code);
+            kube::Error::Api(status.boxed())
+        };
+        for code in [429, 500, 502, 503, 504] {
+            assert!(is_transient(&api(code)), "{code}");
+        }
+        for code in [400, 401, 403, 404, 409, 422] {
+            assert!(!is_transient(&api(code)), "{code}");
+        }
+        assert!(is_transient(&kube::Error::Service(
+            "connection refused".into()
+        )));
+        let unreadable = serde_json::from_str::<Value>("{").unwrap_err();
+        assert!(!is_transient(&kube::Error::SerdeError(unreadable)));
     }
 
     #[test]

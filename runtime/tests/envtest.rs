@@ -231,6 +231,60 @@ async fn manifests_that_are_not_rbac_are_refused_with_the_document() -> anyhow::
     Ok(())
 }
 
+/// The Role and RoleBinding `generate rbac` writes for a marker's `namespace=<other>`: same name
+/// as the manager's own Role, a subject without a namespace.
+const OTHER_NAMESPACE_RBAC: &str = "
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: manager-role}
+rules:
+- {apiGroups: [''], resources: [configmaps], verbs: [get, list]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: manager-role, namespace: OTHER}
+rules:
+- {apiGroups: [''], resources: [secrets], verbs: [list]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: manager-rolebinding, namespace: system}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: manager-role}
+subjects: [{kind: ServiceAccount, name: controller-manager, namespace: system}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: manager-rolebinding, namespace: OTHER}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: manager-role}
+subjects: [{kind: ServiceAccount, name: controller-manager}]
+";
+
+#[tokio::test]
+async fn roles_of_other_namespaces_stay_there_and_bind_the_service_account() -> anyhow::Result<()> {
+    skip_unless_available!(Ok(()));
+    let env = Envtest::shared()?;
+    let namespace = env.create_namespace("own").await?;
+    // Not created: the RBAC of another namespace creates it.
+    let other = format!("{namespace}-other");
+    let rbac = OTHER_NAMESPACE_RBAC.replace("OTHER", &other);
+    let client = env
+        .service_account(&namespace, "manager", &rbac)
+        .await?
+        .client()?;
+
+    // Each Role grants in its own namespace only; the one of `other` did not replace the
+    // manager's own Role of the same name.
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
+    maps.list(&ListParams::default()).await?;
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &other);
+    secrets.list(&ListParams::default()).await?;
+    let own_secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
+    assert!(forbidden(own_secrets.list(&ListParams::default()).await));
+    let other_maps: Api<ConfigMap> = Api::namespaced(client, &other);
+    assert!(forbidden(other_maps.list(&ListParams::default()).await));
+    Ok(())
+}
+
 #[tokio::test]
 async fn restarts_of_apiserver_and_etcd_keep_the_data_and_stop_tears_down() -> anyhow::Result<()> {
     skip_unless_available!(Ok(()));

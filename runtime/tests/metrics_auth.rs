@@ -234,3 +234,81 @@ async fn without_a_cert_dir_a_self_signed_certificate_is_served() -> anyhow::Res
     run.await??;
     Ok(())
 }
+
+/// Forwards connections to `upstream` from `listener` (a stand-in for a path to the API server
+/// that comes back).
+async fn forward(listener: tokio::net::TcpListener, upstream: std::net::SocketAddr) {
+    while let Ok((mut inbound, _)) = listener.accept().await {
+        tokio::spawn(async move {
+            if let Ok(mut outbound) = tokio::net::TcpStream::connect(upstream).await {
+                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+            }
+        });
+    }
+}
+
+#[tokio::test]
+async fn reviews_are_retried_while_the_api_server_is_unreachable_but_verdicts_are_not()
+-> anyhow::Result<()> {
+    use operator_rs_runtime::auth::{AuthError, DelegatedAuth, REVIEW_BACKOFF};
+    skip_unless_available!(Ok(()));
+    let env = Envtest::shared()?;
+    let namespace = env.create_namespace("metrics-retry").await?;
+    let account = env
+        .service_account(&namespace, "manager", METRICS_AUTH_RBAC)
+        .await?;
+    let reader = metrics_reader(env.config(), &namespace, &env.dir().join("r3.kubeconfig")).await?;
+    let unbound = env.service_account(&namespace, "unbound", "").await?;
+    let mut headers = axum::http::HeaderMap::new();
+    headers.insert(
+        axum::http::header::AUTHORIZATION,
+        format!("Bearer {}", reader.token()).parse()?,
+    );
+
+    // The manager's way to the API server: a port where nothing listens for a second, then a
+    // path to the real one (as after an API server restart or a network blip).
+    let url = &account.config().cluster_url;
+    let upstream = format!(
+        "{}:{}",
+        url.host().unwrap_or("127.0.0.1"),
+        url.port_u16().unwrap()
+    );
+    let upstream = tokio::net::lookup_host(upstream).await?.next().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let mut config = account.config().clone();
+    config.cluster_url = format!("https://127.0.0.1:{port}").parse()?;
+    let auth = DelegatedAuth::new(kube::Client::try_from(config)?);
+    let comes_back = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await;
+        forward(listener.expect("the port is free again"), upstream).await
+    });
+    let started = Instant::now();
+    let user = auth.check(&headers, "get", "/metrics").await;
+    let user = user.unwrap_or_else(|e| panic!("the reviews were not retried: {e}"));
+    assert_eq!(user.name, reader.username());
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "answered before the path came back"
+    );
+    assert_eq!((auth.token_reviews(), auth.access_reviews()), (1, 1));
+    comes_back.abort();
+
+    // A refusal of the review itself (403: no `create` on tokenreviews) is a verdict: answered
+    // at once, not after the ~4 s of retries.
+    let auth = DelegatedAuth::new(unbound.client()?);
+    let started = Instant::now();
+    let refused = auth.check(&headers, "get", "/metrics").await.unwrap_err();
+    let elapsed = started.elapsed();
+    assert!(
+        matches!(&refused, AuthError::Review { source: kube::Error::Api(s), .. } if s.code == 403),
+        "{refused}"
+    );
+    assert!(
+        elapsed < REVIEW_BACKOFF * 3,
+        "a 403 was retried: {elapsed:?}"
+    );
+    Ok(())
+}

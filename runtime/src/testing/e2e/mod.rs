@@ -13,6 +13,10 @@
 //!   server refuses for want of a rule fails the test at once with the manager's log line.
 //!   Tests run one at a time (each session holds a lock); a failed test leaves its namespace
 //!   for inspection and prints the manager's log.
+//! - A namespace-scoped project (PROJECT's `namespaced: true`) runs as it is deployed: each
+//!   session's manager has a namespace of its own, where its ServiceAccount, Roles and Lease
+//!   are and which it watches (`POD_NAMESPACE`); [`E2e::namespace`] is that one, and
+//!   [`E2e::untouched_elsewhere`] checks that the same object in another namespace is left alone.
 //! - [`E2e::at_scale`]: the figures of a kind with `E2E_OBJECTS` objects ([`objects`]).
 //! - [`fault`]: a kind under the [`Fault`]s of a control plane of its own (restarts, a killed
 //!   leader).
@@ -175,6 +179,9 @@ pub struct E2e<P: E2eProject> {
     manager: Option<ManagerProcess>,
     /// How many managers this test started (each logs to its own file).
     runs: u32,
+    /// A namespace-scoped project's manager namespace (its ServiceAccount's, which it watches);
+    /// `None` for a cluster-scoped project, whose manager is in [`MANAGER_NAMESPACE`].
+    own: Option<String>,
     _serial: MutexGuard<'static, ()>,
     _project: PhantomData<P>,
 }
@@ -212,7 +219,8 @@ impl<P: E2eProject> E2e<P> {
         let dir = Self::scratch().join(test_name());
         let kubeconfig = dir.join("manager.kubeconfig");
         let rbac = Path::new(P::PROJECT.dir).join("config/rbac");
-        let (namespace, name) = (MANAGER_NAMESPACE, P::PROJECT.name);
+        let own = project_namespaced(Path::new(P::PROJECT.dir)).then(new_namespace_name);
+        let (namespace, name) = (own.as_deref().unwrap_or(MANAGER_NAMESPACE), P::PROJECT.name);
         let account =
             ServiceAccountAccess::from_kustomize(&admin, namespace, name, &rbac, &kubeconfig).await;
         let account = account.unwrap_or_else(|e| panic!("binding the manager by config/rbac: {e}"));
@@ -231,6 +239,7 @@ impl<P: E2eProject> E2e<P> {
             controller_manager,
             manager: None,
             runs: 0,
+            own,
             _serial: serial,
             _project: PhantomData,
         }
@@ -278,8 +287,12 @@ impl<P: E2eProject> E2e<P> {
         let webhooks = self.webhooks.as_ref();
         let webhook_args = webhooks.map(|w| w.manager_args_at(address));
         let webhook_args = webhook_args.unwrap_or_else(|| vec!["--webhook-bind-address=0".into()]);
-        let manager = ManagerProcess::builder(P::PROJECT.manager)
-            .name(name)
+        let mut manager = ManagerProcess::builder(P::PROJECT.manager).name(name);
+        if let Some(own) = &self.own {
+            // As the Deployment of config/manager tells it (the Downward API).
+            manager = manager.env("POD_NAMESPACE", own);
+        }
+        let manager = manager
             .kubeconfig(self.account.kubeconfig())
             .metrics_token(self.reader.token())
             .args(args.iter().copied())
@@ -369,14 +382,18 @@ impl<P: E2eProject> E2e<P> {
         }
     }
 
-    /// A new namespace for one test, named after it.
+    /// The namespace of one test: a new one named after it; in a namespace-scoped project,
+    /// the manager's own (the one it watches, made for this session).
     pub async fn namespace(&self) -> String {
-        let prefix: String = test_name().replace('_', "-").chars().take(48).collect();
-        let millis = std::time::SystemTime::UNIX_EPOCH
-            .elapsed()
-            .unwrap()
-            .as_millis();
-        let name = format!("e2e-{prefix}-{}", millis % 1_000_000);
+        if let Some(own) = &self.own {
+            return own.clone();
+        }
+        self.create_namespace().await
+    }
+
+    /// A new namespace, named after the test.
+    async fn create_namespace(&self) -> String {
+        let name = new_namespace_name();
         let namespace: Namespace =
             serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
         let api = Api::<Namespace>::all(self.client.clone());
@@ -396,10 +413,54 @@ impl<P: E2eProject> E2e<P> {
 
     /// Deletes a namespace and waits until it is gone: every object in it must let go of its
     /// finalizers while the API server refuses new events there.
+    ///
+    /// Skipped (saying so) for a namespace-scoped manager's own namespace: its RoleBindings go
+    /// with the namespace, so it could not take its finalizers off; the namespace is left.
     pub async fn delete_namespace_and_wait(&mut self, name: &str, timeout: Duration) {
+        if self.own.as_deref() == Some(name) {
+            return println!(
+                "SKIPPED: deleting {name}, the namespace-scoped manager's own namespace: its \
+                 rights go with it (the namespace is left for inspection)"
+            );
+        }
         self.delete_namespace(name).await;
         let api = Api::<Namespace>::all(self.client.clone());
         self.gone_within(&api, name, timeout).await
+    }
+
+    /// In a namespace-scoped project: applies `obj` (a kind's sample, reconciled in
+    /// [`E2e::namespace`] already) in a namespace of its own, and checks that the manager
+    /// leaves it untouched (its `resourceVersion` unchanged after [`REFUSAL_SETTLE`]: no
+    /// status, no finalizer) and that its log holds no 403 (no line says `forbidden`). A cluster-scoped
+    /// project's manager watches every namespace: nothing to check, and it says so.
+    pub async fn untouched_elsewhere<K: TestObject>(&mut self, obj: &K) {
+        if self.own.is_none() {
+            return println!("skipped: a cluster-scoped manager watches every namespace");
+        }
+        let other = self.create_namespace().await;
+        let api = K::Scope::api::<K>(self.client.clone(), Some(&other));
+        let mut obj = obj.clone();
+        obj.meta_mut().namespace = Some(other.clone());
+        let applied = self.apply(&api, &obj).await;
+        tokio::time::sleep(REFUSAL_SETTLE).await;
+        self.assert_running().await;
+        let now = api.get(&applied.name_any()).await.expect("reading it back");
+        let (before, after) = (applied.resource_version(), now.resource_version());
+        let tail = self.tail();
+        assert_eq!(
+            before, after,
+            "the manager of namespace {:?} changed an object in {other}: {now:?}\n{tail}",
+            self.own
+        );
+        let manager = self.manager.as_ref().expect("no manager runs");
+        let log = std::fs::read_to_string(manager.log()).unwrap_or_default();
+        // The API server's 403s all say `Forbidden` (reason) or `forbidden` (message).
+        let refused = (log.lines()).find(|l| l.to_ascii_lowercase().contains("forbidden"));
+        assert!(
+            refused.is_none(),
+            "the manager was refused: {refused:?}\n{tail}"
+        );
+        self.delete_namespace(&other).await;
     }
 
     /// Server-side applies `obj`.
@@ -531,6 +592,30 @@ impl<P: E2eProject> Drop for E2e<P> {
             }
         }
     }
+}
+
+/// A name for a new namespace: `e2e-<test>-<millis>`.
+fn new_namespace_name() -> String {
+    let prefix: String = test_name().replace('_', "-").chars().take(48).collect();
+    let millis = std::time::SystemTime::UNIX_EPOCH
+        .elapsed()
+        .unwrap()
+        .as_millis();
+    format!("e2e-{prefix}-{}", millis % 1_000_000)
+}
+
+/// Whether the project in `dir` is namespace-scoped: its PROJECT's `namespaced: true`
+/// (`init --namespaced`, `edit --namespaced`).
+///
+/// # Panics
+///
+/// When PROJECT cannot be read or is not YAML.
+fn project_namespaced(dir: &Path) -> bool {
+    let path = dir.join("PROJECT");
+    let text = std::fs::read_to_string(&path);
+    let text = text.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let project: Value = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("PROJECT: {e}"));
+    project["namespaced"].as_bool().unwrap_or(false)
 }
 
 /// The name of the running test (libtest names its thread after it; `e2e` elsewhere).

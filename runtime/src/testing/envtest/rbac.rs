@@ -6,7 +6,8 @@
 //! - `ClusterRole`s are applied as they are.
 //! - `Role`s are applied in the ServiceAccount's namespace (kustomize puts them in the
 //!   project's `<name>-system`, which a test has no use for: run the manager under test with
-//!   `--leader-election-namespace` set to that namespace).
+//!   `--leader-election-namespace` set to that namespace); those of another namespace (an RBAC
+//!   marker's `namespace=team-a`) stay there, and so do their RoleBindings.
 //! - `ClusterRoleBinding`s and `RoleBinding`s are applied with their subjects replaced by the
 //!   ServiceAccount, and renamed `<name>-<namespace>-<serviceaccount>` so that bindings of
 //!   several ServiceAccounts never overwrite each other; RoleBindings go to the
@@ -153,7 +154,9 @@ impl ServiceAccountAccess {
     /// - `ClusterRole`: as it is.
     /// - `Role`: in the ServiceAccount's namespace (kustomize puts it in the project's
     ///   `<name>-system`, which a test has no use for: run the manager under test with
-    ///   `--leader-election-namespace` set to the ServiceAccount's namespace).
+    ///   `--leader-election-namespace` set to the ServiceAccount's namespace); one of another
+    ///   namespace than none or `system` (an RBAC marker's `namespace=team-a`) stays there,
+    ///   the namespace created if need be, and so does its RoleBinding.
     /// - `ClusterRoleBinding`, `RoleBinding`: subjects replaced by the ServiceAccount,
     ///   renamed `<name>-<namespace>-<serviceaccount>` (so bindings of several
     ///   ServiceAccounts never overwrite each other); a RoleBinding goes to the
@@ -433,8 +436,9 @@ impl RbacObject {
             }
             Self::Role(role) => {
                 let mut role = role.clone();
-                clean(&mut role.metadata, Some(namespace));
-                apply(&Api::<Role>::namespaced(client.clone(), namespace), role).await?;
+                let namespace = placed(client, &role.metadata, namespace).await?;
+                clean(&mut role.metadata, Some(&namespace));
+                apply(&Api::<Role>::namespaced(client.clone(), &namespace), role).await?;
                 Ok(None)
             }
             Self::ClusterRoleBinding(binding) => {
@@ -446,22 +450,43 @@ impl RbacObject {
             }
             Self::RoleBinding(binding) => {
                 let mut binding = binding.clone();
+                let namespace = placed(client, &binding.metadata, namespace).await?;
                 let (meta, role) = (&mut binding.metadata, &binding.role_ref);
                 let check = rebind(
                     meta,
                     &mut binding.subjects,
                     role,
-                    Some(namespace),
+                    Some(&namespace),
                     subject,
                     all,
                 );
-                let api = Api::<RoleBinding>::namespaced(client.clone(), namespace);
+                let api = Api::<RoleBinding>::namespaced(client.clone(), &namespace);
                 apply(&api, binding).await?;
                 Ok(check)
             }
             Self::ServiceAccount => Ok(None),
         }
     }
+}
+
+/// The namespace a Role or RoleBinding goes to: the ServiceAccount's `namespace` when the
+/// manifests put it in the manager's (none, or config/'s placeholder `system`); else its own (a
+/// `namespace=team-a` RBAC marker's).
+fn home<'a>(meta: &'a ObjectMeta, namespace: &'a str) -> &'a str {
+    match meta.namespace.as_deref() {
+        None | Some("" | "system") => namespace,
+        Some(other) => other,
+    }
+}
+
+/// [`home`], created if it is another namespace than the ServiceAccount's.
+async fn placed(client: &Client, meta: &ObjectMeta, namespace: &str) -> Result<String> {
+    let home = home(meta, namespace);
+    if home != namespace {
+        let namespaces = Api::<Namespace>::all(client.clone());
+        apply(&namespaces, named(name_meta(home, None))).await?;
+    }
+    Ok(home.to_owned())
 }
 
 /// Points a binding at the ServiceAccount `subject` alone, in `namespace` (`None`: cluster
@@ -480,22 +505,28 @@ fn rebind(
     let name = meta.name.as_deref().unwrap_or_default();
     meta.name = Some(format!("{name}-{account_namespace}-{}", subject.name));
     *subjects = Some(vec![subject.clone()]);
-    first_rule(all, &role.kind, &role.name).map(|rule| Check {
+    let at = (namespace.unwrap_or(account_namespace), account_namespace);
+    first_rule(all, &role.kind, &role.name, at).map(|rule| Check {
         rule,
         namespace: namespace.map(Into::into),
     })
 }
 
 /// The first rule of the role `kind`/`name` among `all` naming resources or non-resource
-/// URLs, if it is there.
-fn first_rule(all: &[RbacObject], kind: &str, name: &str) -> Option<PolicyRule> {
+/// URLs, if it is there; a Role's, of the one a binding in `at.0` names (the ServiceAccount's
+/// namespace being `at.1`).
+fn first_rule(all: &[RbacObject], kind: &str, name: &str, at: (&str, &str)) -> Option<PolicyRule> {
     let rules = all.iter().find_map(|object| match (object, kind) {
         (RbacObject::ClusterRole(role), "ClusterRole")
             if role.metadata.name.as_deref() == Some(name) =>
         {
             role.rules.as_ref()
         }
-        (RbacObject::Role(role), "Role") if role.metadata.name.as_deref() == Some(name) => {
+        // Roles of several namespaces may share a name: the one of the binding's namespace.
+        (RbacObject::Role(role), "Role")
+            if role.metadata.name.as_deref() == Some(name)
+                && home(&role.metadata, at.1) == at.0 =>
+        {
             role.rules.as_ref()
         }
         _ => None,
