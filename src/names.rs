@@ -592,6 +592,21 @@ pub fn validate_crd_group(group: &str, example: &str) -> Result<(), NameError> {
     }
 }
 
+/// A CRD's kind as the API server takes it (`ValidateCustomResourceDefinitionNames`): lowercased,
+/// a DNS-1035 label. Looser than [`validate_kind_name`] (`memcached` is a CRD's kind too), for
+/// kinds of CRDs operator-rs did not make.
+pub fn validate_crd_kind(kind: &str, example: &str) -> Result<(), NameError> {
+    match label_problem(&kind.to_ascii_lowercase(), true) {
+        None => Ok(()),
+        Some(p) => Err(refuse(
+            "kind",
+            kind,
+            format!("lowercased it {DNS1035_LABEL_RULE}; {p}"),
+            example,
+        )),
+    }
+}
+
 /// A CRD version as written in the source: a DNS-1035 label (the CLI also asks for Kubernetes'
 /// `v1alpha1` style, see [`validate_version`], because it names a Rust module after it).
 pub fn validate_crd_version(version: &str, example: &str) -> Result<(), NameError> {

@@ -221,11 +221,22 @@ impl Project {
         let path = root.join(FILE);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
-                "{} is not an operator-rs project: no PROJECT file found there.\n  \
-                 Run `operator-rs init --domain example.com` first (or pass `-C <dir>` to act on another folder).",
-                display_dir(root)
-            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match enclosing_project(root) {
+                // As kubebuilder, commands act on the project root only: the folder a command
+                // writes into is never guessed.
+                Some(above) => bail!(
+                    "{} is not the root of an operator-rs project: no PROJECT file there, but {} has one; commands run at a project's root.\n  \
+                     e.g. operator-rs -C {} generate manifests (or cd there)",
+                    display_dir(root),
+                    above.display(),
+                    above.display()
+                ),
+                None => bail!(
+                    "{} is not an operator-rs project: no PROJECT file found there.\n  \
+                     Run `operator-rs init --domain example.com` first (or pass `-C <dir>` to act on another folder).",
+                    display_dir(root)
+                ),
+            },
             Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
         };
         Self::parse(&text)
@@ -280,6 +291,14 @@ impl Project {
             .iter()
             .find(|r| r.same_gvk(group, version, kind))
     }
+}
+
+/// The nearest folder above `root` with a PROJECT file (`root` being inside a project).
+fn enclosing_project(root: &Path) -> Option<std::path::PathBuf> {
+    let absolute = std::path::absolute(root).ok()?;
+    (absolute.ancestors().skip(1))
+        .find(|dir| (std::fs::read_to_string(dir.join(FILE))).is_ok_and(|t| t.contains(LAYOUT)))
+        .map(Path::to_path_buf)
 }
 
 fn display_dir(root: &Path) -> String {
