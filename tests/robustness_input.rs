@@ -715,3 +715,129 @@ fn a_command_below_the_root_names_the_root() {
         r.stderr
     );
 }
+
+/// `init --namespaced` takes a value as `edit --namespaced` and `create api --namespaced` do:
+/// `=true`, `=false`, nothing (true); anything else is refused with the values.
+#[test]
+fn init_namespaced_takes_a_bool_as_edit_does() {
+    for (flag, namespaced) in [
+        ("--namespaced", true),
+        ("--namespaced=true", true),
+        ("--namespaced=false", false),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        ok(
+            tmp.path(),
+            &[
+                "init",
+                "--domain",
+                "example.com",
+                "--project-name",
+                "ns-op",
+                flag,
+            ],
+        );
+        let project = read(tmp.path(), "PROJECT");
+        assert_eq!(
+            project.contains("\nnamespaced: true\n"),
+            namespaced,
+            "{flag}: {project}"
+        );
+        let binding = read(tmp.path(), "config/rbac/role_binding.yaml");
+        assert_eq!(
+            binding.contains("kind: RoleBinding"),
+            namespaced,
+            "{flag}: {binding}"
+        );
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    for bad in ["--namespaced=maybe", "--namespaced=1", "--namespaced="] {
+        let r = run(tmp.path(), &["init", "--domain", "example.com", bad]);
+        assert_eq!(r.code, 2, "{bad}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("[possible values: true, false]"),
+            "{bad}: {}",
+            r.stderr
+        );
+        assert!(
+            r.stderr.contains("e.g.") || r.stderr.contains("Example:"),
+            "{bad}: {}",
+            r.stderr
+        );
+        assert_eq!(
+            std::fs::read_dir(tmp.path()).unwrap().count(),
+            0,
+            "{bad} wrote"
+        );
+    }
+}
+
+/// A PROJECT whose names no command writes (a hand edit, a bad merge) is refused by every
+/// command that reads it, naming the field, before anything is written: its names become paths
+/// (`update` replays in a folder named after the project), Rust names and Kubernetes names.
+#[test]
+fn a_project_file_with_names_no_command_writes_is_refused() {
+    let tmp = init_project("field-op");
+    let dir = project_dir(&tmp, "field-op");
+    ok(
+        &dir,
+        &words("create api --group cache --version v1 --kind Memcached"),
+    );
+    let original = read(&dir, "PROJECT");
+    for (from, to, field) in [
+        (
+            "domain: example.com",
+            "domain: Bad_Domain",
+            "domain \"Bad_Domain\"",
+        ),
+        (
+            "projectName: field-op",
+            "projectName: ../../escape",
+            "projectName \"../../escape\"",
+        ),
+        (
+            "projectName: field-op",
+            "projectName: ''",
+            "projectName \"\"",
+        ),
+        (
+            "crateName: field_op",
+            "crateName: 'a b'",
+            "crateName \"a b\"",
+        ),
+        (
+            "  kind: Memcached",
+            "  kind: memcached thing",
+            "resources[0].kind",
+        ),
+        ("  kind: Memcached", "  kind: ''", "resources[0].kind"),
+        ("  version: v1", "  version: '1'", "resources[0].version"),
+        (
+            "  plural: memcacheds",
+            "  plural: Mem/cacheds",
+            "resources[0].plural",
+        ),
+        ("- group: cache", "- group: ca che", "resources[0].group"),
+    ] {
+        assert!(original.contains(from), "{from}: {original}");
+        std::fs::write(dir.join("PROJECT"), original.replacen(from, to, 1)).unwrap();
+        let before = snapshot(&dir);
+        for args in [
+            "generate manifests",
+            "create api --group web --version v1 --kind Site",
+            "edit --namespaced",
+            "update --dry-run",
+        ] {
+            let r = run(&dir, &words(args));
+            assert_eq!(r.code, 2, "{to}: {args}: {}", r.stderr);
+            for needle in ["is not a valid PROJECT file", field, "e.g. "] {
+                assert!(
+                    r.stderr.contains(needle),
+                    "{to}: {args}: {needle:?} not in:\n{}",
+                    r.stderr
+                );
+            }
+            assert_eq!(snapshot(&dir), before, "{to}: {args} changed the project");
+        }
+    }
+}
