@@ -322,6 +322,7 @@ fn crd_kinds_and_groups(cp: &ControlPlane, disagreements: &mut Vec<String>) {
         "123.example.com".into(),
         format!("{}.com", label(63)),
         format!("{}.com", label(64)),
+        format!("{}.com", label(200)),
         format!("{}.{}.{}.{}", label(63), label(63), label(63), label(50)),
         format!("{}.{}.{}.{}", label(63), label(63), label(63), label(63)),
     ] {
