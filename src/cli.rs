@@ -235,7 +235,8 @@ pub struct InitArgs {
     pub license: License,
     /// A namespace-scoped manager: Roles and RoleBindings instead of ClusterRoles, and
     /// controllers that watch the manager's own namespace (or those `--watch-namespace` names).
-    #[arg(long)]
+    /// `--namespaced=false` (the default) is cluster-scoped, as `edit --namespaced=false` makes it.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_value = "false", default_missing_value = "true", value_name = "BOOL")]
     pub namespaced: bool,
     /// Overwrite files that already exist.
     #[arg(long)]

@@ -47,7 +47,7 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            operator_rs::errln!("error: {e:#}");
+            operator_rs::errln!("error: {}", operator_rs::output::error_text(&e));
             std::process::exit(2);
         }
     }

@@ -571,11 +571,12 @@ pub fn validate_resource_name(
     }
 }
 
-/// A CRD's group as written in the source: a DNS-1123 subdomain with at least one dot (the API
-/// server refuses a CRD group without one).
+/// A CRD's group as written in the source or given to `migrate-storage`: a DNS-1123 subdomain
+/// as apimachinery checks it (no limit of 63 on a part, as kube-apiserver takes CRD groups) with
+/// at least one dot (the API server refuses a CRD group without one).
 pub fn validate_crd_group(group: &str, example: &str) -> Result<(), NameError> {
-    let rule = "must be a DNS-1123 subdomain with at least one dot (lowercase letters, digits, '-' and '.', parts of at most 63 characters, at most 253 in all)";
-    match subdomain_problem(group) {
+    let rule = "must be a DNS-1123 subdomain with at least one dot (lowercase letters, digits, '-' and '.', parts starting and ending with a letter or digit, at most 253 in all)";
+    match apimachinery_subdomain_problem(group) {
         Some(p) => Err(refuse(
             "group",
             group,
@@ -589,6 +590,21 @@ pub fn validate_crd_group(group: &str, example: &str) -> Result<(), NameError> {
             example,
         )),
         None => Ok(()),
+    }
+}
+
+/// A CRD's kind as the API server takes it (`ValidateCustomResourceDefinitionNames`): lowercased,
+/// a DNS-1035 label. Looser than [`validate_kind_name`] (`memcached` is a CRD's kind too), for
+/// kinds of CRDs operator-rs did not make.
+pub fn validate_crd_kind(kind: &str, example: &str) -> Result<(), NameError> {
+    match label_problem(&kind.to_ascii_lowercase(), true) {
+        None => Ok(()),
+        Some(p) => Err(refuse(
+            "kind",
+            kind,
+            format!("lowercased it {DNS1035_LABEL_RULE}; {p}"),
+            example,
+        )),
     }
 }
 

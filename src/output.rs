@@ -2,9 +2,28 @@
 //! when the stream cannot take the text (a full disk, `ENOSPC`; a closed pipe, `EPIPE`, as in
 //! `operator-rs generate crds --check | head -1`). A command's outcome is its files and its exit
 //! code; a stream that cannot take its messages changes neither, so write errors are ignored.
-//! Every message of the tool goes through [`outln!`], [`out!`] (stdout) or [`errln!`] (stderr).
+//! Every message of the tool goes through [`outln!`], [`out!`] (stdout) or [`errln!`] (stderr);
+//! an error is worded by [`error_text`].
 
 use std::io::Write;
+
+/// An error and its causes as one message: each cause joined after the message's first line
+/// (what failed), before its hints (`e.g. ...` lines), and a cause whose text is already said
+/// (libraries that repeat their source in their own message) left out.
+pub fn error_text(error: &anyhow::Error) -> String {
+    let mut chain = error.chain().map(ToString::to_string);
+    let mut text = chain.next().unwrap_or_default();
+    let mut at = text.find('\n').unwrap_or(text.len());
+    for cause in chain {
+        if cause.is_empty() || text.contains(&cause) {
+            continue;
+        }
+        let piece = format!(": {cause}");
+        text.insert_str(at, &piece);
+        at += piece.len();
+    }
+    text
+}
 
 /// Write `args` to stdout, ignoring a stream that cannot take it.
 pub fn stdout(args: std::fmt::Arguments<'_>) {

@@ -9,6 +9,29 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
+/// A name in PROJECT that no operator-rs command writes.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{field} {value:?} {rule}; operator-rs wrote it so: restore it (`git diff PROJECT`) or correct it\n  e.g. {example}"
+)]
+pub struct FieldError {
+    field: String,
+    value: String,
+    rule: &'static str,
+    example: &'static str,
+}
+
+const SUBDOMAIN: &str = "is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', parts starting and ending with a letter or digit)";
+const LABEL: &str = "is not a DNS-1123 label (at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit)";
+const CRATE: &str =
+    "is not a crate name (lowercase letters, digits and '_', starting with a letter)";
+const GROUP: &str =
+    "does not make, with the domain, a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')";
+const VERSION: &str = "is not a DNS-1035 label (lowercase letters, digits and '-', starting with a letter), as Kubernetes versions are";
+const KIND: &str =
+    "is not an UpperCamelCase kind (ASCII letters and digits, starting with an uppercase letter)";
+const PLURAL: &str = "is not a DNS-1035 label (lowercase letters, digits and '-', starting with a letter), as resource names are";
+
 /// The file name, at the project root.
 pub const FILE: &str = "PROJECT";
 /// The layout this version of operator-rs writes.
@@ -243,11 +266,22 @@ impl Project {
         let path = root.join(FILE);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
-                "{} is not an operator-rs project: no PROJECT file found there.\n  \
-                 Run `operator-rs init --domain example.com` first (or pass `-C <dir>` to act on another folder).",
-                display_dir(root)
-            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match enclosing_project(root) {
+                // As kubebuilder, commands act on the project root only: the folder a command
+                // writes into is never guessed.
+                Some(above) => bail!(
+                    "{} is not the root of an operator-rs project: no PROJECT file there, but {} has one; commands run at a project's root.\n  \
+                     e.g. operator-rs -C {} generate manifests (or cd there)",
+                    display_dir(root),
+                    above.display(),
+                    above.display()
+                ),
+                None => bail!(
+                    "{} is not an operator-rs project: no PROJECT file found there.\n  \
+                     Run `operator-rs init --domain example.com` first (or pass `-C <dir>` to act on another folder).",
+                    display_dir(root)
+                ),
+            },
             Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
         };
         Self::parse(&text)
@@ -267,7 +301,69 @@ impl Project {
                 project.layout
             );
         }
+        project.check_names()?;
         Ok(project)
+    }
+
+    /// The names commands build paths, Rust names and Kubernetes names from, each of the shape
+    /// every operator-rs command wrote (a hand edit may have broken one): the domain, the project
+    /// and crate names, each resource's group, version, kind and plural.
+    fn check_names(&self) -> Result<(), FieldError> {
+        use crate::names;
+        let field = |field: String, value: &str, rule: &'static str, example: &'static str| {
+            Err(FieldError {
+                field,
+                value: value.to_string(),
+                rule,
+                example,
+            })
+        };
+        if names::subdomain_problem(&self.domain).is_some() {
+            return field(
+                "domain".into(),
+                &self.domain,
+                SUBDOMAIN,
+                "domain: example.com",
+            );
+        }
+        if !names::is_dns1123_label(&self.project_name) {
+            return field(
+                "projectName".into(),
+                &self.project_name,
+                LABEL,
+                "projectName: memcached-operator",
+            );
+        }
+        let rust_name = |s: &str| {
+            s.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+                && s.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        };
+        if !rust_name(&self.crate_name) {
+            return field(
+                "crateName".into(),
+                &self.crate_name,
+                CRATE,
+                "crateName: memcached_operator",
+            );
+        }
+        for (i, r) in self.resources.iter().enumerate() {
+            let at = |key: &str| format!("resources[{i}].{key}");
+            let group = r.qualified_group();
+            if !group.is_empty() && names::subdomain_problem(&group).is_some() {
+                return field(at("group"), &r.group, GROUP, "group: cache");
+            }
+            if !names::is_dns1035_label(&r.version) {
+                return field(at("version"), &r.version, VERSION, "version: v1alpha1");
+            }
+            if names::validate_kind_name(&r.kind, "").is_err() {
+                return field(at("kind"), &r.kind, KIND, "kind: Memcached");
+            }
+            if !names::is_dns1035_label(&r.plural) {
+                return field(at("plural"), &r.plural, PLURAL, "plural: memcacheds");
+            }
+        }
+        Ok(())
     }
 
     /// The YAML text of the file, header included.
@@ -302,6 +398,14 @@ impl Project {
             .iter()
             .find(|r| r.same_gvk(group, version, kind))
     }
+}
+
+/// The nearest folder above `root` with a PROJECT file (`root` being inside a project).
+fn enclosing_project(root: &Path) -> Option<std::path::PathBuf> {
+    let absolute = std::path::absolute(root).ok()?;
+    (absolute.ancestors().skip(1))
+        .find(|dir| (std::fs::read_to_string(dir.join(FILE))).is_ok_and(|t| t.contains(LAYOUT)))
+        .map(Path::to_path_buf)
 }
 
 fn display_dir(root: &Path) -> String {

@@ -20,7 +20,27 @@ pub use transaction::Verb;
 
 /// An I/O error that names the path it happened on (a bare OS error says nothing of where).
 fn with_path(path: &Path, e: io::Error) -> io::Error {
-    io::Error::new(e.kind(), format!("reading {}: {e}", path.display()))
+    // A file where a folder belongs, or a folder where a file does: which one, and what to do.
+    let misplaced = match e.kind() {
+        io::ErrorKind::NotADirectory => (path.ancestors().skip(1))
+            .find(|a| a.is_file())
+            .map(|file| format!("{} is a file where a folder belongs", file.display())),
+        io::ErrorKind::IsADirectory => Some(format!(
+            "{} is a folder where a file belongs",
+            path.display()
+        )),
+        _ => None,
+    };
+    match misplaced {
+        Some(what) => io::Error::new(
+            e.kind(),
+            format!(
+                "reading {}: {what}. Nothing was written.\n  move it out of the way (e.g. `mv <it> <it>.bak`), then run the command again",
+                path.display()
+            ),
+        ),
+        None => io::Error::new(e.kind(), format!("reading {}: {e}", path.display())),
+    }
 }
 
 /// A read-only view of a project's files, by path relative to the project root.

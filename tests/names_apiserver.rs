@@ -2,7 +2,8 @@
 //! (etcd + kube-apiserver started here): a version's deprecation warning (`edit api --deprecated`,
 //! `#[kube(deprecated = "...")]`), the API approval annotation of a protected group, every object
 //! name made from a project name (Namespace, Services, ServiceAccount, Lease, Secret, labels), and
-//! a kind beside another kind's list kind. Needs `KUBEBUILDER_ASSETS`; without it the test prints
+//! a kind beside another kind's list kind, the kind and group of a CRD operator-rs did not make
+//! (`migrate-storage --group --kind`). Needs `KUBEBUILDER_ASSETS`; without it the test prints
 //! one `SKIPPED` line.
 
 mod control_plane;
@@ -23,6 +24,7 @@ fn apiserver_agrees_on_names_and_versions() {
     api_approval(&cp, &mut disagreements);
     project_names(&cp, &mut disagreements);
     list_kind_beside_kind(&cp, &mut disagreements);
+    crd_kinds_and_groups(&cp, &mut disagreements);
     assert!(
         disagreements.is_empty(),
         "kube-apiserver and operator-rs disagree on:\n{}",
@@ -265,6 +267,71 @@ fn list_kind_beside_kind(cp: &ControlPlane, disagreements: &mut Vec<String>) {
                 return;
             }
             _ => std::thread::sleep(std::time::Duration::from_millis(200)),
+        }
+    }
+}
+
+/// A CRD's kind and group as `migrate-storage` takes them (`names::validate_crd_kind`,
+/// `names::validate_crd_group`): kube-apiserver's verdict on a CRD with each.
+fn crd_kinds_and_groups(cp: &ControlPlane, disagreements: &mut Vec<String>) {
+    let crd = |group: &str, kind: &str| -> Value {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("tests.{group}")},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": "tests", "singular": "test", "kind": kind, "listKind": "TestList"},
+                     "versions": [{"name": "v1", "served": true, "storage": true,
+                                   "schema": {"openAPIV3Schema": {"type": "object"}}}]}
+        })
+    };
+    let long = |n: usize| format!("M{}", "a".repeat(n - 1));
+    for kind in [
+        "Memcached".to_string(),
+        "memcached".into(),
+        "Mem-Cached".into(),
+        "Mem cached".into(),
+        "M\u{e9}mcached".into(),
+        "1Memcached".into(),
+        "Mem_cached".into(),
+        "Mem.cached".into(),
+        "-Memcached".into(),
+        "Memcached-".into(),
+        "".into(),
+        long(63),
+        long(64),
+    ] {
+        let ours = names::validate_crd_kind(&kind, "--kind Memcached").is_ok();
+        let theirs = dry_run(cp, &crd("kinds.example.com", &kind));
+        if ours != theirs.is_ok() {
+            disagreements.push(format!(
+                "CRD kind {kind:?}: we say {ours}, kube-apiserver {theirs:?}"
+            ));
+        }
+    }
+    let label = |n: usize| "a".repeat(n);
+    for group in [
+        "cache.example.com".to_string(),
+        "cache".into(),
+        "Cache.example.com".into(),
+        "cache..example.com".into(),
+        "cache.-example.com".into(),
+        "a b.example.com".into(),
+        "c\u{e9}che.example.com".into(),
+        "cache_x.example.com".into(),
+        "123.example.com".into(),
+        format!("{}.com", label(63)),
+        format!("{}.com", label(64)),
+        format!("{}.com", label(200)),
+        format!("{}.{}.{}.{}", label(63), label(63), label(63), label(50)),
+        format!("{}.{}.{}.{}", label(63), label(63), label(63), label(63)),
+    ] {
+        let ours = names::validate_crd_group(&group, "--group cache.example.com").is_ok();
+        let theirs = dry_run(cp, &crd(&group, "Test"));
+        if ours != theirs.is_ok() {
+            disagreements.push(format!(
+                "CRD group {group:?}: we say {ours}, kube-apiserver {theirs:?}"
+            ));
         }
     }
 }

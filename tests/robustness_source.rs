@@ -377,3 +377,75 @@ fn deep_or_looping_sources_are_errors_not_crashes() {
         &["src/deep.rs:1:", "nested more than 128 levels"],
     );
 }
+
+/// controller-gen's CRD markers written as comments, as in Go (`// +kubebuilder:validation:...`,
+/// with good values or bad, `///` or `//`, on the kind, the spec or a field): operator-rs reads
+/// attributes, so each is refused at its `+` (file:line:col) with the attribute to write,
+/// rather than left out of the CRD in silence. RBAC markers and text that merely mentions a
+/// marker are not refused.
+#[test]
+fn controller_gen_markers_in_comments_are_refused_where_they_are() {
+    let tmp = project_with_kind("cgmarker-op");
+    let dir = project_dir(&tmp, "cgmarker-op");
+    let original = read(&dir, KIND_FILE);
+    for (anchor, marker) in [
+        (
+            "pub struct MemcachedSpec",
+            "/// +kubebuilder:validation:Maximum=abc",
+        ),
+        (
+            "pub struct MemcachedSpec",
+            "// +kubebuilder:validation:Minimum=1",
+        ),
+        (
+            "pub struct MemcachedSpec",
+            "//+kubebuilder:printcolumn:name=\"Size\",type=integer,JSONPath=`.spec.size`",
+        ),
+        (
+            "pub struct MemcachedSpec",
+            "/// +kubebuilder:subresource:status",
+        ),
+        ("pub struct MemcachedSpec", "// +kubebuilder:default=3"),
+        (
+            "pub struct MemcachedSpec",
+            "// +kubebuilder:validation:XValidation:rule=\"self.x >\"",
+        ),
+        ("pub struct MemcachedSpec", "// +kubebuilder:storageversion"),
+    ] {
+        std::fs::write(
+            dir.join(KIND_FILE),
+            original.replacen(anchor, &format!("{marker}\n{anchor}"), 1),
+        )
+        .unwrap();
+        let place = at(&dir, "+kubebuilder:");
+        refused(
+            &dir,
+            &words("generate crds"),
+            &[
+                &place,
+                &marker[marker.find('+').unwrap()..],
+                "written as a comment",
+                "e.g. `#[schemars(range(max = 10))]",
+                "docs/markers.md",
+            ],
+        );
+        refused(&dir, &words("generate manifests"), &[&place]);
+    }
+    // Not CRD markers: RBAC markers, a mention in prose, a commented-out marker.
+    for text in [
+        "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get",
+        "/// See +kubebuilder:validation:Maximum in controller-gen's docs.",
+        "// // +kubebuilder:validation:Maximum=10",
+    ] {
+        std::fs::write(
+            dir.join(KIND_FILE),
+            original.replacen(
+                "pub struct MemcachedSpec",
+                &format!("{text}\npub struct MemcachedSpec"),
+                1,
+            ),
+        )
+        .unwrap();
+        ok(&dir, &words("generate crds"));
+    }
+}

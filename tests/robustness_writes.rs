@@ -539,3 +539,51 @@ fn a_full_disk_or_a_closed_pipe_never_panics() {
         "stale, reported by the exit code"
     );
 }
+
+/// A file where the scaffold puts a folder, or a folder where it puts a file: the command says
+/// which path is in the way and what to do, and writes nothing.
+#[test]
+fn a_file_where_a_folder_belongs_is_named() {
+    let tmp = init_project("inway-op");
+    let dir = project_dir(&tmp, "inway-op");
+    let args = [
+        "create",
+        "api",
+        "--group",
+        "web",
+        "--version",
+        "v1",
+        "--kind",
+        "Site",
+    ];
+    for (make, undo, needle) in [
+        (
+            (|d: &Path| {
+                std::fs::remove_dir_all(d.join("config/samples")).unwrap();
+                std::fs::write(d.join("config/samples"), "x").unwrap();
+            }) as fn(&Path),
+            (|d: &Path| std::fs::remove_file(d.join("config/samples")).unwrap()) as fn(&Path),
+            "config/samples is a file where a folder belongs",
+        ),
+        (
+            |d: &Path| std::fs::create_dir_all(d.join("config/samples/web_v1_site.yaml")).unwrap(),
+            |d: &Path| std::fs::remove_dir(d.join("config/samples/web_v1_site.yaml")).unwrap(),
+            "config/samples/web_v1_site.yaml is a folder where a file belongs",
+        ),
+    ] {
+        make(&dir);
+        let before = snapshot(&dir);
+        let r = run(&dir, &args);
+        assert_eq!(r.code, 2, "{needle}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(needle)
+                && r.stderr.contains("Nothing was written")
+                && r.stderr.contains("e.g. `mv"),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(snapshot(&dir), before, "{needle}: the project changed");
+        undo(&dir);
+    }
+    std::fs::create_dir_all(dir.join("config/samples")).unwrap();
+}

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use operator_rs_runtime::connect;
 use operator_rs_runtime::storage::{self, Method, Options};
 
@@ -27,10 +27,30 @@ pub fn run(root: &Path, args: &MigrateStorageArgs) -> Result<()> {
         page_size: args.page_size,
         ..Options::new(group.clone(), kind)
     };
+    // Names the API server could not hold are refused before connecting.
+    crate::names::validate_crd_group(&group, "--group cache.example.com")?;
+    crate::names::validate_crd_kind(kind, "--kind Memcached")?;
     let report = crate::cluster::block_on(async {
-        let client =
-            connect::client(args.kubeconfig.as_deref(), args.context.as_deref(), None).await?;
-        let report = storage::migrate(&client, &options, |p| crate::errln!("{p}")).await?;
+        let client = connect::client(args.kubeconfig.as_deref(), args.context.as_deref(), None)
+            .await
+            .context(
+                "no cluster to migrate on\n  e.g. operator-rs migrate-storage --group cache.example.com --kind Memcached --kubeconfig ~/.kube/config --context kind-kind",
+            )?;
+        let report = match storage::migrate(&client, &options, |p| crate::errln!("{p}")).await {
+            Ok(report) => report,
+            // A request failed (no answer, TLS, a timeout, an error status): where to look, and
+            // that a second run completes the first.
+            Err(e @ storage::MigrationError::Api { .. }) => {
+                return Err(anyhow::Error::new(e).context(format!(
+                    "a request to the cluster failed\n  check the cluster answers with the same kubeconfig (e.g. kubectl{} cluster-info), then run the command again: it completes an interrupted migration",
+                    args.kubeconfig
+                        .as_ref()
+                        .map(|k| format!(" --kubeconfig {}", k.display()))
+                        .unwrap_or_default()
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        };
         anyhow::Ok(report)
     })??;
     if report.migrated {

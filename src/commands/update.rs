@@ -15,7 +15,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use crate::cli::UpdateArgs;
+use crate::cli::{Cli, Command as CliCommand, UpdateArgs};
 use crate::project::history::{self, InitExtras};
 use crate::project::{self, Project};
 use crate::vendor;
@@ -26,6 +26,7 @@ use merge::Outcome;
 /// Runs the command; the exit code is 1 when a file has conflicts to resolve.
 pub fn run(root: &Path, args: &UpdateArgs) -> Result<i32> {
     let project = Project::load(root)?;
+    check_record(&project, args.from_binary.is_none())?;
     if !args.dry_run {
         check_git(root)?;
     }
@@ -36,7 +37,7 @@ pub fn run(root: &Path, args: &UpdateArgs) -> Result<i32> {
         project.cli_source.clone()
     };
     let old = match &args.from_binary {
-        Some(path) => binary::given(path)?,
+        Some(path) => binary::given(path, &project.cli_version)?,
         None => binary::find(root, &project.cli_version, &old_source)?,
     };
     let new = std::env::current_exe().context("finding this operator-rs binary")?;
@@ -92,6 +93,92 @@ pub fn run(root: &Path, args: &UpdateArgs) -> Result<i32> {
             crate::errln!("  {}", path.display());
         }
         Ok(1)
+    }
+}
+
+/// What in PROJECT `update` cannot replay or build the old operator-rs from.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error(
+        "PROJECT commands[{index}] `{line}` {problem}. Nothing was run or written.\n  \
+         Each entry is a scaffolding command as operator-rs recorded it, without `operator-rs` and without -C, the first one `init`, e.g. `create api --group cache --version v1alpha1 --kind Memcached`; \
+         or remove `commands:` from PROJECT and update reconstructs them from `resources:`"
+    )]
+    Command {
+        index: usize,
+        line: String,
+        problem: String,
+    },
+    #[error(
+        "PROJECT cliVersion {0:?} is not a version (`<major>.<minor>.<patch>`, as `operator-rs --version` prints it), so the operator-rs that made the project cannot be found. Nothing was written.\n  \
+         e.g. cliVersion: \"0.1.0\", or pass the binary that made the project: operator-rs update --from-binary bin/operator-rs-0.1.0"
+    )]
+    Version(String),
+    #[error(
+        "PROJECT cliSource {0:?} is not an install source operator-rs records (`--git <url> --rev <commit> operator-rs`; no cliSource: crates.io), so the operator-rs that made the project cannot be built. Nothing was written.\n  \
+         e.g. cliSource: --git https://github.com/acme/operator-rs --rev 4b825dc operator-rs, or pass the binary that made the project: operator-rs update --from-binary bin/operator-rs-0.1.0"
+    )]
+    Source(String),
+}
+
+/// PROJECT's record, checked before anything runs: every recorded command is one scaffolding
+/// command of this operator-rs's command line (a replay runs it in a folder of its own, so no
+/// `-C`, and never `update`, `generate` or a cluster command); with `find_binary`, `cliVersion`
+/// and `cliSource` name an operator-rs that `cargo install` can build.
+fn check_record(project: &Project, find_binary: bool) -> Result<(), RecordError> {
+    for (index, line) in project.commands.iter().enumerate() {
+        let problem = match shlex::split(line) {
+            None => Some("is not a command line (an unclosed quote or a trailing `\\`)".into()),
+            Some(words) if words.is_empty() => Some("is empty".into()),
+            Some(words) => command_problem(&words, index),
+        };
+        if let Some(problem) = problem {
+            return Err(RecordError::Command {
+                index,
+                line: line.clone(),
+                problem,
+            });
+        }
+    }
+    if find_binary {
+        if semver::Version::parse(&project.cli_version).is_err() {
+            return Err(RecordError::Version(project.cli_version.clone()));
+        }
+        if !project.cli_source.is_empty() && binary::git_source(&project.cli_source).is_none() {
+            return Err(RecordError::Source(project.cli_source.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// Why `words`, the `index`th recorded command, cannot be replayed.
+fn command_problem(words: &[String], index: usize) -> Option<String> {
+    let args = std::iter::once("operator-rs").chain(words.iter().map(String::as_str));
+    let cli = match <Cli as clap::Parser>::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            return Some("prints help or a version: it scaffolds nothing".into());
+        }
+        Err(e) => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            return Some(format!(
+                "is not a command line of this operator-rs ({})",
+                first.trim_start_matches("error: ")
+            ));
+        }
+    };
+    if cli.dir.is_some() {
+        return Some("names a folder (-C): a replay runs in a folder of its own".into());
+    }
+    match (&cli.command, index) {
+        (CliCommand::Init(_), 0) => None,
+        (_, 0) => Some("is not `init`: the record starts with the command that made the project".into()),
+        (CliCommand::Init(_), _) => Some("is a second `init`: only the first command is `init`".into()),
+        (CliCommand::Create(_) | CliCommand::Edit(_), _) => None,
+        _ => Some(
+            "is not a scaffolding command (init, create api, create webhook, edit api, edit --namespaced)".into(),
+        ),
     }
 }
 
@@ -177,6 +264,15 @@ fn replay(
                 String::from_utf8_lossy(&out.stderr).trim_end()
             );
         }
+    }
+    // A binary that says it is operator-rs but scaffolds nothing (another tool, a stub).
+    if !dir.join(project::FILE).is_file() {
+        bail!(
+            "replaying the project's commands with {} made no PROJECT file: it is not an operator-rs that scaffolds, so the scaffold to merge with could not be made. Nothing was written.\n  \
+             Pass the operator-rs binary that made the project, e.g. --from-binary bin/operator-rs-{}",
+            binary.display(),
+            project.cli_version
+        );
     }
     let mut files = BTreeMap::new();
     read_tree(&dir, Path::new(""), &mut files)?;

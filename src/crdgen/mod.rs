@@ -315,6 +315,7 @@ pub(crate) fn static_kinds(
             crates.push(krate.clone());
             source_checks::check_derives_and_cfg(&krate)?;
             source_checks::check_attribute_keys(&krate)?;
+            source_checks::check_comment_markers(tree, &krate)?;
             // Type information is cached per crate (by definition id).
             schema::clear_type_infos();
             for d in crd::custom_resources(&krate) {

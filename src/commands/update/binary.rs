@@ -8,26 +8,47 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-/// `--from-binary PATH`: it must run and say it is operator-rs.
-pub fn given(path: &Path) -> Result<PathBuf> {
-    let version = version_of(path).with_context(|| {
-        format!(
-            "--from-binary {}: not an operator-rs binary that runs\n  e.g. --from-binary bin/operator-rs-0.1.0",
+/// `--from-binary PATH`: a file that runs and says it is operator-rs (a bare name is a file of
+/// the current folder, not a command looked up on PATH). A version other than PROJECT's
+/// `cliVersion` is used as given, with a note.
+pub fn given(path: &Path, cli_version: &str) -> Result<PathBuf> {
+    let refuse = |problem: String| {
+        anyhow::anyhow!(
+            "--from-binary {}: {problem}; it is the operator-rs binary that made the project (`<path> --version` prints `operator-rs {cli_version}`). Nothing was written.\n  e.g. --from-binary bin/operator-rs-{cli_version}",
             path.display()
         )
-    })?;
+    };
+    let resolved = match std::fs::canonicalize(path) {
+        Ok(p) if p.is_dir() => return Err(refuse("is a folder, not a binary".into())),
+        Ok(p) => p,
+        Err(e) => return Err(refuse(format!("cannot be read ({e})"))),
+    };
+    let version = version_of(&resolved).map_err(|e| refuse(format!("{e:#}")))?;
     crate::errln!(
         "Using {} ({version}) as the operator-rs that made the project.",
         path.display()
     );
-    std::fs::canonicalize(path).with_context(|| format!("resolving {}", path.display()))
+    if version != format!("operator-rs {cli_version}") {
+        crate::errln!(
+            "note: PROJECT says operator-rs {cli_version} made the project; {} is {version}.",
+            path.display()
+        );
+    }
+    Ok(resolved)
 }
 
 fn version_of(path: &Path) -> Result<String> {
-    let out = Command::new(path).arg("--version").output()?;
+    let out = Command::new(path)
+        .arg("--version")
+        .output()
+        .context("it does not run")?;
     let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if !out.status.success() || !text.starts_with("operator-rs ") {
-        bail!("`{} --version` printed {text:?}", path.display());
+        bail!(
+            "`{} --version` printed {:?}, not `operator-rs <version>`",
+            path.display(),
+            text.lines().next().unwrap_or_default()
+        );
     }
     Ok(text)
 }
@@ -90,6 +111,25 @@ fn cache_dir() -> Result<PathBuf> {
         },
     };
     Ok(base.join("operator-rs"))
+}
+
+/// The URL and commit of `source` when it is the one form of install source operator-rs records,
+/// `--git <url> --rev <commit> operator-rs`.
+pub fn git_source(source: &str) -> Option<(String, String)> {
+    match shlex::split(source)?.as_slice() {
+        [git, url, rev, commit, name]
+            if git == "--git"
+                && rev == "--rev"
+                && name == "operator-rs"
+                && !url.starts_with('-')
+                && !url.is_empty()
+                && !commit.is_empty()
+                && commit.bytes().all(|b| b.is_ascii_alphanumeric()) =>
+        {
+            Some((url.clone(), commit.clone()))
+        }
+        _ => None,
+    }
 }
 
 /// The commit of a git source (`--git <url> --rev <commit> operator-rs`).

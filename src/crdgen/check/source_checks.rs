@@ -3,7 +3,9 @@
 //! compiler rejects it; guessing would silently change the CRD), a name in `#[kube(...)]` that the
 //! command line would refuse (no path is ever built from an unchecked name), two kinds whose CRDs
 //! or names collide; and it warns about item macros the static reader cannot see into, and about
-//! `#[kube(...)]` where kube-derive ignores it.
+//! `#[kube(...)]` where kube-derive ignores it. controller-gen's CRD markers written as comments
+//! (`// +kubebuilder:validation:Maximum=10`) are refused: operator-rs reads attributes, and the
+//! CRD would silently lack what they ask for.
 
 use std::collections::BTreeMap;
 
@@ -475,4 +477,69 @@ pub(crate) fn macro_warnings(krate: &Crate) -> Vec<String> {
 
 fn loc_of(krate: &Crate, file: usize, span: Span) -> Location {
     krate.loc(file, span)
+}
+
+/// The names of controller-gen's CRD markers (`+kubebuilder:<name>...`): what a Go type says in
+/// comments and a Rust type says in attributes (docs/markers.md). `rbac` and `webhook` markers
+/// are comments in operator-rs too, and `object` markers need nothing in Rust.
+const CRD_MARKERS: &[&str] = &[
+    "validation",
+    "default",
+    "printcolumn",
+    "subresource",
+    "resource",
+    "storageversion",
+    "unservedversion",
+    "deprecatedversion",
+    "selectablefield",
+    "skipversion",
+    "pruning",
+    "title",
+    "example",
+    "metadata",
+];
+
+/// A controller-gen CRD marker in a comment of the crate's own files (not in the generated types
+/// of external kinds): refused at its place with the attribute to write instead.
+pub(crate) fn check_comment_markers(
+    tree: &dyn crate::workspace::SourceTree,
+    krate: &Crate,
+) -> Result<(), CrdgenError> {
+    for (i, file) in krate.files.iter().enumerate() {
+        if krate.external.get(i).copied().unwrap_or(false) {
+            continue;
+        }
+        let Ok(Some(text)) = tree.read(file) else {
+            continue;
+        };
+        // A file that does not lex is the parser's to report.
+        let Ok(comments) = crate::markers::line_comments(&text) else {
+            continue;
+        };
+        for c in comments {
+            let body = c.body();
+            let Some(rest) = body.strip_prefix("+kubebuilder:") else {
+                continue;
+            };
+            let name = rest.split([':', '=']).next().unwrap_or_default();
+            if !CRD_MARKERS.contains(&name) {
+                continue;
+            }
+            let column = c.column
+                + c.text
+                    .find('+')
+                    .map_or(0, |at| c.text[..at].chars().count());
+            return Err(CrdgenError::Source {
+                loc: Location {
+                    file: file.clone(),
+                    line: c.line,
+                    column,
+                },
+                what: format!(
+                    "`{body}` is a controller-gen marker written as a comment, which operator-rs does not read: the CRD would silently lack it. Write it as an attribute (docs/markers.md lists every marker's), e.g. `#[schemars(range(max = 10))] pub replicas: i32` for `+kubebuilder:validation:Maximum=10`"
+                ),
+            });
+        }
+    }
+    Ok(())
 }
