@@ -258,6 +258,9 @@ impl InitArgs {
         if self.license == License::None {
             w.extend(words(&["--license", "none"]));
         }
+        if self.namespaced {
+            w.push("--namespaced".into());
+        }
         w
     }
 }

@@ -93,6 +93,7 @@ pub fn run(root: &Path, namespaced: bool, force: bool) -> Result<()> {
             if namespaced { " --namespaced" } else { "" }
         );
     }
+    project::history::record_scope(&mut after, namespaced);
     let previous = overlay.read(Path::new(project::FILE))?;
     overlay.put(project::FILE, after.render_over(previous.as_deref())?);
     super::generate::regenerate_into(&mut overlay, &after, super::generate::Crds::Skip)?;

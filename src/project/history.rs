@@ -39,6 +39,26 @@ pub fn record(project: &mut Project, words: &[String]) {
     }
 }
 
+/// Record `edit --namespaced=<namespaced>` as the `init` that makes that scope (`edit
+/// --namespaced` makes what `init --namespaced` makes, kinds included: tests/cli_namespaced.rs),
+/// so a replay scaffolds the project's scope from the start, and PROJECT reads as if it had been
+/// made so.
+pub fn record_scope(project: &mut Project, namespaced: bool) {
+    if !is_complete(project) {
+        return;
+    }
+    let Some(mut init) = split(&project.commands[0]) else {
+        return;
+    };
+    init.retain(|w| w != "--namespaced" && !w.starts_with("--namespaced="));
+    if namespaced {
+        init.push("--namespaced".into());
+    }
+    if let Some(line) = join(&init) {
+        project.commands[0] = line;
+    }
+}
+
 /// Record `create api` for `resource` as PROJECT holds it after the command (a re-run merges
 /// into the kind version: a forced re-run in another variant, a controller added later), in the
 /// words of one command that makes it so; that line replaces the kind version's earlier one,
@@ -120,6 +140,10 @@ pub fn reconstruct(project: &Project, extras: &InitExtras) -> Vec<Vec<String>> {
     }
     if extras.no_license {
         init.extend(words(&["--license", "none"]));
+    }
+    // Made namespace-scoped by `init --namespaced` or `edit --namespaced`: the same scaffold.
+    if project.namespaced {
+        init.push("--namespaced".into());
     }
     out.push(init);
     for r in &project.resources {
@@ -273,6 +297,25 @@ mod tests {
                 "create webhook --group batch --version v2 --kind CronJob --conversion --spoke v1",
             ]
         );
+    }
+
+    #[test]
+    fn the_managers_scope_is_recorded_in_the_init_that_makes_it() {
+        let mut p = project("");
+        record(&mut p, &words(&["init", "--domain", "example.com"]));
+        record(&mut p, &words(&["create", "webhook", "--group", "g"]));
+        record_scope(&mut p, true);
+        assert_eq!(p.commands[0], "init --domain example.com --namespaced");
+        record_scope(&mut p, true);
+        assert_eq!(p.commands[0], "init --domain example.com --namespaced");
+        record_scope(&mut p, false);
+        assert_eq!(p.commands[0], "init --domain example.com");
+        assert_eq!(p.commands.len(), 2);
+        // A project made before commands were recorded: its PROJECT's scope.
+        let mut old = project("");
+        old.namespaced = true;
+        let lines = lines_of(&old, &InitExtras::default());
+        assert!(lines[0].ends_with(" --namespaced"), "{lines:?}");
     }
 
     #[test]
