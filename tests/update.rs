@@ -262,9 +262,9 @@ fn readme_block() -> Vec<String> {
             "git status",
             "operator-rs update",
             "operator-rs update",
-            "git diff",
+            "git status",
             "operator-rs generate",
-            "git commit"
+            "git add"
         ],
         "the README's update block changed: walk its new steps here"
     );
@@ -368,9 +368,11 @@ fn update_from(commit: &str, edit_api: bool, literal: bool) {
     eprintln!("{commit}: update checked in {:?}", started.elapsed());
 
     if let (Some(shell), Some(block)) = (&shell, &block) {
-        // The rest of the block as written: review, regenerate, build, test, check, commit.
-        let diff = shell.run(&block[3]);
-        assert!(diff.contains("diff --git a/Makefile"), "{diff}");
+        // The rest of the block as written: review, regenerate, build, test, check, commit
+        // (the files the new scaffold added too: `git commit -am` once left them out).
+        let review = shell.run(&block[3]);
+        assert!(review.contains("diff --git a/Makefile"), "{review}");
+        assert!(review.contains("Untracked files:"), "{review}");
         shell.run(&block[4]);
         shell.run(&block[5]);
         let left = git(&dir, &["status", "--porcelain"]);
