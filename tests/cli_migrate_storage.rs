@@ -2,7 +2,8 @@
 //! --storage` says what to run next, `generate crds` refuses to drop a version the cluster's
 //! CRD still lists in `status.storedVersions` (and warns, saying what to check, with no
 //! cluster), `migrate-storage` moves the objects and narrows storedVersions, and then the
-//! old version goes (kube-apiserver accepts the CRD) with every object intact.
+//! old version goes (kube-apiserver accepts the CRD) with every object intact; and the same
+//! through our README's block, run as written (`make install` included).
 
 mod common;
 

@@ -4,6 +4,8 @@
 //! edit it, and this operator-rs updates it. The result must be exactly a fresh scaffold of the
 //! same commands with the same edits; an edit overlapping a scaffold change must give conflict
 //! markers and a non-zero exit. Refusals (no git, dirty tree) and --dry-run are checked too.
+//! One of them walks our README's "Updating a project" block as written, from `git status` to
+//! the commit, the updated project built, tested and `make check-manifests` clean.
 
 mod common;
 
@@ -321,12 +323,16 @@ fn update_from(commit: &str, edit_api: bool, literal: bool) {
     commit_all(&dir, "scaffold");
     user_edits(&old, &dir);
     commit_all(&dir, "user edits");
-    let block = literal.then(readme_block);
-    let shell = literal.then(|| user_shell(&dir, &old, &tmp.path().join("cache")));
+    let literal = literal.then(|| {
+        (
+            readme_block(),
+            user_shell(&dir, &old, &tmp.path().join("cache")),
+        )
+    });
     // `operator-rs update [--dry-run]`: the README's line, or with --from-binary.
     let update = |line: &str| -> (bool, String) {
-        match &shell {
-            Some(shell) => shell.try_run(line),
+        match &literal {
+            Some((_, shell)) => shell.try_run(line),
             None => {
                 let mut args = common::words(&line["operator-rs ".len()..]);
                 args.extend(["--from-binary", old.to_str().unwrap()]);
@@ -335,7 +341,7 @@ fn update_from(commit: &str, edit_api: bool, literal: bool) {
             }
         }
     };
-    if let (Some(shell), Some(block)) = (&shell, &block) {
+    if let Some((block, shell)) = &literal {
         let status = shell.run(&block[0]);
         assert!(status.contains("working tree clean"), "{status}");
     }
@@ -367,7 +373,7 @@ fn update_from(commit: &str, edit_api: bool, literal: bool) {
     );
     eprintln!("{commit}: update checked in {:?}", started.elapsed());
 
-    if let (Some(shell), Some(block)) = (&shell, &block) {
+    if let Some((block, shell)) = &literal {
         // The rest of the block as written: review, regenerate, build, test, check, commit
         // (the files the new scaffold added too: `git commit -am` once left them out).
         let review = shell.run(&block[3]);
