@@ -235,8 +235,8 @@ fn walk_the_user_path(dir: &Path, kubeconfig: &Path) {
     shell.run(&rest[1]);
     let mut manager = shell.start(&rest[2]);
     // With webhooks, `make run` serves them locally and points the cluster at itself. It
-    // first builds the manager without the dev-dependencies' features the `--all-targets`
-    // build had (minutes on a loaded machine: 300 s was once too short).
+    // first builds the manager, recompiling some of what the `--all-targets` build compiled
+    // (ring, kube-core, ...: minutes on a loaded machine, where 300 s once ran out).
     shell.wait_for_local_webhooks(900);
     // The samples: CronJob's spoke through the conversion webhook, its hub through the
     // defaulter and the validator.
