@@ -8,6 +8,7 @@ mod common;
 
 use std::path::Path;
 
+use common::readme;
 use common::*;
 use operator_rs::project::Project;
 
@@ -45,7 +46,11 @@ fn an_external_kind_gets_a_controller_and_its_crate_but_no_crd() {
     let tmp = init_project("ext-op");
     let dir = project_dir(&tmp, "ext-op");
     let cargo_before = read(&dir, "Cargo.toml");
-    ok(&dir, &words(CERT));
+    // Our README's example, run as written (`bash -c`): the command this test checks.
+    let block =
+        readme::sh_blocks(&readme::our_readme(), "### Kinds this project does not own").concat();
+    assert_eq!(block, [format!("operator-rs {CERT}")]);
+    readme::UserShell::new(&dir, &[]).run(&block[0]);
 
     let p = project(&dir);
     let r = &p.resources[0];

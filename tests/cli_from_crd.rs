@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{init_project, ok, project_dir, read, run, snapshot, words};
+use common::{init_project, ok, project_dir, read, readme, run, snapshot, words};
 use operator_rs::project::Project;
 
 const CERTS: &str = "cert-manager.io_certificates.yaml";
@@ -336,4 +336,36 @@ fn bad_input_is_refused_with_nothing_written() {
         }
         assert_eq!(snapshot(&dir), before, "{args}: nothing written");
     }
+}
+
+/// Our README's `--from-crd` block, run as written (`bash -c`) with cert-manager's CRDs (one
+/// multi-document file, as its releases ship them) where the line says.
+#[test]
+fn the_readme_s_from_crd_block_runs_as_written() {
+    let tmp = init_project("readme-crd");
+    let dir = project_dir(&tmp, "readme-crd");
+    let block = readme::sh_blocks(
+        &readme::our_readme(),
+        "### Kinds from another project's CRD",
+    )
+    .concat();
+    assert_eq!(block.len(), 1, "{block:?}");
+    let file = (block[0].split("--from-crd ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the line names its CRD file");
+    let both = format!(
+        "{}\n{}",
+        fixture(CERTS),
+        fixture("cert-manager.io_issuers.yaml")
+    );
+    std::fs::create_dir_all(dir.join(file).parent().unwrap()).unwrap();
+    std::fs::write(dir.join(file), both).unwrap();
+    readme::UserShell::new(&dir, &[]).run(&block[0]);
+    assert!(read(&dir, TYPES).contains("kind = \"Certificate\""));
+    let project = Project::load(&dir).unwrap();
+    let r = project
+        .find("cert-manager.io", "v1", "Certificate")
+        .unwrap();
+    assert!(r.external && r.api.is_none() && r.controller);
+    assert!(dir.join("src/controllers/certificate.rs").exists());
 }

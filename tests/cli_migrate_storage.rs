@@ -2,12 +2,14 @@
 //! --storage` says what to run next, `generate crds` refuses to drop a version the cluster's
 //! CRD still lists in `status.storedVersions` (and warns, saying what to check, with no
 //! cluster), `migrate-storage` moves the objects and narrows storedVersions, and then the
-//! old version goes (kube-apiserver accepts the CRD) with every object intact.
+//! old version goes (kube-apiserver accepts the CRD) with every object intact; and the same
+//! through our README's block, run as written (`make install` included).
 
 mod common;
 
 use std::path::Path;
 
+use common::readme;
 use common::*;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DynamicObject, PostParams, ResourceExt};
@@ -215,4 +217,102 @@ fn migrate_storage_then_remove_the_old_version() {
         }
     });
     assert!(!v1_source.is_empty());
+}
+
+/// Our README's "Moving the storage version, then removing the old version" block, run as
+/// written in a project with Memcached in cache/v1 and cache/v2, installed with `make install`
+/// and holding objects written in v1; between its last two lines, what its comment says: v1's
+/// types deleted (the folder, and its module line), the controller moved to v2.
+#[test]
+fn the_readme_moves_the_storage_version_then_removes_the_old_one() {
+    if !Envtest::available() {
+        eprintln!("SKIPPED: the README's storage-version block needs KUBEBUILDER_ASSETS");
+        return;
+    }
+    let env = Envtest::shared().expect("the control plane starts");
+    let tmp = init_project("memcached-operator");
+    let dir = project_dir(&tmp, "memcached-operator");
+    ok(
+        &dir,
+        &words("create api --group cache --version v1 --kind Memcached"),
+    );
+    ok(
+        &dir,
+        &words("create api --group cache --version v2 --kind Memcached --controller=false"),
+    );
+    let shell = readme::UserShell::new(&dir, &[("KUBECONFIG", env.kubeconfig())]);
+    shell.run("make install");
+    let memcacheds = |version: &str| {
+        ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("cache.example.com", version, "Memcached"),
+            "memcacheds",
+        )
+    };
+    let (namespace, uids) = block_on(async {
+        let namespace = env.create_namespace("readme").await.unwrap();
+        let v1 = Api::<DynamicObject>::namespaced_with(
+            env.client().unwrap(),
+            &namespace,
+            &memcacheds("v1"),
+        );
+        let mut uids = Vec::new();
+        for i in 0..3 {
+            let object = DynamicObject::new(&format!("cache-{i}"), &memcacheds("v1"))
+                .data(serde_json::json!({"spec": {"foo": format!("value {i}")}}));
+            let created = v1.create(&PostParams::default(), &object).await.unwrap();
+            uids.push(created.uid().unwrap());
+        }
+        (namespace, uids)
+    });
+
+    let block = readme::sh_blocks(
+        &readme::our_readme(),
+        "### Moving the storage version, then removing the old version",
+    )
+    .concat();
+    let (last, steps) = block.split_last().unwrap();
+    assert_eq!(
+        last, "operator-rs generate crds && make install",
+        "{block:?}"
+    );
+    for line in steps {
+        shell.run(line);
+    }
+    std::fs::remove_dir_all(dir.join("src/api/v1")).unwrap();
+    let api = dir.join("src/api/mod.rs");
+    let text = std::fs::read_to_string(&api).unwrap();
+    let module = "// API version v1.\npub mod v1;\n";
+    assert!(text.contains(module), "{text}");
+    std::fs::write(&api, text.replace(module, "")).unwrap();
+    let controller = dir.join("src/controllers/memcached.rs");
+    let text = std::fs::read_to_string(&controller).unwrap();
+    std::fs::write(
+        &controller,
+        text.replace("crate::api::v1::", "crate::api::v2::"),
+    )
+    .unwrap();
+    shell.run(last);
+
+    assert!(!read(&dir, "config/crd/bases/cache.example.com_memcacheds.yaml").contains("name: v1"));
+    block_on(async {
+        let crds = Api::<CustomResourceDefinition>::all(env.client().unwrap());
+        let crd = crds.get("memcacheds.cache.example.com").await.unwrap();
+        let versions: Vec<_> = crd.spec.versions.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(versions, ["v2"]);
+        assert_eq!(crd.status.unwrap().stored_versions.unwrap(), ["v2"]);
+        let v2 = Api::<DynamicObject>::namespaced_with(
+            env.client().unwrap(),
+            &namespace,
+            &memcacheds("v2"),
+        );
+        let mut objects = v2.list(&Default::default()).await.unwrap().items;
+        objects.sort_by_key(|o| o.name_any());
+        let foos: Vec<_> = objects
+            .iter()
+            .map(|o| o.data["spec"]["foo"].clone())
+            .collect();
+        assert_eq!(foos, ["value 0", "value 1", "value 2"]);
+        let same: Vec<_> = objects.iter().map(|o| o.uid().unwrap()).collect();
+        assert_eq!(same, uids, "the objects were rewritten, not recreated");
+    });
 }

@@ -13,6 +13,7 @@ mod common;
 use std::path::Path;
 use std::sync::Mutex;
 
+use common::readme::*;
 use common::*;
 use operator_rs_runtime::testing::envtest::Envtest;
 
@@ -140,157 +141,13 @@ fn e2e<'a>(more: &[&'a str]) -> Vec<&'a str> {
     args
 }
 
-/// The ```sh blocks of `readme` in the section under `heading` (up to the next heading of that
-/// level or above), each as its command lines without comments.
-fn sh_blocks(readme: &str, heading: &str) -> Vec<Vec<String>> {
-    let level = heading.chars().take_while(|c| *c == '#').count();
-    let start = (readme.lines())
-        .position(|l| l.trim_end() == heading)
-        .unwrap_or_else(|| panic!("the README has no section {heading:?}"));
-    let mut blocks = Vec::new();
-    let mut block: Option<Vec<String>> = None;
-    for line in readme.lines().skip(start + 1) {
-        let hashes = line.chars().take_while(|c| *c == '#').count();
-        if block.is_none() && hashes > 0 && hashes <= level && line[hashes..].starts_with(' ') {
-            break;
-        }
-        if line.trim_start().starts_with("```") {
-            match block.take() {
-                Some(done) => blocks.push(done),
-                None if line.trim() == "```sh" => block = Some(Vec::new()),
-                None => {}
-            }
-            continue;
-        }
-        if let Some(block) = &mut block {
-            let command = line.split(" #").next().unwrap_or("").trim();
-            let continued = block.last().is_some_and(|l: &String| l.ends_with('\\'));
-            if continued {
-                let last = block.last_mut().unwrap();
-                last.pop();
-                last.push_str(command);
-            } else if !command.is_empty() && !command.starts_with('#') {
-                block.push(command.to_owned());
-            }
-        }
-    }
-    assert!(!blocks.is_empty(), "no sh block under {heading:?}");
-    blocks
+/// What the walk waits for after a local manager starts, and after it stops.
+trait LocalWebhooks {
+    fn wait_for_local_webhooks(&self, secs: u64);
+    fn wait_for_no_local_webhooks(&self, what: &str, secs: u64);
 }
 
-/// A user's shell in a generated project: `bash -c <line>` with the operator-rs under test on
-/// PATH, the kubeconfig of the control plane, and the shared build directory.
-struct UserShell {
-    dir: std::path::PathBuf,
-    env: Vec<(String, String)>,
-    log: std::path::PathBuf,
-    _tmp: tempfile::TempDir,
-}
-
-impl UserShell {
-    fn new(dir: &Path, kubeconfig: &Path) -> Self {
-        let tmp = tempfile::tempdir().unwrap();
-        let bin = tmp.path().join("bin");
-        std::fs::create_dir(&bin).unwrap();
-        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_operator-rs"), bin.join("operator-rs"))
-            .unwrap();
-        let path = format!(
-            "{}:{}",
-            bin.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        let env = vec![
-            ("PATH".to_owned(), path),
-            ("KUBECONFIG".to_owned(), kubeconfig.display().to_string()),
-            (
-                "CARGO_BUILD_BUILD_DIR".to_owned(),
-                shared_build_dir().display().to_string(),
-            ),
-        ];
-        Self {
-            dir: dir.to_owned(),
-            env,
-            log: tmp.path().join("manager.log"),
-            _tmp: tmp,
-        }
-    }
-
-    fn command(&self, line: &str) -> std::process::Command {
-        let mut cmd = std::process::Command::new("bash");
-        cmd.args(["-c", line])
-            .current_dir(&self.dir)
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .env_remove("CARGO_MANIFEST_DIR")
-            .env_remove("CARGO_TARGET_DIR")
-            .env_remove("RUSTFLAGS")
-            .env_remove("WEBHOOK_LOCAL_URL");
-        cmd
-    }
-
-    /// Runs `line` to its end: whether it succeeded, and what it printed.
-    fn try_run(&self, line: &str) -> (bool, String) {
-        timed(line, || self.try_run_quietly(line))
-    }
-
-    /// [`Self::try_run`], out of the step timeline (for the polls of [`Self::wait_for`]).
-    fn try_run_quietly(&self, line: &str) -> (bool, String) {
-        let out = self.command(line).output().unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (out.status.success(), text)
-    }
-
-    /// Runs `line` to its end; what it printed, or the test fails with it.
-    fn run(&self, line: &str) -> String {
-        let (ok, text) = self.try_run(line);
-        assert!(
-            ok,
-            "`{line}` failed:\n{text}\nmanager log:\n{}",
-            self.manager_log()
-        );
-        text
-    }
-
-    /// Starts `line` as a terminal's foreground job (a process group of its own), its output
-    /// into the manager log.
-    fn start(&self, line: &str) -> std::process::Child {
-        use std::os::unix::process::CommandExt as _;
-        let file = std::fs::File::create(&self.log).unwrap();
-        self.command(line)
-            .stdin(std::process::Stdio::null())
-            .stdout(file.try_clone().unwrap())
-            .stderr(file)
-            .process_group(0)
-            .spawn()
-            .unwrap()
-    }
-
-    fn manager_log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// Polls `check` until `done` holds of what it prints, for up to `secs`.
-    fn wait_for(&self, what: &str, secs: u64, check: &str, done: impl Fn(&str) -> bool) {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
-        timed(&format!("wait: {what}"), || {
-            loop {
-                let (_, out) = self.try_run_quietly(check);
-                if done(&out) {
-                    return;
-                }
-                assert!(
-                    std::time::Instant::now() < deadline,
-                    "{what}: not after {secs} s; last `{check}`:\n{out}\nmanager log:\n{}",
-                    self.manager_log()
-                );
-                std::thread::sleep(std::time::Duration::from_millis(500));
-            }
-        })
-    }
-
+impl LocalWebhooks for UserShell {
     /// Waits until a local manager has pointed the webhooks and the conversion at itself.
     fn wait_for_local_webhooks(&self, secs: u64) {
         self.wait_for(
@@ -317,18 +174,6 @@ impl UserShell {
     }
 }
 
-/// Sends `signal` (`INT`: a terminal's Ctrl-C; `KILL`) to the process group of `job`, and
-/// waits for its leader to exit.
-fn signal_job(job: &mut std::process::Child, signal: &str) {
-    let group = format!("-{}", job.id());
-    let status = std::process::Command::new("kill")
-        .args(["-s", signal, "--", &group])
-        .status()
-        .unwrap();
-    assert!(status.success(), "kill -s {signal} -- {group}");
-    job.wait().unwrap();
-}
-
 /// The webhook configurations in the cluster, by name.
 const LOCAL_CONFIGURATIONS: &str =
     "kubectl get mutatingwebhookconfigurations,validatingwebhookconfigurations -o name";
@@ -341,13 +186,12 @@ const CRONJOB_CONVERSION: &str =
 /// quickstart's) against the real control plane; and the ways a local manager ends (Ctrl-C,
 /// SIGKILL, a failure at start), none of which may leave a webhook pointing at it.
 fn walk_the_user_path(dir: &Path, kubeconfig: &Path) {
-    let shell = UserShell::new(dir, kubeconfig);
+    let shell = UserShell::new(dir, &[("KUBECONFIG", kubeconfig)]);
     let image = "registry.example.com/memcached-operator:0.1.0";
 
     // Our README's quickstart: the scaffolding lines are what `reference_project` ran, and
     // `cargo test` runs in the generated README's "Run the tests" (`make lint test`) below.
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let readme = our_readme();
     let quickstart = sh_blocks(
         &readme,
         "## Quickstart: from an empty folder to a running operator",
@@ -390,8 +234,10 @@ fn walk_the_user_path(dir: &Path, kubeconfig: &Path) {
     );
     shell.run(&rest[1]);
     let mut manager = shell.start(&rest[2]);
-    // With webhooks, `make run` serves them locally and points the cluster at itself.
-    shell.wait_for_local_webhooks(300);
+    // With webhooks, `make run` serves them locally and points the cluster at itself. It
+    // first builds the manager, recompiling some of what the `--all-targets` build compiled
+    // (ring, kube-core, ...: minutes on a loaded machine, where 300 s once ran out).
+    shell.wait_for_local_webhooks(900);
     // The samples: CronJob's spoke through the conversion webhook, its hub through the
     // defaulter and the validator.
     shell.run(&rest[3]);
@@ -402,6 +248,28 @@ fn walk_the_user_path(dir: &Path, kubeconfig: &Path) {
         "kubectl get memcacheds -A -o jsonpath='{..status.conditions[*].type}'",
         |o| !o.trim().is_empty(),
     );
+    // The generated README's "Metrics" by hand under this `make run`, which serves them on
+    // 127.0.0.1:8443 over HTTPS, checking tokens with the kubeconfig's credentials: without a
+    // token 401; its lines (but the port-forward to a deployed manager's Pod) get the metrics.
+    let generated = read(dir, "README.md");
+    let metrics = sh_blocks(&generated, "### Metrics").concat();
+    let status = "curl -k -s -o /dev/null -w '%{http_code}' https://127.0.0.1:8443/metrics";
+    shell.wait_for("401 without a token", 60, status, |o| o == "401");
+    assert!(
+        metrics.last().is_some_and(|l| l.starts_with("curl ")),
+        "{metrics:?}"
+    );
+    let mut scraped = String::new();
+    for line in &metrics {
+        if line.contains(" port-forward ") {
+            eprintln!("SKIPPED: `{line}` (no node runs the deployed manager's Pod here)");
+            continue;
+        }
+        scraped = shell.run(line);
+    }
+    let series = r#"controller_runtime_reconcile_total{controller="memcached""#;
+    assert!(scraped.contains(series), "{series} not scraped:\n{scraped}");
+
     // The objects go while the manager runs (it removes its finalizers), then Ctrl-C: the
     // manager takes its webhooks back itself.
     shell.run("kubectl delete -k config/samples/");
@@ -427,7 +295,6 @@ fn walk_the_user_path(dir: &Path, kubeconfig: &Path) {
 
     // The generated README. "Run it on your machine", as written (`make install` restores the
     // CRD, whose conversion the local manager wrote last: no conflict).
-    let generated = read(dir, "README.md");
     let on_machine = sh_blocks(&generated, "### Run it on your machine").concat();
     assert_eq!(
         on_machine,
@@ -447,11 +314,20 @@ fn walk_the_user_path(dir: &Path, kubeconfig: &Path) {
     shell.wait_for_no_local_webhooks("the guard cleans up after a killed manager", 60);
     shell.run("kubectl apply -k config/samples/");
 
-    // "Uninstall", after `make install`, while `make run` runs.
+    // "Uninstall", after `make install`, while `make run` runs: run as "Metrics" says for
+    // local runs without security, whose metrics are then plain HTTP for anyone.
     let uninstall = sh_blocks(&generated, "### Uninstall");
     assert_eq!(uninstall.len(), 2, "{uninstall:?}");
-    let mut manager = shell.start(&on_machine[1]);
+    let (insecure_run, plain_curl) = (
+        "METRICS_SECURE=false make run",
+        "curl http://127.0.0.1:8443/metrics",
+    );
+    for line in [insecure_run, plain_curl] {
+        assert!(generated.contains(&format!("`{line}`")), "{line}");
+    }
+    let mut manager = shell.start(insecure_run);
     shell.wait_for_local_webhooks(120);
+    shell.wait_for("plain HTTP metrics", 60, plain_curl, |o| o.contains(series));
     for line in &uninstall[1] {
         shell.run(line);
     }
@@ -510,6 +386,16 @@ fn walk_the_user_path(dir: &Path, kubeconfig: &Path) {
     assert!(
         !crds.contains("example.com"),
         "CRDs left by `make undeploy`:\n{crds}"
+    );
+
+    // "Distribution", its placeholder filled: the installer names the image.
+    let distribution = sh_blocks(&generated, "## Distribution").concat();
+    assert_eq!(distribution.len(), 1, "{distribution:?}");
+    shell.run(&distribution[0].replace("<some-registry>/memcached-operator:tag", image));
+    let installer = read(dir, "dist/install.yaml");
+    assert!(
+        installer.contains(&format!("image: {image}")),
+        "{installer}"
     );
 
     // The quickstart's second block: the generators, then their CI check, as written.

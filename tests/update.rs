@@ -4,6 +4,8 @@
 //! edit it, and this operator-rs updates it. The result must be exactly a fresh scaffold of the
 //! same commands with the same edits; an edit overlapping a scaffold change must give conflict
 //! markers and a non-zero exit. Refusals (no git, dirty tree) and --dry-run are checked too.
+//! One of them walks our README's "Updating a project" block as written, from `git status` to
+//! the commit, the updated project built, tested and `make check-manifests` clean.
 
 mod common;
 
@@ -12,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
-use common::{Run, cargo, shared_build_dir, snapshot};
+use common::{Run, shared_build_dir, snapshot};
 
 const NAME: &str = "memcached-operator";
 
@@ -251,8 +253,59 @@ fn recorded_commands(dir: &Path) -> Vec<String> {
     project.commands
 }
 
-/// The whole story for one old commit; `build` also builds and tests the updated project.
-fn update_from(commit: &str, edit_api: bool, build: bool) {
+/// Our README's "Updating a project" block, checked to be the steps [`update_from`] walks.
+fn readme_block() -> Vec<String> {
+    let block =
+        common::readme::sh_blocks(&common::readme::our_readme(), "### Updating a project").concat();
+    let steps: Vec<String> = (block.iter())
+        .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "git status",
+            "operator-rs update",
+            "operator-rs update",
+            "git status",
+            "operator-rs generate",
+            "git add"
+        ],
+        "the README's update block changed: walk its new steps here"
+    );
+    assert_eq!(block[1], "operator-rs update --dry-run", "{block:?}");
+    assert_eq!(block[2], "operator-rs update", "{block:?}");
+    block
+}
+
+/// A user's shell in `dir` for our README's update block: the operator-rs under test on PATH,
+/// and `old` where `update` finds the operator-rs that made the project when `make operator-rs`
+/// did not install it into `bin/`: built once into the cache folder (`OPERATOR_RS_CACHE`, as
+/// `cargo install` of PROJECT's `cliVersion` leaves it). Not `bin/`: every commit of main is
+/// 0.1.0, so `bin/operator-rs-0.1.0` would still be the old one for the updated project's
+/// `make check-manifests`.
+fn user_shell(dir: &Path, old: &Path, cache: &Path) -> common::readme::UserShell {
+    let version = operator_rs::project::Project::load(dir)
+        .unwrap()
+        .cli_version;
+    let bin = cache.join(version).join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(old, bin.join("operator-rs")).unwrap();
+    let mut shell = common::readme::UserShell::new(dir, &[("OPERATOR_RS_CACHE", cache)]);
+    for (key, value) in [
+        ("GIT_AUTHOR_NAME", "t"),
+        ("GIT_AUTHOR_EMAIL", "t@example.com"),
+        ("GIT_COMMITTER_NAME", "t"),
+        ("GIT_COMMITTER_EMAIL", "t@example.com"),
+    ] {
+        shell.set(key, value);
+    }
+    shell
+}
+
+/// The whole story for one old commit; `literal` walks our README's update block as written
+/// (the update found as a user's is, then the build, the tests and `make check-manifests` of
+/// the updated project, and the commit); else the same update with `--from-binary`.
+fn update_from(commit: &str, edit_api: bool, literal: bool) {
     if common::runs_elsewhere("update") {
         return;
     }
@@ -263,41 +316,52 @@ fn update_from(commit: &str, edit_api: bool, build: bool) {
     let tmp = tempfile::tempdir().unwrap();
     let lines = scenario(edit_api);
     let dir = scaffold(&old, &tmp.path().join("user"), &lines);
+    if literal {
+        // The user built the project before, and committed its Cargo.lock (as its .gitignore
+        // says): the workspace's, which the build then trims.
+        common::seed_lock(&dir);
+    }
     git(&dir, &["init", "-q"]);
     commit_all(&dir, "scaffold");
     user_edits(&old, &dir);
     commit_all(&dir, "user edits");
+    let literal = literal.then(|| {
+        (
+            readme_block(),
+            user_shell(&dir, &old, &tmp.path().join("cache")),
+        )
+    });
+    // `operator-rs update [--dry-run]`: the README's line, or with --from-binary.
+    let update = |line: &str| -> (bool, String) {
+        match &literal {
+            Some((_, shell)) => shell.try_run(line),
+            None => {
+                let mut args = common::words(&line["operator-rs ".len()..]);
+                args.extend(["--from-binary", old.to_str().unwrap()]);
+                let r = common::run(&dir, &args);
+                (r.code == 0, r.stderr)
+            }
+        }
+    };
+    if let Some((block, shell)) = &literal {
+        let status = shell.run(&block[0]);
+        assert!(status.contains("working tree clean"), "{status}");
+    }
 
     // --dry-run lists the changes and writes nothing.
     let before = snapshot(&dir);
-    let dry = common::run(
-        &dir,
-        &[
-            "update",
-            "--dry-run",
-            "--from-binary",
-            old.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(dry.code, 0, "{}", dry.stderr);
-    assert!(
-        dry.stderr.contains("would merge Makefile"),
-        "{}",
-        dry.stderr
-    );
-    assert!(
-        dry.stderr.contains("--dry-run: nothing was written"),
-        "{}",
-        dry.stderr
-    );
+    let (dry_ok, dry) = update("operator-rs update --dry-run");
+    assert!(dry_ok, "{dry}");
+    assert!(dry.contains("would merge Makefile"), "{dry}");
+    assert!(dry.contains("--dry-run: nothing was written"), "{dry}");
     assert_eq!(snapshot(&dir), before, "--dry-run wrote something");
 
     // A copy for the conflict case below, before the update.
     let conflicting = tmp.path().join("conflict").join(NAME);
     common::copy_dir(&dir, &conflicting);
 
-    let update = common::run(&dir, &["update", "--from-binary", old.to_str().unwrap()]);
-    assert_eq!(update.code, 0, "update failed:\n{}", update.stderr);
+    let (update_ok, updated) = update("operator-rs update");
+    assert!(update_ok, "update failed:\n{updated}");
 
     // The expectation: this operator-rs's scaffold of the same commands, with the same edits.
     let commands = recorded_commands(&dir);
@@ -311,13 +375,18 @@ fn update_from(commit: &str, edit_api: bool, build: bool) {
     );
     eprintln!("{commit}: update checked in {:?}", started.elapsed());
 
-    if build {
-        let check = common::run(&dir, &["generate", "manifests", "--check"]);
-        assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
-        cargo(&dir, &["build"]);
-        cargo(&dir, &["test"]);
+    if let Some((block, shell)) = &literal {
+        // The rest of the block as written: review, regenerate, build, test, check, commit
+        // (the files the new scaffold added too: `git commit -am` once left them out).
+        let review = shell.run(&block[3]);
+        assert!(review.contains("diff --git a/Makefile"), "{review}");
+        assert!(review.contains("Untracked files:"), "{review}");
+        shell.run(&block[4]);
+        shell.run(&block[5]);
+        let left = git(&dir, &["status", "--porcelain"]);
+        assert_eq!(left, "", "left out of the README's commit");
         eprintln!(
-            "{commit}: updated project built and tested in {:?}",
+            "{commit}: updated project built, tested and committed in {:?}",
             started.elapsed()
         );
     }

@@ -78,7 +78,7 @@ pub fn run(root: &Path, args: &UpdateArgs) -> Result<i32> {
     }
     if plan.conflicts.is_empty() {
         crate::errln!(
-            "\nThe project is now on the scaffold of operator-rs {}. Review with `git diff`, then `cargo build`, `cargo test` and `make check-manifests`.",
+            "\nThe project is now on the scaffold of operator-rs {}. Review with `git status` (new files) and `git diff`, then `cargo build`, `cargo test` and `make check-manifests`, and commit it all (`git add -A`).",
             env!("CARGO_PKG_VERSION")
         );
         Ok(0)

@@ -2,6 +2,8 @@
 //! snapshot a folder byte for byte to prove a refused command changed nothing.
 #![allow(dead_code)]
 
+pub mod readme;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
