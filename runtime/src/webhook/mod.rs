@@ -51,6 +51,7 @@ pub use admission::{
     Defaulter, FieldError, FieldErrorType, Rejection, Request, Validator, Warnings,
 };
 pub use conversion::{ConversionError, Spoke, round_trip, via_json};
+pub use setup::StartError;
 
 use admission::Handler;
 use conversion::{Conversions, SpokeEntry};

@@ -177,7 +177,7 @@ struct Running {
     counters: Arc<Counters>,
     metrics: Metrics,
     shutdown: Shutdown,
-    run: tokio::task::JoinHandle<anyhow::Result<()>>,
+    run: tokio::task::JoinHandle<Result<(), operator_rs_runtime::manager::Error>>,
 }
 
 impl Running {

@@ -273,9 +273,10 @@ async fn a_leader_that_loses_its_lease_stops_its_controllers_at_once_and_fails()
         .unwrap();
     let err = result.expect_err("losing the lease is an error (the pod restarts)");
     assert!(
-        format!("{err:#}").contains("leader election lost"),
-        "{err:#}"
+        matches!(err, operator_rs_runtime::manager::Error::LeadershipLost(_)),
+        "{err}"
     );
+    assert!(err.to_string().contains("leader election lost"), "{err}");
     assert!(Probe::get(&DEPOSED.dropped), "the controller still runs");
     assert!(
         !Probe::get(&DEPOSED.finished),
@@ -309,9 +310,15 @@ async fn a_controller_that_returns_early_stops_the_manager_with_an_error() -> an
         .expect("run returned");
     let err = result.expect_err("a controller must not stop on its own");
     assert!(
-        format!("{err:#}").contains("controller quitter exited before shutdown"),
-        "{err:#}"
+        matches!(
+            err,
+            operator_rs_runtime::manager::Error::ControllerExited {
+                controller: "quitter"
+            }
+        ),
+        "{err}"
     );
+    assert_eq!(err.to_string(), "controller quitter exited before shutdown");
     assert!(
         Probe::get(&QUITTER.finished),
         "the other controller was not drained"

@@ -137,7 +137,10 @@ struct Cli {
 async fn start_manager(
     env: &Envtest,
     port: u16,
-) -> (Shutdown, tokio::task::JoinHandle<anyhow::Result<()>>) {
+) -> (
+    Shutdown,
+    tokio::task::JoinHandle<Result<(), operator_rs_runtime::manager::Error>>,
+) {
     let url = format!("--webhook-local-url=https://127.0.0.1:{port}");
     let args = Cli::parse_from([
         "manager",
