@@ -53,7 +53,7 @@ pub enum LocalError {
 
 /// A parsed `--webhook-local-url`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LocalUrl {
+pub(crate) struct LocalUrl {
     /// `https://<host>:<port>`, without a trailing slash.
     pub base: String,
     /// The host the API server calls (the certificate's name).
@@ -109,7 +109,7 @@ impl LocalUrl {
 /// What local mode wrote to the cluster, to take it back, and the guard that takes it back
 /// if this process dies first.
 #[derive(Debug)]
-pub struct LocalInstall {
+pub(crate) struct LocalInstall {
     plan: Plan,
     guard: Option<Guard>,
 }
@@ -121,7 +121,7 @@ pub struct LocalInstall {
 /// if this process ends without [`LocalInstall::uninstall`]. A failure part-way takes back
 /// what was written before the error is returned: a manager that fails at start never leaves
 /// the cluster's webhooks pointing at it.
-pub async fn install(
+pub(crate) async fn install(
     client: &Client,
     operator: &str,
     webhooks: &Webhooks,

@@ -26,7 +26,7 @@
 
 pub mod admission;
 pub mod conversion;
-pub mod guard;
+pub(crate) mod guard;
 pub mod install;
 pub mod local;
 pub mod metrics;
