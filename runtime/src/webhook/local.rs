@@ -5,7 +5,7 @@
 //! server-side applies copies of its webhook configurations (named `<operator>-local-<name>`)
 //! and the conversion of its CRDs with `url` and `caBundle` pointing at itself. A clean
 //! shutdown deletes those configurations and puts the CRDs back to `strategy: None`; so does
-//! a failed start, and, when the manager dies without a word, its [`guard`](super::guard).
+//! a failed start, and, when the manager dies without a word, its guard process.
 
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};

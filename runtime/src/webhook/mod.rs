@@ -16,7 +16,7 @@
 //! keeps the `caBundle` of its webhook configurations and CRDs current ([`self_managed`]).
 //! `--webhook-local-url https://host:port` runs the manager outside the cluster: it makes a
 //! CA and a certificate for `host`, and points the cluster's webhook configurations and CRD
-//! conversions at itself until it stops ([`local`]), or, if it dies, until its [`guard`]
+//! conversions at itself until it stops ([`local`]), or, if it dies, until its guard
 //! takes them back.
 //!
 //! Submodules: [`admission`], [`conversion`], [`server`] (routing), [`install`] (writing
