@@ -343,7 +343,8 @@ fn write_crd(yaml: &str) -> std::io::Result<tempfile::NamedTempFile> {
 /// The test binary itself, running only `test` with `env` changes.
 fn run_self(test: &str, ignored: bool, env: &[(&str, Option<&Path>)]) -> std::process::Command {
     let mut command = std::process::Command::new(std::env::current_exe().unwrap());
-    command.args([test, "--exact", "--test-threads=1"]);
+    let test = crate::support::test_path(module_path!(), test);
+    command.args([test.as_str(), "--exact", "--test-threads=1"]);
     if ignored {
         command.arg("--ignored");
     }
@@ -371,7 +372,7 @@ fn without_assets_a_test_is_skipped_with_one_visible_line() {
     let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("skipped")).collect();
     assert_eq!(lines.len(), 1, "{stderr}");
     assert!(
-        lines[0].starts_with("skipped a_service_account_client_has_exactly_its_rbac: KUBEBUILDER_ASSETS is not set; run `export KUBEBUILDER_ASSETS="),
+        lines[0].starts_with("skipped envtest::a_service_account_client_has_exactly_its_rbac: KUBEBUILDER_ASSETS is not set; run `export KUBEBUILDER_ASSETS="),
         "{stderr}"
     );
 }

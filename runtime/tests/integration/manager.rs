@@ -401,7 +401,8 @@ struct Replica {
 impl Replica {
     fn spawn(env: &Envtest, namespace: &str, identity: &str) -> Self {
         let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["helper_replica", "--exact", "--ignored", "--nocapture"])
+            .arg(crate::support::test_path(module_path!(), "helper_replica"))
+            .args(["--exact", "--ignored", "--nocapture"])
             .env("KUBECONFIG", env.kubeconfig())
             .env("REPLICA_NAMESPACE", namespace)
             .env("POD_NAME", identity)
