@@ -1,5 +1,5 @@
 //! Our verdict against the real kube-apiserver's (etcd + kube-apiserver started here, flags of
-//! /work/shared/k8s/README.md): every source case of `tests/crdgen_cases/` and every fixture is
+//! /work/shared/k8s/README.md): every source case of `tests/crdgen/cases/` and every fixture is
 //! generated without our checks and created; every schema case is created as it is; the API server
 //! must refuse exactly what we refuse. And every cost case: the rule is put under a list of
 //! `maxItems` K, where K is the fewest runs at which we find it over budget; the API server must

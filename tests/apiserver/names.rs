@@ -220,7 +220,7 @@ fn project_names(cp: &ControlPlane, disagreements: &mut Vec<String>) {
 
 /// A kind `FooList` beside `Foo` in one group: the second CRD is created, but its names are not
 /// accepted (the naming controller's `NamesAccepted` is False), so the kind is never served. We
-/// refuse it (`tests/cli.rs`); here the API server shows why.
+/// refuse it (`tests/cli/commands.rs`); here the API server shows why.
 fn list_kind_beside_kind(cp: &ControlPlane, disagreements: &mut Vec<String>) {
     let crd = |kind: &str, plural: &str| -> Value {
         json!({

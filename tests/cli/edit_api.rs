@@ -649,7 +649,7 @@ fn a_kube_attribute_behind_cfg_attr_is_refused_before_anything_is_written() {
 
 /// `edit api --deprecated=<warning>`: a warning kube-apiserver refuses (over 256 bytes, empty of
 /// printable characters: a control, format, separator, private-use or unassigned character;
-/// tests/names_apiserver.rs checks the rule against the API server) is refused before anything
+/// tests/apiserver/names.rs checks the rule against the API server) is refused before anything
 /// is written; one it accepts goes into the source and reaches the CRD unchanged.
 #[test]
 fn deprecation_warnings_are_checked_before_anything_is_written() {

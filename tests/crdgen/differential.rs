@@ -2,7 +2,7 @@
 //! compiled here with kube-derive (as a module of this test crate) and read statically from a
 //! temp crate; the two CRDs must be equal as parsed values, and the written files must pass `--check`.
 //! Fidelity is checked without kube-apiserver's checks (`generate_unchecked`): some fixtures hold
-//! what kube-derive renders and the API server refuses (see `tests/crdgen_apiserver.rs`).
+//! what kube-derive renders and the API server refuses (see `tests/apiserver/crds.rs`).
 // The fixtures are compiled only for their CRDs: their fields are never read.
 #![allow(dead_code)]
 
@@ -204,7 +204,7 @@ mod schemars_attrs;
 pub(crate) mod serde_attrs;
 #[path = "../../fixtures/crdgen/versions3.rs"]
 mod versions3;
-// Rendered from docs/markers.md by tests/markers_doc.rs: every snippet of the page.
+// Rendered from docs/markers.md by tests/crdgen/markers_doc.rs: every snippet of the page.
 #[path = "../../fixtures/crdgen/markers_doc.rs"]
 mod markers_doc;
 

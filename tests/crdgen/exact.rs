@@ -334,7 +334,7 @@ fn exact_refuses_a_kind_of_the_binary_crate() {
 }
 
 /// rustc's verdict on what the static reader refuses as the compiler would
-/// (`tests/crdgen_cases/compiled.rs`): each such case fails to compile at the line our refusal
+/// (`tests/crdgen/cases/compiled.rs`): each such case fails to compile at the line our refusal
 /// names (kube-derive's "Unsupported shape" at the item below its derive), and each case refused
 /// only because its meaning depends on the build compiles. One crate, one `cargo check`: each
 /// case is a module of its own file.

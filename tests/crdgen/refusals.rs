@@ -1,6 +1,6 @@
 //! `generate crds` refuses what kube-apiserver would refuse, at the attribute that wrote it
 //! (`file:line:col`), with the API server's reason and the fix; and accepts what it accepts.
-//! The same cases go to the real API server in `tests/crdgen_apiserver.rs`.
+//! The same cases go to the real API server in `tests/apiserver/crds.rs`.
 
 use crate::crdgen_cases;
 
@@ -59,7 +59,7 @@ fn unchecked_and_checked_agree_on_valid_crds() {
 }
 
 /// Every refusal class of the API server's CRD validation, as a schema: our reason, or our
-/// acceptance of its borderline neighbour. `tests/crdgen_apiserver.rs` holds the same verdicts
+/// acceptance of its borderline neighbour. `tests/apiserver/crds.rs` holds the same verdicts
 /// to the real API server's.
 #[test]
 fn every_schema_refusal_class_has_our_reason() {
@@ -99,7 +99,7 @@ fn published_crds_pass_every_check() {
 }
 
 /// Every type case: our type checker accepts or refuses it as kube-apiserver's does (held to the
-/// real one in `tests/crdgen_apiserver.rs`).
+/// real one in `tests/apiserver/crds.rs`).
 #[test]
 fn every_type_case_is_checked_as_expected() {
     let mut wrong = Vec::new();

@@ -108,7 +108,7 @@ proptest! {
 
     /// A deprecation warning that is accepted fits kube-apiserver's length (bytes) and holds no
     /// control character, line or paragraph separator, or space other than ' '
-    /// (tests/names_apiserver.rs checks the whole rule against the API server).
+    /// (tests/apiserver/names.rs checks the whole rule against the API server).
     #[test]
     fn accepted_deprecation_warnings_are_printable_and_short(w in "\\PC{0,140}|[\\s\\PC]{0,300}|.{0,20}") {
         if operator_rs::crdgen::deprecation_warning_problem(&w).is_none() {

@@ -1,7 +1,7 @@
 //! Sources the compiler decides and the static reader refuses: attributes whose derive is not
 //! there (rustc: "cannot find attribute"), `KubeSchema` where kube-derive refuses it, and
-//! `#[cfg]`/`#[cfg_attr]` whose value depends on the build. `tests/crdgen_refusals.rs` checks our
-//! verdict, place and message; `tests/crdgen_exact.rs` has rustc's verdict on the first kind.
+//! `#[cfg]`/`#[cfg_attr]` whose value depends on the build. `tests/crdgen/refusals.rs` checks our
+//! verdict, place and message; `tests/crdgen/exact.rs` has rustc's verdict on the first kind.
 
 /// One case: a crate's `src/lib.rs` after [`super::HEAD`].
 pub struct Refused {

@@ -1,5 +1,5 @@
 //! CRDs kube-apiserver refuses and CRDs it accepts, as Rust sources, shared by
-//! `tests/crdgen_refusals.rs` (our verdict, message and line) and `tests/crdgen_apiserver.rs` (the
+//! `tests/crdgen/refusals.rs` (our verdict, message and line) and `tests/apiserver/crds.rs` (the
 //! real API server's verdict on the same CRDs).
 #![allow(dead_code)]
 

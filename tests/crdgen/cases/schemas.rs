@@ -1,7 +1,7 @@
 //! Schemas the API server refuses or accepts, one refusal class each (and the borderline
 //! accepted neighbour of each), and CEL rules whose estimated cost our estimator must give to the
-//! unit. `tests/crdgen_refusals.rs` holds our verdicts to the reasons below;
-//! `tests/crdgen_apiserver.rs` holds them to the real API server's.
+//! unit. `tests/crdgen/refusals.rs` holds our verdicts to the reasons below;
+//! `tests/apiserver/crds.rs` holds them to the real API server's.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, JSONSchemaProps,
