@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate fixtures/crdgen-realworld/: for every line of its SOURCES file, the public CRD at
 # <repository>@<commit>:<path> turned into Rust types by kopium (`cargo install kopium`), with the
-# mechanical fixes kube 5 needs, then rustfmt. The test tests/crdgen_realworld.rs compiles them
+# mechanical fixes kube 5 needs, then rustfmt. The test tests/crdgen/realworld.rs compiles them
 # with kube-derive and checks `operator-rs generate crds` gives the same CRDs.
 #
 # Usage: scripts/gen-realworld-corpus.sh [MIRRORS]

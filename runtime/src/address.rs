@@ -4,18 +4,44 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
-use anyhow::Context as _;
+/// A bind address [`parse_bind_address`] refuses.
+#[derive(Debug, thiserror::Error)]
+pub enum AddressError {
+    /// `:<port>` whose port is not a number from 0 to 65535.
+    #[error("bad port in `{value}` (a number up to 65535, as in :8080)")]
+    Port {
+        /// The address as given.
+        value: String,
+        /// Why the port does not parse.
+        source: std::num::ParseIntError,
+    },
+    /// Neither `:port`, `ip:port` nor a `host:port` that resolves.
+    #[error("`{value}` is not an address like :8080 or 127.0.0.1:8080")]
+    Unresolved {
+        /// The address as given.
+        value: String,
+        /// The resolver's answer.
+        source: std::io::Error,
+    },
+    /// `host:port` resolved, to no address at all.
+    #[error("`{value}` resolves to no address")]
+    NoAddress {
+        /// The address as given.
+        value: String,
+    },
+}
 
 /// Parses a bind address as controller-runtime does; `None` for `0` or empty (disabled).
-pub async fn parse_bind_address(value: &str) -> anyhow::Result<Option<SocketAddr>> {
+pub async fn parse_bind_address(value: &str) -> Result<Option<SocketAddr>, AddressError> {
     let value = value.trim();
     if value.is_empty() || value == "0" {
         return Ok(None);
     }
     if let Some(port) = value.strip_prefix(':') {
-        let port: u16 = port
-            .parse()
-            .with_context(|| format!("bad port in `{value}`"))?;
+        let port: u16 = port.parse().map_err(|source| AddressError::Port {
+            value: value.to_owned(),
+            source,
+        })?;
         return Ok(Some(SocketAddr::new(
             IpAddr::V4(Ipv4Addr::UNSPECIFIED),
             port,
@@ -24,13 +50,19 @@ pub async fn parse_bind_address(value: &str) -> anyhow::Result<Option<SocketAddr
     if let Ok(addr) = value.parse() {
         return Ok(Some(addr));
     }
-    let mut addrs = tokio::net::lookup_host(value)
-        .await
-        .with_context(|| format!("`{value}` is not an address like :8080 or 127.0.0.1:8080"))?;
-    addrs
-        .next()
-        .map(Some)
-        .with_context(|| format!("`{value}` resolves to no address"))
+    let mut addrs =
+        tokio::net::lookup_host(value)
+            .await
+            .map_err(|source| AddressError::Unresolved {
+                value: value.to_owned(),
+                source,
+            })?;
+    match addrs.next() {
+        Some(addr) => Ok(Some(addr)),
+        None => Err(AddressError::NoAddress {
+            value: value.to_owned(),
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -58,7 +90,13 @@ mod tests {
                 .map(|a| a.port()),
             Some(81)
         );
-        assert!(parse_bind_address(":http").await.is_err());
-        assert!(parse_bind_address("8080").await.is_err());
+        assert!(matches!(
+            parse_bind_address(":http").await,
+            Err(AddressError::Port { .. })
+        ));
+        assert!(matches!(
+            parse_bind_address("8080").await,
+            Err(AddressError::Unresolved { .. })
+        ));
     }
 }

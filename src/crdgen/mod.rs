@@ -31,18 +31,18 @@ mod error;
 mod read;
 
 // Each stage's modules by their short names, for the stages that use each other's.
-/// Public only for `tests/names_apiserver.rs`, which checks it against kube-apiserver.
+/// Public only for `tests/apiserver/names.rs`, which checks it against kube-apiserver.
 #[doc(hidden)]
 pub use check::api_approval_problem;
 use check::source_checks;
 #[doc(hidden)]
 pub use check::verdict as apiserver_verdict;
 pub use check::{DEPRECATION_WARNING_RULE, deprecation_warning_problem};
-/// Public only for `tests/k8s_schemas.rs`, which records and checks it against k8s-openapi.
+/// Public only for `tests/crdgen/k8s_schemas.rs`, which records and checks it against k8s-openapi.
 #[doc(hidden)]
 pub use derive::k8s_table;
 pub use derive::structural;
-/// Public only for `tests/crdgen_transforms.rs`, which checks it against running every transform.
+/// Public only for `tests/crdgen/transforms.rs`, which checks it against running every transform.
 #[doc(hidden)]
 pub use derive::transforms;
 use derive::{crd, exact, schema};

@@ -1,146 +1,53 @@
-//! A real control plane for the tests that take kube-apiserver's verdict: etcd and kube-apiserver
-//! from `$KUBEBUILDER_ASSETS` (flags of /work/shared/k8s/README.md), driven with kubectl.
+//! The CLI's tests that take kube-apiserver's verdict drive it with kubectl: this is that
+//! kubectl over the runtime's envtest (`Envtest::shared()`: one etcd and kube-apiserver from
+//! `$KUBEBUILDER_ASSETS` per test binary, started by the first test that asks, stopped when the
+//! binary exits). The only way these tests start a control plane.
 #![allow(dead_code)]
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
 
-/// A process killed when dropped.
-struct Killed(Child);
+use operator_rs_runtime::testing::envtest::{ASSETS_VAR, Envtest};
 
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
+/// The test binary's control plane, as kubectl reaches it.
 pub struct ControlPlane {
-    _etcd: Killed,
-    _apiserver: Killed,
+    /// An admin kubeconfig (group `system:masters`).
     pub kubeconfig: PathBuf,
-    _dir: tempfile::TempDir,
+    env: &'static Envtest,
 }
 
-/// Start etcd and kube-apiserver and wait until the API server is ready.
-pub fn start(assets: &Path) -> ControlPlane {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let (p1, p2, p3) = (free_port(), free_port(), free_port());
-    let log = |name: &str| std::fs::File::create(d.join(name)).unwrap();
-    let etcd = Killed(
-        Command::new(assets.join("etcd"))
-            .args(["--data-dir", d.join("etcd").to_str().unwrap()])
-            .args(["--listen-client-urls", &format!("http://127.0.0.1:{p1}")])
-            .args(["--advertise-client-urls", &format!("http://127.0.0.1:{p1}")])
-            .args(["--listen-peer-urls", &format!("http://127.0.0.1:{p2}")])
-            .arg("--unsafe-no-fsync")
-            .stdout(log("etcd.out"))
-            .stderr(log("etcd.err"))
-            .spawn()
-            .expect("etcd starts"),
-    );
-    let status = Command::new("openssl")
-        .args(["genrsa", "-out", d.join("sa.key").to_str().unwrap(), "2048"])
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "openssl genrsa");
-    let status = Command::new("openssl")
-        .args(["rsa", "-in", d.join("sa.key").to_str().unwrap(), "-pubout"])
-        .args(["-out", d.join("sa.pub").to_str().unwrap()])
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "openssl rsa -pubout");
-    std::fs::write(
-        d.join("tokens.csv"),
-        "admin-token,admin,1,\"system:masters\"\n",
-    )
-    .unwrap();
-    let apiserver = Killed(
-        Command::new(assets.join("kube-apiserver"))
-            .args(["--etcd-servers", &format!("http://127.0.0.1:{p1}")])
-            .args([
-                "--bind-address",
-                "127.0.0.1",
-                "--advertise-address",
-                "127.0.0.1",
-            ])
-            .args(["--secure-port", &p3.to_string()])
-            .args(["--cert-dir", d.join("certs").to_str().unwrap()])
-            .args(["--token-auth-file", d.join("tokens.csv").to_str().unwrap()])
-            .args(["--authorization-mode", "RBAC"])
-            .args(["--service-account-issuer", "https://kubernetes.default.svc"])
-            .args([
-                "--service-account-key-file",
-                d.join("sa.pub").to_str().unwrap(),
-            ])
-            .args([
-                "--service-account-signing-key-file",
-                d.join("sa.key").to_str().unwrap(),
-            ])
-            .args(["--service-cluster-ip-range", "10.96.0.0/16"])
-            .stdout(log("apiserver.out"))
-            .stderr(log("apiserver.err"))
-            .spawn()
-            .expect("kube-apiserver starts"),
-    );
-    let kubeconfig = d.join("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: t\n  cluster:\n    server: https://127.0.0.1:{p3}\n    insecure-skip-tls-verify: true\nusers:\n- name: admin\n  user:\n    token: admin-token\ncontexts:\n- name: t\n  context:\n    cluster: t\n    user: admin\ncurrent-context: t\n"
-        ),
-    )
-    .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        let ready = Command::new("kubectl")
-            .args(["--kubeconfig", kubeconfig.to_str().unwrap()])
-            .args(["get", "--raw", "/readyz"])
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
-        if ready {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "kube-apiserver not ready in 90 s: {}",
-            std::fs::read_to_string(d.join("apiserver.err")).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(500));
+impl ControlPlane {
+    /// The envtest behind it, for a test that wants a `kube::Client`.
+    pub fn envtest(&self) -> &'static Envtest {
+        self.env
     }
+}
+
+/// The binary's shared control plane (started on first use; it waits until kube-apiserver is
+/// ready). `assets` is what [`assets`] returned: envtest reads the same `$KUBEBUILDER_ASSETS`.
+pub fn start(assets: &Path) -> ControlPlane {
+    let env = Envtest::shared().unwrap_or_else(|err| {
+        panic!(
+            "the control plane from {} does not start: {err}",
+            assets.display()
+        )
+    });
     ControlPlane {
-        _etcd: etcd,
-        _apiserver: apiserver,
-        kubeconfig,
-        _dir: dir,
+        kubeconfig: env.kubeconfig().to_path_buf(),
+        env,
     }
 }
 
 /// The assets folder, or None after printing a visible `SKIPPED` line for `test`.
 pub fn assets(test: &str) -> Option<PathBuf> {
-    match std::env::var_os("KUBEBUILDER_ASSETS") {
-        Some(a) => Some(PathBuf::from(a)),
-        None => {
-            eprintln!(
-                "SKIPPED {test}: KUBEBUILDER_ASSETS is unset (export KUBEBUILDER_ASSETS=$(/work/shared/k8s/install.sh))"
-            );
-            None
-        }
+    let assets = std::env::var_os(ASSETS_VAR).filter(|dir| !dir.is_empty());
+    if let Some(dir) = assets {
+        return Some(PathBuf::from(dir));
     }
+    eprintln!(
+        "SKIPPED {test}: {ASSETS_VAR} is unset (export {ASSETS_VAR}=$(/work/shared/k8s/install.sh))"
+    );
+    None
 }
 
 /// `kubectl <args>` with `object` (JSON) on stdin: `Err` with kubectl's message when it fails.
@@ -149,14 +56,12 @@ pub fn kubectl_with(
     args: &[&str],
     object: &serde_json::Value,
 ) -> Result<String, String> {
-    let mut child = Command::new("kubectl")
-        .args(["--kubeconfig", cp.kubeconfig.to_str().unwrap()])
-        .args(args)
+    let mut child = kubectl_command(cp, args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .expect("kubectl runs");
     use std::io::Write;
     child
         .stdin
@@ -164,12 +69,7 @@ pub fn kubectl_with(
         .unwrap()
         .write_all(object.to_string().as_bytes())
         .unwrap();
-    let out = child.wait_with_output().unwrap();
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
-    }
+    outcome(child.wait_with_output().unwrap())
 }
 
 /// Create `object` as a server-side dry run: `Err` with the API server's message when it refuses.
@@ -179,11 +79,16 @@ pub fn dry_run(cp: &ControlPlane, object: &serde_json::Value) -> Result<(), Stri
 
 /// `kubectl <args>`: its stdout, or `Err` with its message.
 pub fn kubectl(cp: &ControlPlane, args: &[&str]) -> Result<String, String> {
-    let out = Command::new("kubectl")
-        .args(["--kubeconfig", cp.kubeconfig.to_str().unwrap()])
-        .args(args)
-        .output()
-        .unwrap();
+    outcome(kubectl_command(cp, args).output().expect("kubectl runs"))
+}
+
+fn kubectl_command(cp: &ControlPlane, args: &[&str]) -> Command {
+    let mut command = Command::new("kubectl");
+    command.arg("--kubeconfig").arg(&cp.kubeconfig).args(args);
+    command
+}
+
+fn outcome(out: Output) -> Result<String, String> {
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {

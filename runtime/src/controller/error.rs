@@ -7,6 +7,23 @@ use super::Action;
 /// A result of a reconcile.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Why [`Controller::run`](super::Controller::run) could not start the controller.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    /// Listing the kind failed before any watch: its CRD is not installed, or the manager's
+    /// RBAC does not grant `list` (the message says which, and what to do).
+    #[error("{}{message}", namespace.as_deref().map(|ns| format!("in namespace {ns}: ")).unwrap_or_default())]
+    List {
+        /// The namespace listed; `None` for the whole cluster.
+        namespace: Option<String>,
+        /// What failed and what to do.
+        message: String,
+        /// The API server's answer (its status code tells 403 from 404).
+        error: kube::Error,
+    },
+}
+
 /// Why a reconcile failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

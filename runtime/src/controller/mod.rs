@@ -72,7 +72,7 @@ use tracing::{debug, info, warn};
 
 pub use conditions::{ConditionStatus, Conditions};
 pub use context::Context;
-pub use error::{Error, Result};
+pub use error::{Error, Result, StartError};
 pub use events::SERIES_TTL;
 pub use kube::runtime::controller::Action;
 pub use kube::runtime::events::EventType;
@@ -237,11 +237,11 @@ impl<R: Reconciler> Controller<R> {
     /// How the manager runs this controller (listed in `controllers::all()`).
     pub fn registration(self) -> Registration {
         let name = self.name;
-        Registration::new(name, move |ctx| self.run(ctx))
+        Registration::new(name, move |ctx| async move { Ok(self.run(ctx).await?) })
     }
 
     /// Runs the controller until the manager shuts down.
-    pub async fn run(self, manager: ControllerContext) -> anyhow::Result<()> {
+    pub async fn run(self, manager: ControllerContext) -> std::result::Result<(), StartError> {
         let Self {
             name,
             reconciler,
@@ -254,11 +254,11 @@ impl<R: Reconciler> Controller<R> {
             <R::Kind as Resource>::Scope::watched(manager.client.clone(), &manager.namespaces);
         for api in &apis {
             if let Err(error) = api.list_metadata(&ListParams::default().limit(1)).await {
-                let failure = watch::list_failure::<R::Kind>(&error);
-                match api.namespace() {
-                    Some(ns) => anyhow::bail!("in namespace {ns}: {failure}"),
-                    None => anyhow::bail!("{failure}"),
-                }
+                return Err(StartError::List {
+                    namespace: api.namespace().map(str::to_owned),
+                    message: watch::list_failure::<R::Kind>(&error),
+                    error,
+                });
             }
         }
         let mut ready = manager.ready.clone().split(1 + owned.len()).into_iter();
@@ -386,7 +386,7 @@ impl<R: Reconciler> Reconcile<R> {
 
 /// Requeues a failed object with a per-object exponential backoff ([`backoff`]), reset by the
 /// next successful reconcile, and counts the error under its bounded label.
-pub fn error_policy<K: Object>(obj: Arc<K>, error: &Error, ctx: &Context<K>) -> Action {
+pub(crate) fn error_policy<K: Object>(obj: Arc<K>, error: &Error, ctx: &Context<K>) -> Action {
     ctx.metrics().record_error(error.metric_label());
     let key = ObjectRef::from_obj(obj.as_ref());
     let failures = ctx.count_failure(&key);

@@ -45,7 +45,6 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context as _, bail};
 use futures::future::BoxFuture;
 use kube::Client;
 use kube::runtime::controller::Config;
@@ -53,10 +52,12 @@ use kube::runtime::events::Reporter;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
+use crate::address::AddressError;
 use crate::auth::DelegatedAuth;
-use crate::tls::certs::CertificateAuthority;
-use crate::tls::{self, CertFiles, CertStore};
-use crate::webhook::{WebhookArgs, Webhooks};
+use crate::connect::ConnectError;
+use crate::tls::certs::{CertificateAuthority, CertsError};
+use crate::tls::{self, CertError, CertFiles, CertStore};
+use crate::webhook::{StartError as WebhookStartError, WebhookArgs, Webhooks};
 
 pub use crate::address::parse_bind_address;
 pub use crate::duration::parse_duration;
@@ -82,6 +83,109 @@ pub const DEFAULT_CONCURRENCY: u16 = 32;
 /// minute (its `--request-timeout`); kube's client has no read timeout of its own, so a request
 /// on a connection that died without a word would otherwise hold a worker for ever.
 pub const DEFAULT_RECONCILE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Why [`Manager::new`] refused to start, or [`Manager::run`] stopped with an error (what a
+/// SIGTERM/SIGINT stop never returns).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No client configuration: the kubeconfig, its context, or the in-cluster environment.
+    #[error("connecting to the cluster")]
+    Connect(#[from] ConnectError),
+    /// The client configuration does not make a client (its TLS settings, say).
+    #[error("making the API client")]
+    Client(#[source] kube::Error),
+    /// Flags that contradict each other.
+    #[error("{flag} {reason}")]
+    Flag {
+        /// The flag refused, as typed on the command line.
+        flag: &'static str,
+        /// What it must be.
+        reason: &'static str,
+    },
+    /// A bind address flag does not parse.
+    #[error("{flag}")]
+    BindAddress {
+        /// The flag (`--metrics-bind-address`, `--health-probe-bind-address`).
+        flag: &'static str,
+        /// What is wrong with its value.
+        source: AddressError,
+    },
+    /// A server's address cannot be bound (in use, say).
+    #[error("binding the {server} address {address}")]
+    Bind {
+        /// Which server (`metrics`, `health probe`).
+        server: &'static str,
+        /// The address.
+        address: SocketAddr,
+        /// The operating system's answer.
+        source: std::io::Error,
+    },
+    /// The metrics endpoint's self-signed certificate could not be made.
+    #[error("making the self-signed metrics certificate")]
+    MetricsCertificate(#[from] CertsError),
+    /// The metrics endpoint's self-signed certificate could not be loaded.
+    #[error("loading the self-signed metrics certificate")]
+    MetricsCertificateLoad(#[from] CertError),
+    /// `--watch-namespace` names something that is not a namespace.
+    #[error(transparent)]
+    WatchNamespace(#[from] WatchNamespaceError),
+    /// SIGTERM/SIGINT handlers could not be installed.
+    #[error("installing signal handlers")]
+    Signals(#[source] std::io::Error),
+    /// The webhook server did not start.
+    #[error("starting the webhook server")]
+    Webhook(#[from] WebhookStartError),
+    /// The leader election Lease could not be read or created.
+    #[error("leader election Lease {namespace}/{name}")]
+    Lease {
+        /// The Lease's namespace.
+        namespace: String,
+        /// The Lease's name.
+        name: String,
+        /// The API server's answer.
+        source: kube_lease_manager::LeaseManagerError,
+    },
+    /// This replica lost leadership: it stopped its controllers at once (exit non-zero, so a
+    /// new pod starts as a follower).
+    #[error("leader election lost: {0}")]
+    LeadershipLost(LostLeadership),
+    /// Leadership was lost while the controllers were stopping after a signal.
+    #[error("leader election lost while stopping: {0}")]
+    LeadershipLostWhileStopping(LostLeadership),
+    /// A [`Registration`] returned before the shutdown (it must wait for `ctx.shutdown`).
+    #[error("controller {controller} exited before shutdown")]
+    ControllerExited {
+        /// Its name.
+        controller: &'static str,
+    },
+    /// A [`Registration`] returned an error.
+    #[error("controller {controller} failed")]
+    ControllerFailed {
+        /// Its name.
+        controller: &'static str,
+        /// Its error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A [`Registration`]'s task panicked.
+    #[error("a controller task panicked")]
+    ControllerPanicked(#[source] tokio::task::JoinError),
+    /// Reconciles still ran when `--graceful-shutdown-timeout` ran out; they were abandoned.
+    #[error("reconciles did not finish within {0:?} (--graceful-shutdown-timeout)")]
+    ShutdownTimeout(Duration),
+}
+
+/// `err` and its causes, `: `-separated (for logs, where `{:#}` of anyhow is not at hand).
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(next) = cause {
+        text.push_str(": ");
+        text.push_str(&next.to_string());
+        cause = next.source();
+    }
+    text
+}
 
 /// The manager's flags, named like controller-runtime's. Flatten them into the operator's own
 /// command line (`#[command(flatten)]`) to add flags of its own (see the module docs).
@@ -173,8 +277,7 @@ pub struct ManagerArgs {
 }
 
 /// What a [`Registration`] runs: called once this replica may run it, with its own context.
-pub type RunFn =
-    Box<dyn FnOnce(ControllerContext) -> BoxFuture<'static, anyhow::Result<()>> + Send>;
+type RunFn = Box<dyn FnOnce(ControllerContext) -> BoxFuture<'static, anyhow::Result<()>> + Send>;
 
 /// Something the manager runs: a controller, or any task of the operator's own (a server, a
 /// periodic job). Like controller-runtime's `Runnable`, it runs only on the leader unless
@@ -308,10 +411,10 @@ impl Manager {
     /// binds the metrics and probe addresses.
     /// `name` is the operator's: the reporting controller of its events, its field manager,
     /// and the prefix of the default Lease name (`<name>-leader`).
-    pub async fn new(name: impl Into<String>, args: ManagerArgs) -> anyhow::Result<Self> {
+    pub async fn new(name: impl Into<String>, args: ManagerArgs) -> Result<Self, Error> {
         telemetry::init(args.log_format);
         let config = crate::connect::config(args.kubeconfig.as_deref(), None).await?;
-        let client = Client::try_from(config.clone())?;
+        let client = Client::try_from(config.clone()).map_err(Error::Client)?;
         if std::env::var_os(crate::webhook::guard::GUARD_ENV).is_some() {
             // This is the guard of a manager in `--webhook-local-url` mode: it never returns.
             crate::webhook::guard::run(client).await;
@@ -323,7 +426,7 @@ impl Manager {
         lease_config.connect_timeout = Some(timeout);
         lease_config.read_timeout = Some(timeout);
         lease_config.write_timeout = Some(timeout);
-        let lease_client = Client::try_from(lease_config)?;
+        let lease_client = Client::try_from(lease_config).map_err(Error::Client)?;
         let mut manager = Self::build(name.into(), args, client, lease_client).await?;
         manager.guarded = true;
         Ok(manager)
@@ -334,7 +437,7 @@ impl Manager {
         name: impl Into<String>,
         args: ManagerArgs,
         client: Client,
-    ) -> anyhow::Result<Self> {
+    ) -> Result<Self, Error> {
         Self::build(name.into(), args, client.clone(), client).await
     }
 
@@ -343,24 +446,38 @@ impl Manager {
         args: ManagerArgs,
         client: Client,
         lease_client: Client,
-    ) -> anyhow::Result<Self> {
+    ) -> Result<Self, Error> {
         if args.leader_elect
             && args.leader_election_renew_deadline >= args.leader_election_lease_duration
         {
-            bail!(
-                "--leader-election-renew-deadline must be shorter than --leader-election-lease-duration"
-            );
+            return Err(Error::Flag {
+                flag: "--leader-election-renew-deadline",
+                reason: "must be shorter than --leader-election-lease-duration",
+            });
         }
         if args.leader_elect && args.leader_election_renew_deadline.is_zero() {
-            bail!("--leader-election-renew-deadline must be at least 1s");
+            return Err(Error::Flag {
+                flag: "--leader-election-renew-deadline",
+                reason: "must be at least 1s",
+            });
         }
         let namespace = args
             .leader_election_namespace
             .clone()
             .filter(|ns| !ns.is_empty())
             .unwrap_or_else(|| client.default_namespace().to_owned());
-        let metrics_listener = bind(&args.metrics_bind_address, "metrics").await?;
-        let probe_listener = bind(&args.health_probe_bind_address, "health probe").await?;
+        let metrics_listener = bind(
+            &args.metrics_bind_address,
+            "--metrics-bind-address",
+            "metrics",
+        )
+        .await?;
+        let probe_listener = bind(
+            &args.health_probe_bind_address,
+            "--health-probe-bind-address",
+            "health probe",
+        )
+        .await?;
         let secure_metrics = match &metrics_listener {
             Some(_) if args.metrics_secure => Some(SecureMetrics::new(&args, &client)?),
             _ => None,
@@ -450,7 +567,7 @@ impl Manager {
 
     /// Runs `controllers` until SIGTERM/SIGINT (`Ok`), lost leadership or a controller
     /// failing (`Err`).
-    pub async fn run(self, controllers: Vec<Registration>) -> anyhow::Result<()> {
+    pub async fn run(self, controllers: Vec<Registration>) -> Result<(), Error> {
         let namespaces = self.watch_namespaces()?;
         tracing::info!(namespaces = %namespaces, "watching");
         let Self {
@@ -471,8 +588,7 @@ impl Manager {
             guarded,
         } = self;
 
-        let signals =
-            shutdown::listen_for_signals(shutdown.clone()).context("installing signal handlers")?;
+        let signals = shutdown::listen_for_signals(shutdown.clone()).map_err(Error::Signals)?;
         let mut servers = JoinSet::new();
         if let Some(listener) = metrics_listener {
             let router = metrics::router(metrics.clone());
@@ -543,7 +659,11 @@ impl Manager {
                 let status = metrics.leader_status(&config.lease_name);
                 let elector = LeaderElector::new(lease_client, config.clone(), status)
                     .await
-                    .with_context(|| format!("leader election Lease {}/{}", config.namespace, config.lease_name))?;
+                    .map_err(|source| Error::Lease {
+                        namespace: config.namespace.clone(),
+                        name: config.lease_name.clone(),
+                        source,
+                    })?;
                 tokio::select! {
                     biased;
                     _ = shutdown.wait() => {
@@ -580,7 +700,7 @@ impl Manager {
         }
         match &result {
             Ok(()) => tracing::info!("manager stopped"),
-            Err(err) => tracing::error!(error = format!("{err:#}"), "manager stopped"),
+            Err(err) => tracing::error!(error = chain(err), "manager stopped"),
         }
         result
     }
@@ -593,7 +713,7 @@ async fn supervise(
     shutdown: &Shutdown,
     elector: Option<&LeaderElector>,
     timeout: Duration,
-) -> anyhow::Result<()> {
+) -> Result<(), Error> {
     // Renewals happen inside `hold()`, so it is polled until the very end.
     let hold = async {
         match elector {
@@ -609,7 +729,7 @@ async fn supervise(
         lost = &mut hold => {
             shutdown.trigger();
             running.abort_all();
-            return Err(anyhow::anyhow!("leader election lost: {lost}"));
+            return Err(Error::LeadershipLost(lost));
         }
         Some(joined) = running.join_next() => {
             if shutdown.is_triggered() {
@@ -633,13 +753,13 @@ async fn supervise(
         _ = drain => {}
         lost = &mut hold => {
             running.abort_all();
-            return Err(anyhow::anyhow!("leader election lost while stopping: {lost}"));
+            return Err(Error::LeadershipLostWhileStopping(lost));
         }
         _ = tokio::time::sleep(timeout) => {
             tracing::warn!(abandoned = running.len(), "graceful shutdown timed out");
             running.abort_all();
             if result.is_ok() {
-                result = Err(anyhow::anyhow!("reconciles did not finish within {timeout:?}"));
+                result = Err(Error::ShutdownTimeout(timeout));
             }
         }
     }
@@ -661,21 +781,21 @@ fn stopped(joined: Result<(&'static str, anyhow::Result<()>), tokio::task::JoinE
         Ok((name, Ok(()))) => tracing::info!(controller = name, "controller stopped"),
         other => {
             let err = controller_exit(other);
-            tracing::error!(
-                error = format!("{err:#}"),
-                "controller failed while stopping"
-            );
+            tracing::error!(error = chain(&err), "controller failed while stopping");
         }
     }
 }
 
 fn controller_exit(
     joined: Result<(&'static str, anyhow::Result<()>), tokio::task::JoinError>,
-) -> anyhow::Error {
+) -> Error {
     match joined {
-        Ok((name, Ok(()))) => anyhow::anyhow!("controller {name} exited before shutdown"),
-        Ok((name, Err(err))) => err.context(format!("controller {name} failed")),
-        Err(err) => anyhow::anyhow!("a controller task panicked: {err}"),
+        Ok((controller, Ok(()))) => Error::ControllerExited { controller },
+        Ok((controller, Err(err))) => Error::ControllerFailed {
+            controller,
+            source: err.into(),
+        },
+        Err(err) => Error::ControllerPanicked(err),
     }
 }
 
@@ -694,7 +814,7 @@ const SELF_SIGNED_VALIDITY: Duration = Duration::from_secs(365 * 24 * 3600);
 const METRICS_CERT_POLL_INTERVAL: Duration = Duration::from_secs(10);
 
 impl SecureMetrics {
-    fn new(args: &ManagerArgs, client: &Client) -> anyhow::Result<Self> {
+    fn new(args: &ManagerArgs, client: &Client) -> Result<Self, Error> {
         let store = CertStore::new();
         let files = match &args.metrics_cert_dir {
             Some(dir) => Some(CertFiles::new(dir, "tls.crt", "tls.key").for_purpose(
@@ -741,17 +861,25 @@ async fn serve(listener: TcpListener, router: axum::Router) {
     }
 }
 
-async fn bind(address: &str, what: &str) -> anyhow::Result<Option<TcpListener>> {
-    let Some(addr) = parse_bind_address(address)
+async fn bind(
+    address: &str,
+    flag: &'static str,
+    server: &'static str,
+) -> Result<Option<TcpListener>, Error> {
+    let Some(address) = parse_bind_address(address)
         .await
-        .with_context(|| format!("--{what} address"))?
+        .map_err(|source| Error::BindAddress { flag, source })?
     else {
         return Ok(None);
     };
-    let listener = TcpListener::bind(addr)
+    let listener = TcpListener::bind(address)
         .await
-        .with_context(|| format!("binding the {what} address {addr}"))?;
-    tracing::info!(%addr, "serving {what} endpoint");
+        .map_err(|source| Error::Bind {
+            server,
+            address,
+            source,
+        })?;
+    tracing::info!(addr = %address, "serving {server} endpoint");
     Ok(Some(listener))
 }
 

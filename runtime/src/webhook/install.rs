@@ -40,14 +40,14 @@ fn kube_error(what: impl Into<String>) -> impl FnOnce(kube::Error) -> InstallErr
 }
 
 /// The PEM text of a CA as the base64 string a `caBundle` holds.
-pub fn ca_bundle(ca_pem: &str) -> Value {
+pub(crate) fn ca_bundle(ca_pem: &str) -> Value {
     serde_json::to_value(ByteString(ca_pem.as_bytes().to_vec())).expect("bytes serialize")
 }
 
 /// The configurations of `yaml` (the documents whose kind is a Mutating or Validating
 /// WebhookConfiguration), renamed `<prefix><name>`, every webhook calling `base_url` + its
 /// Service path, trusting `ca_pem`.
-pub fn local_configurations(
+pub(crate) fn local_configurations(
     yaml: &str,
     prefix: &str,
     base_url: &str,
@@ -81,7 +81,7 @@ pub fn local_configurations(
 }
 
 /// Server-side applies `configurations` as `field_manager`.
-pub async fn apply(
+pub(crate) async fn apply(
     client: &Client,
     configurations: &[Value],
     field_manager: &str,
@@ -109,7 +109,7 @@ pub async fn apply(
 }
 
 /// The `(kind, name)` of each configuration of `configurations`, what [`remove`] takes.
-pub fn identities(configurations: &[Value]) -> Vec<(String, String)> {
+pub(crate) fn identities(configurations: &[Value]) -> Vec<(String, String)> {
     (configurations.iter())
         .map(|doc| {
             let field = |v: &Value| v.as_str().unwrap_or_default().to_owned();
@@ -119,7 +119,7 @@ pub fn identities(configurations: &[Value]) -> Vec<(String, String)> {
 }
 
 /// Deletes the configurations named by `(kind, name)` (those already gone are fine).
-pub async fn remove(
+pub(crate) async fn remove(
     client: &Client,
     configurations: &[(String, String)],
 ) -> Result<(), InstallError> {
@@ -147,7 +147,7 @@ pub async fn remove(
 /// set by another field manager): `make install` server-side applies the CRD with the
 /// conversion patch of `config/crd`, whose `clientConfig.service` kubectl keeps owning, and a
 /// server-side apply of `url` beside it is refused ("exactly one of url or service").
-pub async fn set_conversion(
+pub(crate) async fn set_conversion(
     client: &Client,
     crd_name: &str,
     client_config: Value,
@@ -171,7 +171,7 @@ pub async fn set_conversion(
 
 /// Puts the CRD `crd_name` back to `strategy: None` (no conversion webhook, and no client
 /// configuration left behind by any field manager). A CRD already gone is fine.
-pub async fn clear_conversion(
+pub(crate) async fn clear_conversion(
     client: &Client,
     crd_name: &str,
     field_manager: &str,
@@ -224,7 +224,7 @@ impl ServiceRef {
 
 /// Sets `caBundle` to `ca_pem` in every webhook of every Mutating/ValidatingWebhookConfiguration
 /// and every CRD conversion that calls `service`. Returns how many objects it changed.
-pub async fn inject_ca_bundle(
+pub(crate) async fn inject_ca_bundle(
     client: &Client,
     service: &ServiceRef,
     ca_pem: &str,

@@ -5,7 +5,7 @@
 //! server-side applies copies of its webhook configurations (named `<operator>-local-<name>`)
 //! and the conversion of its CRDs with `url` and `caBundle` pointing at itself. A clean
 //! shutdown deletes those configurations and puts the CRDs back to `strategy: None`; so does
-//! a failed start, and, when the manager dies without a word, its [`guard`](super::guard).
+//! a failed start, and, when the manager dies without a word, its guard process.
 
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -53,7 +53,7 @@ pub enum LocalError {
 
 /// A parsed `--webhook-local-url`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LocalUrl {
+pub(crate) struct LocalUrl {
     /// `https://<host>:<port>`, without a trailing slash.
     pub base: String,
     /// The host the API server calls (the certificate's name).
@@ -109,7 +109,7 @@ impl LocalUrl {
 /// What local mode wrote to the cluster, to take it back, and the guard that takes it back
 /// if this process dies first.
 #[derive(Debug)]
-pub struct LocalInstall {
+pub(crate) struct LocalInstall {
     plan: Plan,
     guard: Option<Guard>,
 }
@@ -121,7 +121,7 @@ pub struct LocalInstall {
 /// if this process ends without [`LocalInstall::uninstall`]. A failure part-way takes back
 /// what was written before the error is returned: a manager that fails at start never leaves
 /// the cluster's webhooks pointing at it.
-pub async fn install(
+pub(crate) async fn install(
     client: &Client,
     operator: &str,
     webhooks: &Webhooks,

@@ -16,7 +16,7 @@
 //! keeps the `caBundle` of its webhook configurations and CRDs current ([`self_managed`]).
 //! `--webhook-local-url https://host:port` runs the manager outside the cluster: it makes a
 //! CA and a certificate for `host`, and points the cluster's webhook configurations and CRD
-//! conversions at itself until it stops ([`local`]), or, if it dies, until its [`guard`]
+//! conversions at itself until it stops ([`local`]), or, if it dies, until its guard
 //! takes them back.
 //!
 //! Submodules: [`admission`], [`conversion`], [`server`] (routing), [`install`] (writing
@@ -26,7 +26,7 @@
 
 pub mod admission;
 pub mod conversion;
-pub mod guard;
+pub(crate) mod guard;
 pub mod install;
 pub mod local;
 pub mod metrics;
@@ -51,6 +51,7 @@ pub use admission::{
     Defaulter, FieldError, FieldErrorType, Rejection, Request, Validator, Warnings,
 };
 pub use conversion::{ConversionError, Spoke, round_trip, via_json};
+pub use setup::StartError;
 
 use admission::Handler;
 use conversion::{Conversions, SpokeEntry};

@@ -5,23 +5,51 @@
 
 use std::time::Duration;
 
-use anyhow::{Context as _, bail};
 use kube::Client;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 use super::install::ServiceRef;
-use super::local::{self, LocalInstall, LocalUrl};
+use super::local::{self, LocalError, LocalInstall, LocalUrl};
 use super::metrics::WebhookMetrics;
 use super::self_managed::SelfManaged;
-use super::server;
+use super::server::{self, ServerError};
 use super::tls::{self, CertFiles, CertStore};
 use super::{CertMode, WebhookArgs, Webhooks};
-use crate::address::parse_bind_address;
+use crate::address::{AddressError, parse_bind_address};
 use crate::shutdown::Shutdown;
 
 /// How often `--webhook-cert-dir` is checked for new files.
 const CERT_POLL_INTERVAL: Duration = Duration::from_secs(10);
+
+/// Why the webhook server did not start (the manager's [`Error::Webhook`](crate::manager::Error)).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    /// The webhooks cannot be served together (two at one path, say).
+    #[error(transparent)]
+    Routes(#[from] ServerError),
+    /// `--webhook-local-url` does not parse.
+    #[error("--webhook-local-url")]
+    LocalUrl(#[source] LocalError),
+    /// `--webhook-local-url` with `--webhook-cert-mode self-managed`.
+    #[error("--webhook-local-url makes its own certificate: drop --webhook-cert-mode self-managed")]
+    LocalUrlWithSelfManaged,
+    /// `--webhook-bind-address` does not parse.
+    #[error("--webhook-bind-address")]
+    BindAddress(#[source] AddressError),
+    /// The address cannot be bound (in use, say).
+    #[error("binding the webhook address {address}")]
+    Bind {
+        /// The address.
+        address: std::net::SocketAddr,
+        /// The operating system's answer.
+        source: std::io::Error,
+    },
+    /// `--webhook-local-url`: the configurations pointing at this process were not installed.
+    #[error("--webhook-local-url: installing the webhook configurations")]
+    LocalInstall(#[source] LocalError),
+}
 
 /// What the webhook server needs to start.
 pub(crate) struct Setup<'a> {
@@ -43,7 +71,7 @@ impl Setup<'_> {
         self,
         webhooks: Webhooks,
         servers: &mut JoinSet<()>,
-    ) -> anyhow::Result<Option<LocalInstall>> {
+    ) -> Result<Option<LocalInstall>, StartError> {
         let Self {
             operator,
             args,
@@ -64,17 +92,16 @@ impl Setup<'_> {
 
         let local_url = (args.webhook_local_url.as_deref())
             .map(LocalUrl::parse)
-            .transpose()?;
+            .transpose()
+            .map_err(StartError::LocalUrl)?;
         if local_url.is_some() && args.webhook_cert_mode == CertMode::SelfManaged {
-            bail!(
-                "--webhook-local-url makes its own certificate: drop --webhook-cert-mode self-managed"
-            );
+            return Err(StartError::LocalUrlWithSelfManaged);
         }
         let addr = match &local_url {
             Some(url) => url.bind_address(),
             None => match parse_bind_address(&args.webhook_bind_address)
                 .await
-                .context("--webhook-bind-address")?
+                .map_err(StartError::BindAddress)?
             {
                 Some(addr) => addr,
                 None => {
@@ -86,7 +113,10 @@ impl Setup<'_> {
         };
         let listener = TcpListener::bind(addr)
             .await
-            .with_context(|| format!("binding the webhook address {addr}"))?;
+            .map_err(|source| StartError::Bind {
+                address: addr,
+                source,
+            })?;
         tracing::info!(%addr, webhooks = webhooks.iter().count(), "serving webhooks");
         servers.spawn(server::serve_tls(
             listener,
@@ -99,7 +129,7 @@ impl Setup<'_> {
             (Some(url), _) => Some(
                 local::install(client, operator, &webhooks, url, &store, guarded)
                     .await
-                    .context("--webhook-local-url")?,
+                    .map_err(StartError::LocalInstall)?,
             ),
             (None, CertMode::Files) => {
                 let files = CertFiles::new(

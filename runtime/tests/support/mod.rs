@@ -102,3 +102,12 @@ where
     }
     Cli::try_parse_from(argv).map(|cli| cli.manager)
 }
+
+/// The name libtest knows test `test` of module `module` (`module_path!()`) by: the module's
+/// path without the crate's name, as `--exact` wants it when a test binary re-runs itself.
+pub fn test_path(module: &str, test: &str) -> String {
+    match module.split_once("::") {
+        Some((_crate, path)) => format!("{path}::{test}"),
+        None => test.to_owned(),
+    }
+}

@@ -2,7 +2,7 @@
 //! type gives it to a `SchemaGenerator`, and its serialized `Default`.
 //!
 //! The schemas are data recorded from the real types ([`k8s_schemas`], generated and checked
-//! type by type against k8s-openapi by `tests/k8s_schemas.rs`), not calls into k8s-openapi's
+//! type by type against k8s-openapi by `tests/crdgen/k8s_schemas.rs`), not calls into k8s-openapi's
 //! `schemars` feature: compiling that feature (and every type's `Serialize` for the defaults)
 //! made about a quarter of operator-rs's cold build and 8 MB of its binary.
 //!
@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 mod k8s_schemas;
 
 /// How a type's schema was recorded: every k8s-openapi type is one schemars keeps as a definition
-/// (`inline_schema()` is false; `tests/k8s_schemas.rs` refuses to record one that is not), so the
+/// (`inline_schema()` is false; `tests/crdgen/k8s_schemas.rs` refuses to record one that is not), so the
 /// record holds its name in [`k8s_schemas::DEFINITIONS`].
 pub(crate) enum Recorded {
     Named(&'static str),
@@ -65,7 +65,8 @@ impl K8sType {
 }
 
 fn parse(json: &str) -> Value {
-    serde_json::from_str(json).expect("k8s_schemas.rs holds valid JSON (tests/k8s_schemas.rs)")
+    serde_json::from_str(json)
+        .expect("k8s_schemas.rs holds valid JSON (tests/crdgen/k8s_schemas.rs)")
 }
 
 fn definition(name: &str) -> &'static str {

@@ -4,11 +4,11 @@
 
 pub mod crd;
 pub mod exact;
-/// Public only for `tests/k8s_schemas.rs`, which records and checks it against k8s-openapi.
+/// Public only for `tests/crdgen/k8s_schemas.rs`, which records and checks it against k8s-openapi.
 #[doc(hidden)]
 pub mod k8s_table;
 pub mod schema;
 pub mod structural;
-/// Public only for `tests/crdgen_transforms.rs`, which checks it against running every transform.
+/// Public only for `tests/crdgen/transforms.rs`, which checks it against running every transform.
 #[doc(hidden)]
 pub mod transforms;

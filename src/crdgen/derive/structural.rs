@@ -15,7 +15,7 @@
 //!
 //! Where kube-core panics (two variants defining one property differently, conflicting variant
 //! types), [`rewrite`] returns [`Conflict`]; the caller reruns kube-core's own pass to get its
-//! exact panic. `tests/crdgen_structural.rs` checks this module against kube-core's on generated
+//! exact panic. `tests/crdgen/structural.rs` checks this module against kube-core's on generated
 //! schemas and on every fixture.
 
 use serde_json::{Map, Value};

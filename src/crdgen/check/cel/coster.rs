@@ -4,7 +4,7 @@
 //! cost.go`) sizing values through the schema's CEL declaration. This is a port: the same
 //! traversal, the same size tracking (paths through the declaration, literal sizes, entry sizes
 //! of list and map literals), the same factors and rounding, so the worst case it returns is the
-//! API server's to the unit (checked against the real one in `tests/crdgen_apiserver.rs`).
+//! API server's to the unit (checked against the real one in `tests/apiserver/crds.rs`).
 
 use std::collections::HashMap;
 

@@ -1,0 +1,451 @@
+//! Robustness of what `generate crds` and `create api` read: clashes between kinds, names and
+//! attribute keys in the source, stale CRDs, what the static reader cannot see, and inputs deep
+//! enough to overflow a recursive reader. Each refusal: the message (file:line:col where it comes
+//! from the source), exit code 2, and the folder byte-for-byte unchanged.
+
+use crate::common;
+
+use common::*;
+use std::path::Path;
+
+/// A project with one kind, Memcached, in src/api/v1alpha1/memcached.rs.
+fn project_with_kind(name: &str) -> tempfile::TempDir {
+    let tmp = init_project(name);
+    ok(
+        &project_dir(&tmp, name),
+        &words("create api --group cache --version v1alpha1 --kind Memcached"),
+    );
+    tmp
+}
+
+const KIND_FILE: &str = "src/api/v1alpha1/memcached.rs";
+
+/// Replace `from` with `to` in the kind's file (the edit a user makes).
+fn edit(dir: &Path, from: &str, to: &str) {
+    let text = read(dir, KIND_FILE);
+    assert!(text.contains(from), "{from} not in {KIND_FILE}");
+    std::fs::write(dir.join(KIND_FILE), text.replacen(from, to, 1)).unwrap();
+}
+
+/// Refused: exit 2, every `needles` in stderr, nothing changed.
+fn refused(dir: &Path, args: &[&str], needles: &[&str]) -> Run {
+    let before = snapshot(dir);
+    let r = run(dir, args);
+    assert_eq!(r.code, 2, "{args:?}: exit {}\n{}", r.code, r.stderr);
+    for n in needles {
+        assert!(
+            r.stderr.contains(n),
+            "{args:?}: {n:?} not in:\n{}",
+            r.stderr
+        );
+    }
+    assert_eq!(snapshot(dir), before, "{args:?} changed the folder");
+    r
+}
+
+/// The line and 1-based column of `needle` in the kind's file.
+fn at(dir: &Path, needle: &str) -> String {
+    let text = read(dir, KIND_FILE);
+    for (i, l) in text.lines().enumerate() {
+        if let Some(c) = l.find(needle) {
+            return format!("{KIND_FILE}:{}:{}", i + 1, c + 1);
+        }
+    }
+    panic!("{needle} not in {KIND_FILE}")
+}
+
+#[test]
+fn kinds_that_would_share_a_crd_or_a_name_are_refused() {
+    let tmp = project_with_kind("clash-op");
+    let dir = project_dir(&tmp, "clash-op");
+    // From the command line: another kind's plural, its singular.
+    for plural in ["memcacheds", "memcached"] {
+        refused(
+            &dir,
+            &words(&format!(
+                "create api --group cache --version v1alpha1 --kind Other --plural {plural}"
+            )),
+            &["one would be lost", "Nothing was written", "e.g. --plural"],
+        );
+    }
+    // From the source: a kind not in PROJECT with the same plural, or the same short name.
+    let stray = "\n#[derive(kube::CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"cache.example.com\", version = \"v1alpha1\", kind = \"Stray\", plural = \"memcacheds\")]\npub struct StraySpec { pub a: i32 }\n";
+    let text = read(&dir, KIND_FILE);
+    std::fs::write(dir.join(KIND_FILE), format!("{text}{stray}")).unwrap();
+    for args in [
+        &["generate", "crds"][..],
+        &["generate", "crds", "--check"],
+        &words("create api --group cache --version v1alpha1 --kind Third"),
+    ] {
+        refused(&dir, args, &["both claim", "memcacheds.cache.example.com"]);
+    }
+    std::fs::write(
+        dir.join(KIND_FILE),
+        format!(
+            "{text}{}",
+            stray.replace("plural = \"memcacheds\"", "shortname = \"mc\"")
+        ),
+    )
+    .unwrap();
+    edit(
+        &dir,
+        "kind = \"Memcached\"",
+        "kind = \"Memcached\", shortname = \"mc\"",
+    );
+    refused(
+        &dir,
+        &["generate", "crds"],
+        &["both claim `mc` (a short name)"],
+    );
+}
+
+#[test]
+fn names_in_the_source_get_the_command_line_rules() {
+    let tmp = project_with_kind("srcname-op");
+    let dir = project_dir(&tmp, "srcname-op");
+    let outside = dir.parent().unwrap().to_path_buf();
+    let before_outside = snapshot(&outside).len();
+    // (text to replace, replacement, what the error is at, the rule it names)
+    for (from, to, needle, rule) in [
+        (
+            "group = \"cache.example.com\"",
+            "group = \"../../../../x\"",
+            "group =",
+            "DNS-1123 subdomain",
+        ),
+        (
+            "group = \"cache.example.com\"",
+            "group = \"cache\"",
+            "group =",
+            "has no dot",
+        ),
+        (
+            "plural = \"memcacheds\"",
+            "plural = \"../x\"",
+            "plural =",
+            "invalid plural",
+        ),
+        (
+            "kind = \"Memcached\"",
+            "kind = \"Memcached\", singular = \"A\"",
+            "singular =",
+            "invalid singular",
+        ),
+        (
+            "kind = \"Memcached\"",
+            "kind = \"Memcached\", shortname = \"m c\"",
+            "shortname =",
+            "invalid short name",
+        ),
+        (
+            "kind = \"Memcached\"",
+            "kind = \"Memcached\", category = \"a/b\"",
+            "category =",
+            "invalid category",
+        ),
+        (
+            "version = \"v1alpha1\"",
+            "version = \"V1\"",
+            "version =",
+            "invalid version",
+        ),
+        (
+            "kind = \"Memcached\"",
+            "kind = \"Mem/cached\"",
+            "kind =",
+            "invalid kind",
+        ),
+        (
+            "kind = \"Memcached\"",
+            "kind = \"Memcached\", plural = \"a\"",
+            "plural = \"memcacheds\"",
+            "given twice",
+        ),
+    ] {
+        let original = read(&dir, KIND_FILE);
+        edit(&dir, from, to);
+        let place = at(&dir, needle);
+        let r = refused(&dir, &["generate", "crds"], &[rule]);
+        assert!(
+            r.stderr.starts_with(&format!("error: {place}: ")),
+            "{to}: expected {place} in {}",
+            r.stderr
+        );
+        assert!(
+            r.stderr.contains("e.g. #[kube(") || rule == "given twice",
+            "{}",
+            r.stderr
+        );
+        std::fs::write(dir.join(KIND_FILE), original).unwrap();
+    }
+    assert_eq!(
+        snapshot(&outside).len(),
+        before_outside,
+        "a file was written outside the project"
+    );
+}
+
+#[test]
+fn misspelt_attribute_keys_are_errors_with_the_closest_key() {
+    let tmp = project_with_kind("keys-op");
+    let dir = project_dir(&tmp, "keys-op");
+    for (from, to, wrong, right) in [
+        ("namespaced", "namespacd", "namespacd", "namespaced"),
+        (
+            "pub foo: Option<String>",
+            "#[schemars(lenght(max = 3))]\n    pub foo: Option<String>",
+            "lenght",
+            "length",
+        ),
+        (
+            "pub foo: Option<String>",
+            "#[serde(defualt)]\n    pub foo: Option<String>",
+            "defualt",
+            "default",
+        ),
+        (
+            "pub foo: Option<String>",
+            "#[x_kube(validaton = \"true\")]\n    pub foo: Option<String>",
+            "validaton",
+            "validation",
+        ),
+        (
+            "pub foo: Option<String>",
+            "#[garde(lenght(max = 3))]\n    pub foo: Option<String>",
+            "lenght",
+            "length",
+        ),
+        (
+            "pub foo: Option<String>",
+            "#[validate(emial)]\n    pub foo: Option<String>",
+            "emial",
+            "email",
+        ),
+    ] {
+        let original = read(&dir, KIND_FILE);
+        if to.contains("x_kube") {
+            // `#[x_kube]` is read only on a type that derives KubeSchema (else it is refused as
+            // rustc refuses it, before its keys are looked at).
+            edit(&dir, "PartialEq, JsonSchema)]", "PartialEq, KubeSchema)]");
+        }
+        edit(&dir, from, to);
+        let place = at(&dir, wrong);
+        refused(
+            &dir,
+            &["generate", "crds", "--check"],
+            &[
+                &place,
+                &format!("unknown key `{wrong}`"),
+                &format!("did you mean `{right}`?"),
+            ],
+        );
+        std::fs::write(dir.join(KIND_FILE), original).unwrap();
+    }
+}
+
+#[test]
+fn crd_files_no_kind_produces_are_stale() {
+    let tmp = project_with_kind("stale-op");
+    let dir = project_dir(&tmp, "stale-op");
+    let old = "config/crd/bases/cache.example.com_memcacheds.yaml";
+    edit(&dir, "plural = \"memcacheds\"", "plural = \"caches\"");
+    // With and without the API server's checks alike.
+    for extra in [&[][..], &["--skip-apiserver-checks"]] {
+        let r = run(
+            &dir,
+            &[&["generate", "crds", "--check"][..], extra].concat(),
+        );
+        assert_eq!(r.code, 1, "{extra:?}: {}", r.stderr);
+        assert!(
+            r.stdout.contains(&format!("{old}: no kind produces")),
+            "{extra:?}: {}",
+            r.stdout
+        );
+    }
+    let r = ok(&dir, &["generate", "crds"]);
+    assert!(r.stderr.contains(&format!("remove {old}")), "{}", r.stderr);
+    assert!(!dir.join(old).exists());
+    let k = read(&dir, "config/crd/kustomization.yaml");
+    assert!(
+        !k.contains("memcacheds") && k.contains("bases/cache.example.com_caches.yaml"),
+        "{k}"
+    );
+    ok(&dir, &["generate", "crds", "--check"]);
+    // A removed module: its CRD goes too.
+    let lib = read(&dir, "src/api/mod.rs");
+    std::fs::write(
+        dir.join("src/api/mod.rs"),
+        lib.replace("pub mod v1alpha1;", ""),
+    )
+    .unwrap();
+    let r = run(&dir, &["generate", "crds", "--check"]);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains("cache.example.com_caches.yaml: no kind produces"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn kinds_made_by_macros_are_pointed_out() {
+    let tmp = project_with_kind("macro-op");
+    let dir = project_dir(&tmp, "macro-op");
+    let text = read(&dir, KIND_FILE);
+    let mac = "\nmacro_rules! kinds {\n    ($n:ident) => {\n        #[derive(kube::CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]\n        #[kube(group = \"cache.example.com\", version = \"v1alpha1\", kind = \"Made\")]\n        pub struct $n { pub a: i32 }\n    };\n}\nkinds!(MadeSpec);\n";
+    std::fs::write(dir.join(KIND_FILE), format!("{text}{mac}")).unwrap();
+    // With and without the API server's checks alike.
+    for extra in [&[][..], &["--skip-apiserver-checks"]] {
+        let r = ok(
+            &dir,
+            &[&["generate", "crds", "--check"][..], extra].concat(),
+        );
+        assert!(
+            r.stderr.contains(&format!(
+                "{}: the static reader cannot see what the macro `kinds!`",
+                at(&dir, "kinds!(")
+            )) && r.stderr.contains("--exact"),
+            "{extra:?}: {}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn deep_or_looping_sources_are_errors_not_crashes() {
+    let tmp = project_with_kind("deep-op");
+    let dir = project_dir(&tmp, "deep-op");
+    let lib = read(&dir, "src/lib.rs");
+    // A #[path] loop.
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        format!("{lib}\n#[path = \"lib.rs\"]\nmod again;\n"),
+    )
+    .unwrap();
+    refused(&dir, &["generate", "crds"], &["module loop"]);
+    // `create api` scaffolds on, saying why the CRDs were not regenerated.
+    let r = run(
+        &dir,
+        &words("create api --group cache --version v1 --kind Looped"),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("module loop"), "{}", r.stderr);
+    std::fs::write(dir.join("src/lib.rs"), &lib).unwrap();
+    // 5,000 nested modules, in one file and as files.
+    let nested = format!("{}{}", "mod a {\n".repeat(5000), "}".repeat(5000));
+    std::fs::write(dir.join("src/deep.rs"), nested).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), format!("{lib}\nmod deep;\n")).unwrap();
+    refused(
+        &dir,
+        &["generate", "crds"],
+        &["src/deep.rs:128:", "nested more than 128 levels"],
+    );
+    let r = run(
+        &dir,
+        &words("create api --group cache --version v1 --kind Nest"),
+    );
+    assert!(
+        r.stderr.contains("nested more than 128 levels"),
+        "exit {}: {}",
+        r.code,
+        r.stderr
+    );
+    let mut path = dir.join("src/deep");
+    std::fs::write(dir.join("src/deep.rs"), "mod a;\n").unwrap();
+    for _ in 0..80 {
+        std::fs::create_dir_all(&path).unwrap();
+        std::fs::write(path.join("a.rs"), "mod a;\n").unwrap();
+        path = path.join("a");
+    }
+    refused(
+        &dir,
+        &["generate", "crds"],
+        &["modules nested more than 64 deep"],
+    );
+    std::fs::write(dir.join("src/deep.rs"), "").unwrap();
+    // A type nested 3,000 deep.
+    let deep_type = format!(
+        "pub struct Deep {{ pub x: {}u8{} }}\n",
+        "Option<".repeat(3000),
+        ">".repeat(3000)
+    );
+    std::fs::write(dir.join("src/deep.rs"), deep_type).unwrap();
+    refused(
+        &dir,
+        &["generate", "crds"],
+        &["src/deep.rs:1:", "nested more than 128 levels"],
+    );
+}
+
+/// controller-gen's CRD markers written as comments, as in Go (`// +kubebuilder:validation:...`,
+/// with good values or bad, `///` or `//`, on the kind, the spec or a field): operator-rs reads
+/// attributes, so each is refused at its `+` (file:line:col) with the attribute to write,
+/// rather than left out of the CRD in silence. RBAC markers and text that merely mentions a
+/// marker are not refused.
+#[test]
+fn controller_gen_markers_in_comments_are_refused_where_they_are() {
+    let tmp = project_with_kind("cgmarker-op");
+    let dir = project_dir(&tmp, "cgmarker-op");
+    let original = read(&dir, KIND_FILE);
+    for (anchor, marker) in [
+        (
+            "pub struct MemcachedSpec",
+            "/// +kubebuilder:validation:Maximum=abc",
+        ),
+        (
+            "pub struct MemcachedSpec",
+            "// +kubebuilder:validation:Minimum=1",
+        ),
+        (
+            "pub struct MemcachedSpec",
+            "//+kubebuilder:printcolumn:name=\"Size\",type=integer,JSONPath=`.spec.size`",
+        ),
+        (
+            "pub struct MemcachedSpec",
+            "/// +kubebuilder:subresource:status",
+        ),
+        ("pub struct MemcachedSpec", "// +kubebuilder:default=3"),
+        (
+            "pub struct MemcachedSpec",
+            "// +kubebuilder:validation:XValidation:rule=\"self.x >\"",
+        ),
+        ("pub struct MemcachedSpec", "// +kubebuilder:storageversion"),
+    ] {
+        std::fs::write(
+            dir.join(KIND_FILE),
+            original.replacen(anchor, &format!("{marker}\n{anchor}"), 1),
+        )
+        .unwrap();
+        let place = at(&dir, "+kubebuilder:");
+        refused(
+            &dir,
+            &words("generate crds"),
+            &[
+                &place,
+                &marker[marker.find('+').unwrap()..],
+                "written as a comment",
+                "e.g. `#[schemars(range(max = 10))]",
+                "docs/markers.md",
+            ],
+        );
+        refused(&dir, &words("generate manifests"), &[&place]);
+    }
+    // Not CRD markers: RBAC markers, a mention in prose, a commented-out marker.
+    for text in [
+        "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get",
+        "/// See +kubebuilder:validation:Maximum in controller-gen's docs.",
+        "// // +kubebuilder:validation:Maximum=10",
+    ] {
+        std::fs::write(
+            dir.join(KIND_FILE),
+            original.replacen(
+                "pub struct MemcachedSpec",
+                &format!("{text}\npub struct MemcachedSpec"),
+                1,
+            ),
+        )
+        .unwrap();
+        ok(&dir, &words("generate crds"));
+    }
+}
