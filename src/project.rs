@@ -417,14 +417,14 @@ fn display_dir(root: &Path) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample() -> Project {
+impl Project {
+    /// The unit tests' project: `memcached-operator`, domain example.com, made by operator-rs
+    /// 0.1.0, cluster-scoped, holding `resources`.
+    pub(crate) fn for_tests(resources: Vec<Resource>) -> Self {
         Project {
             version: "3".into(),
             domain: "example.com".into(),
-            repo: "github.com/acme/memcached-operator".into(),
+            repo: String::new(),
             project_name: "memcached-operator".into(),
             crate_name: "memcached_operator".into(),
             layout: vec![LAYOUT.into()],
@@ -434,7 +434,19 @@ mod tests {
             k8s_openapi_feature: "v1_37".into(),
             namespaced: false,
             crd: Default::default(),
-            resources: vec![Resource {
+            resources,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Project {
+        Project {
+            repo: "github.com/acme/memcached-operator".into(),
+            ..Project::for_tests(vec![Resource {
                 group: "cache".into(),
                 domain: "example.com".into(),
                 version: "v1alpha1".into(),
@@ -454,7 +466,7 @@ mod tests {
                 path: "crate::api::v1alpha1::Memcached".into(),
                 deploy_image: None,
                 webhooks: None,
-            }],
+            }])
         }
     }
 

@@ -831,7 +831,7 @@ fn push_doc(out: &mut String, doc: &impl Serialize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::project::{Api, LAYOUT, Resource};
+    use crate::project::{Api, Resource};
     use crate::suggest::osa_distance;
     use std::io;
     use std::path::Path;
@@ -872,21 +872,7 @@ mod tests {
     }
 
     fn project(resources: Vec<Resource>) -> Project {
-        Project {
-            version: "3".into(),
-            domain: "example.com".into(),
-            repo: String::new(),
-            project_name: "memcached-operator".into(),
-            crate_name: "memcached_operator".into(),
-            layout: vec![LAYOUT.into()],
-            cli_version: "0.1.0".into(),
-            cli_source: String::new(),
-            commands: Vec::new(),
-            k8s_openapi_feature: "v1_37".into(),
-            namespaced: false,
-            crd: Default::default(),
-            resources,
-        }
+        Project::for_tests(resources)
     }
 
     fn resource(group: &str, domain: &str, kind: &str, plural: &str, controller: bool) -> Resource {
