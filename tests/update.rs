@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
-use common::{Run, shared_build_dir, snapshot};
+use common::{Run, snapshot};
 
 const NAME: &str = "memcached-operator";
 
@@ -60,9 +60,11 @@ fn old_binary(commit: &str) -> Option<PathBuf> {
             "operator-rs-runtime/runtime",
         ])
         .current_dir(&src)
+        // A target of their own, not the shared build directory: cargo locks a build directory
+        // for a whole build, and these (minutes each, cold) would hold up every cargo command
+        // of the tests running beside them (.ci/run's jobs).
         .env("CARGO_TARGET_DIR", cache.join("target"))
-        // Their dependencies are mostly the versions this workspace builds: compiled once.
-        .env("CARGO_BUILD_BUILD_DIR", shared_build_dir())
+        .env_remove("CARGO_BUILD_BUILD_DIR")
         .env("CARGO_INCREMENTAL", "0")
         .env("CARGO_PROFILE_DEV_DEBUG", "0")
         .env_remove("CARGO_MANIFEST_DIR")
@@ -467,6 +469,33 @@ fn update_from_d56e86b_the_first_create_webhook() {
 fn a_project_of_this_version_is_up_to_date() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = scaffold(&this_binary(), tmp.path(), &scenario(true));
+    // A kind from a CRD file kept in the project, and the manager made namespace-scoped: both
+    // in PROJECT's record of commands, both replayed (the CRD file copied to the replay).
+    let crds = dir.join("config/external");
+    std::fs::create_dir_all(&crds).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/external_crds/cert-manager.io_certificates.yaml"),
+        crds.join("certificates.yaml"),
+    )
+    .unwrap();
+    for line in [
+        "create api --group cert-manager.io --version v1 --kind Certificate --from-crd config/external/certificates.yaml",
+        "edit --namespaced",
+    ] {
+        let r = common::run(&dir, &line.split(' ').collect::<Vec<_>>());
+        assert_eq!(r.code, 0, "{line}: {}", r.stderr);
+    }
+    let recorded = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    let recorded: serde_json::Value = serde_saphyr::from_str(&recorded).unwrap();
+    let commands: Vec<&str> = (recorded["commands"].as_array().unwrap().iter())
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert!(commands[0].ends_with(" --namespaced"), "{commands:#?}");
+    assert!(
+        commands.contains(&"create api --group cert-manager.io --version v1 --kind Certificate --from-crd config/external/certificates.yaml"),
+        "{commands:#?}"
+    );
     git(&dir, &["init", "-q"]);
     commit_all(&dir, "scaffold");
     let r = common::run(

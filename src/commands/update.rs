@@ -56,12 +56,20 @@ pub fn run(root: &Path, args: &UpdateArgs) -> Result<i32> {
     let ancestor_home = binary::cargo_home_for(tmp.path(), &project.cli_version, &old_source)?;
     let ancestor = replay(
         &old,
+        root,
         &tmp.path().join("ancestor"),
         &project,
         &commands,
         Some(&ancestor_home),
     )?;
-    let new_tree = replay(&new, &tmp.path().join("new"), &project, &commands, None)?;
+    let new_tree = replay(
+        &new,
+        root,
+        &tmp.path().join("new"),
+        &project,
+        &commands,
+        None,
+    )?;
 
     let plan = plan(root, &project, &ancestor, &new_tree, &commands)?;
     report(root, &plan, args.dry_run);
@@ -237,9 +245,12 @@ fn init_extras(root: &Path) -> InitExtras {
 }
 
 /// Run `commands` with `binary` in a new project folder under `base` (named as the project, so
-/// that names derived from the folder match), and read back every file it wrote.
+/// that names derived from the folder match), and read back every file it wrote. A command's
+/// input file inside the project (`create api --from-crd config/external/x.yaml`) is copied from
+/// the project at `root` first, to where the command finds it.
 fn replay(
     binary: &Path,
+    root: &Path,
     base: &Path,
     project: &Project,
     commands: &[Vec<String>],
@@ -248,6 +259,24 @@ fn replay(
     let dir = base.join(&project.project_name);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     for words in commands {
+        let inputs = (words.windows(2))
+            .filter(|w| w[0] == "--from-crd")
+            .map(|w| Path::new(&w[1]))
+            .filter(|p| p.is_relative());
+        for input in inputs {
+            let (from, to) = (root.join(input), dir.join(input));
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("creating {}", parent.display()))?;
+            }
+            std::fs::copy(&from, &to).with_context(|| {
+                format!(
+                    "copying {} (the CRD file `operator-rs {}` reads) for the replay",
+                    from.display(),
+                    history::lines(std::slice::from_ref(words)).join("")
+                )
+            })?;
+        }
         let mut cmd = Command::new(binary);
         cmd.arg("-C").arg(&dir).args(words);
         if let Some(home) = cargo_home {

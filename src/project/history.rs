@@ -182,6 +182,14 @@ pub fn reconstruct(project: &Project, extras: &InitExtras) -> Vec<Vec<String>> {
 
 fn create_api(r: &Resource) -> Vec<String> {
     let mut flags = Vec::new();
+    if let Some(from) = &r.from_crd {
+        flags.extend(words(&["--from-crd", &from.file]));
+        if !r.controller {
+            flags.push("--controller=false".to_string());
+        }
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        return kind_words(&["create", "api"], r, &flags);
+    }
     let Some(api) = &r.api else {
         if r.external && r.from_crd.is_none() {
             return external_api(r);
@@ -276,7 +284,8 @@ mod tests {
              - {group: cache, domain: example.com, version: v1alpha1, kind: Memcached, plural: memcacheds, api: {crdVersion: v1, namespaced: false, storage: true}, controller: true, path: x, deployImage: {image: 'memcached:1.6', containerPort: 11211, containerCommand: [memcached, '--memory-limit=64'], runAsUser: 1001}}\n\
              - {group: apps, version: v1, kind: Deployment, plural: deployments, controller: true, core: true, path: x}\n\
              - {group: cert-manager, domain: io, version: v1, kind: Certificate, plural: certificates, controller: false, external: true, externalCrate: kcr_cert_manager_io@0.2, namespaced: false, path: kcr_cert_manager_io::v1::certificates::Certificate}\n\
-             - {group: widgets.acme.io, version: v1, kind: Widget, plural: widgets, controller: true, external: true, path: crate::external::Widget}\n",
+             - {group: widgets.acme.io, version: v1, kind: Widget, plural: widgets, controller: true, external: true, path: crate::external::Widget}\n\
+             - {group: gateway.networking.k8s.io, version: v1, kind: HTTPRoute, plural: httproutes, controller: false, external: true, fromCrd: {file: config/external/routes.yaml, sha256: ab, crdVersion: v1, namespaced: true}, path: crate::api::external::x::HTTPRoute}\n",
         );
         let extras = InitExtras {
             owner: "Acme Inc".into(),
@@ -292,6 +301,7 @@ mod tests {
                 "create api --group apps --version v1 --kind Deployment --resource=false --controller",
                 "create api --group cert-manager --version v1 --kind Certificate --external-api-path kcr_cert_manager_io::v1::certificates::Certificate --external-api-domain io --external-api-crate kcr_cert_manager_io@0.2 --namespaced=false --controller=false",
                 "create api --group widgets.acme.io --version v1 --kind Widget --external-api-path crate::external::Widget",
+                "create api --group gateway.networking.k8s.io --version v1 --kind HTTPRoute --from-crd config/external/routes.yaml --controller=false",
                 "edit api --group batch --version v2 --kind CronJob --storage",
                 "create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation",
                 "create webhook --group batch --version v2 --kind CronJob --conversion --spoke v1",

@@ -591,7 +591,7 @@ fn project_rewrites_keep_unknown_keys_and_comments() {
         )
         .replace(
             "  kind: Memcached\n",
-            "  kind: Memcached\n  # about the plural\n  external: false\n  module: github.com/acme/x\n",
+            "  kind: Memcached\n  # about the team\n  team: storage\n  module: github.com/acme/x\n",
         )
         + "plugins:\n  manifests.sdk.operatorframework.io/v2: {}\n  deploy-image.go.kubebuilder.io/v1-alpha:\n    resources:\n    - kind: Memcached\n      image: memcached:1.6\n# the end\n";
     std::fs::write(dir.join("PROJECT"), &text).unwrap();
@@ -605,8 +605,8 @@ fn project_rewrites_keep_unknown_keys_and_comments() {
         let after = read(&dir, "PROJECT");
         for kept in [
             "# the domain we own\ndomain: example.com # trailing note\n",
-            "  # about the plural\n",
-            "  external: false\n",
+            "  # about the team\n",
+            "  team: storage\n",
             "  module: github.com/acme/x\n",
             "plugins:\n",
             "manifests.sdk.operatorframework.io/v2: {}",

@@ -115,6 +115,7 @@ pub fn run(root: &Path, args: &CreateApiArgs, file: &Path) -> Result<()> {
         Some(r) => *r = resource.clone(),
         None => project.resources.push(resource.clone()),
     }
+    project::history::record_create_api(&mut project, &resource);
 
     let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);

@@ -14,7 +14,7 @@ use anyhow::{Context, Result, bail};
 pub fn given(path: &Path, cli_version: &str) -> Result<PathBuf> {
     let refuse = |problem: String| {
         anyhow::anyhow!(
-            "--from-binary {}: {problem}; it is the operator-rs binary that made the project (`<path> --version` prints `operator-rs {cli_version}`). Nothing was written.\n  e.g. --from-binary bin/operator-rs-{cli_version}",
+            "--from-binary {}: {problem}: not an operator-rs binary. Pass the operator-rs that made the project (`<path> --version` prints `operator-rs {cli_version}`). Nothing was written.\n  e.g. --from-binary bin/operator-rs-{cli_version}",
             path.display()
         )
     };
