@@ -275,8 +275,10 @@ fn ready(gizmo: &Gizmo) -> bool {
         })
 }
 
+/// Waits up to a minute for `name` to be Ready: a manager starting beside CI's other jobs on 2
+/// cores has taken over 30 s to sync its watches.
 async fn wait_ready(gizmos: &Api<Gizmo>, name: &str) -> bool {
-    eventually_async(Duration::from_secs(30), || async {
+    eventually_async(Duration::from_secs(60), || async {
         gizmos
             .get_opt(name)
             .await
