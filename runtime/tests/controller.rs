@@ -4,7 +4,8 @@
 //! nothing, a reconcile past its deadline that is cancelled and retried, and a namespace-scoped
 //! manager under exactly its Roles.
 
-use crate::support;
+#[path = "support/mod.rs"]
+mod support;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -880,8 +881,17 @@ async fn watch_namespace_covers_each_namespace_it_names_and_no_other() -> anyhow
     b_gizmos
         .create(&params, &gizmo("in-b", "watch", "x"))
         .await?;
-    assert!(wait_ready(&a_gizmos, "in-a").await, "a was not reconciled");
-    assert!(wait_ready(&b_gizmos, "in-b").await, "b was not reconciled");
+    let log = || String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
+    assert!(
+        wait_ready(&a_gizmos, "in-a").await,
+        "a was not reconciled:\n{}",
+        log()
+    );
+    assert!(
+        wait_ready(&b_gizmos, "in-b").await,
+        "b was not reconciled:\n{}",
+        log()
+    );
     // An owned ConfigMap deleted in b is seen through b's watch and recreated.
     let b_maps: Api<ConfigMap> = Api::namespaced(env.client()?, &b);
     b_maps.delete("in-b-data", &DeleteParams::default()).await?;
