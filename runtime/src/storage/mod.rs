@@ -26,7 +26,7 @@ pub use migration::{
 /// use operator_rs_runtime::storage::{Options, migration_task};
 ///
 /// let migrate = migration_task("migrate-memcached", Options::new("cache.example.com", "Memcached"));
-/// manager.run(vec![migrate /* , the controllers */]).await
+/// Ok(manager.run(vec![migrate /* , the controllers */]).await?)
 /// # }
 /// ```
 #[cfg(feature = "runtime")]
