@@ -4,7 +4,6 @@
 //! nothing, a reconcile past its deadline that is cancelled and retried, and a namespace-scoped
 //! manager under exactly its Roles.
 
-#[path = "support/mod.rs"]
 mod support;
 
 use std::collections::BTreeMap;
@@ -276,8 +275,7 @@ fn ready(gizmo: &Gizmo) -> bool {
         })
 }
 
-/// Waits up to a minute for `name` to be Ready: a manager starting beside CI's other jobs on 2
-/// cores has taken over 30 s to sync its watches.
+/// Waits up to a minute for `name` to be Ready (seconds when all is well).
 async fn wait_ready(gizmos: &Api<Gizmo>, name: &str) -> bool {
     eventually_async(Duration::from_secs(60), || async {
         gizmos

@@ -291,7 +291,7 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
 }
 
 /// Every fixture, in one crate (one harness build). `versions3` is left out: without a PROJECT
-/// naming its storage version it is an error case (tested in crdgen_differential).
+/// naming its storage version it is an error case (tested in tests/crdgen/differential.rs).
 #[test]
 fn exact_agrees_with_static_on_every_fixture() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/crdgen");
