@@ -1,8 +1,8 @@
 //! The controller plumbing (`operator_rs_runtime::controller`) end to end on a real control
 //! plane: status with conditions and observedGeneration, the finalizer and cleanup, an owned
 //! ConfigMap that is cached and recreated, namespace deletion, a settled restart that writes
-//! nothing, a reconcile past its deadline that is cancelled and retried, and a namespace-scoped
-//! manager under exactly its Roles.
+//! nothing, a reconcile past its deadline that is cancelled and retried, a namespace-scoped
+//! manager under exactly its Roles, and a manager of several namespaces, one of them listed late.
 
 mod support;
 
@@ -28,6 +28,7 @@ use operator_rs_runtime::testing::envtest::Envtest;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use support::gate::Gate;
 use support::proxy::Proxy;
 use support::{eventually, eventually_async, gone, parse};
 
@@ -275,11 +276,6 @@ fn ready(gizmo: &Gizmo) -> bool {
         })
 }
 
-/// The tests of this binary run one at a time: beside the others, the namespace-scoped manager
-/// of `watch_namespace_covers_each_namespace_it_names_and_no_other` at times never reconciled
-/// within a minute (alone it takes seconds; the cause is not found yet).
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
 /// Waits up to a minute for `name` to be Ready (seconds when all is well).
 async fn wait_ready(gizmos: &Api<Gizmo>, name: &str) -> bool {
     eventually_async(Duration::from_secs(60), || async {
@@ -301,7 +297,6 @@ async fn data_of(maps: &Api<ConfigMap>, name: &str) -> Option<String> {
 #[tokio::test]
 async fn an_object_becomes_ready_for_each_generation() -> anyhow::Result<()> {
     skip_unless_available!(Ok(()));
-    let _serial = SERIAL.lock().await;
     let (env, namespace, gizmos) = setup("ready").await?;
     let running = Running::start(env, "ready").await?;
     gizmos
@@ -363,7 +358,6 @@ async fn an_object_becomes_ready_for_each_generation() -> anyhow::Result<()> {
 #[tokio::test]
 async fn reconcile_gets_objects_as_trimmed_for_the_cache() -> anyhow::Result<()> {
     skip_unless_available!(Ok(()));
-    let _serial = SERIAL.lock().await;
     let (env, _namespace, gizmos) = setup("trim").await?;
     let running = Running::start(env, "trim").await?;
     let mut annotated = gizmo("one", "trim", "v1");
@@ -383,7 +377,6 @@ async fn reconcile_gets_objects_as_trimmed_for_the_cache() -> anyhow::Result<()>
 #[tokio::test]
 async fn the_finalizer_is_added_and_cleanup_runs_before_the_object_goes() -> anyhow::Result<()> {
     skip_unless_available!(Ok(()));
-    let _serial = SERIAL.lock().await;
     let (env, _namespace, gizmos) = setup("finalizer").await?;
     let running = Running::start(env, "finalizer").await?;
     gizmos
@@ -408,7 +401,6 @@ async fn the_finalizer_is_added_and_cleanup_runs_before_the_object_goes() -> any
 async fn a_deleted_owned_config_map_is_recreated_and_an_unchanged_one_is_read_from_the_cache()
 -> anyhow::Result<()> {
     skip_unless_available!(Ok(()));
-    let _serial = SERIAL.lock().await;
     let (env, namespace, gizmos) = setup("owned").await?;
     let running = Running::start(env, "owned").await?;
     gizmos
@@ -462,7 +454,6 @@ async fn a_deleted_owned_config_map_is_recreated_and_an_unchanged_one_is_read_fr
 #[tokio::test]
 async fn a_namespace_holding_objects_under_a_finalizer_is_deleted() -> anyhow::Result<()> {
     skip_unless_available!(Ok(()));
-    let _serial = SERIAL.lock().await;
     let (env, namespace, gizmos) = setup("nsdelete").await?;
     let running = Running::start(env, "nsdelete").await?;
     for name in ["a", "b"] {
@@ -492,7 +483,6 @@ async fn a_namespace_holding_objects_under_a_finalizer_is_deleted() -> anyhow::R
 #[tokio::test]
 async fn a_settled_restart_of_the_controller_writes_nothing() -> anyhow::Result<()> {
     skip_unless_available!(Ok(()));
-    let _serial = SERIAL.lock().await;
     let (env, namespace, gizmos) = setup("settled").await?;
     let names = ["s1", "s2", "s3"];
     let first = Running::start(env, "settled").await?;
@@ -551,7 +541,6 @@ async fn a_settled_restart_of_the_controller_writes_nothing() -> anyhow::Result<
 #[tokio::test]
 async fn a_reconcile_past_its_deadline_is_cancelled_and_retried() -> anyhow::Result<()> {
     skip_unless_available!(Ok(()));
-    let _serial = SERIAL.lock().await;
     let (env, _namespace, gizmos) = setup("deadline").await?;
     // Accepts connections (the kernel does, from its backlog) and never answers.
     let silent = std::net::TcpListener::bind("127.0.0.1:0")?;
@@ -609,7 +598,6 @@ async fn a_reconcile_past_its_deadline_is_cancelled_and_retried() -> anyhow::Res
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn objects_created_while_the_watch_expired_are_all_reconciled() -> anyhow::Result<()> {
     skip_unless_available!(Ok(()));
-    let _serial = SERIAL.lock().await;
     // A control plane of its own: the outage must not hit the other tests.
     let env = Envtest::builder().controller_manager(false).start()?;
     env.install_crd(&Gizmo::crd()).await?;
@@ -826,7 +814,6 @@ fn assert_no_forbidden(logs: &Mutex<Vec<u8>>) {
 async fn a_namespaced_manager_under_its_roles_reconciles_only_its_own_namespace()
 -> anyhow::Result<()> {
     skip_unless_available!(Ok(()));
-    let _serial = SERIAL.lock().await;
     let (env, own, own_gizmos) = setup("scoped").await?;
     let other = env.create_namespace("elsewhere").await?;
     let access = env.service_account(&own, "manager", GIZMO_ROLE).await?;
@@ -871,7 +858,6 @@ async fn a_namespaced_manager_under_its_roles_reconciles_only_its_own_namespace(
 #[tokio::test]
 async fn watch_namespace_covers_each_namespace_it_names_and_no_other() -> anyhow::Result<()> {
     skip_unless_available!(Ok(()));
-    let _serial = SERIAL.lock().await;
     let (env, a, a_gizmos) = setup("watch-a").await?;
     let b = env.create_namespace("watch-b").await?;
     let c = env.create_namespace("watch-c").await?;
@@ -922,5 +908,56 @@ async fn watch_namespace_covers_each_namespace_it_names_and_no_other() -> anyhow
     );
     running.stop().await?;
     assert_no_forbidden(&logs);
+    Ok(())
+}
+
+/// An object created in one watched namespace while another is still being listed (the
+/// manager just started, that list answered late) is reconciled: the namespaces' watches feed
+/// one cache, which must keep what the first namespace's watch saw before the last list came
+/// in (before, it was lost: the controller dropped the object and never reconciled it).
+#[tokio::test]
+async fn an_object_created_while_another_namespace_is_still_listed_is_reconciled()
+-> anyhow::Result<()> {
+    skip_unless_available!(Ok(()));
+    let (env, a, a_gizmos) = setup("late-a").await?;
+    let b = env.create_namespace("late-b").await?;
+    let gizmos_in =
+        |ns: &str| format!("/apis/controller.envtest.example.com/v1/namespaces/{ns}/gizmos?");
+    let (a_gizmos_path, b_gizmos_path) = (gizmos_in(&a), gizmos_in(&b));
+    // The controller's list in b (it selects by label; the manager's startup check does not).
+    let gate = Gate::new(move |request| {
+        request.starts_with(&b_gizmos_path)
+            && request.contains("labelSelector=")
+            && !request.contains("watch=true")
+    });
+    let (logs, _guard) = capture_logs();
+    let flag = format!("--watch-namespace={a},{b}");
+    let client = gate.client(env.config().clone())?;
+    let running = Running::start_with(client, "late", &[&flag], Gizmos).await?;
+    // a's watch starts once its list is in.
+    let a_listed = eventually(Duration::from_secs(30), || {
+        gate.sent(|request| request.starts_with(&a_gizmos_path) && request.contains("watch=true"))
+    })
+    .await;
+    assert!(a_listed, "a was never watched");
+    let params = PostParams::default();
+    a_gizmos
+        .create(&params, &gizmo("early", "late", "x"))
+        .await?;
+    let b_gizmos: Api<Gizmo> = Api::namespaced(env.client()?, &b);
+    b_gizmos
+        .create(&params, &gizmo("in-b", "late", "x"))
+        .await?;
+    // Time for a's watch to see it while b's list is held.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    gate.open();
+    let log = || String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
+    assert!(
+        wait_ready(&a_gizmos, "early").await,
+        "the object created while b was listed was not reconciled:\n{}",
+        log()
+    );
+    assert!(wait_ready(&b_gizmos, "in-b").await, "b was not reconciled");
+    running.stop().await?;
     Ok(())
 }

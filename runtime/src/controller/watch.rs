@@ -1,7 +1,7 @@
 //! What the caches keep: trimmed objects, and of an owned kind only those an owner controls;
 //! and how a kind is watched in several namespaces at once, into one cache.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use futures::stream::{self, BoxStream};
 use futures::{Stream, StreamExt};
@@ -40,10 +40,18 @@ pub(crate) fn watch_all<K: Cached>(
 
 /// The events of several watches (tagged with the index of their namespace in `namespaces`)
 /// as those of one: one list (Init, the objects of every namespace, then InitDone once every
-/// namespace is listed), then the changes. A reflector replaces its whole cache with each list,
-/// so a later relist of one namespace (after its watch expired) becomes updates of what it
-/// lists and deletions of what `store` holds in that namespace and it no longer lists: the
-/// other namespaces' objects stay cached.
+/// namespace is listed), then the changes.
+///
+/// Until every namespace is listed, nothing goes out: each namespace's list, and what its watch
+/// saw since, are kept here and sent as that one list. A reflector applies a change at once to
+/// its store and swaps the list in at InitDone, so a change sent before the last namespace is
+/// listed would be lost (an object created in a namespace listed early is not in the store, and
+/// the controller drops its request and never reconciles it) or undone (one deleted comes back).
+/// A namespace whose watch restarts before then is listed anew (its earlier list dropped).
+///
+/// A reflector replaces its whole cache with each list, so a later relist of one namespace
+/// (after its watch expired) becomes updates of what it lists and deletions of what `store`
+/// holds in that namespace and it no longer lists: the other namespaces' objects stay cached.
 pub(crate) fn merge_lists<K, E, S>(
     tagged: S,
     namespaces: Vec<Option<String>>,
@@ -53,42 +61,30 @@ where
     K: Cached,
     S: Stream<Item = (usize, Result<Event<K>, E>)>,
 {
-    let mut started = false;
-    let mut listed = vec![false; namespaces.len()];
-    let mut synced = false;
+    let mut first = Some(FirstList::<K>::new(namespaces.len()));
     let mut relisting: Vec<Option<HashSet<String>>> = vec![None; namespaces.len()];
     tagged.flat_map(move |(i, event)| {
-        let out: Vec<Result<Event<K>, E>> = match event {
-            Ok(Event::Init) if !synced => {
-                let first = !started;
-                started = true;
-                if first {
-                    vec![Ok(Event::Init)]
+        let out: Vec<Result<Event<K>, E>> = match (first.as_mut(), event) {
+            (_, Err(error)) => vec![Err(error)],
+            (Some(list), Ok(event)) => {
+                list.record(i, event);
+                if list.complete() {
+                    first.take().map(FirstList::events).unwrap_or_default()
                 } else {
                     Vec::new()
                 }
             }
-            Ok(Event::Init) => {
+            (None, Ok(Event::Init)) => {
                 relisting[i] = Some(HashSet::new());
                 Vec::new()
             }
-            Ok(Event::InitApply(obj)) if !synced => vec![Ok(Event::InitApply(obj))],
-            Ok(Event::InitApply(obj)) => {
+            (None, Ok(Event::InitApply(obj))) => {
                 if let Some(seen) = relisting[i].as_mut() {
                     seen.insert(obj.name_any());
                 }
                 vec![Ok(Event::Apply(obj))]
             }
-            Ok(Event::InitDone) if !synced => {
-                listed[i] = true;
-                synced = listed.iter().all(|l| *l);
-                if synced {
-                    vec![Ok(Event::InitDone)]
-                } else {
-                    Vec::new()
-                }
-            }
-            Ok(Event::InitDone) => {
+            (None, Ok(Event::InitDone)) => {
                 let seen = relisting[i].take().unwrap_or_default();
                 (store.state().into_iter())
                     .filter(|obj| {
@@ -97,10 +93,58 @@ where
                     .map(|obj| Ok(Event::Delete(K::clone(&obj))))
                     .collect()
             }
-            other => vec![other],
+            (None, Ok(other)) => vec![Ok(other)],
         };
         stream::iter(out)
     })
+}
+
+/// The first list of several namespaces' watches as it comes in: each namespace's objects (by
+/// name), as its list and then its watch leave them, and whether its list is complete.
+struct FirstList<K> {
+    objects: Vec<HashMap<String, K>>,
+    listed: Vec<bool>,
+}
+
+impl<K: Cached> FirstList<K> {
+    fn new(namespaces: usize) -> Self {
+        Self {
+            objects: (0..namespaces).map(|_| HashMap::new()).collect(),
+            listed: vec![false; namespaces],
+        }
+    }
+
+    /// Namespace `i`'s watch sent `event`.
+    fn record(&mut self, i: usize, event: Event<K>) {
+        match event {
+            // Its list starts (again, if its watch restarted): what it listed before is stale.
+            Event::Init => {
+                self.objects[i].clear();
+                self.listed[i] = false;
+            }
+            Event::InitApply(obj) | Event::Apply(obj) => {
+                self.objects[i].insert(obj.name_any(), obj);
+            }
+            Event::Delete(obj) => {
+                self.objects[i].remove(&obj.name_any());
+            }
+            Event::InitDone => self.listed[i] = true,
+        }
+    }
+
+    fn complete(&self) -> bool {
+        self.listed.iter().all(|listed| *listed)
+    }
+
+    /// The one list of every namespace.
+    fn events<E>(self) -> Vec<Result<Event<K>, E>> {
+        let objects = self.objects.into_iter().flat_map(HashMap::into_values);
+        std::iter::once(Event::Init)
+            .chain(objects.map(Event::InitApply))
+            .chain(std::iter::once(Event::InitDone))
+            .map(Ok)
+            .collect()
+    }
 }
 
 /// Drops what reconcile never reads from a cached copy (`managedFields`, and kubectl's
@@ -268,6 +312,55 @@ mod tests {
         let mut cached: Vec<String> = store.state().iter().map(|o| o.name_any()).collect();
         cached.sort();
         assert_eq!(cached, ["new", "x"]);
+    }
+
+    /// Changes one namespace's watch sees while another is still listing (the manager just
+    /// started; an object created in the first namespace at once) reach the cache and are
+    /// reconciled, and a namespace whose watch restarts mid-list is listed anew: a reflector
+    /// applies a change to its store at once and swaps the list in later, so a change sent
+    /// before the merged list would be lost (the new object never reconciled) or undone.
+    #[tokio::test]
+    async fn changes_before_every_namespace_is_listed_reach_the_cache_and_are_reconciled() {
+        use kube::runtime::{WatchStreamExt, reflector};
+        let events: Vec<(usize, Result<Event<ReplicaSet>, watcher::Error>)> = vec![
+            (0, Ok(Event::Init)),
+            (1, Ok(Event::Init)),
+            (0, Ok(Event::InitApply(map_in("a", "kept")))),
+            (0, Ok(Event::InitApply(map_in("a", "gone")))),
+            (1, Ok(Event::InitApply(map_in("b", "stale")))),
+            (0, Ok(Event::InitDone)),
+            (0, Ok(Event::Apply(map_in("a", "created")))),
+            (0, Ok(Event::Delete(map_in("a", "gone")))),
+            (1, Err(watcher::Error::NoResourceVersion)),
+            (1, Ok(Event::Init)),
+            (1, Ok(Event::InitApply(map_in("b", "listed")))),
+            (1, Ok(Event::InitDone)),
+        ];
+        let (store, writer) = reflector::store();
+        let namespaces = vec![Some("a".into()), Some("b".into())];
+        let merged = merge_lists(stream::iter(events), namespaces, store.clone());
+        let reflected = merged.reflect(writer);
+        let mut triggers = Box::pin(super::super::triggers::stored_objects(
+            reflected,
+            store.clone(),
+        ));
+        let mut triggered = Vec::new();
+        while let Some(obj) = triggers.next().await {
+            triggered.push(ObjectRef::from_obj(obj.as_ref()));
+        }
+        // kube's controller holds every request until the store is ready (the merged list is
+        // in), then looks its object up there and drops it if it is not: only what the cache
+        // holds now is reconciled.
+        let mut reconciled: Vec<String> = (triggered.iter())
+            .filter(|key| store.get(key).is_some())
+            .map(|key| format!("{}/{}", key.namespace.as_deref().unwrap(), key.name))
+            .collect();
+        reconciled.sort();
+        reconciled.dedup();
+        assert_eq!(reconciled, ["a/created", "a/kept", "b/listed"]);
+        let mut cached: Vec<String> = store.state().iter().map(|o| o.name_any()).collect();
+        cached.sort();
+        assert_eq!(cached, ["created", "kept", "listed"]);
     }
 
     #[test]

@@ -1,10 +1,11 @@
 //! Support of the integration tests, which run on envtest's real control plane: polling
-//! helpers, Leases, ConfigMaps, and the manager's flags.
+//! helpers, Leases, ConfigMaps, the manager's flags, and clients that hold answers back.
 #![allow(dead_code)]
 
 #[path = "../../src/manager/testing.rs"]
 pub mod testing;
 
+pub mod gate;
 pub mod leases;
 pub mod proxy;
 
