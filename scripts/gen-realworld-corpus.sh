@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerate fixtures/crdgen-realworld/: for every line of its SOURCES file, the public CRD at
 # <repository>@<commit>:<path> turned into Rust types by kopium (`cargo install kopium`), with the
-# mechanical fixes kube 5 needs, then rustfmt. The test tests/crdgen/realworld.rs compiles them
-# with kube-derive and checks `operator-rs generate crds` gives the same CRDs.
+# mechanical fixes kube 5 needs, then rustfmt. Then record kube-derive's output for them
+# (`cargo test --test crdgen -- --ignored realworld::records_kube_derive_output`): the test
+# tests/crdgen/realworld.rs checks `operator-rs generate crds` gives the same CRDs.
 #
 # Usage: scripts/gen-realworld-corpus.sh [MIRRORS]
 #   MIRRORS: a folder of bare clones named <owner>+<name>/repo (read with `git show`); without it,
@@ -46,4 +47,5 @@ while read -r module repo commit path; do
 done <"$out/SOURCES"
 # Mechanical fixes for kube 5 live here (none needed for kopium 0.24 output so far).
 for m in "${mods[@]}"; do rustfmt --edition 2024 "$out/$m.rs"; done
-echo "wrote ${#mods[@]} modules to $out"
+echo "wrote ${#mods[@]} modules to $out; now record kube-derive's output for them:"
+echo "  cargo test --test crdgen -- --ignored realworld::records_kube_derive_output"

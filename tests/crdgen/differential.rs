@@ -16,6 +16,8 @@ use operator_rs::crdgen;
 use operator_rs::project::Project;
 use operator_rs::workspace::DiskTree;
 
+use crate::crdgen_cases::recorded;
+
 pub fn project() -> Project {
     Project {
         version: "3".into(),
@@ -280,14 +282,19 @@ fn external_types() {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let recorded =
         std::fs::read_to_string(repo.join("fixtures/crdgen/external_types.crd.yaml")).unwrap();
-    let lock = std::fs::read_to_string(repo.join("Cargo.lock")).unwrap();
-    let header = crate::crdgen_cases::external_types::header(&lock);
-    let crd = recorded.strip_prefix(&header).unwrap_or_else(|| {
-        panic!(
-            "fixtures/crdgen/external_types.crd.yaml was not recorded with Cargo.lock's versions \
-             ({header:?}): record it again as its header says"
-        )
-    });
+    let lock = recorded::workspace_lock();
+    let crd = recorded
+        .strip_prefix(&recorded::header(&lock))
+        .unwrap_or_else(|| {
+            let with = recorded.lines().next().unwrap_or_default();
+            let with = with.rsplit("rendered with ").next().unwrap_or_default();
+            recorded::assert_current(
+                "fixtures/crdgen/external_types.crd.yaml",
+                with.trim_end_matches('.'),
+                recorded::EXTERNAL_TYPES_RECORDER,
+            );
+            panic!("fixtures/crdgen/external_types.crd.yaml has no header: record it again")
+        });
     let crd: CustomResourceDefinition = serde_saphyr::from_str(crd).unwrap();
     check("external_types", vec![crd]);
 }

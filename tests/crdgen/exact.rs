@@ -30,7 +30,7 @@ fn project() -> Project {
 /// The manifest of the harness crates (one set of dependencies: every build shares
 /// `target/crdgen-exact`): k8s-openapi and schemars as the workspace and generated projects
 /// build them, so CI compiles them once.
-const HARNESS_MANIFEST: &str = "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n\n[dependencies]\n\
+pub const HARNESS_MANIFEST: &str = "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n\n[dependencies]\n\
          kube = { version = \"5.0.0\", default-features = false, features = [\"derive\"] }\n\
          k8s-openapi = { version = \"0.29.0\", default-features = false, features = [\"std\", \"schemars\", \"v1_37\"] }\n\
          serde = { version = \"1\", features = [\"derive\"] }\nserde_json = \"1\"\nschemars = \"1.2\"\n";
@@ -47,7 +47,7 @@ const EXTERNAL_TYPES_DEPENDENCIES: &str = "schemars = { version = \"1.2\", featu
 
 /// The workspace's target directory (`CARGO_TARGET_TMPDIR` is `<target dir>/tmp`), as cargo's
 /// build-dir of the harness crates.
-fn workspace_build_dir() -> PathBuf {
+pub fn workspace_build_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .unwrap()
@@ -145,7 +145,7 @@ fn records_kube_derive_output_of_external_types() {
         .collect();
     assert_eq!(crds.len(), 1, "one kind in external_types.rs");
     let lock = std::fs::read_to_string(repo.join("Cargo.lock")).unwrap();
-    let header = crdgen_cases::external_types::header(&lock);
+    let header = crdgen_cases::recorded::header(&lock);
     std::fs::write(
         repo.join("fixtures/crdgen/external_types.crd.yaml"),
         format!("{header}{}", crds[0].contents),

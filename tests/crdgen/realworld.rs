@@ -1,170 +1,90 @@
 //! The real-world corpus (`fixtures/crdgen-realworld/`, 20 public CRDs of cert-manager, Gateway API,
 //! prometheus-operator and CloudNativePG turned into Rust by kopium; regenerate with
-//! `scripts/gen-realworld-corpus.sh`): compiled here with kube-derive, read statically from one temp
-//! crate; every CRD must equal kube-derive's `crd()`, and the linear structural rewrite must give
-//! kube-core's output on each kind's schema (compared without kube-apiserver's checks, which 4
-//! of the kinds fail: see `apiserver_checks_on_the_corpus`).
-// The corpus is compiled only for its CRDs: its fields are never read.
-#![allow(dead_code, clippy::all)]
+//! `scripts/gen-realworld-corpus.sh`), read statically from one temp crate: every CRD must equal
+//! kube-derive's `crd()`, and the linear structural rewrite must give kube-core's output on each
+//! kind's schema (compared without kube-apiserver's checks, which 4 of the kinds fail: see
+//! `apiserver_checks_on_the_corpus`).
+//!
+//! kube-derive's output is recorded (`fixtures/crdgen-realworld/recorded/`, by
+//! [`records_kube_derive_output`], which compiles the corpus with kube-derive in a crate of its
+//! own): compiled in this test crate, the corpus's derives (2 million lines once expanded) took
+//! two thirds of the test build's longest crate, and each record says the versions of kube-derive,
+//! schemars and k8s-openapi it was rendered with, which must be Cargo.lock's.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::CustomResourceExt;
 use operator_rs::crdgen::{self, structural};
 use operator_rs::project::Project;
 use operator_rs::workspace::DiskTree;
 use schemars::transform::Transform;
+use serde_json::{Value, json};
 
-#[path = "../../fixtures/crdgen-realworld/cm_certificates.rs"]
-mod cm_certificates;
-#[path = "../../fixtures/crdgen-realworld/cm_challenges.rs"]
-mod cm_challenges;
-#[path = "../../fixtures/crdgen-realworld/cm_clusterissuers.rs"]
-mod cm_clusterissuers;
-#[path = "../../fixtures/crdgen-realworld/cm_issuers.rs"]
-mod cm_issuers;
-#[path = "../../fixtures/crdgen-realworld/cnpg_clusters.rs"]
-mod cnpg_clusters;
-#[path = "../../fixtures/crdgen-realworld/cnpg_poolers.rs"]
-mod cnpg_poolers;
-#[path = "../../fixtures/crdgen-realworld/gw_gatewayclasses.rs"]
-mod gw_gatewayclasses;
-#[path = "../../fixtures/crdgen-realworld/gw_gateways.rs"]
-mod gw_gateways;
-#[path = "../../fixtures/crdgen-realworld/gw_grpcroutes.rs"]
-mod gw_grpcroutes;
-#[path = "../../fixtures/crdgen-realworld/gw_httproutes.rs"]
-mod gw_httproutes;
-#[path = "../../fixtures/crdgen-realworld/gw_listenersets.rs"]
-mod gw_listenersets;
-#[path = "../../fixtures/crdgen-realworld/po_alertmanagerconfigs.rs"]
-mod po_alertmanagerconfigs;
-#[path = "../../fixtures/crdgen-realworld/po_alertmanagers.rs"]
-mod po_alertmanagers;
-#[path = "../../fixtures/crdgen-realworld/po_podmonitors.rs"]
-mod po_podmonitors;
-#[path = "../../fixtures/crdgen-realworld/po_probes.rs"]
-mod po_probes;
-#[path = "../../fixtures/crdgen-realworld/po_prometheusagents.rs"]
-mod po_prometheusagents;
-#[path = "../../fixtures/crdgen-realworld/po_prometheuses.rs"]
-mod po_prometheuses;
-#[path = "../../fixtures/crdgen-realworld/po_scrapeconfigs.rs"]
-mod po_scrapeconfigs;
-#[path = "../../fixtures/crdgen-realworld/po_servicemonitors.rs"]
-mod po_servicemonitors;
-#[path = "../../fixtures/crdgen-realworld/po_thanosrulers.rs"]
-mod po_thanosrulers;
+use crate::crdgen_cases::recorded;
 
-/// Every kind: its module, kube-derive's CRD, and its schema before kube-core's rewrite.
-fn corpus() -> Vec<(&'static str, CustomResourceDefinition, serde_json::Value)> {
-    vec![
-        (
-            "cm_certificates",
-            cm_certificates::Certificate::crd(),
-            root_schema::<cm_certificates::Certificate>(),
-        ),
-        (
-            "cm_challenges",
-            cm_challenges::Challenge::crd(),
-            root_schema::<cm_challenges::Challenge>(),
-        ),
-        (
-            "cm_clusterissuers",
-            cm_clusterissuers::ClusterIssuer::crd(),
-            root_schema::<cm_clusterissuers::ClusterIssuer>(),
-        ),
-        (
-            "cm_issuers",
-            cm_issuers::Issuer::crd(),
-            root_schema::<cm_issuers::Issuer>(),
-        ),
-        (
-            "cnpg_clusters",
-            cnpg_clusters::Cluster::crd(),
-            root_schema::<cnpg_clusters::Cluster>(),
-        ),
-        (
-            "cnpg_poolers",
-            cnpg_poolers::Pooler::crd(),
-            root_schema::<cnpg_poolers::Pooler>(),
-        ),
-        (
-            "gw_gatewayclasses",
-            gw_gatewayclasses::GatewayClass::crd(),
-            root_schema::<gw_gatewayclasses::GatewayClass>(),
-        ),
-        (
-            "gw_gateways",
-            gw_gateways::Gateway::crd(),
-            root_schema::<gw_gateways::Gateway>(),
-        ),
-        (
-            "gw_grpcroutes",
-            gw_grpcroutes::GrpcRoute::crd(),
-            root_schema::<gw_grpcroutes::GrpcRoute>(),
-        ),
-        (
-            "gw_httproutes",
-            gw_httproutes::HttpRoute::crd(),
-            root_schema::<gw_httproutes::HttpRoute>(),
-        ),
-        (
-            "gw_listenersets",
-            gw_listenersets::ListenerSet::crd(),
-            root_schema::<gw_listenersets::ListenerSet>(),
-        ),
-        (
-            "po_alertmanagerconfigs",
-            po_alertmanagerconfigs::AlertmanagerConfig::crd(),
-            root_schema::<po_alertmanagerconfigs::AlertmanagerConfig>(),
-        ),
-        (
-            "po_alertmanagers",
-            po_alertmanagers::Alertmanager::crd(),
-            root_schema::<po_alertmanagers::Alertmanager>(),
-        ),
-        (
-            "po_podmonitors",
-            po_podmonitors::PodMonitor::crd(),
-            root_schema::<po_podmonitors::PodMonitor>(),
-        ),
-        (
-            "po_probes",
-            po_probes::Probe::crd(),
-            root_schema::<po_probes::Probe>(),
-        ),
-        (
-            "po_prometheusagents",
-            po_prometheusagents::PrometheusAgent::crd(),
-            root_schema::<po_prometheusagents::PrometheusAgent>(),
-        ),
-        (
-            "po_prometheuses",
-            po_prometheuses::Prometheus::crd(),
-            root_schema::<po_prometheuses::Prometheus>(),
-        ),
-        (
-            "po_scrapeconfigs",
-            po_scrapeconfigs::ScrapeConfig::crd(),
-            root_schema::<po_scrapeconfigs::ScrapeConfig>(),
-        ),
-        (
-            "po_servicemonitors",
-            po_servicemonitors::ServiceMonitor::crd(),
-            root_schema::<po_servicemonitors::ServiceMonitor>(),
-        ),
-        (
-            "po_thanosrulers",
-            po_thanosrulers::ThanosRuler::crd(),
-            root_schema::<po_thanosrulers::ThanosRuler>(),
-        ),
-    ]
+/// Each module of the corpus and its kind.
+const CORPUS: [(&str, &str); 20] = [
+    ("cm_certificates", "Certificate"),
+    ("cm_challenges", "Challenge"),
+    ("cm_clusterissuers", "ClusterIssuer"),
+    ("cm_issuers", "Issuer"),
+    ("cnpg_clusters", "Cluster"),
+    ("cnpg_poolers", "Pooler"),
+    ("gw_gatewayclasses", "GatewayClass"),
+    ("gw_gateways", "Gateway"),
+    ("gw_grpcroutes", "GrpcRoute"),
+    ("gw_httproutes", "HttpRoute"),
+    ("gw_listenersets", "ListenerSet"),
+    ("po_alertmanagerconfigs", "AlertmanagerConfig"),
+    ("po_alertmanagers", "Alertmanager"),
+    ("po_podmonitors", "PodMonitor"),
+    ("po_probes", "Probe"),
+    ("po_prometheusagents", "PrometheusAgent"),
+    ("po_prometheuses", "Prometheus"),
+    ("po_scrapeconfigs", "ScrapeConfig"),
+    ("po_servicemonitors", "ServiceMonitor"),
+    ("po_thanosrulers", "ThanosRuler"),
+];
+
+const RECORDER: &str =
+    "cargo test --test crdgen -- --ignored realworld::records_kube_derive_output";
+
+fn corpus_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/crdgen-realworld")
 }
 
-/// The root schema as `crd()` generates it, with the transforms before the structural rewrite only.
-fn root_schema<K: schemars::JsonSchema>() -> serde_json::Value {
+fn record_path(module: &str) -> PathBuf {
+    corpus_dir().join("recorded").join(format!("{module}.json"))
+}
+
+/// Every kind: its module, kube-derive's CRD, and its schema before kube-core's rewrite, as
+/// recorded for Cargo.lock's versions.
+fn corpus() -> Vec<(&'static str, CustomResourceDefinition, Value)> {
+    (CORPUS.iter())
+        .map(|(module, _)| {
+            let path = record_path(module);
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}: record it with `{RECORDER}`", path.display()));
+            let mut record: Value = serde_json::from_str(&text).unwrap();
+            let with = record["rendered_with"].as_str().unwrap_or_default();
+            recorded::assert_current(&path.display().to_string(), with, RECORDER);
+            let crd = serde_json::from_value(record["crd"].take()).unwrap();
+            (*module, crd, record["schema"].take())
+        })
+        .collect()
+}
+
+/// kube-core's structural rewrite of `schema` (what kube-derive's `crd()` applies last).
+fn kube_core_rewrite(schema: &Value) -> Value {
+    let mut schema = schemars::Schema::try_from(schema.clone()).unwrap();
+    kube_core::schema::StructuralSchemaRewriter.transform(&mut schema);
+    schema.to_value()
+}
+
+/// The root schema as `crd()` generates it, with the transforms before the structural rewrite
+/// only: the recorder's harness computes it with this function's text.
+const ROOT_SCHEMA: &str = r#"fn root_schema<K: schemars::JsonSchema>() -> serde_json::Value {
     schemars::generate::SchemaSettings::openapi3()
         .with(|s| {
             s.inline_subschemas = true;
@@ -174,6 +94,68 @@ fn root_schema<K: schemars::JsonSchema>() -> serde_json::Value {
         .into_generator()
         .into_root_schema_for::<K>()
         .to_value()
+}
+"#;
+
+/// Compiles the corpus with kube-derive in a crate of its own (its dependencies as the `--exact`
+/// harness's, in the workspace's build directory) and records, for each kind, `crd()` and the
+/// root schema before kube-core's rewrite, with the versions they were rendered with.
+#[test]
+#[ignore = "records fixtures: run it when Cargo.lock's kube, schemars or k8s-openapi changes, or the corpus does"]
+fn records_kube_derive_output() {
+    let modules: Vec<&str> = CORPUS.iter().map(|(m, _)| *m).collect();
+    let dir = corpus_crate(&modules);
+    let root = dir.path();
+    std::fs::write(root.join("Cargo.toml"), crate::exact::HARNESS_MANIFEST).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock"),
+        root.join("Cargo.lock"),
+    )
+    .unwrap();
+    let mut main = format!(
+        "#![allow(dead_code)]\nuse kube::CustomResourceExt;\n\n{ROOT_SCHEMA}\nfn main() {{\n    let out = serde_json::json!({{\n"
+    );
+    for (module, kind) in CORPUS {
+        main.push_str(&format!(
+            "        \"{module}\": {{ \"crd\": fixture::{module}::{kind}::crd(), \"schema\": root_schema::<fixture::{module}::{kind}>() }},\n"
+        ));
+    }
+    main.push_str("    });\n    println!(\"{out}\");\n}\n");
+    std::fs::write(root.join("src/main.rs"), main).unwrap();
+    let out = Command::new(env!("CARGO"))
+        .args(["run", "--quiet", "--offline"])
+        .current_dir(root)
+        .env("CARGO_TARGET_DIR", root.join("target"))
+        .env("CARGO_BUILD_BUILD_DIR", crate::exact::workspace_build_dir())
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the corpus did not build with kube-derive:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut all: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let with = recorded::versions(&recorded::workspace_lock());
+    std::fs::create_dir_all(corpus_dir().join("recorded")).unwrap();
+    for (module, _) in CORPUS {
+        let record = json!({
+            "rendered_with": with,
+            "recorded_by": RECORDER,
+            "crd": all[module]["crd"].take(),
+            "schema": all[module]["schema"].take(),
+        });
+        // One space of indent: lines to diff when a record changes, at two thirds of the size.
+        let mut text = Vec::new();
+        let format = serde_json::ser::PrettyFormatter::with_indent(b" ");
+        serde::Serialize::serialize(
+            &record,
+            &mut serde_json::Serializer::with_formatter(&mut text, format),
+        )
+        .unwrap();
+        text.push(b'\n');
+        std::fs::write(record_path(module), text).unwrap();
+    }
 }
 
 fn project() -> Project {
@@ -244,13 +226,11 @@ fn static_output_equals_kube_derive() {
 #[test]
 fn linear_rewrite_equals_kube_core() {
     for (module, _, schema) in corpus() {
-        let mut theirs = schemars::Schema::try_from(schema.clone()).unwrap();
-        kube_core::schema::StructuralSchemaRewriter.transform(&mut theirs);
+        let theirs = kube_core_rewrite(&schema);
         let mut ours = schema;
         structural::rewrite(&mut ours).unwrap();
         assert!(
-            serde_json::to_string(&ours).unwrap()
-                == serde_json::to_string(&theirs.to_value()).unwrap(),
+            serde_json::to_string(&ours).unwrap() == serde_json::to_string(&theirs).unwrap(),
             "{module}: the linear rewrite differs from kube-core's"
         );
     }

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 pub mod compiled;
-pub mod external_types;
+pub mod recorded;
 pub mod schemas;
 
 use operator_rs::project::{LAYOUT, Project};
