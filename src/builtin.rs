@@ -20,34 +20,6 @@ pub struct BuiltinKind {
     pub rust_path: String,
 }
 
-impl BuiltinKind {
-    /// The PROJECT entry of this kind (`core: true`; the core group as `core`, as kubebuilder
-    /// writes it), with or without a controller.
-    pub fn to_resource(&self, controller: bool) -> crate::project::Resource {
-        crate::project::Resource {
-            group: if self.group.is_empty() {
-                crate::project::CORE_GROUP.into()
-            } else {
-                self.group.to_string()
-            },
-            domain: String::new(),
-            version: self.version.to_string(),
-            kind: self.kind.to_string(),
-            plural: self.plural.to_string(),
-            api: None,
-            controller,
-            core: true,
-            external: false,
-            from_crd: None,
-            external_crate: None,
-            namespaced: None,
-            path: self.rust_path.clone(),
-            deploy_image: None,
-            webhooks: None,
-        }
-    }
-}
-
 fn kind_of<T: Resource>(path: &str) -> BuiltinKind {
     BuiltinKind {
         group: T::GROUP,

@@ -36,3 +36,6 @@ pub(crate) mod syntax;
 pub mod vendor;
 pub mod webhookgen;
 pub mod workspace;
+
+#[cfg(test)]
+mod layering;

@@ -191,6 +191,32 @@ pub struct DeployImage {
 }
 
 impl Resource {
+    /// The PROJECT entry of a built-in kind (`core: true`; the core group as `core`, as
+    /// kubebuilder writes it), with or without a controller.
+    pub fn of_builtin(b: &crate::builtin::BuiltinKind, controller: bool) -> Self {
+        Self {
+            group: if b.group.is_empty() {
+                CORE_GROUP.into()
+            } else {
+                b.group.to_string()
+            },
+            domain: String::new(),
+            version: b.version.to_string(),
+            kind: b.kind.to_string(),
+            plural: b.plural.to_string(),
+            api: None,
+            controller,
+            core: true,
+            external: false,
+            from_crd: None,
+            external_crate: None,
+            namespaced: None,
+            path: b.rust_path.clone(),
+            deploy_image: None,
+            webhooks: None,
+        }
+    }
+
     /// The group as PROJECT names it, qualified: `cache.example.com`, `apps`, or `core` for
     /// core/v1 (kubebuilder's spelling). For the group Kubernetes knows, see [`Self::api_group`].
     pub fn qualified_group(&self) -> String {

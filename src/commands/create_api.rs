@@ -197,7 +197,7 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
             ..existing
         }
     } else if let Some(b) = builtin::lookup(group, version, kind) {
-        b.to_resource(true)
+        Resource::of_builtin(b, true)
     } else {
         let hint = if builtin::is_builtin_group(group) {
             format!(

@@ -276,7 +276,7 @@ fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateWebhookArgs) -> R
 /// without a controller.
 fn builtin_kind(project: &Project, group: &str, version: &str, kind: &str) -> Option<Resource> {
     let b = builtin::lookup(group, version, kind)?;
-    let new = b.to_resource(false);
+    let new = Resource::of_builtin(b, false);
     Some(
         project
             .find(&new.group, version, kind)
