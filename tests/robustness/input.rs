@@ -215,6 +215,99 @@ fn dns_messages_name_the_bad_label() {
     assert!(!fresh.exists(), "a refused init created its folder");
 }
 
+/// A name the API server takes as one DNS label says "it is empty" when empty (not a subdomain's
+/// "empty part"), and a subdomain's empty part says which: for every flag of either kind.
+#[test]
+fn empty_names_say_empty() {
+    let tmp = init_project("empty-op");
+    let dir = project_dir(&tmp, "empty-op");
+    let api = |extra: &[&'static str]| {
+        let mut a = words("create api --version v1");
+        a.extend_from_slice(extra);
+        a
+    };
+    for (args, rule) in [
+        (
+            api(&["--group", "cache", "--kind", "Foo", "--plural", ""]),
+            "invalid plural \"\": must be a DNS-1035 label",
+        ),
+        (
+            api(&["--group", "a..b", "--kind", "Foo"]),
+            "empty part (two dots in a row",
+        ),
+        (
+            api(&["--group", ".a", "--kind", "Foo"]),
+            "empty part (two dots in a row",
+        ),
+    ] {
+        refused(&dir, &args, &[rule, "e.g. --"]);
+        let r = run(&dir, &args);
+        if args.contains(&"--plural") {
+            assert!(r.stderr.contains("; it is empty"), "{}", r.stderr);
+            assert!(!r.stderr.contains("empty part"), "{}", r.stderr);
+        }
+    }
+}
+
+/// A CRD is named `<plural>.<group>`, which the API server takes as a DNS-1123 subdomain: at
+/// most 253 characters, though a group of 253 and a plural of 63 are each valid alone (the API
+/// server's verdict: tests/apiserver/names.rs). Refused before anything is written, naming the
+/// lengths and the rule.
+#[test]
+fn a_crd_name_over_253_characters_is_refused() {
+    let tmp = init_project("crdname-op");
+    let dir = project_dir(&tmp, "crdname-op");
+    // With `.example.com`, 241 characters of group make a qualified group of 253.
+    let group = format!(
+        "{}.{}.{}.{}",
+        "a".repeat(63),
+        "b".repeat(63),
+        "c".repeat(63),
+        "d".repeat(49)
+    );
+    let args = [
+        "create",
+        "api",
+        "--group",
+        &group,
+        "--version",
+        "v1",
+        "--kind",
+        "Foo",
+    ];
+    refused(
+        &dir,
+        &args,
+        &[
+            "invalid CRD name \"foos.aaa",
+            "at most 253 characters; this one has 258 (the plural 4 and the group 253)",
+            "e.g. --group cache --version v1 --kind Foo",
+        ],
+    );
+    // 236 characters of group: `foos.` + 248 = 253, accepted.
+    let group = format!(
+        "{}.{}.{}.{}",
+        "a".repeat(63),
+        "b".repeat(63),
+        "c".repeat(63),
+        "d".repeat(44)
+    );
+    ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            &group,
+            "--version",
+            "v1",
+            "--kind",
+            "Foo",
+            "--controller=false",
+        ],
+    );
+}
+
 /// An argument that is not UTF-8 is refused by name (which flag's value it is), not with a
 /// panic; only -C takes any path.
 #[cfg(unix)]

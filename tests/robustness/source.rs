@@ -105,6 +105,14 @@ fn names_in_the_source_get_the_command_line_rules() {
     let dir = project_dir(&tmp, "srcname-op");
     let outside = dir.parent().unwrap().to_path_buf();
     let before_outside = snapshot(&outside).len();
+    let long_group = format!(
+        "group = \"{}.{}.{}.{}\"",
+        "a".repeat(63),
+        "b".repeat(63),
+        "c".repeat(63),
+        "d".repeat(51)
+    );
+    let long_singular = format!("singular = \"{}\"", "a".repeat(63));
     // (text to replace, replacement, what the error is at, the rule it names)
     for (from, to, needle, rule) in [
         (
@@ -160,6 +168,20 @@ fn names_in_the_source_get_the_command_line_rules() {
             "kind = \"Memcached\", plural = \"a\"",
             "plural = \"memcacheds\"",
             "given twice",
+        ),
+        // The CRD's name, `<plural>.<group>`, over 253 characters (each part valid alone).
+        (
+            "group = \"cache.example.com\"",
+            long_group.as_str(),
+            "group =",
+            "at most 253 characters; this one has 254",
+        ),
+        // A plural kube-derive derives (from the singular here) gets the written one's rule.
+        (
+            "plural = \"memcacheds\"",
+            long_singular.as_str(),
+            "singular =",
+            "kube-derive derives it from the singular",
         ),
     ] {
         let original = read(&dir, KIND_FILE);
