@@ -334,6 +334,82 @@ fn kinds_made_by_macros_are_pointed_out() {
     }
 }
 
+/// Two fields of a struct (or of a struct variant) that serde writes or reads under one JSON key,
+/// or two variants of an enum under one name, by `rename` or `rename_all`: serde compiles them,
+/// the CRD silently has one property (or lists a value twice). Refused at the second, naming both
+/// (file:line:col) and the key; a skipped field or variant takes no key.
+#[test]
+fn fields_or_variants_sharing_a_json_name_are_refused() {
+    let tmp = project_with_kind("jsonkey-op");
+    let dir = project_dir(&tmp, "jsonkey-op");
+    let original = read(&dir, KIND_FILE);
+    let field = "pub foo: Option<String>,";
+    // An enum field, the enum's body last (the spec's closing brace closes it).
+    let enum_of = |body: &str| {
+        format!(
+            "pub e: Option<E>,\n}}\n#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]\n{body}"
+        )
+    };
+    // (the field's replacement, the first and second names, the key, the rule)
+    for (to, first, second, key, rule) in [
+        (
+            "#[serde(rename = \"x\")] pub a: String,\n    #[serde(rename = \"x\")] pub b: String,".to_string(),
+            "`a` (at ",
+            "and `b` of `MemcachedSpec`",
+            "\"x\"",
+            "both serialize as the JSON key",
+        ),
+        // rename_all = "camelCase" makes `a_b` the key "aB".
+        (
+            "pub a_b: String,\n    #[serde(rename = \"aB\")] pub other: String,".into(),
+            "`a_b` (at ",
+            "and `other` of `MemcachedSpec`",
+            "\"aB\"",
+            "both serialize as the JSON key",
+        ),
+        (
+            "#[serde(rename(serialize = \"a\"))] pub a: String,\n    #[serde(rename(deserialize = \"a\"))] pub other: String,".into(),
+            "`a` (at ",
+            "and `other` of `MemcachedSpec`",
+            "\"a\"",
+            "both deserialize as the JSON key",
+        ),
+        (
+            enum_of("pub enum E { V { x: String, #[serde(rename = \"x\")] y: String }"),
+            "`x` (at ",
+            "and `y` of `E::V`",
+            "\"x\"",
+            "both serialize as the JSON key",
+        ),
+        (
+            enum_of("#[serde(rename_all = \"lowercase\")]\npub enum E { Ab, #[serde(rename = \"ab\")] B,"),
+            "`Ab` (at ",
+            "and `B` of `E`",
+            "\"ab\"",
+            "are both named",
+        ),
+    ] {
+        std::fs::write(dir.join(KIND_FILE), original.replacen(field, &to, 1)).unwrap();
+        let r = refused(&dir, &["generate", "crds"], &[first, second, key, rule, "e.g. `#[serde(rename = "]);
+        // The second is on the replacement's last line.
+        let line = original.lines().position(|l| l.contains(field)).unwrap() + to.lines().count() - 1;
+        assert!(
+            r.stderr.starts_with(&format!("error: {KIND_FILE}:{}:", line + 1)),
+            "{to}: not at line {}: {}",
+            line + 1,
+            r.stderr
+        );
+    }
+    // Skipped, a field or a variant takes no key: accepted.
+    for to in [
+        "pub a: String,\n    #[serde(rename = \"a\", skip)] pub other: String,".to_string(),
+        enum_of("pub enum E { A, #[serde(rename = \"A\", skip)] B,"),
+    ] {
+        std::fs::write(dir.join(KIND_FILE), original.replacen(field, &to, 1)).unwrap();
+        ok(&dir, &["generate", "crds"]);
+    }
+}
+
 #[test]
 fn deep_or_looping_sources_are_errors_not_crashes() {
     let tmp = project_with_kind("deep-op");
