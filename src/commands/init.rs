@@ -65,7 +65,7 @@ fn scaffold(
     let existing = existing_project(root, args.force)?;
     let source = crate::install_source::git_install_args().unwrap_or_default();
     let mut project = Project {
-        version: "3".into(),
+        version: crate::project::FORMAT_VERSION.into(),
         domain: domain.to_string(),
         repo,
         crate_name: names::crate_name(&project_name),

@@ -935,3 +935,71 @@ fn a_project_file_with_names_no_command_writes_is_refused() {
         }
     }
 }
+
+/// A PROJECT of another format version, or made by a newer operator-rs (which may record what
+/// this one does not know, as `namespaced: true` once was), is refused by every command that reads
+/// it, naming the version and the way to the right binary; nothing is written. An older
+/// operator-rs's, or this one's pre-release, is read.
+#[test]
+fn a_project_file_from_a_newer_operator_rs_is_refused() {
+    let tmp = init_project("newer-op");
+    let dir = project_dir(&tmp, "newer-op");
+    ok(
+        &dir,
+        &words("create api --group cache --version v1 --kind Memcached"),
+    );
+    let original = read(&dir, "PROJECT");
+    let ours = env!("CARGO_PKG_VERSION");
+    let major: u64 = ours.split('.').next().unwrap().parse().unwrap();
+    let newer = format!("{}.0.0", major + 1);
+    let cli_version = format!("cliVersion: \"{ours}\"");
+    for (from, to, needles) in [
+        (
+            "version: \"3\"".to_string(),
+            "version: \"4\"".to_string(),
+            vec![
+                "version \"4\" is not the PROJECT format this operator-rs reads (\"3\"".to_string(),
+                "e.g. version: \"3\"".into(),
+            ],
+        ),
+        (
+            cli_version.clone(),
+            format!("cliVersion: \"{newer}\""),
+            vec![
+                format!(
+                    "operator-rs {newer} made this project, and this is operator-rs {ours}, older"
+                ),
+                format!("e.g. `make operator-rs` installs {newer} as bin/operator-rs-{newer}"),
+            ],
+        ),
+    ] {
+        assert!(original.contains(&from), "{from}: {original}");
+        std::fs::write(dir.join("PROJECT"), original.replacen(&from, &to, 1)).unwrap();
+        let before = snapshot(&dir);
+        for args in [
+            "generate manifests",
+            "create api --group web --version v1 --kind Site",
+            "create webhook --group cache --version v1 --kind Memcached --defaulting",
+            "edit --namespaced",
+            "update --dry-run",
+        ] {
+            let r = run(&dir, &words(args));
+            assert_eq!(r.code, 2, "{to}: {args}: {}", r.stderr);
+            for needle in &needles {
+                assert!(
+                    r.stderr.contains(needle.as_str()),
+                    "{to}: {args}: {needle:?} not in:\n{}",
+                    r.stderr
+                );
+            }
+            assert_eq!(snapshot(&dir), before, "{to}: {args} changed the project");
+        }
+    }
+    // A pre-release of this version is older than it: read.
+    std::fs::write(
+        dir.join("PROJECT"),
+        original.replacen(&cli_version, &format!("cliVersion: \"{ours}-rc.1\""), 1),
+    )
+    .unwrap();
+    ok(&dir, &words("generate manifests"));
+}
