@@ -84,7 +84,15 @@ pub fn schema_cases() -> Vec<SchemaCase> {
             obj(
                 json!({"a": {"type": "object", "properties": {"b": s()}, "additionalProperties": false}}),
             ),
-            "additionalProperties and properties are mutual exclusive",
+            "additionalProperties and properties are mutual exclusive (`#[serde(deny_unknown_fields)]`",
+        ),
+        // A `#[serde(flatten)]` map beside named fields: its value schema, not `false`.
+        refused(
+            "properties_and_additional_schema",
+            obj(
+                json!({"a": {"type": "object", "properties": {"b": s()}, "additionalProperties": s()}}),
+            ),
+            "additionalProperties and properties are mutual exclusive (a map beside named fields: a `#[serde(flatten)]` map field",
         ),
         accepted(
             "properties_and_additional_true",
