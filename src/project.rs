@@ -284,7 +284,7 @@ impl Project {
                     display_dir(root)
                 ),
             },
-            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+            Err(e) => return Err(crate::workspace::with_path(&path, e).into()),
         };
         Self::parse(&text)
             .with_context(|| format!("{} is not a valid PROJECT file", path.display()))

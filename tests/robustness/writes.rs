@@ -671,3 +671,66 @@ fn kustomizations_a_command_cannot_keep_are_refused() {
     ok(&dir, &words("generate crds"));
     assert_eq!(read(&dir, crd), commented);
 }
+
+/// A folder where a command reads a file of its own (PROJECT, a generated manifest it compares
+/// with, with or without `--check`): named as such, with what to do, for every command and every
+/// such file; nothing written.
+#[test]
+fn a_folder_where_a_generated_file_belongs_is_named() {
+    let tmp = init_project("folder-op");
+    let dir = project_dir(&tmp, "folder-op");
+    ok(&dir, &words(API));
+    let crd = "config/crd/bases/cache.example.com_memcacheds.yaml";
+    for (file, commands) in [
+        (
+            "config/rbac/role.yaml",
+            vec![
+                "generate rbac",
+                "generate rbac --check",
+                "generate manifests",
+            ],
+        ),
+        (
+            crd,
+            vec![
+                "generate crds",
+                "generate crds --check",
+                "create api --group cache --version v1 --kind Other",
+            ],
+        ),
+        (
+            "PROJECT",
+            vec![
+                "generate crds",
+                "create api --group cache --version v1 --kind Other",
+            ],
+        ),
+    ] {
+        let text = read(&dir, file);
+        std::fs::remove_file(dir.join(file)).unwrap();
+        std::fs::create_dir(dir.join(file)).unwrap();
+        let before = snapshot(&dir);
+        for args in commands {
+            let r = run(&dir, &words(args));
+            assert_eq!(r.code, 2, "{file}: {args}: {}", r.stderr);
+            for needle in [
+                &format!("{file} is a folder where a file belongs") as &str,
+                "Nothing was written",
+                "e.g. `mv",
+            ] {
+                assert!(
+                    r.stderr.contains(needle),
+                    "{file}: {args}: {needle:?} not in:\n{}",
+                    r.stderr
+                );
+            }
+            assert_eq!(
+                snapshot(&dir),
+                before,
+                "{file}: {args}: the project changed"
+            );
+        }
+        std::fs::remove_dir(dir.join(file)).unwrap();
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+}
