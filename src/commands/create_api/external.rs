@@ -73,7 +73,12 @@ pub fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateApiArgs) -> R
     names::validate_kind(kind)?;
     let domain = args.external_api_domain.as_deref().unwrap_or("").trim();
     if !domain.is_empty() {
-        names::validate_domain(domain)?;
+        // The rule of `init --domain`, named and exemplified as this flag.
+        names::validate_domain(domain).map_err(|e| names::NameError {
+            what: "--external-api-domain",
+            example: "--external-api-domain io (with --group cert-manager: cert-manager.io)".into(),
+            ..e
+        })?;
     }
     names::validate_group(group, domain)?;
     let plural = args
