@@ -226,7 +226,12 @@ fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateWebhookArgs) -> R
         if spoke.is_empty() {
             continue;
         }
-        names::validate_version(spoke)?;
+        // The rule of a version, named and exemplified as this flag.
+        names::validate_version(spoke).map_err(|e| names::NameError {
+            what: "--spoke version",
+            example: format!("--spoke v2 (another version of {kind}, as --version names one)"),
+            ..e
+        })?;
         if spokes.iter().any(|s| s == spoke) {
             bail!("duplicate spoke version {spoke}: list each version once");
         }
