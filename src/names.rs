@@ -137,6 +137,22 @@ fn label_shape_problem(label: &str) -> Option<String> {
     None
 }
 
+/// `init --owner`, the copyright holder the README's license section names: one line of text
+/// (no control character: a line break or an escape sequence would break the line it is on).
+pub fn validate_owner(owner: &str) -> Result<(), NameError> {
+    match owner.chars().find(|c| c.is_control()) {
+        None => Ok(()),
+        Some(c) => Err(refuse(
+            "owner",
+            owner,
+            format!(
+                "must be one line of text, the copyright holder's name, without control characters; it has {c:?}"
+            ),
+            "--owner \"Acme Corp.\"",
+        )),
+    }
+}
+
 /// The domain of `init --domain`: a DNS-1123 subdomain.
 pub fn validate_domain(domain: &str) -> Result<(), NameError> {
     match subdomain_problem(domain) {

@@ -14,6 +14,7 @@ use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     let domain = args.domain.trim();
     names::validate_domain(domain)?;
+    names::validate_owner(&args.owner)?;
     let repo = normalize_repo(&args.repo)?;
     let project_name = match &args.project_name {
         Some(n) => {

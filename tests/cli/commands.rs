@@ -227,6 +227,15 @@ fn init_refuses_bad_input_and_changes_nothing() {
             "invalid domain \"Example.com\"",
         ),
         (&["--domain", "example..com"], "invalid domain"),
+        // The owner is one line of the README's license section.
+        (
+            &["--domain", "example.com", "--owner", "Acme\nCorp"],
+            "invalid owner \"Acme\\nCorp\": must be one line of text",
+        ),
+        (
+            &["--domain", "example.com", "--owner", "Acme\u{1b}[31m"],
+            "without control characters; it has '\\u{1b}'",
+        ),
         (
             &words("--domain example.com --project-name My_Op"),
             "invalid project name \"My_Op\"",
