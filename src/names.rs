@@ -462,6 +462,10 @@ fn is_kube_version(v: &str) -> bool {
     !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && !n.starts_with('0')
 }
 
+/// Crates a generated module that declares one module per kind imports by name, and that
+/// module: a kind whose module (`kind_snake`) is named so would shadow the crate there.
+const RESERVED_MODULES: &[(&str, &str)] = &[("operator_rs_runtime", "src/controllers/mod.rs")];
+
 /// Names the generated Rust code declares or imports next to a kind: a kind with one of these
 /// names would clash with them.
 const RESERVED_KINDS: &[&str] = &[
@@ -549,6 +553,19 @@ pub fn validate_kind(kind: &str) -> Result<(), NameError> {
             "kind",
             kind,
             format!("its Rust module name `{snake}` is a Rust keyword"),
+            format!("--kind {kind}Resource"),
+        ));
+    }
+    if let Some(file) = RESERVED_MODULES
+        .iter()
+        .find_map(|(module, file)| (*module == snake).then_some(file))
+    {
+        return Err(refuse(
+            "kind",
+            kind,
+            format!(
+                "its Rust module name `{snake}` is the crate {file} imports beside the kinds' modules: the module would shadow the crate there"
+            ),
             format!("--kind {kind}Resource"),
         ));
     }
@@ -930,6 +947,7 @@ mod tests {
             ("Self", "keyword"),
             ("Spec", "clashes"),
             ("Condition", "clashes"),
+            ("OperatorRsRuntime", "would shadow the crate there"),
             (&"A".repeat(64), "DNS-1035"),
         ];
         for (bad, why) in cases {
