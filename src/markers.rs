@@ -21,6 +21,9 @@ use crate::suggest::{osa_distance, suggest};
 use crate::syntax::lex::{block_comment_end, is_ident_continue, quoted_end, raw_string_end};
 use crate::workspace::SourceTree;
 
+/// A list item with no text (`groups=`, `verbs=get;;list`), as marker messages name it.
+const EMPTY_VALUE: &str = "empty value; give one";
+
 /// A `//` comment (`///` and `//!` too) of a Rust file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LineComment<'a> {
@@ -374,7 +377,14 @@ pub fn key_values(
                 keys.join(", ")
             ));
         };
-        let items = chars.value().map_err(|e| format!("{key}: {e}"))?;
+        let items = chars.value().map_err(|e| {
+            // Only a group has a name for the empty one.
+            if key == "groups" && e == EMPTY_VALUE {
+                format!("{key}: {e}, or for the core API group write `core` or `\"\"`")
+            } else {
+                format!("{key}: {e}")
+            }
+        })?;
         if values.insert(key, items).is_some() {
             return Err(format!(
                 "`{key}` is given twice; list every value in one `{key}=a;b`"
@@ -467,10 +477,7 @@ impl Cursor<'_> {
             .into_iter()
             .map(|i| {
                 if i.text.is_empty() && !i.quoted {
-                    Err(
-                        "empty value; give one, or for the core API group write `core` or `\"\"`"
-                            .to_string(),
-                    )
+                    Err(EMPTY_VALUE.to_string())
                 } else {
                     Ok(i.text)
                 }

@@ -63,13 +63,20 @@ pub fn subdomain_problem(s: &str) -> Option<String> {
     if s.len() > 253 {
         return Some(format!("it is {} characters long, over 253", s.len()));
     }
-    for label in s.split('.') {
-        if let Some(p) = label_problem(label, false) {
-            return Some(p);
-        }
-    }
-    None
+    s.split('.').find_map(part_problem)
 }
+
+/// What is wrong with one dot-separated part of a DNS-1123 subdomain, naming it; `None` when
+/// valid. An empty part is two dots in a row or a dot at an end (an empty label on its own is
+/// [`label_problem`]'s "it is empty").
+fn part_problem(part: &str) -> Option<String> {
+    if part.is_empty() {
+        return Some(EMPTY_PART.into());
+    }
+    label_problem(part, false)
+}
+
+const EMPTY_PART: &str = "it has an empty part (two dots in a row, or a dot at an end)";
 
 /// What is wrong with `s` by apimachinery's `IsDNS1123Subdomain`, which the API server applies
 /// to webhook names and Service path segments: dot-separated parts of lowercase letters, digits and
@@ -82,11 +89,20 @@ pub fn apimachinery_subdomain_problem(s: &str) -> Option<String> {
     if s.is_empty() {
         return Some("it is empty".into());
     }
-    s.split('.').find_map(label_shape_problem)
+    s.split('.').find_map(|part| {
+        if part.is_empty() {
+            Some(EMPTY_PART.into())
+        } else {
+            label_shape_problem(part)
+        }
+    })
 }
 
 /// What is wrong with one DNS label (DNS-1035 when `letter_first`), naming it; `None` when valid.
 pub fn label_problem(label: &str, letter_first: bool) -> Option<String> {
+    if label.is_empty() {
+        return Some("it is empty".into());
+    }
     if label.len() > 63 {
         return Some(format!(
             "the part {label:?} is {} characters long, over the 63 a DNS label may have",
@@ -102,12 +118,9 @@ pub fn label_problem(label: &str, letter_first: bool) -> Option<String> {
     None
 }
 
-/// What is wrong with a DNS-1123 label but its length: empty, a character other than lowercase
-/// letters, digits and '-', a '-' at an end.
+/// What is wrong with a non-empty DNS-1123 label but its length: a character other than
+/// lowercase letters, digits and '-', a '-' at an end.
 fn label_shape_problem(label: &str) -> Option<String> {
-    if label.is_empty() {
-        return Some("it has an empty part (two dots in a row, or a dot at an end)".into());
-    }
     if let Some(c) = label
         .chars()
         .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
@@ -122,6 +135,22 @@ fn label_shape_problem(label: &str) -> Option<String> {
         ));
     }
     None
+}
+
+/// `init --owner`, the copyright holder the README's license section names: one line of text
+/// (no control character: a line break or an escape sequence would break the line it is on).
+pub fn validate_owner(owner: &str) -> Result<(), NameError> {
+    match owner.chars().find(|c| c.is_control()) {
+        None => Ok(()),
+        Some(c) => Err(refuse(
+            "owner",
+            owner,
+            format!(
+                "must be one line of text, the copyright holder's name, without control characters; it has {c:?}"
+            ),
+            "--owner \"Acme Corp.\"",
+        )),
+    }
 }
 
 /// The domain of `init --domain`: a DNS-1123 subdomain.
@@ -343,7 +372,7 @@ pub fn validate_group(group: &str, domain: &str) -> Result<(), NameError> {
     let problem = if group.is_empty() {
         None
     } else {
-        group.split('.').find_map(|l| label_problem(l, false))
+        group.split('.').find_map(part_problem)
     }
     .or_else(|| subdomain_problem(&full));
     if let Some(p) = problem {
@@ -364,6 +393,28 @@ pub fn validate_group(group: &str, domain: &str) -> Result<(), NameError> {
         ));
     }
     Ok(())
+}
+
+/// The name of the CRD of `plural` in `group` (the qualified group), `<plural>.<group>`: the
+/// API server takes it as a DNS-1123 subdomain, so the two together have at most 253
+/// characters, though each may be valid alone (a plural up to 63, a group up to 253).
+/// `example` is a valid way to give them.
+pub fn validate_crd_name(plural: &str, group: &str, example: &str) -> Result<(), NameError> {
+    let name = format!("{plural}.{group}");
+    if name.len() <= 253 {
+        return Ok(());
+    }
+    Err(refuse(
+        "CRD name",
+        &name,
+        format!(
+            "a CRD is named <plural>.<group>, and kube-apiserver takes that name as a DNS-1123 subdomain of at most 253 characters; this one has {} (the plural {} and the group {}): shorten the group or the plural",
+            name.len(),
+            plural.len(),
+            group.len()
+        ),
+        example,
+    ))
 }
 
 /// `cache` + `example.com` → `cache.example.com`.
@@ -410,6 +461,10 @@ fn is_kube_version(v: &str) -> bool {
     };
     !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && !n.starts_with('0')
 }
+
+/// Crates a generated module that declares one module per kind imports by name, and that
+/// module: a kind whose module (`kind_snake`) is named so would shadow the crate there.
+const RESERVED_MODULES: &[(&str, &str)] = &[("operator_rs_runtime", "src/controllers/mod.rs")];
 
 /// Names the generated Rust code declares or imports next to a kind: a kind with one of these
 /// names would clash with them.
@@ -498,6 +553,19 @@ pub fn validate_kind(kind: &str) -> Result<(), NameError> {
             "kind",
             kind,
             format!("its Rust module name `{snake}` is a Rust keyword"),
+            format!("--kind {kind}Resource"),
+        ));
+    }
+    if let Some(file) = RESERVED_MODULES
+        .iter()
+        .find_map(|(module, file)| (*module == snake).then_some(file))
+    {
+        return Err(refuse(
+            "kind",
+            kind,
+            format!(
+                "its Rust module name `{snake}` is the crate {file} imports beside the kinds' modules: the module would shadow the crate there"
+            ),
             format!("--kind {kind}Resource"),
         ));
     }
@@ -879,6 +947,7 @@ mod tests {
             ("Self", "keyword"),
             ("Spec", "clashes"),
             ("Condition", "clashes"),
+            ("OperatorRsRuntime", "would shadow the crate there"),
             (&"A".repeat(64), "DNS-1035"),
         ];
         for (bad, why) in cases {

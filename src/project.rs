@@ -34,6 +34,8 @@ const PLURAL: &str = "is not a DNS-1035 label (lowercase letters, digits and '-'
 
 /// The file name, at the project root.
 pub const FILE: &str = "PROJECT";
+/// The PROJECT format version (kubebuilder's), the only one operator-rs reads and writes.
+pub const FORMAT_VERSION: &str = "3";
 /// The layout this version of operator-rs writes.
 pub const LAYOUT: &str = "rust.operator-rs.io/v1";
 /// The name PROJECT (as kubebuilder's) and `+kubebuilder:rbac:groups=` give the core API group,
@@ -308,7 +310,7 @@ impl Project {
                     display_dir(root)
                 ),
             },
-            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+            Err(e) => return Err(crate::workspace::with_path(&path, e).into()),
         };
         Self::parse(&text)
             .with_context(|| format!("{} is not a valid PROJECT file", path.display()))
@@ -321,6 +323,14 @@ impl Project {
         options.emit_comments = false;
         let project: Project = serde_saphyr::from_str_with_options(text, options)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if project.version != FORMAT_VERSION {
+            bail!(
+                "version {:?} is not the PROJECT format this operator-rs reads ({FORMAT_VERSION:?}, kubebuilder's); another tool or a newer operator-rs wrote it. Nothing was written.\n  \
+                 e.g. version: \"{FORMAT_VERSION}\" in a file `operator-rs init` wrote; else run the operator-rs of its cliVersion",
+                project.version
+            );
+        }
+        project.check_cli_version()?;
         if !project.layout.iter().any(|l| l == LAYOUT) {
             bail!(
                 "layout {:?} is not one this operator-rs understands (expected {LAYOUT:?})",
@@ -329,6 +339,28 @@ impl Project {
         }
         project.check_names()?;
         Ok(project)
+    }
+
+    /// A project a newer operator-rs made may record what this one does not know (a `namespaced:
+    /// true` once was such a key): read by this one, it would be scaffolded and generated as if it
+    /// were not there. Refused, naming both versions and the way to the right binary. A
+    /// `cliVersion` that is no version is left to the commands that need it (`update`).
+    fn check_cli_version(&self) -> Result<()> {
+        let ours = env!("CARGO_PKG_VERSION");
+        let (Ok(theirs), Ok(mine)) = (
+            semver::Version::parse(&self.cli_version),
+            semver::Version::parse(ours),
+        ) else {
+            return Ok(());
+        };
+        if theirs > mine {
+            bail!(
+                "cliVersion {:?}: operator-rs {theirs} made this project, and this is operator-rs {mine}, older: it could drop or misread what {theirs} recorded. Nothing was written.\n  \
+                 e.g. `make operator-rs` installs {theirs} as bin/operator-rs-{theirs} (or `cargo install operator-rs --version {theirs}`); run that one",
+                self.cli_version
+            );
+        }
+        Ok(())
     }
 
     /// The names commands build paths, Rust names and Kubernetes names from, each of the shape

@@ -277,9 +277,11 @@ fn check(mut values: BTreeMap<&'static str, Vec<String>>) -> std::result::Result
         .into_iter()
         .next()
         .unwrap_or_else(|| DEFAULT_ROLE_NAME.to_string());
-    if !namespace.is_empty() && !names::is_dns1123_label(&namespace) {
+    if !namespace.is_empty()
+        && let Some(problem) = names::label_problem(&namespace, false)
+    {
         return Err(format!(
-            "namespace `{namespace}` is not a valid namespace name (lowercase letters, digits and `-`)"
+            "namespace `{namespace}` is not a valid namespace name, a DNS-1123 label (at most 63 lowercase letters, digits and `-`, starting and ending with a letter or digit): {problem}"
         ));
     }
     if role_name.is_empty()
@@ -1461,13 +1463,20 @@ rules:
 
     #[test]
     fn malformed_markers_are_errors() {
+        let long_namespace = format!(
+            "groups=apps,resources=deployments,verbs=get,namespace={}",
+            "a".repeat(64)
+        );
         let cases = [
             ("groups=apps,resources=deployments", "no verbs"),
             (
                 "groups=apps,resources=deployments,verbs=",
                 "verbs: empty value",
             ),
-            ("groups=,resources=pods,verbs=get", "groups: empty value"),
+            (
+                "groups=,resources=pods,verbs=get",
+                "groups: empty value; give one, or for the core API group write `core`",
+            ),
             (
                 "groups=apps,resources=deployments,verbs=get;;list",
                 "verbs: empty value",
@@ -1526,6 +1535,14 @@ rules:
                 "groups=apps,resources=deployments,verbs=get,namespace=a;b",
                 "one value",
             ),
+            (
+                "groups=apps,resources=deployments,verbs=get,namespace=",
+                "namespace: empty value; give one",
+            ),
+            (
+                long_namespace.as_str(),
+                "is 64 characters long, over the 63 a DNS label may have",
+            ),
             ("groups=apps,resourceNames=x,verbs=get", "no resources"),
             (
                 "groups=\"apps,resources=deployments,verbs=get",
@@ -1538,6 +1555,10 @@ rules:
             assert!(err.contains("src/controllers/x.rs:1:4: "), "{args}: {err}");
             assert!(err.contains(want), "{args}: expected {want:?} in\n{err}");
         }
+        // The core group's name is a hint for `groups=` only.
+        let err =
+            error_of("// +kubebuilder:rbac:groups=apps,resources=pods,verbs=get,namespace=\n");
+        assert!(!err.contains("core API group"), "{err}");
     }
 
     /// A marker line in a string constant (every kind), a raw string or a block comment that

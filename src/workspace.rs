@@ -18,8 +18,9 @@ use anyhow::Result;
 
 pub use transaction::Verb;
 
-/// An I/O error that names the path it happened on (a bare OS error says nothing of where).
-fn with_path(path: &Path, e: io::Error) -> io::Error {
+/// An I/O error reading `path` that names it (a bare OS error says nothing of where), and, for a
+/// file where a folder belongs or a folder where a file does, which and what to do.
+pub(crate) fn with_path(path: &Path, e: io::Error) -> io::Error {
     // A file where a folder belongs, or a folder where a file does: which one, and what to do.
     let misplaced = match e.kind() {
         io::ErrorKind::NotADirectory => (path.ancestors().skip(1))

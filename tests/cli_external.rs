@@ -211,7 +211,12 @@ fn bad_external_flags_are_refused_with_the_rule_and_an_example() {
         ),
         (
             "create api --group cert-manager --version v1 --kind Certificate --external-api-domain bad_domain --external-api-path kube::Certificate".into(),
-            "domain",
+            "invalid --external-api-domain \"bad_domain\": must be a DNS-1123 subdomain",
+        ),
+        // Named as this flag, with this flag's example (not init's `--domain`).
+        (
+            "create api --group cert-manager --version v1 --kind Certificate --external-api-domain bad_domain --external-api-path kube::Certificate".into(),
+            "e.g. --external-api-domain io",
         ),
         // A built-in kind, and a kind the project owns.
         (

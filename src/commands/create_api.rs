@@ -145,6 +145,14 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
                 valid_plural(&plural)
             );
         }
+        names::validate_crd_name(
+            &plural,
+            &names::qualified_group(group, &project.domain),
+            &format!(
+                "--group cache --version {version} --kind {kind} (the CRD {plural}.cache.{})",
+                project.domain
+            ),
+        )?;
         if let Some(existing) = own.as_ref().filter(|r| r.has_api())
             && !args.force
         {

@@ -27,6 +27,9 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     let disk = DiskTree::new(root);
     let plan = plan(&project, &disk, args)?;
     let resource = plan.resource.clone();
+    // What PROJECT records before this run: a run that adds nothing to it (webhooks the kind has
+    // already, without --force) leaves its history as it is.
+    let recorded = project.resources.clone();
 
     // A built-in kind gets its entry here when it has none yet (kubebuilder's `core: true`).
     if project
@@ -84,7 +87,9 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
         }
     }
 
-    project::history::record(&mut project, &args.words());
+    if args.force || project.resources != recorded {
+        project::history::record(&mut project, &args.words());
+    }
     let previous = overlay.read(Path::new(project::FILE))?;
     overlay.put(project::FILE, project.render_over(previous.as_deref())?);
     super::generate::regenerate_into(&mut overlay, &project, super::generate::Crds::Skip)?;
@@ -226,7 +231,12 @@ fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateWebhookArgs) -> R
         if spoke.is_empty() {
             continue;
         }
-        names::validate_version(spoke)?;
+        // The rule of a version, named and exemplified as this flag.
+        names::validate_version(spoke).map_err(|e| names::NameError {
+            what: "--spoke version",
+            example: format!("--spoke v2 (another version of {kind}, as --version names one)"),
+            ..e
+        })?;
         if spokes.iter().any(|s| s == spoke) {
             bail!("duplicate spoke version {spoke}: list each version once");
         }

@@ -38,9 +38,7 @@ pub fn apply(root: &Path, output: &GeneratorOutput, check: bool) -> Result<Appli
         let current = match std::fs::read_to_string(&full) {
             Ok(s) => Some(s),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => {
-                return Err(anyhow::Error::new(e).context(format!("reading {}", full.display())));
-            }
+            Err(e) => return Err(crate::workspace::with_path(&full, e).into()),
         };
         if current.as_deref() == Some(file.contents.as_str()) {
             applied.unchanged += 1;

@@ -14,6 +14,7 @@ use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     let domain = args.domain.trim();
     names::validate_domain(domain)?;
+    names::validate_owner(&args.owner)?;
     let repo = normalize_repo(&args.repo)?;
     let project_name = match &args.project_name {
         Some(n) => {
@@ -65,7 +66,7 @@ fn scaffold(
     let existing = existing_project(root, args.force)?;
     let source = crate::install_source::git_install_args().unwrap_or_default();
     let mut project = Project {
-        version: "3".into(),
+        version: crate::project::FORMAT_VERSION.into(),
         domain: domain.to_string(),
         repo,
         crate_name: names::crate_name(&project_name),

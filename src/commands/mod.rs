@@ -121,7 +121,7 @@ pub fn refuse_replacing_user_files(
             Ok(current) if current != text.as_bytes() => conflicts.push(rel.clone()),
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e).with_context(|| format!("reading {}", full.display())),
+            Err(e) => return Err(crate::workspace::with_path(&full, e).into()),
         }
     }
     conflicts.extend(removals.iter().filter(|r| root.join(r).exists()).cloned());

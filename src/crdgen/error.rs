@@ -55,6 +55,10 @@ pub enum CrdgenError {
     /// A CRD kube-apiserver cannot store: the message names the file and the fix.
     #[error("{0}")]
     TooLarge(String),
+    /// `config/crd/kustomization.yaml`, which `generate crds` keeps in step, does not parse or
+    /// has a `resources:` it cannot keep: the message names the file, the problem and the fix.
+    #[error("{0}")]
+    Kustomization(String),
     /// No crate root (`src/lib.rs` or `src/main.rs`) under the project.
     #[error("no crate root: neither src/lib.rs nor src/main.rs exists under {0}")]
     NoCrateRoot(PathBuf),

@@ -187,8 +187,43 @@ pub struct ApiContext {
     /// The project's manager is namespace-scoped (PROJECT's `namespaced`): the editor and viewer
     /// roles are Roles, as kubebuilder's.
     pub namespaced_manager: bool,
+    /// The editor and viewer roles' file stem (`memcached`: `config/rbac/memcached_editor_role.yaml`)
+    /// and object name stem (`memcached`: `memcached-editor-role`); see [`role_stems`].
+    pub role_file: String,
+    pub role_name: String,
     #[serde(flatten)]
     pub controller: ControllerContext,
+}
+
+/// The editor and viewer roles' file and name stems of `r`: the kind's (`memcached`), unless a
+/// kind of another group, earlier in PROJECT, has either already (`Memcached` of cache.example.com
+/// and of web.example.com; `CronJob` and `Cronjob`): then qualified with the group
+/// (`web_memcached`, `web-memcached`), as kubebuilder's multi-group layout names them, so neither
+/// kind's roles are lost (their file kept as the other's, their ClusterRole replaced).
+fn role_stems(project: &Project, r: &Resource) -> (String, String) {
+    let (snake, lower) = (names::kind_snake(&r.kind), r.kind.to_ascii_lowercase());
+    let first_of_kind = project
+        .resources
+        .iter()
+        .position(|o| o.same_gk(r))
+        .unwrap_or(project.resources.len());
+    let taken = project.resources[..first_of_kind].iter().any(|o| {
+        o.has_api()
+            && !o.same_gk(r)
+            && (names::kind_snake(&o.kind) == snake || o.kind.eq_ignore_ascii_case(&r.kind))
+    });
+    if !taken {
+        return (snake, lower);
+    }
+    let group = if r.group.is_empty() {
+        r.qualified_group()
+    } else {
+        r.group.clone()
+    };
+    (
+        format!("{}_{snake}", group.replace(['.', '-'], "_")),
+        format!("{}-{lower}", group.replace('.', "-")),
+    )
 }
 
 impl Family for ApiContext {
@@ -225,6 +260,8 @@ impl ApiContext {
             builtin: r.owned_elsewhere(),
             external: r.external,
             namespaced_manager: project.namespaced,
+            role_file: role_stems(project, r).0,
+            role_name: role_stems(project, r).1,
             controller: ControllerContext::new(project, r, &names, parts.controller),
             names,
         }

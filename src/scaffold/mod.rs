@@ -143,6 +143,7 @@ pub fn plan<C: Family>(ctx: &C, force: bool, overlay: &mut Overlay<'_>) -> Resul
         };
         match markers::insert(&current, &path, &insertion) {
             Inserted::Added(new) => {
+                yaml_stays_valid(&path, &current, &new, marker, &fragment)?;
                 overlay.put(path.clone(), new);
                 report.record(&path, Action::Update);
             }
@@ -197,6 +198,44 @@ pub fn render_files<C: Family>(ctx: &C) -> Result<std::collections::BTreeMap<Pat
         out.insert(render_path(&tera, t, &ctx)?, render(&tera, t, &ctx)?);
     }
     Ok(out)
+}
+
+/// A YAML file (a kustomization) a fragment goes into at `marker`: one that does not parse is
+/// refused (operator-rs would add to what it cannot read, and kustomize refuse the result later),
+/// and so is an insertion that would break one that parses (a marker moved out of its list).
+fn yaml_stays_valid(
+    path: &Path,
+    before: &str,
+    after: &str,
+    marker: &str,
+    fragment: &str,
+) -> Result<()> {
+    if !path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+        return Ok(());
+    }
+    let problem = |text: &str| {
+        serde_saphyr::from_multiple::<serde_json::Value>(text)
+            .err()
+            .map(|e| e.to_string().lines().next().unwrap_or_default().to_string())
+    };
+    if let Some(e) = problem(before) {
+        bail!(
+            "{}: not valid YAML ({e}), so operator-rs will not add to it. Nothing was written.\n  \
+             Fix the file (or restore it from version control, e.g. `git checkout -- {}`), then re-run.",
+            path.display(),
+            path.display()
+        );
+    }
+    if let Some(e) = problem(after) {
+        bail!(
+            "{}: adding at its `# {}{marker}` line would make it invalid YAML ({e}): the line is not where the entries it is for belong. Nothing was written.\n  \
+             Put the marker line back at the end of its list, or add this there by hand and re-run:\n{}",
+            path.display(),
+            markers::PREFIX,
+            indent(fragment)
+        );
+    }
+    Ok(())
 }
 
 /// The refusal to replace existing files: every one listed, and the ways out.

@@ -25,6 +25,7 @@ fn apiserver_agrees_on_names_and_versions() {
     project_names(&cp, &mut disagreements);
     list_kind_beside_kind(&cp, &mut disagreements);
     crd_kinds_and_groups(&cp, &mut disagreements);
+    crd_names(&cp, &mut disagreements);
     assert!(
         disagreements.is_empty(),
         "kube-apiserver and operator-rs disagree on:\n{}",
@@ -331,6 +332,47 @@ fn crd_kinds_and_groups(cp: &ControlPlane, disagreements: &mut Vec<String>) {
         if ours != theirs.is_ok() {
             disagreements.push(format!(
                 "CRD group {group:?}: we say {ours}, kube-apiserver {theirs:?}"
+            ));
+        }
+    }
+}
+
+/// A CRD's name, `<plural>.<group>`, around 253 characters, with a plural and a group each valid
+/// alone (`names::validate_crd_name`, which `create api` and `generate crds` apply): kube-apiserver's
+/// verdict on a CRD of each.
+fn crd_names(cp: &ControlPlane, disagreements: &mut Vec<String>) {
+    for (plural, last) in [
+        ("tests", 50),
+        ("tests", 51),
+        ("tests", 52),
+        ("tests", 63),
+        ("a", 55),
+        ("a", 56),
+        (&*"p".repeat(63), 1),
+    ] {
+        let group = format!(
+            "{}.{}.{}.{}",
+            "a".repeat(63),
+            "b".repeat(63),
+            "c".repeat(63),
+            "d".repeat(last)
+        );
+        let crd = json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.{group}")},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": plural, "singular": "test", "kind": "Test", "listKind": "TestList"},
+                     "versions": [{"name": "v1", "served": true, "storage": true,
+                                   "schema": {"openAPIV3Schema": {"type": "object"}}}]}
+        });
+        let ours = names::validate_crd_name(plural, &group, "--group cache").is_ok();
+        let theirs = dry_run(cp, &crd);
+        if ours != theirs.is_ok() {
+            disagreements.push(format!(
+                "CRD name of {} characters (plural {plural:?}, group of {}): we say {ours}, kube-apiserver {theirs:?}",
+                plural.len() + 1 + group.len(),
+                group.len()
             ));
         }
     }

@@ -227,6 +227,15 @@ fn init_refuses_bad_input_and_changes_nothing() {
             "invalid domain \"Example.com\"",
         ),
         (&["--domain", "example..com"], "invalid domain"),
+        // The owner is one line of the README's license section.
+        (
+            &["--domain", "example.com", "--owner", "Acme\nCorp"],
+            "invalid owner \"Acme\\nCorp\": must be one line of text",
+        ),
+        (
+            &["--domain", "example.com", "--owner", "Acme\u{1b}[31m"],
+            "without control characters; it has '\\u{1b}'",
+        ),
         (
             &words("--domain example.com --project-name My_Op"),
             "invalid project name \"My_Op\"",
@@ -797,4 +806,69 @@ fn a_crd_name_of_253_characters_gets_a_file() {
     assert!(read(&dir, "config/crd/kustomization.yaml").contains(&format!("bases/{file}")));
     let check = run(&dir, &words("generate manifests --check"));
     assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+}
+
+/// A kind named as a kind of another group (`Memcached` of cache and of web; `MemCached`, the
+/// same ClusterRole name) gets editor and viewer roles of its own, qualified with its group: they
+/// were skipped, the first kind's file being there, and the first kind's roles kept granting only
+/// its group. The first kind's roles stay as they were; every role reaches `make deploy`.
+#[test]
+fn a_kind_named_as_another_group_s_gets_its_own_roles() {
+    let tmp = init_project("twogroups-op");
+    let dir = project_dir(&tmp, "twogroups-op");
+    ok(
+        &dir,
+        &words("create api --group cache --version v1 --kind Memcached"),
+    );
+    let first = read(&dir, "config/rbac/memcached_editor_role.yaml");
+    ok(
+        &dir,
+        &words("create api --group web --version v2 --kind Memcached --controller=false"),
+    );
+    ok(
+        &dir,
+        &words("create api --group store --version v1 --kind MemCached --controller=false"),
+    );
+    assert_eq!(read(&dir, "config/rbac/memcached_editor_role.yaml"), first);
+    let roles: Vec<serde_json::Value> = kustomize(&dir, "config/rbac")
+        .into_iter()
+        .filter(|o| {
+            o["metadata"]["name"]
+                .as_str()
+                .is_some_and(|n| n.ends_with("-editor-role") || n.ends_with("-viewer-role"))
+        })
+        .collect();
+    // The API groups a role grants on, each once.
+    let granted = |name: &str| -> std::collections::BTreeSet<String> {
+        let role = roles
+            .iter()
+            .find(|r| r["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("no role {name} in {roles:#?}"));
+        role["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r["apiGroups"].as_array().unwrap().clone())
+            .map(|g| g.as_str().unwrap().to_string())
+            .collect()
+    };
+    for (name, group) in [
+        ("memcached-editor-role", "cache.example.com"),
+        ("memcached-viewer-role", "cache.example.com"),
+        ("web-memcached-editor-role", "web.example.com"),
+        ("web-memcached-viewer-role", "web.example.com"),
+        ("store-memcached-editor-role", "store.example.com"),
+        ("store-memcached-viewer-role", "store.example.com"),
+    ] {
+        assert_eq!(granted(name), [group.to_string()].into(), "{name}");
+    }
+    assert_eq!(roles.len(), 6, "{roles:#?}");
+    assert!(
+        dir.join("config/rbac/web_memcached_editor_role.yaml")
+            .is_file()
+    );
+    assert!(
+        dir.join("config/rbac/store_mem_cached_viewer_role.yaml")
+            .is_file()
+    );
 }

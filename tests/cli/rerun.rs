@@ -328,3 +328,32 @@ fn check_duplicate_tests(dir: &Path, step: &str) {
         }
     }
 }
+
+/// `create webhook` re-run for webhooks the kind has already (all of them, or some), without
+/// `--force`, changes nothing: not a file, not a line of PROJECT's history.
+#[test]
+fn a_webhook_rerun_that_adds_nothing_changes_nothing() {
+    let tmp = init_project("rewh-op");
+    let dir = project_dir(&tmp, "rewh-op");
+    ok(
+        &dir,
+        &words("create api --group cache --version v1 --kind Memcached"),
+    );
+    let both = "create webhook --group cache --version v1 --kind Memcached --defaulting --programmatic-validation";
+    ok(&dir, &words(both));
+    let before = tree(&dir);
+    for again in [
+        both,
+        "create webhook --group cache --version v1 --kind Memcached --defaulting",
+        "create webhook --group cache --version v1 --kind Memcached --programmatic-validation",
+    ] {
+        ok(&dir, &words(again));
+        assert_eq!(
+            differences(&before, &tree(&dir)),
+            Vec::<String>::new(),
+            "{again}"
+        );
+    }
+    let project = read(&dir, "PROJECT");
+    assert_eq!(project.matches("create webhook").count(), 1, "{project}");
+}

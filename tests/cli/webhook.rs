@@ -240,6 +240,17 @@ fn error_examples_are_accepted_where_they_are_given() {
         assert!(stderr.contains(wanted), "{line}: {wanted} in\n{stderr}");
         assert_eq!(examples_are_taken(&dir, &stderr), 1, "{line}:\n{stderr}");
     }
+    // A spoke that is no version: named as --spoke, with a --spoke example (not --version's).
+    let stderr = refused(
+        &dir,
+        "create webhook --group batch --version v1 --kind CronJob --conversion --spoke V2",
+    );
+    assert!(
+        stderr.contains("invalid --spoke version \"V2\": must be a Kubernetes API version")
+            && stderr.contains("e.g. --spoke v2")
+            && !stderr.contains("e.g. --version"),
+        "{stderr}"
+    );
 
     // A kind with one version, v1: the example adds another version first, then converts.
     for hub in ["v1", "v2"] {

@@ -215,6 +215,99 @@ fn dns_messages_name_the_bad_label() {
     assert!(!fresh.exists(), "a refused init created its folder");
 }
 
+/// A name the API server takes as one DNS label says "it is empty" when empty (not a subdomain's
+/// "empty part"), and a subdomain's empty part says which: for every flag of either kind.
+#[test]
+fn empty_names_say_empty() {
+    let tmp = init_project("empty-op");
+    let dir = project_dir(&tmp, "empty-op");
+    let api = |extra: &[&'static str]| {
+        let mut a = words("create api --version v1");
+        a.extend_from_slice(extra);
+        a
+    };
+    for (args, rule) in [
+        (
+            api(&["--group", "cache", "--kind", "Foo", "--plural", ""]),
+            "invalid plural \"\": must be a DNS-1035 label",
+        ),
+        (
+            api(&["--group", "a..b", "--kind", "Foo"]),
+            "empty part (two dots in a row",
+        ),
+        (
+            api(&["--group", ".a", "--kind", "Foo"]),
+            "empty part (two dots in a row",
+        ),
+    ] {
+        refused(&dir, &args, &[rule, "e.g. --"]);
+        let r = run(&dir, &args);
+        if args.contains(&"--plural") {
+            assert!(r.stderr.contains("; it is empty"), "{}", r.stderr);
+            assert!(!r.stderr.contains("empty part"), "{}", r.stderr);
+        }
+    }
+}
+
+/// A CRD is named `<plural>.<group>`, which the API server takes as a DNS-1123 subdomain: at
+/// most 253 characters, though a group of 253 and a plural of 63 are each valid alone (the API
+/// server's verdict: tests/apiserver/names.rs). Refused before anything is written, naming the
+/// lengths and the rule.
+#[test]
+fn a_crd_name_over_253_characters_is_refused() {
+    let tmp = init_project("crdname-op");
+    let dir = project_dir(&tmp, "crdname-op");
+    // With `.example.com`, 241 characters of group make a qualified group of 253.
+    let group = format!(
+        "{}.{}.{}.{}",
+        "a".repeat(63),
+        "b".repeat(63),
+        "c".repeat(63),
+        "d".repeat(49)
+    );
+    let args = [
+        "create",
+        "api",
+        "--group",
+        &group,
+        "--version",
+        "v1",
+        "--kind",
+        "Foo",
+    ];
+    refused(
+        &dir,
+        &args,
+        &[
+            "invalid CRD name \"foos.aaa",
+            "at most 253 characters; this one has 258 (the plural 4 and the group 253)",
+            "e.g. --group cache --version v1 --kind Foo",
+        ],
+    );
+    // 236 characters of group: `foos.` + 248 = 253, accepted.
+    let group = format!(
+        "{}.{}.{}.{}",
+        "a".repeat(63),
+        "b".repeat(63),
+        "c".repeat(63),
+        "d".repeat(44)
+    );
+    ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            &group,
+            "--version",
+            "v1",
+            "--kind",
+            "Foo",
+            "--controller=false",
+        ],
+    );
+}
+
 /// An argument that is not UTF-8 is refused by name (which flag's value it is), not with a
 /// panic; only -C takes any path.
 #[cfg(unix)]
@@ -841,4 +934,72 @@ fn a_project_file_with_names_no_command_writes_is_refused() {
             assert_eq!(snapshot(&dir), before, "{to}: {args} changed the project");
         }
     }
+}
+
+/// A PROJECT of another format version, or made by a newer operator-rs (which may record what
+/// this one does not know, as `namespaced: true` once was), is refused by every command that reads
+/// it, naming the version and the way to the right binary; nothing is written. An older
+/// operator-rs's, or this one's pre-release, is read.
+#[test]
+fn a_project_file_from_a_newer_operator_rs_is_refused() {
+    let tmp = init_project("newer-op");
+    let dir = project_dir(&tmp, "newer-op");
+    ok(
+        &dir,
+        &words("create api --group cache --version v1 --kind Memcached"),
+    );
+    let original = read(&dir, "PROJECT");
+    let ours = env!("CARGO_PKG_VERSION");
+    let major: u64 = ours.split('.').next().unwrap().parse().unwrap();
+    let newer = format!("{}.0.0", major + 1);
+    let cli_version = format!("cliVersion: \"{ours}\"");
+    for (from, to, needles) in [
+        (
+            "version: \"3\"".to_string(),
+            "version: \"4\"".to_string(),
+            vec![
+                "version \"4\" is not the PROJECT format this operator-rs reads (\"3\"".to_string(),
+                "e.g. version: \"3\"".into(),
+            ],
+        ),
+        (
+            cli_version.clone(),
+            format!("cliVersion: \"{newer}\""),
+            vec![
+                format!(
+                    "operator-rs {newer} made this project, and this is operator-rs {ours}, older"
+                ),
+                format!("e.g. `make operator-rs` installs {newer} as bin/operator-rs-{newer}"),
+            ],
+        ),
+    ] {
+        assert!(original.contains(&from), "{from}: {original}");
+        std::fs::write(dir.join("PROJECT"), original.replacen(&from, &to, 1)).unwrap();
+        let before = snapshot(&dir);
+        for args in [
+            "generate manifests",
+            "create api --group web --version v1 --kind Site",
+            "create webhook --group cache --version v1 --kind Memcached --defaulting",
+            "edit --namespaced",
+            "update --dry-run",
+        ] {
+            let r = run(&dir, &words(args));
+            assert_eq!(r.code, 2, "{to}: {args}: {}", r.stderr);
+            for needle in &needles {
+                assert!(
+                    r.stderr.contains(needle.as_str()),
+                    "{to}: {args}: {needle:?} not in:\n{}",
+                    r.stderr
+                );
+            }
+            assert_eq!(snapshot(&dir), before, "{to}: {args} changed the project");
+        }
+    }
+    // A pre-release of this version is older than it: read.
+    std::fs::write(
+        dir.join("PROJECT"),
+        original.replacen(&cli_version, &format!("cliVersion: \"{ours}-rc.1\""), 1),
+    )
+    .unwrap();
+    ok(&dir, &words("generate manifests"));
 }

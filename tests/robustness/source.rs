@@ -105,6 +105,14 @@ fn names_in_the_source_get_the_command_line_rules() {
     let dir = project_dir(&tmp, "srcname-op");
     let outside = dir.parent().unwrap().to_path_buf();
     let before_outside = snapshot(&outside).len();
+    let long_group = format!(
+        "group = \"{}.{}.{}.{}\"",
+        "a".repeat(63),
+        "b".repeat(63),
+        "c".repeat(63),
+        "d".repeat(51)
+    );
+    let long_singular = format!("singular = \"{}\"", "a".repeat(63));
     // (text to replace, replacement, what the error is at, the rule it names)
     for (from, to, needle, rule) in [
         (
@@ -160,6 +168,20 @@ fn names_in_the_source_get_the_command_line_rules() {
             "kind = \"Memcached\", plural = \"a\"",
             "plural = \"memcacheds\"",
             "given twice",
+        ),
+        // The CRD's name, `<plural>.<group>`, over 253 characters (each part valid alone).
+        (
+            "group = \"cache.example.com\"",
+            long_group.as_str(),
+            "group =",
+            "at most 253 characters; this one has 254",
+        ),
+        // A plural kube-derive derives (from the singular here) gets the written one's rule.
+        (
+            "plural = \"memcacheds\"",
+            long_singular.as_str(),
+            "singular =",
+            "kube-derive derives it from the singular",
         ),
     ] {
         let original = read(&dir, KIND_FILE);
@@ -309,6 +331,82 @@ fn kinds_made_by_macros_are_pointed_out() {
             "{extra:?}: {}",
             r.stderr
         );
+    }
+}
+
+/// Two fields of a struct (or of a struct variant) that serde writes or reads under one JSON key,
+/// or two variants of an enum under one name, by `rename` or `rename_all`: serde compiles them,
+/// the CRD silently has one property (or lists a value twice). Refused at the second, naming both
+/// (file:line:col) and the key; a skipped field or variant takes no key.
+#[test]
+fn fields_or_variants_sharing_a_json_name_are_refused() {
+    let tmp = project_with_kind("jsonkey-op");
+    let dir = project_dir(&tmp, "jsonkey-op");
+    let original = read(&dir, KIND_FILE);
+    let field = "pub foo: Option<String>,";
+    // An enum field, the enum's body last (the spec's closing brace closes it).
+    let enum_of = |body: &str| {
+        format!(
+            "pub e: Option<E>,\n}}\n#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]\n{body}"
+        )
+    };
+    // (the field's replacement, the first and second names, the key, the rule)
+    for (to, first, second, key, rule) in [
+        (
+            "#[serde(rename = \"x\")] pub a: String,\n    #[serde(rename = \"x\")] pub b: String,".to_string(),
+            "`a` (at ",
+            "and `b` of `MemcachedSpec`",
+            "\"x\"",
+            "both serialize as the JSON key",
+        ),
+        // rename_all = "camelCase" makes `a_b` the key "aB".
+        (
+            "pub a_b: String,\n    #[serde(rename = \"aB\")] pub other: String,".into(),
+            "`a_b` (at ",
+            "and `other` of `MemcachedSpec`",
+            "\"aB\"",
+            "both serialize as the JSON key",
+        ),
+        (
+            "#[serde(rename(serialize = \"a\"))] pub a: String,\n    #[serde(rename(deserialize = \"a\"))] pub other: String,".into(),
+            "`a` (at ",
+            "and `other` of `MemcachedSpec`",
+            "\"a\"",
+            "both deserialize as the JSON key",
+        ),
+        (
+            enum_of("pub enum E { V { x: String, #[serde(rename = \"x\")] y: String }"),
+            "`x` (at ",
+            "and `y` of `E::V`",
+            "\"x\"",
+            "both serialize as the JSON key",
+        ),
+        (
+            enum_of("#[serde(rename_all = \"lowercase\")]\npub enum E { Ab, #[serde(rename = \"ab\")] B,"),
+            "`Ab` (at ",
+            "and `B` of `E`",
+            "\"ab\"",
+            "are both named",
+        ),
+    ] {
+        std::fs::write(dir.join(KIND_FILE), original.replacen(field, &to, 1)).unwrap();
+        let r = refused(&dir, &["generate", "crds"], &[first, second, key, rule, "e.g. `#[serde(rename = "]);
+        // The second is on the replacement's last line.
+        let line = original.lines().position(|l| l.contains(field)).unwrap() + to.lines().count() - 1;
+        assert!(
+            r.stderr.starts_with(&format!("error: {KIND_FILE}:{}:", line + 1)),
+            "{to}: not at line {}: {}",
+            line + 1,
+            r.stderr
+        );
+    }
+    // Skipped, a field or a variant takes no key: accepted.
+    for to in [
+        "pub a: String,\n    #[serde(rename = \"a\", skip)] pub other: String,".to_string(),
+        enum_of("pub enum E { A, #[serde(rename = \"A\", skip)] B,"),
+    ] {
+        std::fs::write(dir.join(KIND_FILE), original.replacen(field, &to, 1)).unwrap();
+        ok(&dir, &["generate", "crds"]);
     }
 }
 

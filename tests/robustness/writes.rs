@@ -231,13 +231,14 @@ fn names_too_long_for_a_file_are_refused_up_front() {
     let dir = project_dir(&tmp, "long-op");
     let label = "g".repeat(63);
     let group = format!("{label}.{label}.{label}");
-    // A CRD name of 241 bytes: its `<group>_<plural>.yaml` would pass 255 bytes, so the file
-    // name is cut and ends with a hash of the whole name (the same on every run).
+    // A CRD name of 253 bytes (the most the API server takes): its `<group>_<plural>.yaml`
+    // would pass 255 bytes, so the file name is cut and ends with a hash of the whole name (the
+    // same on every run).
     let r = run(
         &dir,
         &words(&format!(
             "create api --group {group} --version v1 --kind K{}",
-            "k".repeat(48)
+            "k".repeat(47)
         )),
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -250,12 +251,13 @@ fn names_too_long_for_a_file_are_refused_up_front() {
         bases[0].len() <= 255 && bases[0].starts_with(&group),
         "{bases:?}"
     );
-    // A sample whose `<group>_<version>_<kind>.yaml` passes 255 bytes is refused up front.
+    // A sample whose `<group>_<version>_<kind>.yaml` passes 255 bytes is refused up front
+    // (a short plural keeps the CRD's name valid).
     let before = snapshot(&dir);
     let r = run(
         &dir,
         &words(&format!(
-            "create api --group {group} --version v1 --kind K{}",
+            "create api --group {group} --version v1 --kind K{} --plural ks",
             "k".repeat(58)
         )),
     );
@@ -586,4 +588,149 @@ fn a_file_where_a_folder_belongs_is_named() {
         undo(&dir);
     }
     std::fs::create_dir_all(dir.join("config/samples")).unwrap();
+}
+
+/// A kustomization a command adds to (config/crd's `resources:`, which `generate crds` keeps in
+/// step; config/rbac's and the others', where `create api` inserts at a marker) that does not
+/// parse, or that the edit would break (a flow list, a marker moved out of its list), is refused:
+/// the file, the parser's line and column or the rule, the fix; nothing written. A comment after
+/// `resources:` is kept.
+#[test]
+fn kustomizations_a_command_cannot_keep_are_refused() {
+    let tmp = init_project("kust-op");
+    let dir = project_dir(&tmp, "kust-op");
+    ok(&dir, &words(API));
+    let crd = "config/crd/kustomization.yaml";
+    let rbac = "config/rbac/kustomization.yaml";
+    let (crd_text, rbac_text) = (read(&dir, crd), read(&dir, rbac));
+    let marker = "# +operator-rs:scaffold:rbacroles\n";
+    let bases = "- bases/cache.example.com_memcacheds.yaml\n";
+    let another = words("create api --group cache --version v1 --kind Other");
+    for (file, text, args, needles) in [
+        (
+            crd,
+            "resources: [\n".to_string(),
+            words("generate crds"),
+            vec![
+                "config/crd/kustomization.yaml: not valid YAML (error: line 1 column 12",
+                "then re-run",
+            ],
+        ),
+        (
+            crd,
+            crd_text.replacen(
+                &format!("resources:\n{bases}"),
+                "resources: [bases/cache.example.com_memcacheds.yaml]\n",
+                1,
+            ),
+            words("generate crds"),
+            vec![
+                "config/crd/kustomization.yaml: operator-rs keeps its `resources:` in step",
+                "duplicate mapping key: resources",
+                "e.g.\n  resources:\n  - bases/",
+            ],
+        ),
+        (
+            rbac,
+            format!("{rbac_text}x: [\n"),
+            another.clone(),
+            vec!["config/rbac/kustomization.yaml: not valid YAML (error: line "],
+        ),
+        (
+            rbac,
+            rbac_text.replacen(marker, "", 1).replacen(
+                "kind: Kustomization\n",
+                &format!("kind: Kustomization\n{marker}"),
+                1,
+            ),
+            another.clone(),
+            vec![
+                "config/rbac/kustomization.yaml: adding at its `# +operator-rs:scaffold:rbacroles` line would make it invalid YAML",
+                "- other_editor_role.yaml",
+            ],
+        ),
+    ] {
+        assert_ne!(read(&dir, file), text, "{file}: the edit changed nothing");
+        std::fs::write(dir.join(file), &text).unwrap();
+        let before = snapshot(&dir);
+        let r = run(&dir, &args);
+        assert_eq!(r.code, 2, "{text}: {}", r.stderr);
+        for n in needles {
+            assert!(r.stderr.contains(n), "{text}: {n:?} not in:\n{}", r.stderr);
+        }
+        assert_eq!(
+            snapshot(&dir),
+            before,
+            "{text}: {args:?} changed the project"
+        );
+        std::fs::write(dir.join(crd), &crd_text).unwrap();
+        std::fs::write(dir.join(rbac), &rbac_text).unwrap();
+    }
+    let commented = crd_text.replacen("resources:\n", "resources: # the CRDs\n", 1);
+    std::fs::write(dir.join(crd), &commented).unwrap();
+    ok(&dir, &words("generate crds"));
+    assert_eq!(read(&dir, crd), commented);
+}
+
+/// A folder where a command reads a file of its own (PROJECT, a generated manifest it compares
+/// with, with or without `--check`): named as such, with what to do, for every command and every
+/// such file; nothing written.
+#[test]
+fn a_folder_where_a_generated_file_belongs_is_named() {
+    let tmp = init_project("folder-op");
+    let dir = project_dir(&tmp, "folder-op");
+    ok(&dir, &words(API));
+    let crd = "config/crd/bases/cache.example.com_memcacheds.yaml";
+    for (file, commands) in [
+        (
+            "config/rbac/role.yaml",
+            vec![
+                "generate rbac",
+                "generate rbac --check",
+                "generate manifests",
+            ],
+        ),
+        (
+            crd,
+            vec![
+                "generate crds",
+                "generate crds --check",
+                "create api --group cache --version v1 --kind Other",
+            ],
+        ),
+        (
+            "PROJECT",
+            vec![
+                "generate crds",
+                "create api --group cache --version v1 --kind Other",
+            ],
+        ),
+    ] {
+        let text = read(&dir, file);
+        std::fs::remove_file(dir.join(file)).unwrap();
+        std::fs::create_dir(dir.join(file)).unwrap();
+        let before = snapshot(&dir);
+        for args in commands {
+            let r = run(&dir, &words(args));
+            assert_eq!(r.code, 2, "{file}: {args}: {}", r.stderr);
+            for needle in [
+                &format!("{file} is a folder where a file belongs") as &str,
+                "Nothing was written",
+                "e.g. `mv",
+            ] {
+                assert!(
+                    r.stderr.contains(needle),
+                    "{file}: {args}: {needle:?} not in:\n{}",
+                    r.stderr
+                );
+            }
+            assert_eq!(
+                snapshot(&dir),
+                before,
+                "{file}: {args}: the project changed"
+            );
+        }
+        std::fs::remove_dir(dir.join(file)).unwrap();
+        std::fs::write(dir.join(file), text).unwrap();
+    }
 }

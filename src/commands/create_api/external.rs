@@ -73,7 +73,12 @@ pub fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateApiArgs) -> R
     names::validate_kind(kind)?;
     let domain = args.external_api_domain.as_deref().unwrap_or("").trim();
     if !domain.is_empty() {
-        names::validate_domain(domain)?;
+        // The rule of `init --domain`, named and exemplified as this flag.
+        names::validate_domain(domain).map_err(|e| names::NameError {
+            what: "--external-api-domain",
+            example: "--external-api-domain io (with --group cert-manager: cert-manager.io)".into(),
+            ..e
+        })?;
     }
     names::validate_group(group, domain)?;
     let plural = args
@@ -193,7 +198,10 @@ pub fn with_dependency(cargo: &str, resource: &Resource) -> Result<Option<String
     // A line edit, not a TOML rewrite: no TOML editor is in Cargo.lock (toml_edit would be a new
     // crate), and one line appended to [dependencies] keeps every comment and layout as it is.
     let lines: Vec<&str> = cargo.split_inclusive('\n').collect();
-    let Some(start) = lines.iter().position(|l| l.trim() == "[dependencies]") else {
+    let Some(start) = lines
+        .iter()
+        .position(|l| table_header(l) == Some("dependencies"))
+    else {
         return Err(ExternalError::NoDependencies { name: spec.name }.into());
     };
     let end = (start + 1..lines.len())
@@ -349,13 +357,20 @@ fn lib_name(name: &str) -> String {
     name.replace('-', "_")
 }
 
+/// The name of the TOML table `line` opens (`[dependencies]`, `[ dependencies ] # a comment`:
+/// `dependencies`; `[dependencies.kube]`: `dependencies.kube`; `[[bin]]`: `[bin`, no table name),
+/// or `None` for a line that opens none.
+fn table_header(line: &str) -> Option<&str> {
+    let header = line.trim().strip_prefix('[')?;
+    Some(header.split(']').next().unwrap_or("").trim())
+}
+
 /// Whether Cargo.toml's `[dependencies]` (a table, or `[dependencies.<name>]`) has the crate
 /// Rust code calls `lib` (`my_api` for `my-api`).
 fn has_dependency(cargo: &str, lib: &str) -> bool {
     let mut in_deps = false;
     for line in cargo.lines().map(str::trim) {
-        if let Some(header) = line.strip_prefix('[') {
-            let header = header.split(']').next().unwrap_or("").trim();
+        if let Some(header) = table_header(line) {
             in_deps = header == "dependencies";
             if let Some(name) = header.strip_prefix("dependencies.")
                 && lib_name(name.trim().trim_matches('"')) == lib
@@ -482,5 +497,18 @@ mod tests {
         r.external_crate = Some("new@1".into());
         let err = with_dependency("[package]\nname = \"x\"\n", &r).unwrap_err();
         assert!(err.to_string().contains("no [dependencies]"), "{err}");
+        // A header as TOML allows it, with spaces or a comment: found, as `has_dependency`
+        // finds it (it was "no [dependencies] table").
+        for header in ["[ dependencies ]", "[dependencies] # what we build with"] {
+            let cargo = format!("[package]\nname = \"x\"\n\n{header}\nkube = \"3\"\n");
+            let out = with_dependency(&cargo, &r).unwrap().unwrap();
+            assert!(out.ends_with("kube = \"3\"\n# The types of Certificate (cert-manager.io/v1), a kind this project does not own.\nnew = \"1\"\n"), "{out}");
+            assert!(has_dependency(&cargo, "kube"), "{cargo}");
+        }
+        // The keys of an array of tables after [dependencies] are not dependencies.
+        assert!(!has_dependency(
+            "[dependencies]\nkube = \"3\"\n[[bin]]\nname = \"x\"\n",
+            "name"
+        ));
     }
 }

@@ -34,7 +34,8 @@ pub(super) fn check(v: &Value, s: &JSONSchemaProps, at: &str) -> Result<(), Stri
     }
     let ok = match s.type_.as_deref() {
         Some("string") => v.is_string(),
-        Some("integer") => v.is_i64() || v.is_u64(),
+        // An integer over int64's range is read as a float64 by kube-apiserver, and refused.
+        Some("integer") => v.is_i64(),
         Some("number") => v.is_number(),
         Some("boolean") => v.is_boolean(),
         Some("array") => v.is_array(),
@@ -42,8 +43,13 @@ pub(super) fn check(v: &Value, s: &JSONSchemaProps, at: &str) -> Result<(), Stri
         _ => true,
     };
     if !ok {
+        let why = if v.is_u64() {
+            " (it is over 9223372036854775807, the largest int64, and kube-apiserver reads it as a float)"
+        } else {
+            ""
+        };
         return Err(format!(
-            "{at}: Invalid value: {v}: must be of type {}",
+            "{at}: Invalid value: {v}: must be of type {}{why}",
             s.type_.as_deref().unwrap_or_default()
         ));
     }

@@ -338,6 +338,39 @@ pub(crate) fn check_kube_attrs(
     Ok(())
 }
 
+/// The plural kube-derive derives (when `#[kube(plural)]` is absent) by the rule the written
+/// one gets, and the CRD's name `<plural>.<group>` within the API server's 253 characters;
+/// refused at the attribute that makes it (`plural`, else `singular`, else `kind`; `group` for
+/// the length).
+pub(crate) fn check_crd_name(
+    krate: &Crate,
+    d: DefId,
+    items: &[attrs::MetaItem],
+    plural: &str,
+    group: &str,
+) -> Result<(), CrdgenError> {
+    let at = |keys: &[&str]| {
+        let pos = keys
+            .iter()
+            .find_map(|k| items.iter().find(|it| it.name == *k))
+            .map(|it| it.pos)
+            .unwrap_or_else(|| krate.defs[d].ident().span().into());
+        krate.def_loc(d, pos)
+    };
+    if !items.iter().any(|it| it.name == "plural")
+        && let Err(mut e) =
+            names::validate_resource_name("plural", plural, "#[kube(plural = \"memcacheds\")]")
+    {
+        e.rule = format!(
+            "(not written: kube-derive derives it from the singular, else the kind; set one with `#[kube(plural = \"...\")]`) {}",
+            e.rule
+        );
+        return Err(name_error(at(&["singular", "kind"]), e));
+    }
+    names::validate_crd_name(plural, group, "#[kube(group = \"cache.example.com\")]")
+        .map_err(|e| name_error(at(&["group"]), e))
+}
+
 fn name_error(loc: Location, e: NameError) -> CrdgenError {
     CrdgenError::Source {
         loc,

@@ -91,9 +91,17 @@ pub(super) fn check(s: &JSONSchemaProps, place: &Place, out: &mut Vec<Refusal>) 
     }
     match &s.additional_properties {
         Some(JSONSchemaPropsOrBool::Bool(true)) | None => {}
+        Some(JSONSchemaPropsOrBool::Bool(false))
+            if s.properties.as_ref().is_some_and(|p| !p.is_empty()) =>
+        {
+            refuse(
+                "additionalProperties and properties are mutual exclusive (`#[serde(deny_unknown_fields)]` writes `additionalProperties: false`)".into(),
+                "drop `#[serde(deny_unknown_fields)]` (the API server prunes unknown fields anyway), or use a map without named fields",
+            )
+        }
         Some(_) if s.properties.as_ref().is_some_and(|p| !p.is_empty()) => refuse(
-            "additionalProperties and properties are mutual exclusive (`#[serde(deny_unknown_fields)]` writes `additionalProperties: false`)".into(),
-            "drop `#[serde(deny_unknown_fields)]` (the API server prunes unknown fields anyway), or use a map without named fields",
+            "additionalProperties and properties are mutual exclusive (a map beside named fields: a `#[serde(flatten)]` map field, or `additionalProperties` written in an attribute)".into(),
+            "give the map a field of its own instead of flattening it (e.g. `pub extra: BTreeMap<String, String>`), or keep unknown fields with `#[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]`",
         ),
         Some(_) if place.root => refuse(
             "additionalProperties must not be used at the root".into(),

@@ -363,6 +363,7 @@ pub(crate) fn build_kind(
     let struct_name = root.unwrap_or_else(|| kind.clone());
     let name = singular.unwrap_or_else(|| kind.to_ascii_lowercase());
     let plural = plural.unwrap_or_else(|| crate::names::to_plural(&name));
+    crate::crdgen::source_checks::check_crd_name(krate, d, &items, &plural, &group)?;
 
     let schema = match schema_mode.as_str() {
         _ if !with_schema => None,

@@ -919,6 +919,82 @@ fn field_info(
     })
 }
 
+/// Two fields of one struct (or struct variant, `owner`) that serde writes or reads under one
+/// JSON key (a `rename` equal to another field's name, or to what `rename_all` makes of it):
+/// serde compiles them, but an object then holds the key twice (its API server keeps one value)
+/// and the CRD one property. Refused at the second, naming both. Flattened fields are left to
+/// serde: their keys are the flattened type's.
+fn one_key_per_field(
+    krate: &Crate,
+    m: ModId,
+    owner: &str,
+    fields: &[FieldInfo],
+) -> Result<(), CrdgenError> {
+    for (i, f) in fields.iter().enumerate() {
+        if f.flatten {
+            continue;
+        }
+        let clash = fields[..i].iter().filter(|o| !o.flatten).find_map(|o| {
+            if !f.skip_ser && !o.skip_ser && f.ser_name == o.ser_name {
+                Some((o, "serialize", &f.ser_name))
+            } else if !f.skip_de && !o.skip_de && f.de_name == o.de_name {
+                Some((o, "deserialize", &f.de_name))
+            } else {
+                None
+            }
+        });
+        if let Some((other, how, key)) = clash {
+            return Err(CrdgenError::Source {
+                loc: krate.mod_loc(m, f.span),
+                what: format!(
+                    "the fields `{}` (at {}) and `{}` of `{owner}` both {how} as the JSON key {key:?} (their names after `#[serde(rename)]` and `rename_all`): an object would hold the key twice (or one key fill both fields), and the CRD has one property for both; each field needs a key of its own, e.g. `#[serde(rename = \"{key}2\")]` on `{}`",
+                    other.ident,
+                    krate.mod_loc(m, other.span),
+                    f.ident,
+                    f.ident,
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Two variants of one enum that serde reads under one name (a `rename` equal to another
+/// variant's name, or to what `rename_all` makes of it): the second is never read back, and the
+/// CRD lists the name twice. Refused at the second, naming both. Skipped and untagged variants
+/// have no name to read.
+fn one_name_per_variant(
+    krate: &Crate,
+    m: ModId,
+    info: &TypeInfo,
+    en: &syn::ItemEnum,
+) -> Result<(), CrdgenError> {
+    let named: Vec<(&VariantInfo, &syn::Variant)> = info
+        .variants
+        .iter()
+        .zip(&en.variants)
+        .filter(|(v, _)| !v.skip_de && !v.untagged)
+        .collect();
+    for (i, (v, at)) in named.iter().enumerate() {
+        if let Some((other, other_at)) = named[..i].iter().find(|(o, _)| o.de_name == v.de_name) {
+            return Err(CrdgenError::Source {
+                loc: krate.mod_loc(m, at.ident.span()),
+                what: format!(
+                    "the variants `{}` (at {}) and `{}` of `{}` are both named {:?} in JSON (their names after `#[serde(rename)]` and `rename_all`): serde never reads the second back, and the CRD lists the name twice; each variant needs a name of its own, e.g. `#[serde(rename = \"{}\")]` on `{}`",
+                    other.ident,
+                    krate.mod_loc(m, other_at.ident.span()),
+                    v.ident,
+                    info.ident,
+                    v.de_name,
+                    v.ident,
+                    v.ident,
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 fn style_of(fields: &syn::Fields) -> Style {
     match fields {
         syn::Fields::Unit => Style::Unit,
@@ -1037,6 +1113,9 @@ impl TypeInfo {
                     info.fields
                         .push(field_info(krate, m, d, f, i, rename_all, transparent)?);
                 }
+                if info.style == Style::Struct {
+                    one_key_per_field(krate, m, &info.ident, &info.fields)?;
+                }
             }
             DefItem::Enum(en) => {
                 info.is_enum = true;
@@ -1053,6 +1132,9 @@ impl TypeInfo {
                     for (i, f) in v.fields.iter().zip(f_parsed).enumerate() {
                         fields.push(field_info(krate, m, d, f, i, frule, false)?);
                     }
+                    if style_of(&v.fields) == Style::Struct {
+                        one_key_per_field(krate, m, &format!("{}::{vname}", info.ident), &fields)?;
+                    }
                     let skip = serde_flag(&vm.serde, "skip").is_some();
                     info.variants.push(VariantInfo {
                         ident: vname.clone(),
@@ -1066,6 +1148,7 @@ impl TypeInfo {
                         common: common_attrs(krate, m, &v.attrs, vm.schemars)?,
                     });
                 }
+                one_name_per_variant(krate, m, &info, en)?;
             }
             DefItem::Alias(_) => unreachable!("aliases are resolved before"),
         }

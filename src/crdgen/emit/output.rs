@@ -78,11 +78,62 @@ pub(crate) fn files(
         path: rel.clone(),
         source,
     })?;
+    let contents = kustomization(existing.as_deref(), &names);
+    check_kustomization(existing.as_deref(), &contents, &names)?;
     out.files.push(GeneratedFile {
         path: rel,
-        contents: kustomization(existing.as_deref(), &names),
+        contents,
     });
     Ok(out)
+}
+
+/// The kustomization is edited as lines (its comments and layout kept): refused when the file
+/// does not parse as YAML, and when the edit would not leave it a YAML mapping whose `resources`
+/// lists every CRD (a `resources:` written as a flow list `[a, b]`, or with a comment on its line,
+/// would be given a second `resources:` key, which kustomize refuses).
+fn check_kustomization(
+    existing: Option<&str>,
+    new: &str,
+    names: &[String],
+) -> Result<(), CrdgenError> {
+    fn parse(text: &str) -> Result<Vec<serde_json::Value>, String> {
+        serde_saphyr::from_multiple::<serde_json::Value>(text).map_err(|e| {
+            let e = e.to_string();
+            let first = e.lines().next().unwrap_or_default();
+            // serde-saphyr's advice to its caller, not to the user.
+            first
+                .trim_end_matches(", set DuplicateKeyPolicy in Options if acceptable")
+                .to_string()
+        })
+    }
+    if let Some(Err(e)) = existing.map(parse) {
+        return Err(CrdgenError::Kustomization(format!(
+            "{KUSTOMIZATION}: not valid YAML ({e}); `generate crds` lists the CRDs in its `resources:`. Nothing was written.\n  \
+             Fix the file (or restore it from version control: `git checkout -- {KUSTOMIZATION}`), then re-run."
+        )));
+    }
+    let problem = match parse(new) {
+        Err(e) => Some(e),
+        Ok(docs) => match docs.as_slice() {
+            // With no CRD, `resources:` may be left with no entries (null).
+            [_] if names.is_empty() => None,
+            [doc] => match doc.get("resources").and_then(|r| r.as_array()) {
+                Some(list) => names
+                    .iter()
+                    .find(|n| !list.iter().any(|e| e.as_str() == Some(n.as_str())))
+                    .map(|n| format!("`resources` would not list {n}")),
+                None => Some("`resources` would not be a list".into()),
+            },
+            _ => Some(format!("it has {} YAML documents, not one", docs.len())),
+        },
+    };
+    match problem {
+        None => Ok(()),
+        Some(p) => Err(CrdgenError::Kustomization(format!(
+            "{KUSTOMIZATION}: operator-rs keeps its `resources:` in step with the CRDs as a block list, one `- ` entry a line, ended by the line `{MARKER}`; this file's is not one it can keep ({p}). Nothing was written.\n  \
+             e.g.\n  resources:\n  - bases/cache.example.com_memcacheds.yaml\n  {MARKER}"
+        ))),
+    }
 }
 
 /// `config/crd/kustomization.yaml` with `resources:` listing `names` (plus the entries already
@@ -103,7 +154,12 @@ pub fn kustomization(existing: Option<&str>, names: &[String]) -> String {
         return s;
     };
     let lines: Vec<&str> = text.lines().collect();
-    let Some(start) = lines.iter().position(|l| l.trim_end() == "resources:") else {
+    // `resources:`, or with a comment after it.
+    let is_key = |l: &str| {
+        l.strip_prefix("resources:")
+            .is_some_and(|rest| rest.trim().is_empty() || rest.trim_start().starts_with('#'))
+    };
+    let Some(start) = lines.iter().position(|l| is_key(l)) else {
         let mut s = text.trim_end().to_string();
         s.push_str("\nresources:\n");
         let mut sorted = names.to_vec();

@@ -84,7 +84,15 @@ pub fn schema_cases() -> Vec<SchemaCase> {
             obj(
                 json!({"a": {"type": "object", "properties": {"b": s()}, "additionalProperties": false}}),
             ),
-            "additionalProperties and properties are mutual exclusive",
+            "additionalProperties and properties are mutual exclusive (`#[serde(deny_unknown_fields)]`",
+        ),
+        // A `#[serde(flatten)]` map beside named fields: its value schema, not `false`.
+        refused(
+            "properties_and_additional_schema",
+            obj(
+                json!({"a": {"type": "object", "properties": {"b": s()}, "additionalProperties": s()}}),
+            ),
+            "additionalProperties and properties are mutual exclusive (a map beside named fields: a `#[serde(flatten)]` map field",
         ),
         accepted(
             "properties_and_additional_true",
@@ -215,6 +223,28 @@ pub fn schema_cases() -> Vec<SchemaCase> {
             "default_maximum",
             obj(json!({"a": {"type": "integer", "maximum": 3, "default": 5}})),
             "less than or equal to 3",
+        ),
+        // An integer default over int64 (a u64 field's `u64::MAX`): kube-apiserver reads it as a
+        // float64 and refuses it; int64's largest is taken.
+        refused(
+            "default_over_int64",
+            obj(json!({"a": {"type": "integer", "default": 9_223_372_036_854_775_808_u64}})),
+            "must be of type integer (it is over 9223372036854775807",
+        ),
+        refused(
+            "default_u64_max_in_a_list",
+            obj(
+                json!({"a": {"type": "array", "items": {"type": "integer"}, "default": [u64::MAX]}}),
+            ),
+            "must be of type integer (it is over 9223372036854775807",
+        ),
+        accepted(
+            "default_int64_max",
+            obj(json!({"a": {"type": "integer", "default": i64::MAX}})),
+        ),
+        accepted(
+            "default_over_int64_as_a_number",
+            obj(json!({"a": {"type": "number", "default": u64::MAX}})),
         ),
         refused(
             "default_unknown_field",
