@@ -45,11 +45,21 @@ struct Imports<'a> {
     found: Vec<(String, usize)>,
 }
 
+/// Whether `attrs` compile the item only in tests: `#[cfg(test)]`, `#[cfg(all(test, ...))]`.
 fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
+    fn test_only(meta: &syn::Meta) -> bool {
+        match meta {
+            syn::Meta::Path(p) => p.is_ident("test"),
+            syn::Meta::List(l) if l.path.is_ident("all") => l
+                .parse_args_with(
+                    syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+                )
+                .is_ok_and(|all| all.iter().any(test_only)),
+            _ => false,
+        }
+    }
     attrs.iter().any(|a| {
-        a.path().is_ident("cfg")
-            && a.parse_args::<syn::Meta>()
-                .is_ok_and(|m| m.path().is_ident("test"))
+        a.path().is_ident("cfg") && a.parse_args::<syn::Meta>().is_ok_and(|m| test_only(&m))
     })
 }
 
@@ -151,14 +161,18 @@ fn edges(src: &Path) -> Edges {
     let mut edges = Edges::new();
     for file in files {
         let rel = file.strip_prefix(src).unwrap();
-        let top = rel.components().next().unwrap().as_os_str().to_string_lossy();
+        let top = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
         let top = top.trim_end_matches(".rs").to_string();
         if !modules.contains(&top) || file.file_name().is_some_and(|n| n == "tests.rs") {
             continue;
         }
         let text = std::fs::read_to_string(&file).unwrap();
-        let parsed = syn::parse_file(&text)
-            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let name = format!("{}", rel.display());
         let mut imports = Imports {
             file: &name,
@@ -235,9 +249,9 @@ fn assert_layered(src: &Path, forbidden: &[(&str, &str)]) {
         );
     }
     for (from, to) in edges.keys() {
-        let ruled_out = forbidden.iter().any(|(f, t)| {
-            (*f == "*" || f == from) && (*t == "*" || t == to)
-        });
+        let ruled_out = forbidden
+            .iter()
+            .any(|(f, t)| (*f == "*" || f == from) && (*t == "*" || t == to));
         assert!(
             !ruled_out,
             "{}: {from} must not import {to}, but does at {}",
@@ -249,7 +263,10 @@ fn assert_layered(src: &Path, forbidden: &[(&str, &str)]) {
 
 #[test]
 fn the_cli_is_layered() {
-    assert_layered(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), CLI_FORBIDDEN);
+    assert_layered(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        CLI_FORBIDDEN,
+    );
 }
 
 #[test]
@@ -274,7 +291,8 @@ fn imports_in_code_count_and_comments_and_tests_do_not() {
     let text = "//! see [`crate::doc_only`]\n\
                 use crate::{used, grouped::Item};\n\
                 fn f() -> crate::in_type::T { crate::in_expr::g(); \"crate::in_string\"; }\n\
-                #[cfg(test)]\nmod tests { use crate::test_only; }\n";
+                #[cfg(test)]\nmod tests { use crate::test_only; }\n\
+                #[cfg(all(test, feature = \"x\"))]\nmod more { use crate::test_only_too; }\n";
     let parsed = syn::parse_file(text).unwrap();
     let mut imports = Imports {
         file: "x.rs",
