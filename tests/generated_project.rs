@@ -73,30 +73,16 @@ fn the_reference_project_builds_lints_passes_its_tests_and_renders() {
     assert_eq!(of_kind(&docs, "Deployment").len(), 1);
     assert!(!of_kind(&docs, "ClusterRole").is_empty());
 
-    // Its end-to-end suite against a real control plane, the manager running with exactly the
-    // RBAC of config/rbac: here the at-scale tests (with few objects: this checks the harness
-    // and the manager's behaviour, not figures), which need `E2E_OBJECTS`; the rest of the
-    // suite runs as the generated README says (`make test-e2e`, in the user's path below).
     if !Envtest::available() {
         eprintln!("SKIPPED: the e2e suite and the READMEs' commands need KUBEBUILDER_ASSETS");
         return;
     }
     let env = Envtest::shared().expect("the control plane starts");
     let kubeconfig = env.kubeconfig().to_str().unwrap();
-    let _guard = CARGO.lock().unwrap_or_else(|e| e.into_inner());
     let envs = [("KUBECONFIG", kubeconfig), ("E2E_OBJECTS", "10")];
-    cargo_with(&dir, &e2e(&["--nocapture", "_at_scale"]), &envs);
 
-    // The faults, each on a control plane of its own, for one kind (the others run the same
-    // code): a deploy-image kind, with owned Deployments.
-    let envs = [("KUBECONFIG", kubeconfig), ("E2E_OBJECTS", "10")];
-    cargo_with(
-        &dir,
-        &e2e(&["--nocapture", "memcached_v1alpha1_faults::"]),
-        &envs,
-    );
-
-    // A rule missing from config/rbac fails the suite with the 403 it caused.
+    // A rule missing from config/rbac fails the suite with the 403 it caused (first: nothing else
+    // reads config/rbac while it lacks the rule).
     let role = dir.join("config/rbac/role.yaml");
     let granted = std::fs::read_to_string(&role).unwrap();
     let status_rule = "- apiGroups:\n  - cache.example.com\n  resources:\n  - memcacheds/status\n";
@@ -108,7 +94,10 @@ fn the_reference_project_builds_lints_passes_its_tests_and_renders() {
         .map_or(granted.len(), |i| at + 2 + i);
     let stripped = format!("{}{}", &granted[..at], &granted[end..]);
     std::fs::write(&role, &stripped).unwrap();
-    let out = cargo_output(&dir, &e2e(&["--exact", "memcached_v1alpha1"]), &envs);
+    let out = {
+        let _guard = CARGO.lock().unwrap_or_else(|e| e.into_inner());
+        cargo_output(&dir, &e2e(&["--exact", "memcached_v1alpha1"]), &envs)
+    };
     std::fs::write(&role, &granted).unwrap();
     let output = format!("{}{}", out.stdout, out.stderr);
     assert!(
@@ -122,8 +111,40 @@ fn the_reference_project_builds_lints_passes_its_tests_and_renders() {
         "the failure does not name the 403 of the missing rule:\n{output}"
     );
 
+    // The faults, each on a control plane of its own, for one kind (the others run the same
+    // code): a deploy-image kind, with owned Deployments. They share no cluster, file or port
+    // with what follows (cargo holds no lock while a test runs), so they run beside it: their
+    // waits on restarts and failovers overlap the at-scale tests and the READMEs' commands.
+    let faults = {
+        let (dir, kubeconfig) = (dir.clone(), kubeconfig.to_owned());
+        std::thread::spawn(move || {
+            let envs = [("KUBECONFIG", kubeconfig.as_str()), ("E2E_OBJECTS", "10")];
+            cargo_output(
+                &dir,
+                &e2e(&["--nocapture", "memcached_v1alpha1_faults::"]),
+                &envs,
+            )
+        })
+    };
+
+    // Its end-to-end suite against a real control plane, the manager running with exactly the
+    // RBAC of config/rbac: here the at-scale tests (with few objects: this checks the harness
+    // and the manager's behaviour, not figures), which need `E2E_OBJECTS`; the rest of the
+    // suite runs as the generated README says (`make test-e2e`, in the user's path below).
+    {
+        let _guard = CARGO.lock().unwrap_or_else(|e| e.into_inner());
+        cargo_with(&dir, &e2e(&["--nocapture", "_at_scale"]), &envs);
+    }
+
     // Then the READMEs' commands, as a user runs them.
     walk_the_user_path(&dir, env.kubeconfig());
+
+    let faults = faults.join().expect("the faults' thread");
+    assert!(
+        faults.success,
+        "the faults failed:\nstdout:\n{}\nstderr:\n{}",
+        faults.stdout, faults.stderr
+    );
 }
 
 /// `cargo test --test e2e -- --ignored --test-threads=1 <more>`.
