@@ -410,6 +410,91 @@ fn fields_or_variants_sharing_a_json_name_are_refused() {
     }
 }
 
+/// Through `#[serde(flatten)]`, a key given by two fields (a flattened struct's field named as
+/// one of the outer struct's, or as one of another flattened struct's) is refused at the later
+/// field, naming both: serde writes the key twice and reads it into one field only.
+#[test]
+fn keys_given_twice_through_a_flattened_field_are_refused() {
+    let tmp = project_with_kind("flatkey-op");
+    let dir = project_dir(&tmp, "flatkey-op");
+    let original = read(&dir, KIND_FILE);
+    let field = "pub foo: Option<String>,";
+    // The fields, then `Inner` (the spec's closing brace closes it).
+    let with_inner = |fields: &str, inner: &str| {
+        format!(
+            "{fields}\n}}\n#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]\npub struct Inner {{ {inner}"
+        )
+    };
+    // (the replacement, the line the error is at, what it names)
+    for (to, at, names) in [
+        (
+            with_inner(
+                "#[serde(flatten)] pub inner: Inner,\n    pub x: Option<String>,",
+                "pub x: Option<String>,",
+            ),
+            "    pub x: Option<String>,",
+            [
+                "the field `x` of `MemcachedSpec` gives the JSON key \"x\"",
+                "and so does the flattened field `inner` (at ",
+            ],
+        ),
+        (
+            with_inner(
+                "pub x: Option<String>,\n    #[serde(flatten)] pub inner: Inner,",
+                "pub x: Option<String>,",
+            ),
+            "    #[serde(flatten)] pub inner: Inner,",
+            [
+                "the flattened field `inner` of `MemcachedSpec` gives the JSON key \"x\"",
+                "and so does the field `x` (at ",
+            ],
+        ),
+        (
+            with_inner(
+                "#[serde(flatten)] pub a: Inner,\n    #[serde(flatten)] pub b: Inner,",
+                "pub x: Option<String>,",
+            ),
+            "    #[serde(flatten)] pub b: Inner,",
+            [
+                "the flattened field `b` of `MemcachedSpec` gives the JSON key \"x\"",
+                "and so does the flattened field `a` (at ",
+            ],
+        ),
+    ] {
+        let text = original.replacen(field, &to, 1);
+        std::fs::write(dir.join(KIND_FILE), &text).unwrap();
+        let r = refused(
+            &dir,
+            &["generate", "crds"],
+            &[
+                names[0],
+                names[1],
+                "serde writes the key twice",
+                "e.g. `#[serde(rename = ",
+            ],
+        );
+        let line = text.lines().position(|l| l == at).unwrap() + 1;
+        assert!(
+            r.stderr.starts_with(&format!("error: {KIND_FILE}:{line}:")),
+            "{to}: not at line {line}: {}",
+            r.stderr
+        );
+    }
+    // Keys of their own: accepted, every key a property of the CRD.
+    let to = with_inner(
+        "pub y: Option<String>,\n    #[serde(flatten)] pub inner: Inner,",
+        "pub x: Option<String>,",
+    );
+    std::fs::write(dir.join(KIND_FILE), original.replacen(field, &to, 1)).unwrap();
+    ok(&dir, &["generate", "crds"]);
+    let crd = read(&dir, "config/crd/bases/cache.example.com_memcacheds.yaml");
+    let crd: serde_json::Value = serde_saphyr::from_str(&crd).unwrap();
+    let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    for key in ["x", "y"] {
+        assert!(spec["properties"].get(key).is_some(), "no {key} in {spec}");
+    }
+}
+
 #[test]
 fn deep_or_looping_sources_are_errors_not_crashes() {
     let tmp = project_with_kind("deep-op");

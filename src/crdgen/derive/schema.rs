@@ -1632,6 +1632,8 @@ fn expr_for_struct(
     };
     // The container default, member by member, computed once when a field needs it.
     let mut container_default: Option<Vec<Value>> = None;
+    // Which field gave each property, for clashes through a flattened field.
+    let mut keys: HashMap<String, &FieldInfo> = HashMap::new();
     for f in fields.iter().filter(|f| !f.skip_de) {
         if f.flatten {
             if let Some(With::Schema(_)) = &f.with {
@@ -1648,9 +1650,16 @@ fn expr_for_struct(
             push_job(&ty);
             let sub = sp::json_schema_for_flatten::<Dyn>(g, f.validation.required);
             FLATTEN_IS_OPTION.with(|c| c.set(false));
+            let flattened = (sub.get("properties").and_then(Value::as_object))
+                .map(|p| p.keys().cloned().collect::<Vec<_>>())
+                .unwrap_or_default();
+            for key in flattened {
+                claim_key(krate, info, &mut keys, key, f)?;
+            }
             sp::flatten(&mut schema, sub);
             continue;
         }
+        claim_key(krate, info, &mut keys, f.de_name.clone(), f)?;
         let mut s = field_schema(g, krate, info, f)?;
         let container_has_default = *default != SerdeDefault::None;
         if !(f.skip_ser || (f.default == SerdeDefault::None && !container_has_default)) {
@@ -1701,6 +1710,41 @@ fn expr_for_struct(
         sp::insert_object_property(&mut schema, &f.de_name, is_optional, s);
     }
     Ok(schema)
+}
+
+/// Records that `field` gives the property `key` of `info`'s object, refusing a key another
+/// field gave already. Through `#[serde(flatten)]` (a flattened struct's field named as one of the
+/// outer struct's, or as one of another flattened struct's), serde compiles both: it writes the key
+/// twice and, reading, gives it to the first field only (the other's is then missing), and the
+/// CRD keeps one property. Two named fields are refused before ([`one_key_per_field`]).
+fn claim_key<'f>(
+    krate: &Crate,
+    info: &TypeInfo,
+    keys: &mut HashMap<String, &'f FieldInfo>,
+    key: String,
+    field: &'f FieldInfo,
+) -> Result<(), CrdgenError> {
+    let via = |f: &FieldInfo| {
+        if f.flatten {
+            format!("the flattened field `{}`", f.ident)
+        } else {
+            format!("the field `{}`", f.ident)
+        }
+    };
+    if let Some(other) = keys.get(&key) {
+        return Err(CrdgenError::Source {
+            loc: krate.mod_loc(info.module, field.span),
+            what: format!(
+                "{} of `{}` gives the JSON key {key:?}, and so does {} (at {}): serde writes the key twice and reads it into one of them only, and the CRD has one property for both; give each a key of its own, e.g. `#[serde(rename = \"{key}2\")]` on the field named {key:?}",
+                via(field),
+                info.ident,
+                via(other),
+                krate.mod_loc(info.module, other.span),
+            ),
+        });
+    }
+    keys.insert(key, field);
+    Ok(())
 }
 
 /// The members of the container's default value (`Self::default()` or `path()`), serialized.
