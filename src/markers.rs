@@ -212,6 +212,21 @@ pub struct Problem {
     pub message: String,
 }
 
+/// Fails, listing every problem, when a marker of `what` (`RBAC`, `webhook`) cannot be read: a
+/// generator then writes nothing.
+pub fn refuse_unreadable(what: &str, problems: &[Problem]) -> Result<()> {
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    anyhow::bail!(
+        "{} {what} marker{} cannot be read; nothing was generated:\n{}",
+        problems.len(),
+        if problems.len() == 1 { "" } else { "s" },
+        list.join("\n")
+    )
+}
+
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.site, self.message)?;

@@ -63,7 +63,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::markers::{self, MarkerName, Site, key_values};
@@ -125,15 +125,7 @@ pub fn generate(tree: &dyn SourceTree, project: &Project) -> Result<GeneratorOut
             Err(message) => problems.push(f.problem(message)),
         }
     }
-    if !problems.is_empty() {
-        let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
-        bail!(
-            "{} RBAC marker{} cannot be read; nothing was generated:\n{}",
-            problems.len(),
-            if problems.len() == 1 { "" } else { "s" },
-            list.join("\n")
-        );
-    }
+    markers::refuse_unreadable("RBAC", &problems)?;
 
     let mut warnings = Vec::new();
     for m in &markers {

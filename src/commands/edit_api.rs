@@ -16,7 +16,7 @@ use crate::cli::EditApiArgs;
 use crate::crdgen::{self, DeclaredVersion, FoundVersion};
 use crate::project::{self, Project};
 use crate::suggest::suggest;
-use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
+use crate::workspace::{DiskTree, Overlay, SourceTree};
 use kube_attr::Change;
 
 /// A byte range of a file and the text that replaces it.
@@ -140,16 +140,9 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
         }
     }
     project::history::record(&mut project, &args.words());
-    let previous = overlay.read(Path::new(project::FILE))?;
-    overlay.put(project::FILE, project.render_over(previous.as_deref())?);
-
     // The CRDs (and the other manifests), as `generate manifests` writes them.
-    super::generate::regenerate_into(&mut overlay, &project, super::generate::Crds::Require)?;
-    let parsed = overlay.parsed().clone();
-    let (pending, removals) = overlay.into_changes();
-    super::check_generated_rust(&pending, &parsed, None)?;
-    let changes = write_all(root, &pending, &removals)?;
-    super::print_changes(&crate::scaffold::Report::default(), &changes);
+    let changes =
+        super::write_project_edit(root, overlay, &project, super::generate::Crds::Require)?;
     let t = &target[me];
     crate::errln!(
         "\n{}{group}/{version} {kind}: {}, {}{}.",

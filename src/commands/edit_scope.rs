@@ -18,7 +18,7 @@ use anyhow::{Result, bail};
 use crate::project::{self, Project};
 use crate::scaffold::context::{ApiContext, ApiParts, InitContext};
 use crate::scaffold::indent;
-use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
+use crate::workspace::{DiskTree, Overlay, SourceTree};
 
 pub fn run(root: &Path, namespaced: bool, force: bool) -> Result<()> {
     let before = Project::load(root)?;
@@ -94,14 +94,7 @@ pub fn run(root: &Path, namespaced: bool, force: bool) -> Result<()> {
         );
     }
     project::history::record_scope(&mut after, namespaced);
-    let previous = overlay.read(Path::new(project::FILE))?;
-    overlay.put(project::FILE, after.render_over(previous.as_deref())?);
-    super::generate::regenerate_into(&mut overlay, &after, super::generate::Crds::Skip)?;
-    let parsed = overlay.parsed().clone();
-    let (pending, removals) = overlay.into_changes();
-    super::check_generated_rust(&pending, &parsed, None)?;
-    let changes = write_all(root, &pending, &removals)?;
-    super::print_changes(&crate::scaffold::Report::default(), &changes);
+    super::write_project_edit(root, overlay, &after, super::generate::Crds::Skip)?;
     crate::errln!(
         "\nThe manager of {} is now {}.{}",
         after.project_name,

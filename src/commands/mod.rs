@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command, CreateCommand, EditArgs, EditCommand, GenerateCommand};
 use crate::scaffold::Report;
-use crate::workspace::Verb;
+use crate::workspace::{Overlay, SourceTree, Verb};
 
 /// The k8s-openapi version feature generated projects compile with; it is also the one this
 /// binary's k8s-openapi uses, so the static CRD reader sees the same built-in schemas.
@@ -142,6 +142,29 @@ pub fn check_generated_rust(
     kind: Option<&str>,
 ) -> Result<()> {
     crate::scaffold::check::check(pending, parsed, kind)
+}
+
+/// Ends an edit of PROJECT (`edit api`, `edit --namespaced`): `project` rendered over PROJECT's
+/// text, the manifests regenerated as `generate manifests` writes them, the generated Rust
+/// checked, then every change written at once and printed. Returns the changes.
+pub(crate) fn write_project_edit(
+    root: &Path,
+    mut overlay: Overlay<'_>,
+    project: &crate::project::Project,
+    crds: generate::Crds,
+) -> Result<Vec<(PathBuf, Verb)>> {
+    let previous = overlay.read(Path::new(crate::project::FILE))?;
+    overlay.put(
+        crate::project::FILE,
+        project.render_over(previous.as_deref())?,
+    );
+    generate::regenerate_into(&mut overlay, project, crds)?;
+    let parsed = overlay.parsed().clone();
+    let (pending, removals) = overlay.into_changes();
+    check_generated_rust(&pending, &parsed, None)?;
+    let changes = crate::workspace::write_all(root, &pending, &removals)?;
+    print_changes(&Report::default(), &changes);
+    Ok(changes)
 }
 
 /// The folder name of `root` (resolving `.`), for the default project name; `root` may not

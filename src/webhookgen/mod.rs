@@ -25,7 +25,7 @@ pub mod marker;
 
 use std::path::PathBuf;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use crate::markers::{self, Found, MarkerName, Problem, Site};
 use crate::project::Project;
@@ -58,15 +58,7 @@ pub struct Located {
 pub fn generate(tree: &dyn SourceTree, _project: &Project) -> Result<GeneratorOutput> {
     let (found, mut problems) = markers::collect(tree, &WEBHOOK)?;
     let markers = read(&found, &mut problems);
-    if !problems.is_empty() {
-        let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
-        bail!(
-            "{} webhook marker{} cannot be read; nothing was generated:\n{}",
-            problems.len(),
-            if problems.len() == 1 { "" } else { "s" },
-            list.join("\n")
-        );
-    }
+    markers::refuse_unreadable("webhook", &problems)?;
     let contents = if !markers.is_empty() {
         Some(manifests::render(&markers)?)
     } else if has_webhooks(tree) {
