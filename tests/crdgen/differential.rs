@@ -280,21 +280,18 @@ fn scalars() {
 #[test]
 fn external_types() {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let recorded =
-        std::fs::read_to_string(repo.join("fixtures/crdgen/external_types.crd.yaml")).unwrap();
-    let lock = recorded::workspace_lock();
-    let crd = recorded
-        .strip_prefix(&recorded::header(&lock))
-        .unwrap_or_else(|| {
-            let with = recorded.lines().next().unwrap_or_default();
-            let with = with.rsplit("rendered with ").next().unwrap_or_default();
-            recorded::assert_current(
-                "fixtures/crdgen/external_types.crd.yaml",
-                with.trim_end_matches('.'),
-                recorded::EXTERNAL_TYPES_RECORDER,
-            );
-            panic!("fixtures/crdgen/external_types.crd.yaml has no header: record it again")
-        });
+    let path = "fixtures/crdgen/external_types.crd.yaml";
+    let recorded = std::fs::read_to_string(repo.join(path)).unwrap();
+    // Its first line ends "rendered with <versions>."
+    let first = recorded.lines().next().unwrap_or_default();
+    let with = first.rsplit_once("rendered with ").map_or("", |(_, v)| v);
+    recorded::assert_current(
+        path,
+        with.trim_end_matches('.'),
+        recorded::EXTERNAL_TYPES_RECORDER,
+    );
+    let crd = (recorded.strip_prefix(&recorded::header(&recorded::workspace_lock())))
+        .unwrap_or_else(|| panic!("{path}: not headed as the recorder heads it: record it again"));
     let crd: CustomResourceDefinition = serde_saphyr::from_str(crd).unwrap();
     check("external_types", vec![crd]);
 }
