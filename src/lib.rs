@@ -13,6 +13,7 @@
 //! - [`crdgen`] derives CRD YAML from the user's Spec/Status structs without compiling;
 //! - [`fromcrd`] writes Rust types for a kind the project does not own, from its CRD file;
 //! - [`markers`] finds `+kubebuilder:` markers in Rust comments (never in literals) and reads their arguments;
+//! - [`release`] is this operator-rs's version and scaffold fingerprint, what PROJECT records;
 //! - [`rbac`] collects `+kubebuilder:rbac` markers into `config/rbac/role.yaml`;
 //! - [`syntax`] parses Rust files at item level, function bodies set aside;
 //! - [`vendor`] is the runtime crate as generated projects get it;
@@ -30,6 +31,7 @@ pub mod names;
 pub mod output;
 pub mod project;
 pub mod rbac;
+pub mod release;
 pub mod scaffold;
 pub(crate) mod suggest;
 pub(crate) mod syntax;
