@@ -1,0 +1,399 @@
+//! What a release promises, checked: the scaffold this build writes is the one
+//! `scaffold.fingerprint` names (the reference scenarios below, one per scaffolding command and
+//! flavour, run by this build's binary); CHANGELOG.md's newest entry is Cargo.toml's version
+//! and names that fingerprint and the runtime API's; the runtime's public API is what
+//! `runtime/API.txt` lists, and nothing the previous release's listing (`runtime/api/`) had is
+//! gone unless it was deprecated there.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use operator_rs::release::{self, api};
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `OPERATOR_RS_UPDATE_API=1` writes the listings instead of failing (as INSTA_UPDATE does).
+fn updating() -> bool {
+    std::env::var_os("OPERATOR_RS_UPDATE_API").is_some_and(|v| v == "1")
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scaffold fingerprint.
+
+/// The reference scenarios, after `init` in a folder `fingerprint-operator`: every scaffolding
+/// command and flavour (own kinds, deploy-image, a built-in kind, cluster-scoped,
+/// `--controller=false`; defaulting, validation and conversion webhooks, on an own and a
+/// built-in kind; `edit api`; `edit --namespaced`; `create api --from-crd`).
+fn scenario_commands() -> Vec<String> {
+    let mut lines: Vec<String> = REFERENCE_APIS
+        .iter()
+        .map(|a| format!("create api {a}"))
+        .collect();
+    lines.extend(
+        REFERENCE_WEBHOOKS
+            .iter()
+            .map(|w| format!("create webhook {w}")),
+    );
+    lines.extend(
+        [
+            "create webhook --group core --version v1 --kind ConfigMap --defaulting --programmatic-validation",
+            "edit api --group webapp --version v2 --kind Guestbook --deprecated",
+            "create api --group cert-manager.io --version v1 --kind Certificate --from-crd crds/certificates.yaml",
+            "edit --namespaced",
+        ]
+        .map(String::from),
+    );
+    lines
+}
+
+/// The files the scenarios write, by `/`-separated relative path. Pinned: the install source
+/// (an empty `CARGO_HOME`: the crates.io form) and the license year (`Copyright YEAR`).
+fn scenario_files() -> Vec<(String, Vec<u8>)> {
+    let tmp = tempfile::Builder::new()
+        .prefix("operator-rs-release-")
+        .tempdir()
+        .unwrap();
+    let cargo_home = tmp.path().join("cargo-home");
+    std::fs::create_dir(&cargo_home).unwrap();
+    let dir = tmp.path().join("fingerprint-operator");
+    std::fs::create_dir_all(dir.join("crds")).unwrap();
+    std::fs::copy(
+        repo().join("fixtures/external_crds/cert-manager.io_certificates.yaml"),
+        dir.join("crds/certificates.yaml"),
+    )
+    .unwrap();
+    let env = [("CARGO_HOME", cargo_home.to_str().unwrap())];
+    let mut lines = vec![
+        "init --domain example.com --repo github.com/acme/fingerprint-operator --owner Acme"
+            .to_string(),
+    ];
+    lines.extend(scenario_commands());
+    for line in &lines {
+        let r = run_env(&dir, &words(line), &env);
+        assert_eq!(
+            r.code, 0,
+            "reference scenario `operator-rs {line}` failed:\n{}{}",
+            r.stdout, r.stderr
+        );
+    }
+    let year = jiff::Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .year();
+    snapshot(&dir)
+        .into_iter()
+        .map(|(path, bytes)| {
+            let path = path
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            let bytes = if path == "README.md" {
+                String::from_utf8(bytes)
+                    .unwrap()
+                    .replace(&format!("Copyright {year}"), "Copyright YEAR")
+                    .into_bytes()
+            } else {
+                bytes
+            };
+            (path, bytes)
+        })
+        .collect()
+}
+
+fn scenario_fingerprint() -> String {
+    let files = scenario_files();
+    release::fingerprint_files(files.iter().map(|(p, b)| (p.as_str(), b.as_slice())))
+}
+
+#[test]
+fn the_scaffold_is_the_one_scaffold_fingerprint_names() {
+    let started = std::time::Instant::now();
+    let first = scenario_fingerprint();
+    // Deterministic: a second run writes the same bytes.
+    let second = scenario_fingerprint();
+    assert_eq!(
+        first, second,
+        "the reference scenarios wrote different files twice: something in the scaffold varies by run (a time, a temp path)"
+    );
+    assert_eq!(
+        release::scaffold_fingerprint(),
+        first,
+        "the scaffold changed: write {first} into scaffold.fingerprint, bump the version in \
+         Cargo.toml (pre-1.0: minor for a breaking change), and add a CHANGELOG.md entry for it \
+         with `Scaffold: {first}` (the version is written into the scaffold too, PROJECT's \
+         cliVersion and the Makefile: once it is bumped, run this test again for the final \
+         fingerprint)"
+    );
+    eprintln!(
+        "the reference scenarios, twice: {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn operator_rs_version_prints_the_fingerprint_and_the_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = ok(dir.path(), &["version"]);
+    assert!(
+        r.stdout.contains(&format!(
+            "scaffold:    {}\n",
+            release::scaffold_fingerprint()
+        )),
+        "{}",
+        r.stdout
+    );
+    let r = ok(dir.path(), &["--version"]);
+    assert_eq!(
+        r.stdout,
+        format!("operator-rs {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// CHANGELOG.md.
+
+/// One `## [<version>] - <date>` entry of CHANGELOG.md.
+#[derive(Debug)]
+struct Entry {
+    version: String,
+    scaffold: Option<String>,
+    runtime_api: Option<String>,
+}
+
+fn changelog() -> Vec<Entry> {
+    let text = std::fs::read_to_string(repo().join("CHANGELOG.md")).expect("CHANGELOG.md exists");
+    let mut entries: Vec<Entry> = Vec::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("## [") {
+            let version = rest.split(']').next().unwrap().to_string();
+            entries.push(Entry {
+                version,
+                scaffold: None,
+                runtime_api: None,
+            });
+        } else if let Some(entry) = entries.last_mut() {
+            if let Some(f) = line.strip_prefix("Scaffold: ") {
+                assert!(
+                    entry.scaffold.is_none(),
+                    "{}: two Scaffold lines",
+                    entry.version
+                );
+                entry.scaffold = Some(f.trim().to_string());
+            } else if let Some(f) = line.strip_prefix("Runtime API: ") {
+                assert!(
+                    entry.runtime_api.is_none(),
+                    "{}: two Runtime API lines",
+                    entry.version
+                );
+                entry.runtime_api = Some(f.trim().to_string());
+            }
+        }
+    }
+    entries
+}
+
+fn is_fingerprint(f: &str) -> bool {
+    f.strip_prefix("sha256:")
+        .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+#[test]
+fn the_changelog_names_this_version_and_its_fingerprints() {
+    let entries = changelog();
+    let newest = entries
+        .first()
+        .expect("CHANGELOG.md has entries (`## [x.y.z] - date`)");
+    let version = env!("CARGO_PKG_VERSION");
+    let api_fingerprint = api::fingerprint(&current_api_file());
+    assert_eq!(
+        newest.version,
+        version,
+        "CHANGELOG.md's newest entry is {}, Cargo.toml's version {version}: add an entry `## [{version}] - <date>` \
+         saying what changed and what a user must do, with `Scaffold: {}` and `Runtime API: {api_fingerprint}`",
+        newest.version,
+        release::scaffold_fingerprint()
+    );
+    assert_eq!(
+        newest.scaffold.as_deref(),
+        Some(release::scaffold_fingerprint()),
+        "CHANGELOG.md's entry for {version} must say `Scaffold: {}` (scaffold.fingerprint)",
+        release::scaffold_fingerprint()
+    );
+    assert_eq!(
+        newest.runtime_api.as_deref(),
+        Some(api_fingerprint.as_str()),
+        "CHANGELOG.md's entry for {version} must say `Runtime API: {api_fingerprint}` (runtime/API.txt)"
+    );
+    let mut versions = BTreeSet::new();
+    let mut scaffolds = BTreeSet::new();
+    for e in &entries {
+        assert!(
+            versions.insert(e.version.as_str()),
+            "CHANGELOG.md has two entries for {}",
+            e.version
+        );
+        semver::Version::parse(&e.version)
+            .unwrap_or_else(|err| panic!("CHANGELOG.md: `{}` is not a version: {err}", e.version));
+        for f in [&e.scaffold, &e.runtime_api].into_iter().flatten() {
+            assert!(
+                is_fingerprint(f) || f.starts_with("unrecorded"),
+                "CHANGELOG.md, {}: `{f}` is not sha256:<64 hex digits>",
+                e.version
+            );
+        }
+        if let Some(s) = e.scaffold.as_deref().filter(|s| is_fingerprint(s)) {
+            assert!(
+                scaffolds.insert(s),
+                "CHANGELOG.md: {} has the scaffold fingerprint of a newer entry, {s}: a release whose scaffold did not change needs no entry; one whose scaffold changed has a new fingerprint",
+                e.version
+            );
+        }
+    }
+    // Newest first.
+    let parsed: Vec<semver::Version> = entries
+        .iter()
+        .map(|e| semver::Version::parse(&e.version).unwrap())
+        .collect();
+    assert!(
+        parsed.windows(2).all(|w| w[0] > w[1]),
+        "CHANGELOG.md's entries are not newest first: {:?}",
+        entries.iter().map(|e| &e.version).collect::<Vec<_>>()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The runtime's public API.
+
+fn current_api_file() -> String {
+    std::fs::read_to_string(repo().join("runtime/API.txt")).unwrap_or_default()
+}
+
+const UPDATE_API: &str = "OPERATOR_RS_UPDATE_API=1 cargo test --test release runtime_api";
+
+#[test]
+fn runtime_api_is_the_one_api_txt_lists() {
+    let listing = api::listing(&repo().join("runtime/src")).unwrap();
+    let recorded = current_api_file();
+    if listing != recorded && updating() {
+        std::fs::write(repo().join("runtime/API.txt"), &listing).unwrap();
+        return;
+    }
+    if listing != recorded {
+        let diff = similar::TextDiff::from_lines(&recorded, &listing)
+            .unified_diff()
+            .header("runtime/API.txt", "runtime/src")
+            .to_string();
+        panic!(
+            "the runtime's API changed: review runtime/API.txt ({UPDATE_API} writes it), bump the \
+             version (pre-1.0: minor for a breaking change), and add a CHANGELOG.md entry with \
+             `Runtime API: {}`:\n{diff}",
+            api::fingerprint(&listing)
+        );
+    }
+}
+
+/// `runtime/api/<version>.txt`, by version.
+fn released_listings() -> Vec<(semver::Version, PathBuf)> {
+    let mut out: Vec<(semver::Version, PathBuf)> = std::fs::read_dir(repo().join("runtime/api"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter_map(|p| {
+            let v = semver::Version::parse(p.file_stem()?.to_str()?).ok()?;
+            Some((v, p))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn runtime_api_keeps_every_item_of_the_previous_release() {
+    let current = semver::Version::parse(env!("CARGO_PKG_VERSION")).unwrap();
+    let Some((previous, path)) = released_listings()
+        .into_iter()
+        .rev()
+        .find(|(v, _)| *v < current)
+    else {
+        panic!("runtime/api/ has no listing of a release before {current}");
+    };
+    let old = std::fs::read_to_string(&path).unwrap();
+    let new = api::listing(&repo().join("runtime/src")).unwrap();
+    let gone = api::removed(&old, &new);
+    assert!(
+        gone.is_empty(),
+        "items of the runtime's API {previous} ({}) are gone without being kept: keep each under \
+         its old name as a `#[deprecated(note = \"use ...\")]` alias (a type alias, a function \
+         calling the new one, a trait with a blanket impl of the new trait), or, if it was \
+         deprecated in {previous}, it may go:\n{}",
+        path.display(),
+        gone.join("\n")
+    );
+}
+
+/// The commit the 0.1.0 listing is the API of: where the issue's users made their projects.
+const V0_1_0: &str = "dea212f";
+
+#[test]
+fn runtime_api_of_0_1_0_is_the_api_of_its_commit() {
+    let has = Command::new("git")
+        .args(["cat-file", "-e", &format!("{V0_1_0}^{{commit}}")])
+        .current_dir(repo())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has {
+        eprintln!("SKIPPED: commit {V0_1_0} is not in this checkout (shallow clone?)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = Command::new("git")
+        .args(["archive", "--format=tar", V0_1_0, "runtime/src"])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(archive.status.success());
+    let mut tar = Command::new("tar")
+        .args(["-x", "-C", tmp.path().to_str().unwrap()])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    tar.stdin
+        .take()
+        .unwrap()
+        .write_all(&archive.stdout)
+        .unwrap();
+    assert!(tar.wait().unwrap().success());
+    let listing = api::listing(&tmp.path().join("runtime/src")).unwrap();
+    let path = repo().join("runtime/api/0.1.0.txt");
+    if updating() {
+        std::fs::write(&path, &listing).unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap_or_default(),
+        listing,
+        "runtime/api/0.1.0.txt is not the API of {V0_1_0} ({UPDATE_API} writes it)"
+    );
+}
+
+#[test]
+fn the_api_listing_names_what_users_call() {
+    let listing = current_api_file();
+    for line in [
+        "webhook::Defaulter::apply_defaults ",
+        "webhook::CustomDefaulter #[deprecated] trait CustomDefaulter<K>",
+        "webhook::CustomDefaulter::default ",
+        "manager::Manager ",
+        "controller::Action use kube::runtime::controller::Action",
+    ] {
+        assert!(
+            listing.lines().any(|l| l.starts_with(line)),
+            "runtime/API.txt has no line starting `{line}`"
+        );
+    }
+}
