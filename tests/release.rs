@@ -397,3 +397,113 @@ fn the_api_listing_names_what_users_call() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Code written against 0.1.0's runtime.
+
+/// dea212f's webhook file (`create webhook --defaulting --programmatic-validation`), for a
+/// ConfigMap: the code the issue's users have, written against `CustomDefaulter` and
+/// `CustomValidator`.
+fn webhook_file_of_0_1_0() -> Option<String> {
+    let out = Command::new("git")
+        .args([
+            "show",
+            &format!("{V0_1_0}:templates/webhook/src/webhooks/version/kind.rs.tera"),
+        ])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return None;
+    }
+    let template = String::from_utf8(out.stdout).unwrap();
+    // The front matter, then the variables (the template has no other tera syntax).
+    let body = template.split_once("-#}\n").unwrap().1;
+    Some(
+        body.replace("{{ rust_type }}", "k8s_openapi::api::core::v1::ConfigMap")
+            .replace("{{ kind }}", "ConfigMap")
+            .replace("{{ api_version }}", "v1")
+            .replace("{{ kind_snake }}", "config_map")
+            .replace("{{ version }}", "v1"),
+    )
+}
+
+/// Items of 0.1.0 kept under their old names since they became private or changed: used as
+/// code written against 0.1.0 used them.
+const OLD_CALLS: &str = r#"
+use operator_rs_runtime::webhook::{install, local};
+
+pub async fn old_calls(client: kube::Client, configurations: Vec<serde_json::Value>) {
+    let _ = install::remove(&client, &configurations).await;
+    let _ = install::ca_bundle("pem");
+    let _ = local::LocalUrl::parse("https://127.0.0.1:9443").map(|u| u.bind_address());
+    let _ = local::install;
+    let _: Option<operator_rs_runtime::manager::RunFn> = None;
+    let _ = operator_rs_runtime::manager::Shutdown::default();
+}
+"#;
+
+#[test]
+fn code_written_against_0_1_0_builds_with_deprecation_warnings() {
+    if runs_elsewhere("release_old_code") {
+        return;
+    }
+    let Some(webhook) = webhook_file_of_0_1_0() else {
+        eprintln!("SKIPPED: commit {V0_1_0} is not in this checkout (shallow clone?)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("old-code");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    // The dependencies as this workspace's tests build them (the same features), so that the
+    // crates are those already built in the shared build directory.
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"old-code\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n\
+             [dependencies]\n\
+             operator-rs-runtime = {{ path = {:?}, features = [\"testing\"] }}\n\
+             k8s-openapi = {{ version = \"0.29.0\", default-features = false, features = [\"std\", \"schemars\", \"v1_37\"] }}\n\
+             kube = {{ version = \"5.0.0\", default-features = false, features = [\"derive\"] }}\n\
+             serde_json = \"1\"\n",
+            repo().join("runtime").display().to_string()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        format!("pub mod webhook;\n{OLD_CALLS}"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("src/webhook.rs"), webhook).unwrap();
+    let out = cargo_output(&dir, &["build", "--lib"], &[]);
+    assert!(
+        out.success,
+        "code written against 0.1.0's runtime does not build against this one:\n{}",
+        out.stderr
+    );
+    for (old, new) in [
+        (
+            "use of deprecated trait `operator_rs_runtime::webhook::CustomDefaulter`",
+            "use webhook::Defaulter, whose method `default` is now `apply_defaults`",
+        ),
+        (
+            "use of deprecated trait `operator_rs_runtime::webhook::CustomValidator`",
+            "use webhook::Validator",
+        ),
+        (
+            "use of deprecated function `operator_rs_runtime::webhook::install::remove`",
+            "",
+        ),
+        (
+            "use of deprecated function `operator_rs_runtime::webhook::local::install`",
+            "",
+        ),
+    ] {
+        assert!(
+            out.stderr.contains(&format!("{old}: {new}")),
+            "no warning `{old}: {new}...` when building code written against 0.1.0:\n{}",
+            out.stderr
+        );
+    }
+}
