@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 use quote::ToTokens;
 
+use crate::syntax::{is_cfg_test, path_idents};
+
 /// What went wrong reading the crate.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -206,24 +208,6 @@ fn attrs_of(item: &syn::Item) -> &[syn::Attribute] {
         syn::Item::Use(i) => &i.attrs,
         _ => &[],
     }
-}
-
-/// Whether `attrs` compile the item only in tests: `#[cfg(test)]`, `#[cfg(all(test, ...))]`.
-fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
-    fn test_only(meta: &syn::Meta) -> bool {
-        match meta {
-            syn::Meta::Path(p) => p.is_ident("test"),
-            syn::Meta::List(l) if l.path.is_ident("all") => l
-                .parse_args_with(
-                    syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
-                )
-                .is_ok_and(|all| all.iter().any(test_only)),
-            _ => false,
-        }
-    }
-    attrs.iter().any(|a| {
-        a.path().is_ident("cfg") && a.parse_args::<syn::Meta>().is_ok_and(|m| test_only(&m))
-    })
 }
 
 fn is_deprecated(attrs: &[syn::Attribute]) -> bool {
@@ -540,12 +524,7 @@ impl Crate {
                 ));
                 // An alias has the members of what it names (an old name kept for a type).
                 if let syn::Type::Path(p) = &*t.ty {
-                    let segs: Vec<String> = p
-                        .path
-                        .segments
-                        .iter()
-                        .map(|s| s.ident.to_string())
-                        .collect();
+                    let segs = path_idents(&p.path);
                     if let Some(Target::Local(m, n)) = self.resolve(module, &segs, 0)
                         && let Some(target) = self.item(&m, &n)
                         && !matches!(target, syn::Item::Type(_))
@@ -718,21 +697,13 @@ impl Crate {
                 let syn::Item::Impl(imp) = i else { continue };
                 let self_target = match &*imp.self_ty {
                     syn::Type::Path(p) => {
-                        let segs: Vec<String> = p
-                            .path
-                            .segments
-                            .iter()
-                            .map(|s| s.ident.to_string())
-                            .collect();
+                        let segs = path_idents(&p.path);
                         self.resolve(impl_module, &segs, 0)
                     }
                     _ => None,
                 };
-                let trait_target = imp.trait_.as_ref().and_then(|(_, p, _)| {
-                    let segs: Vec<String> =
-                        p.segments.iter().map(|s| s.ident.to_string()).collect();
-                    self.resolve(impl_module, &segs, 0)
-                });
+                let trait_target = (imp.trait_.as_ref())
+                    .and_then(|(_, p, _)| self.resolve(impl_module, &path_idents(p), 0));
                 let header = format!(
                     "impl{} {} for {}{}",
                     render(&imp.generics),
