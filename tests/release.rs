@@ -26,21 +26,19 @@ fn updating() -> bool {
 // ---------------------------------------------------------------------------------------------
 // The scaffold fingerprint.
 
-/// The reference scenarios, after `init` in a folder `fingerprint-operator`: every scaffolding
-/// command and flavour (own kinds, deploy-image, a built-in kind, cluster-scoped,
-/// `--controller=false`; defaulting, validation and conversion webhooks, on an own and a
-/// built-in kind; `edit api`; `edit --namespaced`; `create api --from-crd`).
-fn scenario_commands() -> Vec<String> {
-    let mut lines: Vec<String> = REFERENCE_APIS
-        .iter()
-        .map(|a| format!("create api {a}"))
-        .collect();
-    lines.extend(
-        REFERENCE_WEBHOOKS
-            .iter()
-            .map(|w| format!("create webhook {w}")),
-    );
-    lines.extend(
+/// The reference scenarios: two projects, each a folder of its own after `init` (with an owner
+/// and the default license). `reference-operator` takes tests/common's reference project (own
+/// kinds, deploy-image, a built-in kind, cluster-scoped, `--controller=false`; defaulting,
+/// validation and conversion webhooks), then webhooks on a built-in kind, `edit api`,
+/// `create api --from-crd` and `edit --namespaced`; `variants-operator` takes the flavours the
+/// reference project does not (tests/snapshots.rs's variants project).
+fn scenarios() -> Vec<(&'static str, Vec<String>)> {
+    let create = |verb: &str, lines: &[&str]| -> Vec<String> {
+        lines.iter().map(|l| format!("create {verb} {l}")).collect()
+    };
+    let mut reference = create("api", REFERENCE_APIS);
+    reference.extend(create("webhook", REFERENCE_WEBHOOKS));
+    reference.extend(
         [
             "create webhook --group core --version v1 --kind ConfigMap --defaulting --programmatic-validation",
             "edit api --group webapp --version v2 --kind Guestbook --deprecated",
@@ -49,11 +47,17 @@ fn scenario_commands() -> Vec<String> {
         ]
         .map(String::from),
     );
-    lines
+    let mut variants = create("api", VARIANT_APIS);
+    variants.extend(create("webhook", VARIANT_WEBHOOKS));
+    vec![
+        ("reference-operator", reference),
+        ("variants-operator", variants),
+    ]
 }
 
-/// The files the scenarios write, by `/`-separated relative path. Pinned: the install source
-/// (an empty `CARGO_HOME`: the crates.io form) and the license year (`Copyright YEAR`).
+/// The files the scenarios write, by `/`-separated path below the folder holding both projects.
+/// Pinned: the install source (an empty `CARGO_HOME`: the crates.io form) and the license year
+/// (`Copyright YEAR`).
 fn scenario_files() -> Vec<(String, Vec<u8>)> {
     let tmp = tempfile::Builder::new()
         .prefix("operator-rs-release-")
@@ -61,31 +65,30 @@ fn scenario_files() -> Vec<(String, Vec<u8>)> {
         .unwrap();
     let cargo_home = tmp.path().join("cargo-home");
     std::fs::create_dir(&cargo_home).unwrap();
-    let dir = tmp.path().join("fingerprint-operator");
-    std::fs::create_dir_all(dir.join("crds")).unwrap();
-    std::fs::copy(
-        repo().join("fixtures/external_crds/cert-manager.io_certificates.yaml"),
-        dir.join("crds/certificates.yaml"),
-    )
-    .unwrap();
+    let projects = tmp.path().join("projects");
     let env = [("CARGO_HOME", cargo_home.to_str().unwrap())];
-    let mut lines = vec![
-        "init --domain example.com --repo github.com/acme/fingerprint-operator --owner Acme"
-            .to_string(),
-    ];
-    lines.extend(scenario_commands());
-    for line in &lines {
-        let r = run_env(&dir, &words(line), &env);
-        assert_eq!(
-            r.code, 0,
-            "reference scenario `operator-rs {line}` failed:\n{}{}",
-            r.stdout, r.stderr
-        );
+    for (name, commands) in scenarios() {
+        let dir = projects.join(name);
+        std::fs::create_dir_all(dir.join("crds")).unwrap();
+        std::fs::copy(
+            repo().join("fixtures/external_crds/cert-manager.io_certificates.yaml"),
+            dir.join("crds/certificates.yaml"),
+        )
+        .unwrap();
+        let init = format!("init --domain example.com --repo github.com/acme/{name} --owner Acme");
+        for line in std::iter::once(&init).chain(&commands) {
+            let r = run_env(&dir, &words(line), &env);
+            assert_eq!(
+                r.code, 0,
+                "reference scenario `operator-rs {line}` in {name} failed:\n{}{}",
+                r.stdout, r.stderr
+            );
+        }
     }
     let year = jiff::Timestamp::now()
         .to_zoned(jiff::tz::TimeZone::UTC)
         .year();
-    snapshot(&dir)
+    snapshot(&projects)
         .into_iter()
         .map(|(path, bytes)| {
             let path = path
@@ -93,7 +96,7 @@ fn scenario_files() -> Vec<(String, Vec<u8>)> {
                 .map(|c| c.as_os_str().to_string_lossy().into_owned())
                 .collect::<Vec<_>>()
                 .join("/");
-            let bytes = if path == "README.md" {
+            let bytes = if path.ends_with("/README.md") {
                 String::from_utf8(bytes)
                     .unwrap()
                     .replace(&format!("Copyright {year}"), "Copyright YEAR")
@@ -315,6 +318,28 @@ fn released_listings() -> Vec<(semver::Version, PathBuf)> {
 #[test]
 fn runtime_api_keeps_every_item_of_the_previous_release() {
     let current = semver::Version::parse(env!("CARGO_PKG_VERSION")).unwrap();
+    // Every release CHANGELOG.md names before this version has its listing, the one its entry's
+    // fingerprint names.
+    for entry in changelog() {
+        let version = semver::Version::parse(&entry.version).unwrap();
+        if version >= current {
+            continue;
+        }
+        let path = repo().join(format!("runtime/api/{version}.txt"));
+        let listing = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+            panic!(
+                "{} is missing: the runtime API listing of the release {version} (runtime/API.txt \
+                 as that release had it)",
+                path.display()
+            )
+        });
+        assert_eq!(
+            entry.runtime_api.as_deref(),
+            Some(api::fingerprint(&listing).as_str()),
+            "CHANGELOG.md's entry for {version} names another runtime API than {}",
+            path.display()
+        );
+    }
     let Some((previous, path)) = released_listings()
         .into_iter()
         .rev()
