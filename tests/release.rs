@@ -57,7 +57,8 @@ fn scenarios() -> Vec<(&'static str, Vec<String>)> {
 
 /// The files the scenarios write, by `/`-separated path below the folder holding both projects.
 /// Pinned: the install source (an empty `CARGO_HOME`: the crates.io form) and the license year
-/// (`Copyright YEAR`).
+/// (`Copyright YEAR`); and the fingerprint itself, should a file record it (PROJECT), is read as
+/// `sha256:FINGERPRINT`, so that recording it does not change it.
 fn scenario_files() -> Vec<(String, Vec<u8>)> {
     let tmp = tempfile::Builder::new()
         .prefix("operator-rs-release-")
@@ -96,13 +97,15 @@ fn scenario_files() -> Vec<(String, Vec<u8>)> {
                 .map(|c| c.as_os_str().to_string_lossy().into_owned())
                 .collect::<Vec<_>>()
                 .join("/");
-            let bytes = if path.ends_with("/README.md") {
-                String::from_utf8(bytes)
-                    .unwrap()
-                    .replace(&format!("Copyright {year}"), "Copyright YEAR")
-                    .into_bytes()
-            } else {
-                bytes
+            let bytes = match String::from_utf8(bytes) {
+                Ok(mut text) => {
+                    if path.ends_with("/README.md") {
+                        text = text.replace(&format!("Copyright {year}"), "Copyright YEAR");
+                    }
+                    text.replace(release::scaffold_fingerprint(), "sha256:FINGERPRINT")
+                        .into_bytes()
+                }
+                Err(e) => e.into_bytes(),
             };
             (path, bytes)
         })
