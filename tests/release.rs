@@ -367,8 +367,9 @@ fn runtime_api_keeps_every_item_of_the_previous_release() {
 /// The commit the 0.1.0 listing is the API of: where the issue's users made their projects.
 const V0_1_0: &str = "dea212f";
 
-#[test]
-fn runtime_api_of_0_1_0_is_the_api_of_its_commit() {
+/// `folder` of the repository as the commit [`V0_1_0`] had it, in a temporary folder; `None`
+/// (and a SKIPPED line) when this checkout lacks the commit.
+fn at_0_1_0(folder: &str) -> Option<tempfile::TempDir> {
     let has = Command::new("git")
         .args(["cat-file", "-e", &format!("{V0_1_0}^{{commit}}")])
         .current_dir(repo())
@@ -376,11 +377,11 @@ fn runtime_api_of_0_1_0_is_the_api_of_its_commit() {
         .is_ok_and(|s| s.success());
     if !has {
         eprintln!("SKIPPED: commit {V0_1_0} is not in this checkout (shallow clone?)");
-        return;
+        return None;
     }
     let tmp = tempfile::tempdir().unwrap();
     let archive = Command::new("git")
-        .args(["archive", "--format=tar", V0_1_0, "runtime/src"])
+        .args(["archive", "--format=tar", V0_1_0, folder])
         .current_dir(repo())
         .output()
         .unwrap();
@@ -397,6 +398,14 @@ fn runtime_api_of_0_1_0_is_the_api_of_its_commit() {
         .write_all(&archive.stdout)
         .unwrap();
     assert!(tar.wait().unwrap().success());
+    Some(tmp)
+}
+
+#[test]
+fn runtime_api_of_0_1_0_is_the_api_of_its_commit() {
+    let Some(tmp) = at_0_1_0("runtime/src") else {
+        return;
+    };
     let listing = api::listing(&tmp.path().join("runtime/src")).unwrap();
     let path = repo().join("runtime/api/0.1.0.txt");
     if updating() {
@@ -406,6 +415,101 @@ fn runtime_api_of_0_1_0_is_the_api_of_its_commit() {
         std::fs::read_to_string(&path).unwrap_or_default(),
         listing,
         "runtime/api/0.1.0.txt is not the API of {V0_1_0} ({UPDATE_API} writes it)"
+    );
+}
+
+/// The runtime paths Rust text names: each `operator_rs_runtime::...` path, and each path of a
+/// `use operator_rs_runtime::{...};` tree, without the crate's name.
+fn runtime_paths(text: &str) -> BTreeSet<String> {
+    const CRATE: &str = "operator_rs_runtime::";
+    let mut out = BTreeSet::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(CRATE) {
+        let tail = &rest[at + CRATE.len()..];
+        let is_use = rest[..at].trim_end().ends_with("use");
+        let end = if is_use {
+            tail.find(';').unwrap_or(tail.len())
+        } else {
+            tail.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .unwrap_or(tail.len())
+        };
+        let path = tail[..end].trim_end_matches(':');
+        match syn::parse_str::<syn::UseTree>(path) {
+            Ok(tree) => flatten(&tree, String::new(), &mut out),
+            Err(_) => {
+                out.insert(path.to_string());
+            }
+        }
+        rest = &tail[end..];
+    }
+    out
+}
+
+fn flatten(tree: &syn::UseTree, prefix: String, out: &mut BTreeSet<String>) {
+    let join = |name: &str| {
+        if prefix.is_empty() {
+            name.to_string()
+        } else {
+            format!("{prefix}::{name}")
+        }
+    };
+    match tree {
+        syn::UseTree::Path(p) => flatten(&p.tree, join(&p.ident.to_string()), out),
+        syn::UseTree::Name(n) if n.ident == "self" => {
+            out.insert(prefix.clone());
+        }
+        syn::UseTree::Name(n) => {
+            out.insert(join(&n.ident.to_string()));
+        }
+        syn::UseTree::Rename(r) => {
+            out.insert(join(&r.ident.to_string()));
+        }
+        syn::UseTree::Glob(_) => {
+            out.insert(prefix.clone());
+        }
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                flatten(t, prefix.clone(), out);
+            }
+        }
+    }
+}
+
+/// Every runtime path a project made by 0.1.0 names (its templates: main.rs, controllers,
+/// webhooks, tests/e2e.rs and tests/integration.rs...) is one this runtime still has, kept or
+/// deprecated: the project compiles against it (the methods it calls are checked by
+/// [`runtime_api_keeps_every_item_of_the_previous_release`]).
+#[test]
+fn every_runtime_path_a_0_1_0_project_names_is_kept() {
+    let Some(tmp) = at_0_1_0("templates") else {
+        return;
+    };
+    let listing = api::listing(&repo().join("runtime/src")).unwrap();
+    let paths: BTreeSet<&str> = listing
+        .lines()
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    let mut named = BTreeSet::new();
+    for (file, bytes) in snapshot(&tmp.path().join("templates")) {
+        for path in runtime_paths(&String::from_utf8_lossy(&bytes)) {
+            named.insert((path, file.display().to_string()));
+        }
+    }
+    assert!(
+        named.len() > 20,
+        "dea212f's templates name only {} runtime paths: {named:?}",
+        named.len()
+    );
+    let gone: Vec<String> = named
+        .iter()
+        .filter(|(path, _)| !paths.contains(path.as_str()))
+        .map(|(path, file)| format!("operator_rs_runtime::{path} (templates/{file})"))
+        .collect();
+    assert!(
+        gone.is_empty(),
+        "projects made by 0.1.0 name runtime items this runtime does not have: keep each under \
+         its old name, deprecated:\n{}",
+        gone.join("\n")
     );
 }
 
