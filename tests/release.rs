@@ -236,6 +236,16 @@ fn the_changelog_names_this_version_and_its_fingerprints() {
         Some(api_fingerprint.as_str()),
         "CHANGELOG.md's entry for {version} must say `Runtime API: {api_fingerprint}` (runtime/API.txt)"
     );
+    // For users of the previous version, what they must do comes first.
+    let text = std::fs::read_to_string(repo().join("CHANGELOG.md")).unwrap();
+    let newest_text = text.split("\n## [").nth(1).unwrap_or_default();
+    let first_section = newest_text.lines().find(|l| l.starts_with("### "));
+    assert_eq!(
+        first_section,
+        Some("### What you must do"),
+        "CHANGELOG.md's entry for {version}: its first section says what a user of the previous \
+         version must do (`### What you must do`; `- Nothing.` when nothing)"
+    );
     let mut versions = BTreeSet::new();
     let mut scaffolds = BTreeSet::new();
     for e in &entries {
@@ -560,6 +570,45 @@ fn webhook_file_of_0_1_0() -> Option<String> {
     )
 }
 
+/// Code written against this runtime beside it, as a project updated part-way has: impls of the
+/// new traits for types of its own, which the blanket impls for the deprecated traits must not
+/// conflict with.
+const NEW_IMPLS: &str = r#"
+pub mod new_style {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use operator_rs_runtime::webhook::{self, Rejection, Request, Warnings, Webhook};
+
+    pub struct Defaulter;
+
+    impl webhook::Defaulter<ConfigMap> for Defaulter {
+        async fn apply_defaults(&self, _obj: &mut ConfigMap, _req: &Request) -> Result<(), Rejection> {
+            Ok(())
+        }
+    }
+
+    pub struct Validator;
+
+    impl webhook::Validator<ConfigMap> for Validator {
+        async fn validate_create(&self, _obj: &ConfigMap, _req: &Request) -> Result<Warnings, Rejection> {
+            Ok(Vec::new())
+        }
+        async fn validate_update(&self, _old: &ConfigMap, _new: &ConfigMap, _req: &Request) -> Result<Warnings, Rejection> {
+            Ok(Vec::new())
+        }
+        async fn validate_delete(&self, _obj: &ConfigMap, _req: &Request) -> Result<Warnings, Rejection> {
+            Ok(Vec::new())
+        }
+    }
+
+    pub fn webhooks() -> Vec<Webhook> {
+        vec![
+            Webhook::defaulting::<ConfigMap>(Defaulter),
+            Webhook::validating::<ConfigMap>(Validator),
+        ]
+    }
+}
+"#;
+
 /// Items of 0.1.0 kept under their old names since they became private or changed: used as
 /// code written against 0.1.0 used them.
 const OLD_CALLS: &str = r#"
@@ -604,7 +653,7 @@ fn code_written_against_0_1_0_builds_with_deprecation_warnings() {
     .unwrap();
     std::fs::write(
         dir.join("src/lib.rs"),
-        format!("pub mod webhook;\n{OLD_CALLS}"),
+        format!("pub mod webhook;\n{OLD_CALLS}{NEW_IMPLS}"),
     )
     .unwrap();
     std::fs::write(dir.join("src/webhook.rs"), webhook).unwrap();
