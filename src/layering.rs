@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 
 use syn::visit::{self, Visit};
 
+use crate::syntax::is_cfg_test;
+
 /// Where one top-level module imports another: the file and line of each such path.
 type Edges = BTreeMap<(String, String), Vec<String>>;
 
@@ -34,24 +36,6 @@ const RUNTIME_FORBIDDEN: &[(&str, &str)] = &[
 struct Imports<'a> {
     file: &'a str,
     found: Vec<(String, usize)>,
-}
-
-/// Whether `attrs` compile the item only in tests: `#[cfg(test)]`, `#[cfg(all(test, ...))]`.
-fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
-    fn test_only(meta: &syn::Meta) -> bool {
-        match meta {
-            syn::Meta::Path(p) => p.is_ident("test"),
-            syn::Meta::List(l) if l.path.is_ident("all") => l
-                .parse_args_with(
-                    syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
-                )
-                .is_ok_and(|all| all.iter().any(test_only)),
-            _ => false,
-        }
-    }
-    attrs.iter().any(|a| {
-        a.path().is_ident("cfg") && a.parse_args::<syn::Meta>().is_ok_and(|m| test_only(&m))
-    })
 }
 
 impl Imports<'_> {

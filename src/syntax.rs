@@ -26,6 +26,29 @@ pub(crate) use meta::SetAsideAttrs;
 pub(crate) use pos::Pos;
 use proc_macro2::{Delimiter, Group, Spacing, TokenStream, TokenTree};
 
+/// Whether `attrs` compile the item only in tests: `#[cfg(test)]`, `#[cfg(all(test, ...))]`.
+pub(crate) fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
+    fn test_only(meta: &syn::Meta) -> bool {
+        match meta {
+            syn::Meta::Path(p) => p.is_ident("test"),
+            syn::Meta::List(l) if l.path.is_ident("all") => l
+                .parse_args_with(
+                    syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+                )
+                .is_ok_and(|all| all.iter().any(test_only)),
+            _ => false,
+        }
+    }
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg") && a.parse_args::<syn::Meta>().is_ok_and(|m| test_only(&m))
+    })
+}
+
+/// The names of a path's segments, without their generic arguments: `a::b::<T>::C` -> a, b, C.
+pub(crate) fn path_idents(path: &syn::Path) -> Vec<String> {
+    path.segments.iter().map(|s| s.ident.to_string()).collect()
+}
+
 /// Function bodies set aside, by the line and column of their opening brace.
 #[derive(Debug, Default)]
 pub(crate) struct Bodies(HashMap<(usize, usize), TokenStream>);

@@ -44,26 +44,6 @@ fn bare_project_files() {
     }
 }
 
-/// The kinds and webhooks of the variants project (see the module comment).
-const VARIANT_APIS: &[&str] = &[
-    "--group core --version v1 --kind ConfigMap --resource=false --controller",
-    "--group batch --version v1 --kind Job --resource=false --controller",
-    "--group web --version v1beta1 --kind Nginx --image nginx:1.27 --image-container-command nginx,-g,daemon_off",
-    "--group web --version v1beta1 --kind Redis --namespaced=false --image registry.local:5000/redis@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef --image-container-port 6379",
-    "--group web --version v1 --kind Moose --plural mooses",
-    "--group web --version v2 --kind Moose --plural mooses --controller=false",
-    "--group web --version v1 --kind Widget --controller=false",
-    "--group web --version v1 --kind Widget --resource=false --controller",
-    "--group web --version v1 --kind HTTPRoute --namespaced=false",
-];
-
-const VARIANT_WEBHOOKS: &[&str] = &[
-    "--group web --version v1 --kind Moose --defaulting",
-    "--group web --version v1 --kind HTTPRoute --programmatic-validation",
-    "--group web --version v1 --kind Moose --conversion --spoke v2",
-    "--group core --version v1 --kind ConfigMap --programmatic-validation",
-];
-
 #[test]
 fn variant_project_files() {
     let tmp = init_project("variants-operator");

@@ -158,6 +158,30 @@ pub const REFERENCE_WEBHOOKS: &[&str] = &[
     "--group batch --version v1 --kind CronJob --conversion --spoke v2",
 ];
 
+/// The kinds of the variants project (tests/snapshots.rs, tests/release.rs): the flavours the
+/// reference project does not take (a built-in kind of the core and of other groups, deploy-image
+/// kinds with a command, a digest, no port, cluster scope; a controller added to an existing
+/// kind; a plural of its own).
+pub const VARIANT_APIS: &[&str] = &[
+    "--group core --version v1 --kind ConfigMap --resource=false --controller",
+    "--group batch --version v1 --kind Job --resource=false --controller",
+    "--group web --version v1beta1 --kind Nginx --image nginx:1.27 --image-container-command nginx,-g,daemon_off",
+    "--group web --version v1beta1 --kind Redis --namespaced=false --image registry.local:5000/redis@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef --image-container-port 6379",
+    "--group web --version v1 --kind Moose --plural mooses",
+    "--group web --version v2 --kind Moose --plural mooses --controller=false",
+    "--group web --version v1 --kind Widget --controller=false",
+    "--group web --version v1 --kind Widget --resource=false --controller",
+    "--group web --version v1 --kind HTTPRoute --namespaced=false",
+];
+
+/// The webhooks of the variants project: each type alone, on a cluster-scoped and on a built-in kind.
+pub const VARIANT_WEBHOOKS: &[&str] = &[
+    "--group web --version v1 --kind Moose --defaulting",
+    "--group web --version v1 --kind HTTPRoute --programmatic-validation",
+    "--group web --version v1 --kind Moose --conversion --spoke v2",
+    "--group core --version v1 --kind ConfigMap --programmatic-validation",
+];
+
 /// The build directory (cargo's `build.build-dir`: intermediate artifacts, not the final binaries)
 /// every cargo build of a generated project shares: this workspace's target directory (or
 /// $OPERATOR_RS_TEST_TARGET_DIR). With [`seed_lock`], a generated project builds the same

@@ -538,35 +538,38 @@ fn update_refuses_a_record_it_cannot_replay() {
         );
     }
     // The version and install source name the binary to build: refused before cargo runs.
+    // PROJECT's cliVersion is this binary's version (`init` just wrote it).
+    let version = format!("cliVersion: \"{}\"\n", env!("CARGO_PKG_VERSION"));
+    let with_source = |source: &str| format!("{version}cliSource: {source}\n");
     for (from, to, needle) in [
         (
-            "cliVersion: \"0.1.0\"",
-            "cliVersion: \"../../escape\"",
+            version.clone(),
+            "cliVersion: \"../../escape\"\n".to_string(),
             "PROJECT cliVersion \"../../escape\" is not a version",
         ),
         (
-            "cliVersion: \"0.1.0\"",
-            "cliVersion: \"\"",
+            version.clone(),
+            "cliVersion: \"\"\n".to_string(),
             "PROJECT cliVersion \"\" is not a version",
         ),
         (
-            "cliVersion: \"0.1.0\"\n",
-            "cliVersion: \"0.1.0\"\ncliSource: --git 'unclosed\n",
+            version.clone(),
+            with_source("--git 'unclosed"),
             "PROJECT cliSource",
         ),
         (
-            "cliVersion: \"0.1.0\"\n",
-            "cliVersion: \"0.1.0\"\ncliSource: --path /tmp operator-rs\n",
+            version.clone(),
+            with_source("--path /tmp operator-rs"),
             "PROJECT cliSource",
         ),
         (
-            "cliVersion: \"0.1.0\"\n",
-            "cliVersion: \"0.1.0\"\ncliSource: --git https://e.com/op --rev abc operator-rs --force\n",
+            version.clone(),
+            with_source("--git https://e.com/op --rev abc operator-rs --force"),
             "PROJECT cliSource",
         ),
     ] {
-        assert!(original.contains(from), "{original}");
-        std::fs::write(dir.join("PROJECT"), original.replacen(from, to, 1)).unwrap();
+        assert!(original.contains(&from), "{original}");
+        std::fs::write(dir.join("PROJECT"), original.replacen(&from, &to, 1)).unwrap();
         let before = snapshot(&dir);
         let r = run_env(&dir, &["update", "--dry-run"], &cache_env);
         assert_eq!(r.code, 2, "{to}: {}", r.stderr);

@@ -386,7 +386,7 @@ impl<R: Reconciler> Reconcile<R> {
 
 /// Requeues a failed object with a per-object exponential backoff ([`backoff`]), reset by the
 /// next successful reconcile, and counts the error under its bounded label.
-pub(crate) fn error_policy<K: Object>(obj: Arc<K>, error: &Error, ctx: &Context<K>) -> Action {
+pub fn error_policy<K: Object>(obj: Arc<K>, error: &Error, ctx: &Context<K>) -> Action {
     ctx.metrics().record_error(error.metric_label());
     let key = ObjectRef::from_obj(obj.as_ref());
     let failures = ctx.count_failure(&key);

@@ -277,7 +277,8 @@ pub struct ManagerArgs {
 }
 
 /// What a [`Registration`] runs: called once this replica may run it, with its own context.
-type RunFn = Box<dyn FnOnce(ControllerContext) -> BoxFuture<'static, anyhow::Result<()>> + Send>;
+pub type RunFn =
+    Box<dyn FnOnce(ControllerContext) -> BoxFuture<'static, anyhow::Result<()>> + Send>;
 
 /// Something the manager runs: a controller, or any task of the operator's own (a server, a
 /// periodic job). Like controller-runtime's `Runnable`, it runs only on the leader unless

@@ -153,7 +153,7 @@ impl LocalWebhooks {
     pub async fn uninstall(&self, admin: &Client) -> Result<()> {
         let origin = Path::new("config/webhook/manifests.yaml");
         let configurations = self.configurations("")?;
-        install::remove(admin, &install::identities(&configurations))
+        install::remove_identities(admin, &install::identities(&configurations))
             .await
             .map_err(|e| install_error(origin, e))?;
         for crd in &self.crds {

@@ -417,6 +417,87 @@ pub trait Validator<K>: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Warnings, Rejection>> + Send;
 }
 
+/// The name of [`Defaulter`] before 0.2.0, kept for code written against 0.1.0: a type that
+/// implements it implements [`Defaulter`] (its `default` is [`Defaulter::apply_defaults`]).
+#[deprecated(
+    since = "0.2.0",
+    note = "use webhook::Defaulter, whose method `default` is now `apply_defaults`"
+)]
+pub trait CustomDefaulter<K>: Send + Sync + 'static {
+    /// Changes `obj` in place; an error refuses the request.
+    fn default(
+        &self,
+        obj: &mut K,
+        req: &Request,
+    ) -> impl Future<Output = Result<(), Rejection>> + Send;
+}
+
+#[allow(deprecated)]
+impl<K, T: CustomDefaulter<K>> Defaulter<K> for T {
+    fn apply_defaults(
+        &self,
+        obj: &mut K,
+        req: &Request,
+    ) -> impl Future<Output = Result<(), Rejection>> + Send {
+        CustomDefaulter::default(self, obj, req)
+    }
+}
+
+/// The name of [`Validator`] before 0.2.0, kept for code written against 0.1.0: a type that
+/// implements it implements [`Validator`].
+#[deprecated(since = "0.2.0", note = "use webhook::Validator")]
+pub trait CustomValidator<K>: Send + Sync + 'static {
+    /// Checks an object being created.
+    fn validate_create(
+        &self,
+        obj: &K,
+        req: &Request,
+    ) -> impl Future<Output = Result<Warnings, Rejection>> + Send;
+
+    /// Checks an update from `old` to `new`.
+    fn validate_update(
+        &self,
+        old: &K,
+        new: &K,
+        req: &Request,
+    ) -> impl Future<Output = Result<Warnings, Rejection>> + Send;
+
+    /// Checks a deletion (only called when the webhook's `verbs` include `delete`).
+    fn validate_delete(
+        &self,
+        obj: &K,
+        req: &Request,
+    ) -> impl Future<Output = Result<Warnings, Rejection>> + Send;
+}
+
+#[allow(deprecated)]
+impl<K, T: CustomValidator<K>> Validator<K> for T {
+    fn validate_create(
+        &self,
+        obj: &K,
+        req: &Request,
+    ) -> impl Future<Output = Result<Warnings, Rejection>> + Send {
+        CustomValidator::validate_create(self, obj, req)
+    }
+
+    fn validate_update(
+        &self,
+        old: &K,
+        new: &K,
+        req: &Request,
+    ) -> impl Future<Output = Result<Warnings, Rejection>> + Send {
+        CustomValidator::validate_update(self, old, new, req)
+    }
+
+    fn validate_delete(
+        &self,
+        obj: &K,
+        req: &Request,
+    ) -> impl Future<Output = Result<Warnings, Rejection>> + Send {
+        CustomValidator::validate_delete(self, obj, req)
+    }
+}
+
 /// A type-erased admission handler.
 pub(crate) type Handler =
     Arc<dyn Fn(Request) -> BoxFuture<'static, AdmissionResponse> + Send + Sync>;

@@ -48,7 +48,7 @@ impl Plan {
     /// Deletes the configurations and turns the CRDs' conversion webhook off; each step is
     /// safe to run again, and on objects already gone.
     pub async fn remove(&self, client: &Client) -> Result<(), InstallError> {
-        install::remove(client, &self.configurations).await?;
+        install::remove_identities(client, &self.configurations).await?;
         for crd in &self.crds {
             install::clear_conversion(client, crd, &self.field_manager).await?;
         }

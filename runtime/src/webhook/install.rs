@@ -40,14 +40,14 @@ fn kube_error(what: impl Into<String>) -> impl FnOnce(kube::Error) -> InstallErr
 }
 
 /// The PEM text of a CA as the base64 string a `caBundle` holds.
-pub(crate) fn ca_bundle(ca_pem: &str) -> Value {
+pub fn ca_bundle(ca_pem: &str) -> Value {
     serde_json::to_value(ByteString(ca_pem.as_bytes().to_vec())).expect("bytes serialize")
 }
 
 /// The configurations of `yaml` (the documents whose kind is a Mutating or Validating
 /// WebhookConfiguration), renamed `<prefix><name>`, every webhook calling `base_url` + its
 /// Service path, trusting `ca_pem`.
-pub(crate) fn local_configurations(
+pub fn local_configurations(
     yaml: &str,
     prefix: &str,
     base_url: &str,
@@ -81,7 +81,7 @@ pub(crate) fn local_configurations(
 }
 
 /// Server-side applies `configurations` as `field_manager`.
-pub(crate) async fn apply(
+pub async fn apply(
     client: &Client,
     configurations: &[Value],
     field_manager: &str,
@@ -108,7 +108,7 @@ pub(crate) async fn apply(
     Ok(())
 }
 
-/// The `(kind, name)` of each configuration of `configurations`, what [`remove`] takes.
+/// The `(kind, name)` of each configuration of `configurations`, what [`remove_identities`] takes.
 pub(crate) fn identities(configurations: &[Value]) -> Vec<(String, String)> {
     (configurations.iter())
         .map(|doc| {
@@ -118,8 +118,18 @@ pub(crate) fn identities(configurations: &[Value]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Deletes `configurations` (those already gone are fine): 0.1.0's form, kept for code written
+/// against it.
+#[deprecated(
+    since = "0.2.0",
+    note = "the manager removes the webhook configurations it installed itself; this goes in 0.3.0"
+)]
+pub async fn remove(client: &Client, configurations: &[Value]) -> Result<(), InstallError> {
+    remove_identities(client, &identities(configurations)).await
+}
+
 /// Deletes the configurations named by `(kind, name)` (those already gone are fine).
-pub(crate) async fn remove(
+pub(crate) async fn remove_identities(
     client: &Client,
     configurations: &[(String, String)],
 ) -> Result<(), InstallError> {
@@ -147,7 +157,7 @@ pub(crate) async fn remove(
 /// set by another field manager): `make install` server-side applies the CRD with the
 /// conversion patch of `config/crd`, whose `clientConfig.service` kubectl keeps owning, and a
 /// server-side apply of `url` beside it is refused ("exactly one of url or service").
-pub(crate) async fn set_conversion(
+pub async fn set_conversion(
     client: &Client,
     crd_name: &str,
     client_config: Value,
@@ -171,7 +181,7 @@ pub(crate) async fn set_conversion(
 
 /// Puts the CRD `crd_name` back to `strategy: None` (no conversion webhook, and no client
 /// configuration left behind by any field manager). A CRD already gone is fine.
-pub(crate) async fn clear_conversion(
+pub async fn clear_conversion(
     client: &Client,
     crd_name: &str,
     field_manager: &str,
@@ -224,7 +234,7 @@ impl ServiceRef {
 
 /// Sets `caBundle` to `ca_pem` in every webhook of every Mutating/ValidatingWebhookConfiguration
 /// and every CRD conversion that calls `service`. Returns how many objects it changed.
-pub(crate) async fn inject_ca_bundle(
+pub async fn inject_ca_bundle(
     client: &Client,
     service: &ServiceRef,
     ca_pem: &str,

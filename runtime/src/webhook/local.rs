@@ -53,7 +53,7 @@ pub enum LocalError {
 
 /// A parsed `--webhook-local-url`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct LocalUrl {
+pub struct LocalUrl {
     /// `https://<host>:<port>`, without a trailing slash.
     pub base: String,
     /// The host the API server calls (the certificate's name).
@@ -109,9 +109,24 @@ impl LocalUrl {
 /// What local mode wrote to the cluster, to take it back, and the guard that takes it back
 /// if this process dies first.
 #[derive(Debug)]
-pub(crate) struct LocalInstall {
+pub struct LocalInstall {
     plan: Plan,
     guard: Option<Guard>,
+}
+
+/// [`install_guarded`] without a guard: 0.1.0's form, kept for code written against it.
+#[deprecated(
+    since = "0.2.0",
+    note = "the manager installs local webhooks itself (`--webhook-local-url`); this goes in 0.3.0"
+)]
+pub async fn install(
+    client: &Client,
+    operator: &str,
+    webhooks: &Webhooks,
+    url: &LocalUrl,
+    store: &CertStore,
+) -> Result<LocalInstall, LocalError> {
+    install_guarded(client, operator, webhooks, url, store, false).await
 }
 
 /// Makes a CA and a certificate for `url`'s host, loads them into `store`, and points the
@@ -121,7 +136,7 @@ pub(crate) struct LocalInstall {
 /// if this process ends without [`LocalInstall::uninstall`]. A failure part-way takes back
 /// what was written before the error is returned: a manager that fails at start never leaves
 /// the cluster's webhooks pointing at it.
-pub(crate) async fn install(
+pub(crate) async fn install_guarded(
     client: &Client,
     operator: &str,
     webhooks: &Webhooks,

@@ -73,7 +73,7 @@ impl WebhookMetrics {
     }
 
     /// Starts measuring one request to `webhook`; [`RequestTimer::finish`] records it.
-    pub(crate) fn request_started(&self, webhook: &str) -> RequestTimer {
+    pub fn request_started(&self, webhook: &str) -> RequestTimer {
         let labels = WebhookLabels {
             webhook: webhook.to_owned(),
         };
@@ -108,7 +108,7 @@ impl WebhookMetrics {
 /// Measures one request; dropping it unfinished (the connection went away) only ends its
 /// in-flight count.
 #[derive(Debug)]
-pub(crate) struct RequestTimer {
+pub struct RequestTimer {
     metrics: WebhookMetrics,
     labels: WebhookLabels,
     started: Instant,

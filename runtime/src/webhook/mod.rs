@@ -47,6 +47,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+#[allow(deprecated)]
+pub use admission::{CustomDefaulter, CustomValidator};
 pub use admission::{
     Defaulter, FieldError, FieldErrorType, Rejection, Request, Validator, Warnings,
 };

@@ -127,7 +127,7 @@ impl Setup<'_> {
 
         let installed = match (&local_url, args.webhook_cert_mode) {
             (Some(url), _) => Some(
-                local::install(client, operator, &webhooks, url, &store, guarded)
+                local::install_guarded(client, operator, &webhooks, url, &store, guarded)
                     .await
                     .map_err(StartError::LocalInstall)?,
             ),
