@@ -481,6 +481,10 @@ pub struct EditApiArgs {
     /// Mark this version no longer deprecated.
     #[arg(long)]
     pub no_deprecated: bool,
+    /// Do it although a controller of the project watches the version, it is the conversion
+    /// hub, or the cluster still stores objects in it; the steps that follow are printed.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -532,6 +536,9 @@ impl EditApiArgs {
         }
         if self.no_deprecated {
             w.push("--no-deprecated".to_string());
+        }
+        if self.force {
+            w.push("--force".to_string());
         }
         w
     }

@@ -72,6 +72,20 @@ pub fn migrate_command(group: &str, kind: &str) -> String {
     format!("operator-rs migrate-storage --group {group} --kind {kind}")
 }
 
+/// The `status.storedVersions` of each CRD named, on the cluster of the kubeconfig's current
+/// context (`None`: the cluster has no such CRD); `Err(why)` when no cluster can be reached.
+pub fn stored_versions(crds: &[&str]) -> Result<Result<Vec<Option<Vec<String>>>, String>> {
+    let stored = block_on(async {
+        let client = connect::client(None, None, Some(CHECK_TIMEOUT)).await?;
+        let mut out = Vec::new();
+        for crd in crds {
+            out.push(crd_stored_versions(&client, crd).await?);
+        }
+        anyhow::Ok(out)
+    })?;
+    Ok(stored.map_err(|e| format!("{e:#}").replace('\n', " ")))
+}
+
 /// Refuses when the cluster (the kubeconfig's current context) still lists a version about to
 /// be dropped in its CRD's `status.storedVersions`; warns, saying what to check, when no
 /// cluster can be reached. A CRD the cluster does not have is no concern.
@@ -92,18 +106,11 @@ pub fn check_dropped(dropped: &[Dropped]) -> Result<()> {
             );
         }
     };
-    let stored = block_on(async {
-        let client = connect::client(None, None, Some(CHECK_TIMEOUT)).await?;
-        let mut out = Vec::new();
-        for d in dropped {
-            out.push(crd_stored_versions(&client, &d.crd).await?);
-        }
-        anyhow::Ok(out)
-    })?;
-    let stored = match stored {
+    let names: Vec<&str> = dropped.iter().map(|d| d.crd.as_str()).collect();
+    let stored = match stored_versions(&names)? {
         Ok(stored) => stored,
-        Err(e) => {
-            offline(&format!("{e:#}").replace('\n', " "));
+        Err(why) => {
+            offline(&why);
             return Ok(());
         }
     };

@@ -316,3 +316,86 @@ fn the_readme_moves_the_storage_version_then_removes_the_old_one() {
         assert_eq!(same, uids, "the objects were rewritten, not recreated");
     });
 }
+
+/// The kind of [`unserving_a_version_the_cluster_still_stores_is_refused`], of a group of its
+/// own: the other tests of this binary change `cronjobs.batch.example.com` on the same control
+/// plane, at the same time.
+fn unserve_cron_jobs(version: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("unserve.example.com", version, "CronJob"),
+        "cronjobs",
+    )
+}
+
+const UNSERVE_MIGRATE: &str =
+    "operator-rs migrate-storage --group unserve.example.com --kind CronJob";
+
+/// `edit api --served=false` on a version the cluster's CRD still lists in
+/// `status.storedVersions` is refused (nothing written) with the migration to run; once
+/// `migrate-storage` narrowed storedVersions, the same command is accepted.
+#[test]
+fn unserving_a_version_the_cluster_still_stores_is_refused() {
+    if !Envtest::available() {
+        eprintln!(
+            "SKIPPED unserving_a_version_the_cluster_still_stores_is_refused: needs KUBEBUILDER_ASSETS"
+        );
+        return;
+    }
+    let env = Envtest::shared().expect("the control plane starts");
+    let kubeconfig = env.kubeconfig();
+    let tmp = init_project("unserve-stored");
+    let dir = project_dir(&tmp, "unserve-stored");
+    for line in [
+        "create api --group unserve --version v1 --kind CronJob --controller=false",
+        "create api --group unserve --version v2 --kind CronJob --controller=false",
+    ] {
+        ok(&dir, &words(line));
+    }
+    block_on(async {
+        env.install_crds(dir.join("config/crd/bases"))
+            .await
+            .unwrap();
+        let namespace = env.create_namespace("unserve").await.unwrap();
+        let v1 = Api::<DynamicObject>::namespaced_with(
+            env.client().unwrap(),
+            &namespace,
+            &unserve_cron_jobs("v1"),
+        );
+        let object = DynamicObject::new("stored-in-v1", &unserve_cron_jobs("v1"))
+            .data(serde_json::json!({"spec": {"foo": "v1"}}));
+        v1.create(&PostParams::default(), &object).await.unwrap();
+    });
+    ok(
+        &dir,
+        &words("edit api --group unserve --version v2 --kind CronJob --storage"),
+    );
+    block_on(async {
+        env.install_crds(dir.join("config/crd/bases"))
+            .await
+            .unwrap()
+    });
+
+    let line = "edit api --group unserve --version v1 --kind CronJob --served=false";
+    let before = snapshot(&dir);
+    let refused = run_with(&dir, line, kubeconfig);
+    assert_ne!(refused.code, 0, "{}", refused.stderr);
+    for e in [
+        "the cluster's CRD cronjobs.unserve.example.com still lists v1 in status.storedVersions [v1, v2]",
+        UNSERVE_MIGRATE,
+        "Nothing was written",
+        "--served=false --force",
+    ] {
+        assert!(
+            refused.stderr.contains(e),
+            "no {e:?} in\n{}",
+            refused.stderr
+        );
+    }
+    assert_eq!(snapshot(&dir), before, "something was written");
+
+    let migrated = run_with(&dir, &UNSERVE_MIGRATE["operator-rs ".len()..], kubeconfig);
+    assert_eq!(migrated.code, 0, "{}", migrated.stderr);
+    let unserved = run_with(&dir, line, kubeconfig);
+    assert_eq!(unserved.code, 0, "{}", unserved.stderr);
+    assert!(read(&dir, V1).contains("served = false"));
+}

@@ -559,3 +559,92 @@ fn a_namespaced_projects_e2e_shows_its_manager_stays_in_its_namespace() {
         "{output}"
     );
 }
+
+/// A project whose only kind is external (cert-manager's Certificate, `create api --from-crd`):
+/// no `config/crd/bases`. Its own `cargo test` passes, and so does its e2e suite run as its
+/// README says (`make test-e2e`, on a real control plane): the harness installs the CRD file
+/// PROJECT names instead of reading `config/crd/bases`, which stays absent (so `generate
+/// manifests --check` stays clean), and leaves no ClusterRole or ClusterRoleBinding of the
+/// project behind, those it made being named with the project's prefix.
+#[test]
+fn an_all_external_projects_e2e_installs_the_crds_it_names() {
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+    use operator_rs_runtime::testing::envtest::Envtest;
+    if runs_elsewhere("generated_workflow") {
+        return;
+    }
+    if !Envtest::available() {
+        eprintln!("SKIPPED: the all-external e2e suite needs KUBEBUILDER_ASSETS");
+        return;
+    }
+    let _one_at_a_time = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let name = "external-e2e-op";
+    let tmp = init_project(name);
+    let dir = project_dir(&tmp, name);
+    std::fs::create_dir_all(dir.join("config/external")).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/external_crds/cert-manager.io_certificates.yaml"),
+        dir.join("config/external/cert-manager.io_certificates.yaml"),
+    )
+    .unwrap();
+    ok(
+        &dir,
+        &words(
+            "create api --group cert-manager.io --version v1 --kind Certificate --from-crd config/external/cert-manager.io_certificates.yaml",
+        ),
+    );
+    assert!(
+        !dir.join("config/crd/bases")
+            .join("cert-manager.io_certificates.yaml")
+            .exists()
+    );
+    let env = timed("a control plane", || Envtest::shared().expect("it starts"));
+
+    let mut vars = BTreeMap::new();
+    vars.insert("PATH".to_string(), path_with_cli(tmp.path()));
+    vars.insert(
+        "KUBECONFIG".to_string(),
+        env.kubeconfig().display().to_string(),
+    );
+    for script in ["cargo test", "make test-e2e"] {
+        let out = timed(script, || bash(&dir, script, &vars));
+        let output = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{script} failed:\n{output}");
+        assert!(!output.contains("panicked"), "{script}:\n{output}");
+    }
+    let check = run(&dir, &words("generate manifests --check"));
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+
+    let left = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let client = env.client().unwrap();
+            let crd = kube::Api::<
+                k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+            >::all(client.clone())
+            .get_opt("certificates.cert-manager.io")
+            .await
+            .unwrap();
+            assert!(crd.is_some(), "the e2e suite installed no Certificate CRD");
+            let roles = kube::Api::<ClusterRole>::all(client.clone())
+                .list(&Default::default())
+                .await
+                .unwrap();
+            let bindings = kube::Api::<ClusterRoleBinding>::all(client)
+                .list(&Default::default())
+                .await
+                .unwrap();
+            (roles.items.into_iter().filter_map(|r| r.metadata.name))
+                .chain(bindings.items.into_iter().filter_map(|b| b.metadata.name))
+                .filter(|n| n.contains(name) || n == "manager-role" || n == "metrics-auth-role")
+                .collect::<Vec<_>>()
+        });
+    assert!(left.is_empty(), "left on the cluster: {left:?}");
+}

@@ -3,6 +3,7 @@
 //! storage version) and the CRDs; checked first, written all-or-nothing under the project lock.
 //! The types are the single source of truth: PROJECT is never the place to make such a change.
 
+mod guards;
 mod kube_attr;
 
 use std::collections::BTreeMap;
@@ -73,7 +74,7 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
             or_example(&args.gvk.version, "v1alpha1"),
         );
     }
-    let mut project = Project::load(root)?;
+    let project = Project::load(root)?;
     let disk = DiskTree::new(root);
     let found = crdgen::kind_versions(&disk)?;
     let (group, kind) = find_kind(&project, &found, args)?;
@@ -102,6 +103,30 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
     }
     let stored = storage_after(&versions, &target, &group, &kind, &project)?;
     refuse_unserved(&versions, &target, me, &stored, args)?;
+    // The storage version until now (none when the source does not decide it: the edit fixes that).
+    let now: Vec<Settings> = versions.iter().map(|v| v.now.clone()).collect();
+    let stored_before = storage_after(&versions, &now, &group, &kind, &project).unwrap_or_default();
+    let unserves = versions[me].now.served && !target[me].served;
+    let moves = stored != stored_before;
+    let edit = guards::Edit {
+        project: &project,
+        args,
+        group: &group,
+        kind: &kind,
+        versions: &versions,
+        target: &target,
+        me,
+        stored_before: &stored_before,
+        stored: &stored,
+        watched: if unserves || moves {
+            (crdgen::watched_versions(&disk)?.into_iter())
+                .filter(|w| w.group == group && w.kind == kind)
+                .collect()
+        } else {
+            Vec::new()
+        },
+    };
+    let forced_steps = guards::check(&edit)?;
 
     // The source: each changed version's attributes, spliced into its file.
     let mut files: BTreeMap<PathBuf, (String, Vec<Splice>)> = BTreeMap::new();
@@ -130,7 +155,8 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
     }
 
     // PROJECT mirrors the source's storage version.
-    for r in project
+    let mut mirrored = project.clone();
+    for r in mirrored
         .resources
         .iter_mut()
         .filter(|r| r.kind == kind && r.qualified_group() == group)
@@ -139,14 +165,20 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
             api.storage = r.version == stored;
         }
     }
-    project::history::record(&mut project, &args.words());
-    // The CRDs (and the other manifests), as `generate manifests` writes them.
-    let changes =
-        super::write_project_edit(root, overlay, &project, super::generate::Crds::Require)?;
+    // Nothing to change in the source or PROJECT: nothing is written, PROJECT records nothing.
+    let noop = overlay.pending().is_empty() && mirrored == project;
+    let changes = if noop {
+        Vec::new()
+    } else {
+        let mut project = mirrored;
+        project::history::record(&mut project, &args.words());
+        // The CRDs (and the other manifests), as `generate manifests` writes them.
+        super::write_project_edit(root, overlay, &project, super::generate::Crds::Require)?
+    };
     let t = &target[me];
     crate::errln!(
         "\n{}{group}/{version} {kind}: {}, {}{}.",
-        if changes.is_empty() {
+        if noop || changes.is_empty() {
             "nothing to change: "
         } else {
             ""
@@ -168,9 +200,16 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
         .map(|(v, _)| v.found.version.clone());
     if let Some(old) = moved_from.filter(|_| args.storage && !changes.is_empty()) {
         crate::errln!(
-            "\nNew {kind} objects are now stored as {stored}; those already stored stay {old} until rewritten. Next:\n  1. apply the CRD to the cluster: make install\n  2. rewrite the stored objects in {stored}: {}\n  3. then {old} can go: delete its types and run operator-rs generate crds (refused while the cluster's CRD still lists {old} in status.storedVersions)",
-            crate::cluster::migrate_command(&group, &kind)
+            "\nNew {kind} objects are now stored as {stored}; those already stored stay {old} until rewritten. Next:\n  1. apply the CRD to the cluster: make install\n  2. rewrite the stored objects in {stored}: {}\n  3. {}",
+            crate::cluster::migrate_command(&group, &kind),
+            guards::when_old_can_go(&edit, &old)
         );
+    }
+    if !noop && !forced_steps.is_empty() {
+        crate::errln!("\nDone with --force. What to do now:");
+        for (i, step) in forced_steps.iter().enumerate() {
+            crate::errln!("  {}. {step}", i + 1);
+        }
     }
     Ok(())
 }
@@ -352,16 +391,36 @@ fn refuse_unserved(
                 cmd(&v.version, "--storage --served=true")
             );
         }
-        let other = versions
-            .iter()
-            .zip(target)
-            .find(|(o, t)| o.found.version != v.version && t.served)
-            .map_or("<another version>", |(o, _)| o.found.version.as_str());
+        let others = || {
+            versions
+                .iter()
+                .zip(target)
+                .filter(|(o, _)| o.found.version != v.version)
+        };
+        let fix = if let Some((o, _)) = others().find(|(_, t)| t.served) {
+            cmd(&o.found.version, "--storage")
+        } else if let Some((o, _)) = others().next() {
+            cmd(&o.found.version, "--storage --served=true")
+        } else {
+            // The only version: there is no other to store in until one is added.
+            let new = new_version_name(versions);
+            bail!(
+                "{} is the only version of {} (at {}), its storage version, and a CRD must serve its storage version; to stop serving {} add a version, make it the storage version, then unserve {}:\n  operator-rs create api --group {} --version {new} --kind {} --controller=false\n  {}\n  {}",
+                v.version,
+                v.kind,
+                v.loc,
+                v.version,
+                v.version,
+                or_example(&args.gvk.group, &v.group),
+                v.kind,
+                cmd(&new, "--storage"),
+                cmd(&v.version, "--served=false")
+            );
+        };
         bail!(
-            "{} is the storage version of {}, and a storage version must be served; make another version the storage version first:\n  {}",
+            "{} is the storage version of {}, and a storage version must be served; make another version the storage version first:\n  {fix}",
             v.version,
             v.kind,
-            cmd(other, "--storage")
         );
     }
     if !target.iter().any(|t| t.served) {
@@ -385,6 +444,26 @@ fn refuse_unserved(
         );
     }
     Ok(())
+}
+
+/// A version name the kind does not have yet, after its highest `v<N>` (`v2` after `v1` or
+/// `v1beta1`).
+fn new_version_name(versions: &[Version]) -> String {
+    let major = |v: &str| -> u32 {
+        let digits: String = (v.strip_prefix('v').unwrap_or(""))
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().unwrap_or(0)
+    };
+    let top = (versions.iter())
+        .map(|v| major(&v.found.version))
+        .max()
+        .unwrap_or(0);
+    (top + 1..)
+        .map(|n| format!("v{n}"))
+        .find(|n| versions.iter().all(|v| &v.found.version != n))
+        .expect("an unused version")
 }
 
 /// The attribute changes that take a version from `now` to `target`.

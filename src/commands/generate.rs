@@ -142,8 +142,21 @@ fn check_compat(
             places: &new_places,
         },
     );
+    // The project's allowances (config/compat.yaml), checked against both revisions' CRDs.
+    let allowances = compat::allow::load(root, &old_crds, &new_crds)?;
+    let (mut errors, mut warnings, mut allowed_warnings, mut silenced) = (0, 0, 0, 0);
     for f in &findings {
-        let mut text = format!("{}[{}]: {}", f.severity, f.rule, f.message);
+        let (severity, allowance) = compat::allow::graded(&allowances, f);
+        let Some(severity) = severity else {
+            silenced += 1;
+            continue;
+        };
+        match (severity, allowance) {
+            (Severity::Error, _) => errors += 1,
+            (Severity::Warning, Some(_)) => allowed_warnings += 1,
+            (Severity::Warning, None) => warnings += 1,
+        }
+        let mut text = format!("{}[{}]: {}", severity, f.rule, f.message);
         match &f.span {
             Some(span) => text.push_str(&format!("\n  --> {span}")),
             None => text.push_str("\n  --> (no longer in the source)"),
@@ -159,14 +172,38 @@ fn check_compat(
         if let Some(was) = &f.was {
             text.push_str(&format!("\n   = note: it was at {was} in {reference}"));
         }
+        if let Some(a) = allowance {
+            text.push_str(&format!(
+                "\n   = note: {} by {} (enforcement: {:?})",
+                if severity == f.severity {
+                    "graded"
+                } else if severity == Severity::Error {
+                    "made an error"
+                } else {
+                    "allowed"
+                },
+                a.at,
+                a.enforcement
+            ));
+        }
         text.push_str(&format!("\n   = help: {}\n", f.fix));
         crate::errln!("{text}");
     }
-    let errors = (findings.iter())
-        .filter(|f| f.severity == Severity::Error)
-        .count();
-    let warnings = findings.len() - errors;
+    if silenced > 0 {
+        crate::errln!(
+            "note: {silenced} change{} not reported: enforcement None in {}",
+            if silenced == 1 { "" } else { "s" },
+            compat::allow::FILE
+        );
+    }
     let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    if allowed_warnings > 0 {
+        crate::errln!(
+            "note: {} allowed by {} (reported, never fatal)",
+            plural(allowed_warnings, "change"),
+            compat::allow::FILE
+        );
+    }
     if errors > 0 || (warnings_fatal && warnings > 0) {
         crate::errln!(
             "error: the CRDs are not compatible with {reference}: {}, {}{}",
@@ -183,8 +220,8 @@ fn check_compat(
         crate::errln!(
             "The CRDs are compatible with {reference} ({} compared{}).",
             plural(old_crds.len(), "CRD"),
-            if warnings > 0 {
-                format!(", {}", plural(warnings, "warning"))
+            if warnings + allowed_warnings > 0 {
+                format!(", {}", plural(warnings + allowed_warnings, "warning"))
             } else {
                 String::new()
             }

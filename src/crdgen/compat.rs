@@ -30,6 +30,8 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 
 use super::{KindCrd, Location, Places};
 
+pub mod allow;
+
 /// How bad an incompatible change is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
@@ -85,6 +87,44 @@ pub enum Rule {
 }
 
 impl Rule {
+    /// Every rule.
+    pub const ALL: [Rule; 31] = {
+        use Rule::*;
+        [
+            CrdRemoval,
+            Names,
+            Scope,
+            StoredVersionRemoval,
+            ServedVersionRemoval,
+            VersionRemoval,
+            SubresourceRemoval,
+            ExistingFieldRemoval,
+            Required,
+            Type,
+            Format,
+            Enum,
+            Default,
+            Nullable,
+            Maximum,
+            MaxLength,
+            MaxItems,
+            MaxProperties,
+            Minimum,
+            MinLength,
+            MinItems,
+            MinProperties,
+            MultipleOf,
+            Pattern,
+            ValidationRules,
+            ListType,
+            ListMapKeys,
+            MapType,
+            PreserveUnknownFieldsRemoval,
+            EmbeddedResource,
+            Composition,
+        ]
+    };
+
     /// The rule's id, as printed (`error[existingFieldRemoval]`).
     pub fn id(self) -> &'static str {
         use Rule::*;

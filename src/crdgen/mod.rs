@@ -47,7 +47,7 @@ pub use derive::structural;
 pub use derive::transforms;
 use derive::{crd, exact, schema};
 use emit::{output, render};
-use read::{attrs, cfg, loader, locate, place_attrs, resolve, schema_fn, values};
+use read::{attrs, cfg, loader, locate, place_attrs, resolve, schema_fn, values, watched};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -503,6 +503,47 @@ pub fn kind_versions(tree: &dyn SourceTree) -> Result<Vec<FoundVersion>, CrdgenE
             storage: k.storage,
         })
         .collect())
+}
+
+/// A version of one of the crate's kinds that a controller of the crate watches, and the place
+/// of the source that makes it watch it.
+#[derive(Debug, Clone)]
+pub struct WatchedVersion {
+    /// The full group, e.g. `batch.example.com`.
+    pub group: String,
+    pub kind: String,
+    pub version: String,
+    pub at: Location,
+    /// What the source says there, e.g. "the `type Kind` of its Reconciler".
+    pub what: String,
+    /// Not watched but the hub of a conversion (`impl Spoke<Hub> for ...`).
+    pub hub: bool,
+}
+
+/// Every version of the crate's own kinds that a controller watches or owns, or that is the hub
+/// of a conversion, read from the source (see [`watched`]).
+pub fn watched_versions(tree: &dyn SourceTree) -> Result<Vec<WatchedVersion>, CrdgenError> {
+    let found = static_kinds(tree, false, None)?;
+    let mut out = Vec::new();
+    for (i, krate) in found.crates.iter().enumerate() {
+        for w in watched::watches(krate) {
+            for k in found.kinds.iter().filter(|k| k.krate == i) {
+                if w.homes
+                    .contains(&(krate.defs[k.def].module, k.kind.clone()))
+                {
+                    out.push(WatchedVersion {
+                        group: k.group.clone(),
+                        kind: k.kind.clone(),
+                        version: k.version.clone(),
+                        at: w.at.clone(),
+                        what: w.what.clone(),
+                        hub: w.hub,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// One version of a kind as its source declares it.

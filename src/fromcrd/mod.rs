@@ -354,6 +354,59 @@ impl Selected {
     pub fn group_module(&self) -> String {
         module_name(&self.group)
     }
+
+    /// The smallest `spec` the CRD's schema accepts, for the scaffold's e2e test of the kind:
+    /// each required field (recursively) with a value of its schema (see [`minimal`]); `None`
+    /// when the schema has no `spec`.
+    pub fn minimal_spec(&self) -> Option<Value> {
+        let spec = self.schema.get("properties")?.get("spec")?;
+        Some(minimal(spec, 0))
+    }
+}
+
+/// The smallest value `schema` accepts, as far as its type, required fields, enum, default,
+/// bounds and lengths say (a `pattern` or CEL rule is not solved: `e2e` is the string).
+pub fn minimal(schema: &Value, depth: usize) -> Value {
+    if let Some(default) = schema.get("default") {
+        return default.clone();
+    }
+    if let Some(first) = schema.get("enum").and_then(|e| e.as_array()?.first()) {
+        return first.clone();
+    }
+    let number = |key: &str| schema.get(key).and_then(Value::as_f64);
+    let count = |key: &str| schema.get(key).and_then(Value::as_u64).unwrap_or(0) as usize;
+    if schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
+        return Value::from(1);
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        Some("string") => match schema.get("format").and_then(Value::as_str) {
+            Some("date-time") => Value::from("2026-01-01T00:00:00Z"),
+            Some("date") => Value::from("2026-01-01"),
+            Some("duration") => Value::from("1h"),
+            Some("int-or-string") => Value::from(1),
+            _ => Value::from("e2e".repeat(count("minLength").div_ceil(3).max(1))),
+        },
+        Some("integer") => Value::from(number("minimum").map_or(1, |m| m.ceil().max(1.0) as i64)),
+        Some("number") => Value::from(number("minimum").map_or(1.0, |m| m.max(1.0))),
+        Some("boolean") => Value::Bool(false),
+        Some("array") => {
+            let item = schema
+                .get("items")
+                .map_or(Value::Null, |i| minimal(i, depth + 1));
+            Value::Array(vec![item; count("minItems")])
+        }
+        _ if depth > 32 => Value::Object(Default::default()),
+        _ => {
+            let mut out = serde_json::Map::new();
+            let required = schema.get("required").and_then(Value::as_array);
+            for name in required.into_iter().flatten().filter_map(Value::as_str) {
+                if let Some(p) = schema.get("properties").and_then(|p| p.get(name)) {
+                    out.insert(name.to_string(), minimal(p, depth + 1));
+                }
+            }
+            Value::Object(out)
+        }
+    }
 }
 
 /// A Rust module name for a DNS name or version: lowercase, `_` for every other character, a
@@ -381,6 +434,41 @@ pub fn module_name(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The smallest spec of a schema: required fields only, recursively, each of its type
+    /// (default, first enum value, minimum, minLength, minItems honoured).
+    #[test]
+    fn minimal_values_follow_the_schema() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "required": ["issuerRef", "secretName", "count", "mode", "kept", "list", "at", "port"],
+            "properties": {
+                "issuerRef": {"type": "object", "required": ["name"], "properties": {
+                    "name": {"type": "string"}, "kind": {"type": "string"}}},
+                "secretName": {"type": "string", "minLength": 5},
+                "count": {"type": "integer", "minimum": 3},
+                "mode": {"type": "string", "enum": ["Fast", "Slow"]},
+                "kept": {"type": "boolean", "default": true},
+                "list": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+                "at": {"type": "string", "format": "date-time"},
+                "port": {"x-kubernetes-int-or-string": true},
+                "optional": {"type": "string"}
+            }
+        });
+        assert_eq!(
+            super::minimal(&schema, 0),
+            serde_json::json!({
+                "issuerRef": {"name": "e2e"},
+                "secretName": "e2ee2e",
+                "count": 3,
+                "mode": "Fast",
+                "kept": true,
+                "list": ["e2e"],
+                "at": "2026-01-01T00:00:00Z",
+                "port": 1
+            })
+        );
+    }
 
     const TWO: &str = "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.org}\nspec:\n  group: example.org\n  names: {kind: Widget, plural: widgets}\n  scope: Cluster\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object}}\n  - name: v0\n    served: false\n    storage: false\n    schema: {openAPIV3Schema: {type: object}}\n";
 

@@ -184,6 +184,9 @@ pub struct ApiContext {
     pub builtin: bool,
     /// An external kind: its CRD is its owner's.
     pub external: bool,
+    /// For a `--from-crd` kind, the smallest `spec` (JSON) its CRD's schema accepts, which the
+    /// e2e test of the kind creates; empty for the other kinds.
+    pub e2e_spec: String,
     /// The project's manager is namespace-scoped (PROJECT's `namespaced`): the editor and viewer
     /// roles are Roles, as kubebuilder's.
     pub namespaced_manager: bool,
@@ -259,6 +262,7 @@ impl ApiContext {
             resource: parts.types && r.has_api(),
             builtin: r.owned_elsewhere(),
             external: r.external,
+            e2e_spec: String::new(),
             namespaced_manager: project.namespaced,
             role_file: role_stems(project, r).0,
             role_name: role_stems(project, r).1,

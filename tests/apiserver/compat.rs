@@ -794,6 +794,23 @@ fn the_generated_ci_checks_pull_requests_against_their_target_branch() {
         "{found:?}\n{}",
         r.stderr
     );
+
+    // The break is intended: allowed in config/compat.yaml, committed with it, which the same
+    // CI step reads with no flag; the changes are reported as warnings and the step passes.
+    std::fs::write(
+        dir.join("config/compat.yaml"),
+        "validations:\n  - name: required\n    enforcement: Warn\n    crd: cronjobs.batch.example.com\n    version: v1\n    field: .spec.schedule\n  - name: existingFieldRemoval\n    enforcement: Warn\n    crd: cronjobs.batch.example.com\n    field: .spec.foo\n",
+    )
+    .unwrap();
+    let r = step(tmp.path(), &dir, &compat);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("warning[required]")
+            && r.stderr.contains("warning[existingFieldRemoval]")
+            && r.stderr.contains("allowed by config/compat.yaml:2:11"),
+        "{}",
+        r.stderr
+    );
 }
 
 /// One change put to kube-apiserver: the CRD at `v1` applied and an object of it created
@@ -1066,4 +1083,141 @@ fn kube_apiserver_refuses_no_change_we_pass() {
         }
     }
     assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+}
+
+/// `config/compat.yaml`, crdify's configuration narrowed to a CRD, version and field: an
+/// allowed break is printed as a warning and passes (even with --compat-warnings-as-errors),
+/// others still fail; `None` hides a change, `Error` makes a warning's rule fatal; a malformed
+/// file, or an entry naming a rule, CRD, version or field that neither revision has, is refused
+/// at its line:column with a valid example.
+#[test]
+fn allowances_in_config_compat_yaml() {
+    let base = "    #[schemars(range(max = 10))]\n    pub size: i32,\n    pub name: String,\n    pub note: String,\n";
+    let tmp = committed(&widget("", base, ""));
+    let dir = tmp.path();
+    // v2 drops `name` and `note` and tightens `size`.
+    write_project(
+        dir,
+        &widget(
+            "",
+            "    #[schemars(range(max = 5))]\n    pub size: i32,\n",
+            "",
+        ),
+    );
+    let check = |extra: &[&str]| {
+        let mut args = vec!["generate", "crds", "--check-compat", "v1"];
+        args.extend_from_slice(extra);
+        run(dir, &args)
+    };
+    let allow = |text: &str| std::fs::write(dir.join("config/compat.yaml"), text).unwrap();
+    std::fs::create_dir_all(dir.join("config")).unwrap();
+
+    // Without the file: two errors.
+    let r = check(&[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+
+    // `name` allowed: `note` still fails.
+    allow(
+        "validations:\n  - name: existingFieldRemoval\n    enforcement: Warn\n    crd: widgets.demo.example.com\n    version: v1\n    field: .spec.name\n",
+    );
+    let r = check(&[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let found = printed(&r.stderr);
+    assert_eq!(
+        found
+            .iter()
+            .map(|p| (p.severity.as_str(), p.rule.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            ("error", "existingFieldRemoval"),
+            ("warning", "existingFieldRemoval"),
+            ("warning", "maximum")
+        ],
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("= note: allowed by config/compat.yaml:2:11 (enforcement: Warn)"),
+        "{}",
+        r.stderr
+    );
+
+    // The whole spec allowed (a field and everything below it): passes, even with warnings as
+    // errors; `maximum` made an error fails; `None` hides it.
+    allow(
+        "validations:\n  - name: existingFieldRemoval\n    enforcement: Warn\n    field: .spec\n",
+    );
+    let r = check(&[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("compatible with v1"), "{}", r.stderr);
+    let r = check(&["--compat-warnings-as-errors"]);
+    assert_eq!(
+        r.code, 1,
+        "the maximum warning is not allowed:\n{}",
+        r.stderr
+    );
+    allow(
+        "validations:\n  - name: existingFieldRemoval\n    enforcement: Warn\n    field: .spec\n  - name: maximum\n    enforcement: None\n",
+    );
+    let r = check(&["--compat-warnings-as-errors"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("warning[maximum]"), "{}", r.stderr);
+    allow(
+        "validations:\n  - name: existingFieldRemoval\n    enforcement: Warn\n    field: .spec\n  - name: maximum\n    enforcement: Error\n",
+    );
+    let r = check(&[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("error[maximum]"), "{}", r.stderr);
+
+    // Refusals, each at its place, with a valid example.
+    for (text, at, what) in [
+        (
+            "validations:\n  - name: existingFieldRemova\n    enforcement: Warn\n",
+            "config/compat.yaml:2:11",
+            "unknown rule \"existingFieldRemova\": did you mean existingFieldRemoval?",
+        ),
+        (
+            "validations:\n  - name: existingFieldRemoval\n    enforcement: Warning\n",
+            "config/compat.yaml:3:18",
+            "unknown enforcement \"Warning\": it is Error, Warn or None",
+        ),
+        (
+            "validations:\n  - name: existingFieldRemoval\n    enforcement: Warn\n    crd: gadgets.demo.example.com\n",
+            "config/compat.yaml:4:10",
+            "no CRD \"gadgets.demo.example.com\" in the project, at either revision: the CRDs are widgets.demo.example.com",
+        ),
+        (
+            "validations:\n  - name: existingFieldRemoval\n    enforcement: Warn\n    crd: widgets.demo.example.com\n    version: v9\n",
+            "config/compat.yaml:5:14",
+            "no version \"v9\" of widgets.demo.example.com: the versions are v1",
+        ),
+        (
+            "validations:\n  - name: existingFieldRemoval\n    enforcement: Warn\n    field: .spec.nmae\n",
+            "config/compat.yaml:4:12",
+            "no field \".spec.nmae\"",
+        ),
+        (
+            "validations:\n  - name: existingFieldRemoval\n    enforcment: Warn\n",
+            "config/compat.yaml:",
+            "not a valid file",
+        ),
+        (
+            "validations: [\n",
+            "config/compat.yaml:",
+            "not a valid file",
+        ),
+    ] {
+        allow(text);
+        let r = check(&[]);
+        assert_eq!(r.code, 2, "{text}: {}", r.stderr);
+        for e in [
+            at,
+            what,
+            "e.g.",
+            "    validations:\n      - name: servedVersionRemoval",
+        ] {
+            assert!(r.stderr.contains(e), "{text}: no {e:?} in\n{}", r.stderr);
+        }
+    }
 }

@@ -824,3 +824,202 @@ fn a_lone_version_not_stored_is_refused() {
     assert!(!read(&dir, V1).contains("storage = false"));
     assert!(crd_versions(&dir)[0].2, "v1 is stored");
 }
+
+const CONTROLLER: &str = "src/controllers/cron_job.rs";
+
+/// `--served=false` on the version a controller of the project watches (its manager would stop
+/// at start) is refused, naming where the controller says so, however the source names the
+/// type (the scaffold's `use ... as Kind`, a rename and a type alias around
+/// `PartialObjectMeta<_>`); nothing is written. With `--force` it is done and the steps printed.
+/// The advice after `--storage` names the controller instead of "delete its types".
+#[test]
+fn unserving_the_version_a_controller_watches_is_refused() {
+    let tmp = two_versions("watched");
+    let dir = project_dir(&tmp, "watched");
+    let moved = edit(&dir, "--group batch --version v2 --kind CronJob --storage");
+    assert!(
+        moved.stderr.contains(&format!(
+            "make the controller watch v2 instead (the `type Kind` of its Reconciler at {CONTROLLER}:"
+        )),
+        "{}",
+        moved.stderr
+    );
+    let scaffolded = read(&dir, CONTROLLER);
+    let aliased = scaffolded.replace(
+        "use crate::api::v1::CronJob as Kind;",
+        "use crate::api::v1::CronJob as Watched;\ntype Kind = kube::api::PartialObjectMeta<Watched>;",
+    );
+    assert_ne!(aliased, scaffolded);
+    for (how, source) in [
+        ("as scaffolded", &scaffolded),
+        ("through an alias", &aliased),
+    ] {
+        std::fs::write(dir.join(CONTROLLER), source).unwrap();
+        let before = snapshot(&dir);
+        let r = run(
+            &dir,
+            &words("edit api --group batch --version v1 --kind CronJob --served=false"),
+        );
+        assert_ne!(r.code, 0, "{how}: accepted\n{}", r.stderr);
+        for e in [
+            "batch.example.com/v1 CronJob is watched by a controller of this project",
+            &format!("at {CONTROLLER}:"),
+            "stops at start",
+            "make the controller watch CronJob of v2 (its type is at src/api/v2/cron_job.rs:",
+            "Nothing was written",
+            "operator-rs edit api --group batch --version v1 --kind CronJob --served=false --force",
+        ] {
+            assert!(r.stderr.contains(e), "{how}: no {e:?} in\n{}", r.stderr);
+        }
+        assert_eq!(snapshot(&dir), before, "{how}: something was written");
+    }
+    // v2 is watched by no controller: unserving it is not this refusal (it is the storage
+    // version, refused for that).
+    let r = run(
+        &dir,
+        &words("edit api --group batch --version v2 --kind CronJob --served=false"),
+    );
+    assert!(
+        !r.stderr.contains("watched by a controller"),
+        "{}",
+        r.stderr
+    );
+
+    let forced = edit(
+        &dir,
+        "--group batch --version v1 --kind CronJob --served=false --force",
+    );
+    assert!(
+        forced.stderr.contains("Done with --force. What to do now:")
+            && forced
+                .stderr
+                .contains("make the controller watch CronJob of v2"),
+        "{}",
+        forced.stderr
+    );
+    assert!(!crd_versions(&dir)[0].1, "v1 is not served");
+    assert!(read(&dir, V1).contains("served = false"));
+}
+
+/// The conversion hub: moving the storage version away from it is refused (`create webhook`
+/// for the kind would be refused afterwards), and so is unserving it; forced, the advice keeps
+/// the hub's types and never says to delete them.
+#[test]
+fn the_conversion_hub_is_guarded() {
+    let tmp = init_project("hub");
+    let dir = project_dir(&tmp, "hub");
+    for line in [
+        "create api --group batch --version v1 --kind CronJob --controller=false",
+        "create api --group batch --version v2 --kind CronJob --controller=false",
+        "create webhook --group batch --version v1 --kind CronJob --conversion --spoke v2",
+    ] {
+        ok(&dir, &words(line));
+    }
+    let before = snapshot(&dir);
+    let r = run(
+        &dir,
+        &words("edit api --group batch --version v2 --kind CronJob --storage"),
+    );
+    assert_ne!(r.code, 0, "accepted\n{}", r.stderr);
+    for e in [
+        "the conversion webhook of CronJob has v1 as its hub (PROJECT: webhooks.conversion on v1, spokes [v2])",
+        "`operator-rs create webhook` for CronJob is refused afterwards",
+        "operator-rs edit api --group batch --version v2 --kind CronJob --storage --force",
+    ] {
+        assert!(r.stderr.contains(e), "no {e:?} in\n{}", r.stderr);
+    }
+    assert_eq!(snapshot(&dir), before, "something was written");
+
+    let forced = edit(
+        &dir,
+        "--group batch --version v2 --kind CronJob --storage --force",
+    );
+    assert!(
+        forced
+            .stderr
+            .contains("keep v1's types: v1 is the conversion hub")
+            && !forced.stderr.contains("delete its types"),
+        "{}",
+        forced.stderr
+    );
+    assert_eq!(project_storage(&dir), vec!["v2"]);
+
+    let before = snapshot(&dir);
+    let r = run(
+        &dir,
+        &words("edit api --group batch --version v1 --kind CronJob --served=false"),
+    );
+    assert_ne!(r.code, 0, "accepted\n{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("batch.example.com/v1 CronJob is the hub of its conversion webhook")
+            && r.stderr.contains("never delete them"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(snapshot(&dir), before, "something was written");
+}
+
+/// `--storage` on the version already stored (as `create api` made it) changes nothing: it says
+/// so, exits 0, and writes nothing (PROJECT records no command).
+#[test]
+fn storage_on_the_storage_version_writes_nothing() {
+    let tmp = two_versions("already-stored");
+    let dir = project_dir(&tmp, "already-stored");
+    let before = snapshot(&dir);
+    let r = edit(&dir, "--group batch --version v1 --kind CronJob --storage");
+    assert!(
+        r.stderr
+            .contains("nothing to change: batch.example.com/v1 CronJob: the storage version"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(snapshot(&dir), before);
+}
+
+/// `--served=false` on a kind's only version: refused with commands that apply, which, run as
+/// printed, get there.
+#[test]
+fn the_only_version_is_refused_with_advice_that_applies() {
+    let tmp = init_project("only-version");
+    let dir = project_dir(&tmp, "only-version");
+    ok(
+        &dir,
+        &words("create api --group batch --version v1 --kind CronJob --controller=false"),
+    );
+    let before = snapshot(&dir);
+    let r = run(
+        &dir,
+        &words("edit api --group batch --version v1 --kind CronJob --served=false"),
+    );
+    assert_ne!(r.code, 0);
+    assert_eq!(snapshot(&dir), before);
+    assert!(
+        r.stderr.contains("v1 is the only version of CronJob") && !r.stderr.contains('<'),
+        "{}",
+        r.stderr
+    );
+    let printed: Vec<&str> = (r.stderr.lines())
+        .filter_map(|l| l.trim().strip_prefix("operator-rs "))
+        .collect();
+    assert_eq!(
+        printed,
+        [
+            "create api --group batch --version v2 --kind CronJob --controller=false",
+            "edit api --group batch --version v2 --kind CronJob --storage",
+            "edit api --group batch --version v1 --kind CronJob --served=false",
+        ],
+        "{}",
+        r.stderr
+    );
+    for line in printed {
+        ok(&dir, &words(line));
+    }
+    assert_eq!(
+        crd_versions(&dir)
+            .iter()
+            .map(|v| (v.0.as_str(), v.1, v.2))
+            .collect::<Vec<_>>(),
+        vec![("v1", false, false), ("v2", true, true)]
+    );
+}

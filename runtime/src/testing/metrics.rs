@@ -113,7 +113,19 @@ pub async fn metrics_reader(
     namespace: &str,
     kubeconfig: &Path,
 ) -> Result<ServiceAccountAccess> {
-    ServiceAccountAccess::create(admin, namespace, "metrics-reader", READER_RBAC, kubeconfig).await
+    metrics_reader_named(admin, namespace, "metrics-reader", kubeconfig).await
+}
+
+/// [`metrics_reader`] as the ServiceAccount `namespace/name` (its ClusterRole is named after
+/// it: `<name>-operator-rs-test-metrics-reader`), so that the readers of several projects on
+/// one cluster are apart.
+pub async fn metrics_reader_named(
+    admin: &kube::Config,
+    namespace: &str,
+    name: &str,
+    kubeconfig: &Path,
+) -> Result<ServiceAccountAccess> {
+    ServiceAccountAccess::create(admin, namespace, name, READER_RBAC, kubeconfig).await
 }
 
 /// Accepts any server certificate (signatures are still checked): a test scraping a

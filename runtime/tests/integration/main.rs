@@ -12,6 +12,7 @@ mod support;
 #[path = "../webhook_kinds/mod.rs"]
 mod webhook_kinds;
 
+mod e2e_harness;
 mod envtest;
 mod leader_election;
 mod manager;

@@ -133,7 +133,8 @@ pub fn run(root: &Path, args: &CreateApiArgs, file: &Path) -> Result<()> {
         types: false,
         controller: scaffold_controller,
     };
-    let ctx = ApiContext::new(&project, &resource, parts);
+    let mut ctx = ApiContext::new(&project, &resource, parts);
+    ctx.e2e_spec = (selected.minimal_spec()).map_or_else(String::new, |spec| spec.to_string());
     let report = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
     report.refuse_conflicts()?;
     let previous = overlay.read(Path::new(project::FILE))?;

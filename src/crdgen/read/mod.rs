@@ -9,3 +9,4 @@ pub mod place_attrs;
 pub mod resolve;
 pub mod schema_fn;
 pub mod values;
+pub mod watched;

@@ -5,8 +5,11 @@
 //! A project's `tests/e2e.rs` names itself once ([`Project`], implementing [`E2eProject`]) and
 //! holds only its kinds' tests; the harness does the rest:
 //!
-//! - [`E2e`]: one test's session. It installs the CRDs of `config/crd/bases`, binds a
-//!   ServiceAccount ([`MANAGER_NAMESPACE`]) by what `kubectl kustomize config/rbac` renders and
+//! - [`E2e`]: one test's session. It installs the CRDs the project names ([`crd_sources`]:
+//!   `config/crd/bases`, `config/crd/external` and the CRD files its external kinds were made
+//!   from, whichever there are), binds a ServiceAccount ([`MANAGER_NAMESPACE`]) by what
+//!   `kubectl kustomize config/rbac` renders (its ClusterRoles named with the project's name as
+//!   prefix, as kustomize's `namePrefix` does, and deleted when the session ends) and
 //!   runs the manager with a kubeconfig holding its token ([`ManagerProcess`]), points the
 //!   webhooks at it ([`LocalWebhooks`]), and waits for what the controllers do
 //!   ([`E2e::eventually`], [`E2e::ready`], [`E2e::event`], [`E2e::gone`]). A request the API
@@ -213,9 +216,10 @@ impl<P: E2eProject> E2e<P> {
     pub async fn with_admin(admin: kube::Config, controller_manager: bool) -> Self {
         let serial = SERIAL.lock().await;
         let client = Client::try_from(admin.clone()).expect("a client of the cluster");
-        let crds = Path::new(P::PROJECT.dir).join("config/crd/bases");
-        let installed = super::envtest::install_crds_with(&client, &crds).await;
-        installed.unwrap_or_else(|e| panic!("installing the CRDs: {e}"));
+        for crds in crd_sources(Path::new(P::PROJECT.dir)) {
+            let installed = super::envtest::install_crds_with(&client, &crds).await;
+            installed.unwrap_or_else(|e| panic!("installing the CRDs of {}: {e}", crds.display()));
+        }
         let dir = Self::scratch().join(test_name());
         let kubeconfig = dir.join("manager.kubeconfig");
         let rbac = Path::new(P::PROJECT.dir).join("config/rbac");
@@ -225,7 +229,14 @@ impl<P: E2eProject> E2e<P> {
             ServiceAccountAccess::from_kustomize(&admin, namespace, name, &rbac, &kubeconfig).await;
         let account = account.unwrap_or_else(|e| panic!("binding the manager by config/rbac: {e}"));
         let reader_kubeconfig = dir.join("reader.kubeconfig");
-        let reader = super::metrics::metrics_reader(&admin, namespace, &reader_kubeconfig).await;
+        let reader_name = format!("{name}-metrics-reader");
+        let reader = super::metrics::metrics_reader_named(
+            &admin,
+            namespace,
+            &reader_name,
+            &reader_kubeconfig,
+        )
+        .await;
         let reader = reader.unwrap_or_else(|e| panic!("a metrics reader: {e}"));
         let certs = dir.join("webhook-certs");
         let webhooks = LocalWebhooks::prepare(name, Path::new(P::PROJECT.dir), &certs);
@@ -575,22 +586,30 @@ impl<P: E2eProject> Drop for E2e<P> {
         if std::thread::panicking() {
             eprintln!("manager log: {log}");
         }
-        // The webhook configurations would point at a manager that is gone: take them back,
-        // on a thread and runtime of their own (this one is ending).
-        if let Some(webhooks) = self.webhooks.take() {
-            let admin = self.admin.clone();
-            let uninstall = std::thread::spawn(move || {
-                let mut runtime = tokio::runtime::Builder::new_current_thread();
-                let runtime = runtime.enable_all().build().expect("a tokio runtime");
-                runtime.block_on(async move {
-                    let client = Client::try_from(admin).expect("a client of the cluster");
-                    webhooks.uninstall(&client).await
-                })
-            });
-            if let Ok(Err(error)) = uninstall.join() {
-                eprintln!("removing the e2e webhook configurations: {error}");
-            }
-        }
+        // The webhook configurations would point at a manager that is gone, and the
+        // cluster-wide RBAC would stay on a shared cluster: take them back, on a thread and
+        // runtime of their own (this one is ending).
+        let webhooks = self.webhooks.take();
+        let rbac = [self.account.cluster_rbac(), self.reader.cluster_rbac()].map(Clone::clone);
+        let admin = self.admin.clone();
+        let cleanup = std::thread::spawn(move || {
+            let mut runtime = tokio::runtime::Builder::new_current_thread();
+            let runtime = runtime.enable_all().build().expect("a tokio runtime");
+            runtime.block_on(async move {
+                let client = Client::try_from(admin).expect("a client of the cluster");
+                if let Some(webhooks) = webhooks
+                    && let Err(error) = webhooks.uninstall(&client).await
+                {
+                    eprintln!("removing the e2e webhook configurations: {error}");
+                }
+                for rbac in rbac {
+                    if let Err(error) = rbac.delete(&client).await {
+                        eprintln!("removing the e2e cluster-wide RBAC: {error}");
+                    }
+                }
+            })
+        });
+        let _ = cleanup.join();
     }
 }
 
@@ -604,6 +623,62 @@ fn new_namespace_name() -> String {
     format!("e2e-{prefix}-{}", millis % 1_000_000)
 }
 
+/// The CRD files and folders the harness installs for the project in `dir`, those that are
+/// there: `config/crd/bases` (the project's own kinds, `operator-rs generate crds`), then
+/// `config/crd/external` (the CRDs of kinds other projects own, e.g. those of an
+/// `--external-api-path` kind: put their files there; `generate` leaves that folder alone),
+/// then the CRD file each external kind of PROJECT was made from (`fromCrd.file`, relative to
+/// the project unless absolute). A project whose kinds are all external has no
+/// `config/crd/bases`, and needs none.
+///
+/// # Panics
+///
+/// When PROJECT cannot be read or is not YAML, or names a CRD file that is not there.
+pub fn crd_sources(dir: &Path) -> Vec<PathBuf> {
+    let holds_yaml = |folder: &Path| {
+        std::fs::read_dir(folder).is_ok_and(|entries| {
+            entries.filter_map(|e| e.ok()).any(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json")
+            })
+        })
+    };
+    let mut out: Vec<PathBuf> = ["config/crd/bases", "config/crd/external"]
+        .iter()
+        .map(|f| dir.join(f))
+        .filter(|f| holds_yaml(f))
+        .collect();
+    let project = read_project(dir);
+    let files = (project["resources"].as_array().into_iter().flatten())
+        .filter_map(|r| r["fromCrd"]["file"].as_str());
+    for file in files {
+        let path = dir.join(file);
+        if !path.is_file() {
+            panic!(
+                "PROJECT names the CRD file {file} (an external kind's `fromCrd`), which is not there ({}): put it back, or run the `create api --from-crd` of the kind again with its new place",
+                path.display()
+            );
+        }
+        if !out.contains(&path) {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The project's PROJECT file, as JSON.
+///
+/// # Panics
+///
+/// When PROJECT cannot be read or is not YAML.
+fn read_project(dir: &Path) -> Value {
+    let path = dir.join("PROJECT");
+    let text = std::fs::read_to_string(&path);
+    let text = text.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("PROJECT: {e}"))
+}
+
 /// Whether the project in `dir` is namespace-scoped: its PROJECT's `namespaced: true`
 /// (`init --namespaced`, `edit --namespaced`).
 ///
@@ -611,11 +686,7 @@ fn new_namespace_name() -> String {
 ///
 /// When PROJECT cannot be read or is not YAML.
 fn project_namespaced(dir: &Path) -> bool {
-    let path = dir.join("PROJECT");
-    let text = std::fs::read_to_string(&path);
-    let text = text.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let project: Value = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("PROJECT: {e}"));
-    project["namespaced"].as_bool().unwrap_or(false)
+    read_project(dir)["namespaced"].as_bool().unwrap_or(false)
 }
 
 /// The name of the running test (libtest names its thread after it; `e2e` elsewhere).

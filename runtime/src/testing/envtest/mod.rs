@@ -62,7 +62,7 @@ pub use assets::ASSETS_VAR;
 pub use crds::install_crds_with;
 pub use error::{Error, Result};
 pub(crate) use rbac::service_account_review as rbac_review;
-pub use rbac::{ServiceAccountAccess, kustomize};
+pub use rbac::{ClusterRbac, ServiceAccountAccess, kustomize};
 
 use assets::Assets;
 use control_plane::{ControlPlane, files};

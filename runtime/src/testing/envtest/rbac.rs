@@ -3,7 +3,11 @@
 //!
 //! The manifests are what `kubectl kustomize config/rbac` renders ([`kustomize`]):
 //!
-//! - `ClusterRole`s are applied as they are.
+//! - `ClusterRole`s are applied renamed `<serviceaccount>-<name>` (as kustomize's `namePrefix`
+//!   names them for `make deploy`; a name that has the prefix already is kept), so that the
+//!   cluster-wide roles of two projects on one cluster never overwrite each other; the bindings
+//!   that name them follow. [`ServiceAccountAccess::cluster_rbac`] says what was made cluster
+//!   wide, to delete it at the end ([`ClusterRbac::delete`]).
 //! - `Role`s are applied in the ServiceAccount's namespace (kustomize puts them in the
 //!   project's `<name>-system`, which a test has no use for: run the manager under test with
 //!   `--leader-election-namespace` set to that namespace); those of another namespace (an RBAC
@@ -51,9 +55,66 @@ pub struct ServiceAccountAccess {
     config: kube::Config,
     kubeconfig: PathBuf,
     token: String,
+    cluster: ClusterRbac,
+}
+
+/// The cluster-wide objects [`ServiceAccountAccess::create`] applied: what a test deletes when
+/// it ends, so that nothing of it stays on a shared cluster.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClusterRbac {
+    /// The names of the ClusterRoles.
+    pub cluster_roles: Vec<String>,
+    /// The names of the ClusterRoleBindings.
+    pub cluster_role_bindings: Vec<String>,
+}
+
+impl ClusterRbac {
+    /// Deletes them (those already gone are no error), as `client` (an admin's).
+    pub async fn delete(&self, client: &Client) -> Result<()> {
+        let params = kube::api::DeleteParams::default();
+        let bindings = Api::<ClusterRoleBinding>::all(client.clone());
+        for name in &self.cluster_role_bindings {
+            gone(
+                bindings.delete(name, &params).await,
+                "ClusterRoleBinding",
+                name,
+            )?;
+        }
+        let roles = Api::<ClusterRole>::all(client.clone());
+        for name in &self.cluster_roles {
+            gone(roles.delete(name, &params).await, "ClusterRole", name)?;
+        }
+        Ok(())
+    }
+}
+
+/// A delete's outcome: done, or the object was not there.
+fn gone<T>(result: kube::Result<T>, kind: &str, name: &str) -> Result<()> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(e) => Err(Error::api(format!("deleting {kind} {name}"), e)),
+    }
+}
+
+/// The name a ClusterRole of the manifests gets for the ServiceAccount `account`:
+/// `<account>-<name>`, unless it starts so already.
+fn cluster_role_name(account: &str, name: &str) -> String {
+    let prefix = format!("{account}-");
+    if name.starts_with(&prefix) {
+        name.to_owned()
+    } else {
+        format!("{prefix}{name}")
+    }
 }
 
 impl ServiceAccountAccess {
+    /// The cluster-wide objects made for it (ClusterRoles renamed `<serviceaccount>-<name>`,
+    /// ClusterRoleBindings), to delete when the test ends.
+    pub fn cluster_rbac(&self) -> &ClusterRbac {
+        &self.cluster
+    }
+
     /// A new client authenticating as the ServiceAccount (call it inside the tokio runtime
     /// that will use it), with the ServiceAccount's namespace as its default namespace.
     ///
@@ -218,9 +279,14 @@ impl ServiceAccountAccess {
             api_group: None,
         };
         let mut checks = Vec::new();
+        let mut cluster = ClusterRbac::default();
         for object in &objects {
-            if let Some(check) = object.apply(&client, namespace, &subject, &objects).await? {
-                checks.push(check);
+            let (check, made) = object.apply(&client, namespace, &subject, &objects).await?;
+            checks.extend(check);
+            match made {
+                Some(Made::ClusterRole(name)) => cluster.cluster_roles.push(name),
+                Some(Made::ClusterRoleBinding(name)) => cluster.cluster_role_bindings.push(name),
+                None => {}
             }
         }
         let username = format!("system:serviceaccount:{namespace}:{name}");
@@ -253,6 +319,7 @@ impl ServiceAccountAccess {
             config,
             kubeconfig: kubeconfig.to_owned(),
             token: token.to_owned(),
+            cluster,
         })
     }
 
@@ -378,6 +445,12 @@ enum RbacObject {
     ServiceAccount,
 }
 
+/// A cluster-wide object [`RbacObject::apply`] made, by its name on the cluster.
+enum Made {
+    ClusterRole(String),
+    ClusterRoleBinding(String),
+}
+
 /// A request the ServiceAccount must be allowed once its bindings took effect.
 struct Check {
     rule: PolicyRule,
@@ -419,34 +492,39 @@ impl RbacObject {
     }
 
     /// Applies it for the ServiceAccount `subject` in `namespace`; for a binding, returns a
-    /// permission its role grants, to wait for.
+    /// permission its role grants, to wait for; and what it made cluster wide.
     async fn apply(
         &self,
         client: &Client,
         namespace: &str,
         subject: &Subject,
         all: &[RbacObject],
-    ) -> Result<Option<Check>> {
+    ) -> Result<(Option<Check>, Option<Made>)> {
         match self {
             Self::ClusterRole(role) => {
                 let mut role = role.clone();
                 clean(&mut role.metadata, None);
+                let name = role.metadata.name.as_deref().unwrap_or_default();
+                let name = cluster_role_name(&subject.name, name);
+                role.metadata.name = Some(name.clone());
                 apply(&Api::<ClusterRole>::all(client.clone()), role).await?;
-                Ok(None)
+                Ok((None, Some(Made::ClusterRole(name))))
             }
             Self::Role(role) => {
                 let mut role = role.clone();
                 let namespace = placed(client, &role.metadata, namespace).await?;
                 clean(&mut role.metadata, Some(&namespace));
                 apply(&Api::<Role>::namespaced(client.clone(), &namespace), role).await?;
-                Ok(None)
+                Ok((None, None))
             }
             Self::ClusterRoleBinding(binding) => {
                 let mut binding = binding.clone();
                 let (meta, role) = (&mut binding.metadata, &binding.role_ref);
                 let check = rebind(meta, &mut binding.subjects, role, None, subject, all);
+                follow_cluster_role(&mut binding.role_ref, subject, all);
+                let name = binding.metadata.name.clone().unwrap_or_default();
                 apply(&Api::<ClusterRoleBinding>::all(client.clone()), binding).await?;
-                Ok(check)
+                Ok((check, Some(Made::ClusterRoleBinding(name))))
             }
             Self::RoleBinding(binding) => {
                 let mut binding = binding.clone();
@@ -460,12 +538,24 @@ impl RbacObject {
                     subject,
                     all,
                 );
+                follow_cluster_role(&mut binding.role_ref, subject, all);
                 let api = Api::<RoleBinding>::namespaced(client.clone(), &namespace);
                 apply(&api, binding).await?;
-                Ok(check)
+                Ok((check, None))
             }
-            Self::ServiceAccount => Ok(None),
+            Self::ServiceAccount => Ok((None, None)),
         }
+    }
+}
+
+/// A binding's reference to a ClusterRole of the manifests names it as it was applied (see
+/// [`cluster_role_name`]); one to a ClusterRole that is not theirs (`view`) stays.
+fn follow_cluster_role(role: &mut RoleRef, subject: &Subject, all: &[RbacObject]) {
+    let ours = all.iter().any(|o| {
+        matches!(o, RbacObject::ClusterRole(r) if r.metadata.name.as_deref() == Some(role.name.as_str()))
+    });
+    if role.kind == "ClusterRole" && ours {
+        role.name = cluster_role_name(&subject.name, &role.name);
     }
 }
 
