@@ -25,8 +25,10 @@ pub enum Outcome {
     Note(String),
 }
 
-/// Merge `path`: `ancestor`, `user` and `new` are its contents in each tree (`None`: absent).
+/// Merge `path`: `ancestor`, `user` and `new` are its contents in each tree (`None`: absent);
+/// `scratch` is a folder for `git merge-file`'s inputs.
 pub fn file(
+    scratch: &Path,
     path: &Path,
     ancestor: Option<&str>,
     user: Option<&str>,
@@ -49,7 +51,7 @@ pub fn file(
         (Some(a), Some(u), Some(n)) if a == u => Outcome::Write(n.to_string()),
         // Changed on both sides, or added on both sides differently (merged against nothing).
         (a, Some(u), Some(n)) => {
-            let (text, conflicts) = merge_file(path, a.unwrap_or(""), u, n)?;
+            let (text, conflicts) = merge_file(scratch, path, a.unwrap_or(""), u, n)?;
             if conflicts {
                 Outcome::Conflict(text)
             } else {
@@ -61,10 +63,15 @@ pub fn file(
 }
 
 /// `git merge-file -p`: the merged text, and whether it has conflicts.
-fn merge_file(path: &Path, ancestor: &str, user: &str, new: &str) -> Result<(String, bool)> {
-    let dir = tempfile::tempdir().context("making a temporary folder for the merge")?;
+fn merge_file(
+    scratch: &Path,
+    path: &Path,
+    ancestor: &str,
+    user: &str,
+    new: &str,
+) -> Result<(String, bool)> {
     let write = |name: &str, text: &str| -> Result<std::path::PathBuf> {
-        let p = dir.path().join(name);
+        let p = scratch.join(name);
         std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
         Ok(p)
     };
@@ -102,7 +109,8 @@ mod tests {
     use super::*;
 
     fn merge(a: Option<&str>, u: Option<&str>, n: Option<&str>) -> Outcome {
-        file(Path::new("src/main.rs"), a, u, n).unwrap()
+        let scratch = tempfile::tempdir().unwrap();
+        file(scratch.path(), Path::new("src/main.rs"), a, u, n).unwrap()
     }
 
     #[test]
