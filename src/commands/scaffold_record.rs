@@ -242,11 +242,18 @@ pub fn runtime_of(files: &Files) -> Files {
         .collect()
 }
 
-/// The project's vendored runtime as it is on disk.
+/// The project's vendored runtime as it is on disk, its line endings as git stores them (`\n`;
+/// a `core.autocrlf=true` checkout has `\r\n`): the runtime is text.
 pub fn runtime_on_disk(root: &Path) -> Result<Files> {
     let mut files = Files::new();
     if root.join(vendor::DIR).is_dir() {
         read_tree(root, Path::new(vendor::DIR), &mut files)?;
+    }
+    for bytes in files.values_mut() {
+        if bytes.windows(2).any(|w| w == b"\r\n") {
+            let text = String::from_utf8_lossy(bytes).replace("\r\n", "\n");
+            *bytes = text.into_bytes();
+        }
     }
     Ok(files)
 }

@@ -1,13 +1,18 @@
-//! `operator-rs update`: move a project to the scaffold of this operator-rs. The scaffold of the
-//! operator-rs that made the project (the ancestor) and this one's (new) are both made in a
-//! temporary folder by replaying the project's commands ([`crate::project::history`]); each file
-//! is then merged three ways ([`merge`]): a file the user never touched becomes the new scaffold,
-//! the user's changes stay, overlapping changes get conflict markers and a non-zero exit. The
-//! vendored runtime is replaced as `upgrade-runtime` does, and the generated manifests are
-//! regenerated from the merged sources. Everything is computed before anything is written.
+//! `operator-rs update`: move a project to the scaffold of this operator-rs. It exits 0 at once
+//! when PROJECT records this scaffold (fingerprint and digest). Otherwise the operator-rs that made
+//! the project (the ancestor) is found among candidates ([`binary`]) and used only when proven to
+//! make the recorded scaffold ([`ancestor`]); it and this one replay the project's commands
+//! ([`crate::project::history`]) in the repository's git directory ([`gitstate`], which also
+//! refuses a state git is in the middle of), and each file as git holds it is merged three ways
+//! ([`merge`]; `Cargo.toml` by its structure, [`cargo_toml`]): a file the user never touched
+//! becomes the new scaffold, the user's changes stay, overlapping changes get conflict markers
+//! and a non-zero exit. The vendored runtime is replaced as `upgrade-runtime` does, and the
+//! generated manifests are regenerated from the merged sources. Everything is computed before
+//! anything is written; then `cargo check` says what still fails ([`check`]).
 
 mod ancestor;
 mod binary;
+mod cargo_toml;
 mod check;
 mod gitstate;
 mod merge;
@@ -32,6 +37,12 @@ pub fn run(root: &Path, args: &UpdateArgs) -> Result<i32> {
     check_record(&project, args.from_binary.is_none())?;
     let new = std::env::current_exe().context("finding this operator-rs binary")?;
     let commands = history::replay(&project, &init_extras(root));
+    let given = (args.from_binary.as_ref())
+        .map(|path| binary::given(path, &project.cli_version).map(|b| (path.clone(), b)))
+        .transpose()?;
+    if !args.dry_run {
+        gitstate::check(root)?;
+    }
     if up_to_date(root, &project, &new)? {
         crate::errln!(
             "The project is already up to date: it is on the scaffold of this operator-rs {} ({}).",
@@ -39,9 +50,6 @@ pub fn run(root: &Path, args: &UpdateArgs) -> Result<i32> {
             crate::release::scaffold_fingerprint()
         );
         return Ok(0);
-    }
-    if !args.dry_run {
-        gitstate::check(root)?;
     }
     let makefile = std::fs::read_to_string(root.join("Makefile")).unwrap_or_default();
     let old_source = if project.cli_source.is_empty() {
@@ -65,7 +73,7 @@ pub fn run(root: &Path, args: &UpdateArgs) -> Result<i32> {
         this: &new,
         runtime: &runtime,
     };
-    let ancestor = find_ancestor(root, &project, &old_source, args, &proof)?;
+    let ancestor = find_ancestor(root, &project, &old_source, given, &proof)?;
     crate::errln!(
         "Replaying {} command{} with {} (the ancestor, proven to make the project's scaffold) and with this operator-rs (the new scaffold)...",
         commands.len(),
@@ -155,18 +163,17 @@ fn up_to_date(root: &Path, project: &Project, this: &Path) -> Result<bool> {
     Ok(digest == record.digest)
 }
 
-/// The proven ancestor: `--from-binary` alone when given, else the first candidate proven
+/// The proven ancestor: `--from-binary` (`given`: as passed, and resolved) alone when given, else the first candidate proven
 /// (`bin/operator-rs-<version>`, the cache folder, a build from cliSource).
 fn find_ancestor(
     root: &Path,
     project: &Project,
     source: &str,
-    args: &UpdateArgs,
+    given: Option<(PathBuf, PathBuf)>,
     proof: &ancestor::Proof<'_>,
 ) -> Result<ancestor::Proven> {
     let mut tried = Vec::new();
-    if let Some(path) = &args.from_binary {
-        let binary = binary::given(path, &project.cli_version)?;
+    if let Some((path, binary)) = given {
         match proof.prove(&binary, 0) {
             Ok(proven) => return Ok(proven),
             Err(why) => tried.push((format!("--from-binary {}", path.display()), why)),

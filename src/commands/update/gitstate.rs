@@ -216,10 +216,18 @@ impl Drop for Scratch {
     }
 }
 
+/// Remove the scratch folder (again, when a replay a killed run started still writes in it).
 fn remove(path: &Path) -> Result<()> {
-    match std::fs::remove_dir_all(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(crate::workspace::with_path(path, e).into()),
+    let mut tries = 0;
+    loop {
+        match std::fs::remove_dir_all(path) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(_) if tries < 5 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            Err(e) => return Err(crate::workspace::with_path(path, e).into()),
+        }
     }
 }

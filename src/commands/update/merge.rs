@@ -1,7 +1,8 @@
 //! The three-way merge of one file: the user's copy against the scaffold the project was made
 //! with (the ancestor) and this operator-rs's (new). Text merges are `git merge-file`'s (git is
 //! on every machine `update` runs on, since it needs a git tree; no crate in Cargo.lock merges
-//! three ways), so the result and its conflict markers are the ones git users know.
+//! three ways), so the result and its conflict markers are the ones git users know; a
+//! `Cargo.toml` whose lines conflict is merged by its structure instead ([`super::cargo_toml`]).
 
 use std::path::Path;
 use std::process::Command;
@@ -51,7 +52,15 @@ pub fn file(
         (Some(a), Some(u), Some(n)) if a == u => Outcome::Write(n.to_string()),
         // Changed on both sides, or added on both sides differently (merged against nothing).
         (a, Some(u), Some(n)) => {
-            let (text, conflicts) = merge_file(scratch, path, a.unwrap_or(""), u, n)?;
+            let (mut text, mut conflicts) = merge_file(scratch, path, a.unwrap_or(""), u, n)?;
+            // Cargo.toml: where lines conflict, its tables and keys may not.
+            if conflicts
+                && path == Path::new("Cargo.toml")
+                && let Some(structural) =
+                    super::cargo_toml::merge("Cargo.toml", a.unwrap_or(""), u, n)
+            {
+                (text, conflicts) = structural;
+            }
             if conflicts {
                 Outcome::Conflict(text)
             } else {
