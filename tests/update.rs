@@ -773,10 +773,10 @@ fn scaffolding_commands_refuse_a_project_on_another_scaffold() {
         "--kind",
         "Site",
     ];
-    let edit = ["edit", "--namespaced"];
+    let namespaced = ["edit", "--namespaced"];
     rewrite_record(&dir, other_scaffold);
     let before = work_tree(&dir);
-    for args in [&create[..], &edit[..]] {
+    for args in [&create[..], &namespaced[..]] {
         let r = common::run(&dir, args);
         assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
         assert!(
@@ -898,11 +898,12 @@ fn update_leaves_nothing_in_the_temp_directory_even_when_killed() {
     let temp = tmp.path().join("temp");
     std::fs::create_dir_all(&temp).unwrap();
     let update = || {
-        Command::new(this_binary())
-            .args(["update", "--no-check", "--from-binary"])
+        let mut cmd = Command::new(this_binary());
+        cmd.args(["update", "--no-check", "--from-binary"])
             .arg(this_binary())
             .current_dir(&dir)
-            .env("TMPDIR", &temp)
+            .env("TMPDIR", &temp);
+        cmd
     };
     let mut child = update()
         .stderr(std::process::Stdio::null())
