@@ -166,14 +166,20 @@ fn run(
     words: &[String],
     conditions: &Conditions,
 ) -> Result<std::process::Output> {
-    Command::new(binary)
-        .arg("-C")
+    let mut cmd = Command::new(binary);
+    // Nothing of this process's own settings (a fault to inject, an install source) reaches the
+    // replay: only the pinned conditions.
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("OPERATOR_RS_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.arg("-C")
         .arg(dir)
         .args(words)
         .env(REPLAY_ENV, "1")
         .env(LICENSE_YEAR_ENV, conditions.year.to_string())
         .env("CARGO_HOME", &conditions.cargo_home)
-        .env_remove("OPERATOR_RS_SOURCE")
         .output()
         .with_context(|| format!("running {}", binary.display()))
 }

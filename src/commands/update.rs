@@ -43,14 +43,6 @@ pub fn run(root: &Path, args: &UpdateArgs) -> Result<i32> {
     if !args.dry_run {
         gitstate::check(root)?;
     }
-    if up_to_date(root, &project, &new)? {
-        crate::errln!(
-            "The project is already up to date: it is on the scaffold of this operator-rs {} ({}).",
-            crate::release::VERSION,
-            crate::release::scaffold_fingerprint()
-        );
-        return Ok(0);
-    }
     let makefile = std::fs::read_to_string(root.join("Makefile")).unwrap_or_default();
     let old_source = if project.cli_source.is_empty() {
         binary::source_in_makefile(&makefile).unwrap_or_default()
@@ -73,7 +65,26 @@ pub fn run(root: &Path, args: &UpdateArgs) -> Result<i32> {
         this: &new,
         runtime: &runtime,
     };
-    let ancestor = find_ancestor(root, &project, &old_source, given, &proof)?;
+    // A binary the user names is proven, or refused, whatever else holds.
+    let given = match given {
+        Some((path, binary)) => Some(proof.prove(&binary, 0).map_err(|why| {
+            let tried = [(format!("--from-binary {}", path.display()), why)];
+            anyhow::anyhow!("{}", ancestor::refusal(&project, &old_source, &tried))
+        })?),
+        None => None,
+    };
+    if up_to_date(root, &project, &new, &scratch.path().join("current"))? {
+        crate::errln!(
+            "The project is already up to date: it is on the scaffold of this operator-rs {} ({}).",
+            crate::release::VERSION,
+            crate::release::scaffold_fingerprint()
+        );
+        return Ok(0);
+    }
+    let ancestor = match given {
+        Some(proven) => proven,
+        None => find_ancestor(root, &project, &old_source, &proof)?,
+    };
     crate::errln!(
         "Replaying {} command{} with {} (the ancestor, proven to make the project's scaffold) and with this operator-rs (the new scaffold)...",
         commands.len(),
@@ -151,49 +162,40 @@ pub fn run(root: &Path, args: &UpdateArgs) -> Result<i32> {
 
 /// Whether PROJECT records this operator-rs's scaffold and the digest this binary's replay of
 /// its commands makes: then there is nothing to update, and no other binary is looked for.
-fn up_to_date(root: &Path, project: &Project, this: &Path) -> Result<bool> {
+fn up_to_date(root: &Path, project: &Project, this: &Path, scratch: &Path) -> Result<bool> {
     let Some(record) = &project.scaffold else {
         return Ok(false);
     };
     if record.fingerprint != crate::release::scaffold_fingerprint() || record.digest.is_empty() {
         return Ok(false);
     }
-    let scratch = gitstate::Scratch::new(root)?;
-    let digest = scaffold_record::digest_with(this, root, project, scratch.path())?;
+    let digest = scaffold_record::digest_with(this, root, project, scratch)?;
     Ok(digest == record.digest)
 }
 
-/// The proven ancestor: `--from-binary` (`given`: as passed, and resolved) alone when given, else the first candidate proven
-/// (`bin/operator-rs-<version>`, the cache folder, a build from cliSource).
+/// The first candidate proven (`bin/operator-rs-<version>`, the cache folder, a build from
+/// cliSource), or the refusal that lists each one and why.
 fn find_ancestor(
     root: &Path,
     project: &Project,
     source: &str,
-    given: Option<(PathBuf, PathBuf)>,
     proof: &ancestor::Proof<'_>,
 ) -> Result<ancestor::Proven> {
     let mut tried = Vec::new();
-    if let Some((path, binary)) = given {
-        match proof.prove(&binary, 0) {
-            Ok(proven) => return Ok(proven),
-            Err(why) => tried.push((format!("--from-binary {}", path.display()), why)),
-        }
-    } else {
-        for (index, candidate) in binary::candidates(root, &project.cli_version, source)?
-            .into_iter()
-            .enumerate()
-        {
-            let binary = match candidate.binary(&project.cli_version) {
-                Ok(b) => b,
-                Err(e) => {
-                    tried.push((candidate.describe(), format!("{e:#}")));
-                    continue;
-                }
-            };
-            match proof.prove(&binary, index) {
-                Ok(proven) => return Ok(proven),
-                Err(why) => tried.push((candidate.describe(), why)),
+    for (index, candidate) in binary::candidates(root, &project.cli_version, source)?
+        .into_iter()
+        .enumerate()
+    {
+        let binary = match candidate.binary(&project.cli_version) {
+            Ok(b) => b,
+            Err(e) => {
+                tried.push((candidate.describe(), format!("{e:#}")));
+                continue;
             }
+        };
+        match proof.prove(&binary, index + 1) {
+            Ok(proven) => return Ok(proven),
+            Err(why) => tried.push((candidate.describe(), why)),
         }
     }
     anyhow::bail!("{}", ancestor::refusal(project, source, &tried))

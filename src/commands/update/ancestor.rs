@@ -49,6 +49,21 @@ impl Proof<'_> {
                 "it is {version}, and PROJECT records that {wanted} made the project"
             ));
         }
+        // A recorded scaffold knew every recorded command; a legacy one may not have.
+        let fallback = record.is_none().then_some(self.this);
+        let replayed = scaffold_record::replay(
+            candidate,
+            fallback,
+            self.root,
+            &self.scratch.join(format!("candidate-{index}")),
+            self.project,
+            self.commands,
+            self.conditions,
+        )
+        .map_err(|e| match e {
+            ReplayError::Io(e) => format!("{e:#}"),
+            other => other.to_string(),
+        })?;
         if let Some(record) = record {
             match binary::fingerprint_of(candidate) {
                 Some(f) if f == record.fingerprint => {}
@@ -73,21 +88,6 @@ impl Proof<'_> {
                 }
             }
         }
-        // A recorded scaffold knew every recorded command; a legacy one may not have.
-        let fallback = record.is_none().then_some(self.this);
-        let replayed = scaffold_record::replay(
-            candidate,
-            fallback,
-            self.root,
-            &self.scratch.join(format!("candidate-{index}")),
-            self.project,
-            self.commands,
-            self.conditions,
-        )
-        .map_err(|e| match e {
-            ReplayError::Io(e) => format!("{e:#}"),
-            other => other.to_string(),
-        })?;
         match record.map(|r| r.digest.as_str()) {
             Some(digest) if !digest.is_empty() => {
                 let got = scaffold_record::digest(&replayed.files);
@@ -142,6 +142,9 @@ pub fn refusal(project: &Project, source: &str, tried: &[(String, String)]) -> S
             project.cli_version
         ),
     };
-    text.push_str(&format!("\n  Get it: {get}."));
+    text.push_str(&format!(
+        "\n  Get it: {get}.\n  e.g. --from-binary bin/operator-rs-{} once `make operator-rs` put the one that made the project there",
+        project.cli_version
+    ));
     text
 }
