@@ -2,7 +2,9 @@
 //! conflicts: tables and keys (dependencies, features, profiles, workspace), not lines. A key
 //! only one side changed takes that side's value (one the user added stays; one the scaffold
 //! removed and the user never touched goes); tables changed on both sides are merged key by key;
-//! a key both sides changed differently conflicts on that key alone, between git's markers.
+//! a key both sides changed differently conflicts on that key alone, between git's markers. The
+//! file is written back without comments, so a file with a comment of the user's is left to the
+//! line merge.
 
 use toml::{Table, Value};
 
@@ -16,6 +18,12 @@ struct Conflict {
 /// The merged text and whether it has conflicts; `None` when a side is not TOML (the line merge
 /// stands).
 pub fn merge(path: &str, ancestor: &str, user: &str, new: &str) -> Option<(String, bool)> {
+    // The structure has no comments: a comment of the user's would be lost, so the line merge
+    // (and its markers around the user's lines) stands.
+    let before: std::collections::HashSet<&str> = ancestor.lines().collect();
+    if (user.lines()).any(|l| l.contains('#') && !before.contains(l)) {
+        return None;
+    }
     let parse = |text: &str| text.parse::<Table>().ok();
     let (ancestor, user, new) = (parse(ancestor)?, parse(user)?, parse(new)?);
     let mut conflicts = Vec::new();
@@ -153,5 +161,8 @@ opt-level = 3
         assert_eq!(text.matches("<<<<<<<").count(), 1, "{text}");
         assert!(text.contains("version = \"5\""), "{text}");
         assert_eq!(merge("Cargo.toml", ANCESTOR, "not [toml", ANCESTOR), None);
+        // A comment of the user's would be lost: the line merge stands.
+        let commented = ANCESTOR.replace("serde = \"1\"", "serde = \"1\" # the user's");
+        assert_eq!(merge("Cargo.toml", ANCESTOR, &commented, &new), None);
     }
 }

@@ -231,3 +231,48 @@ fn remove(path: &Path) -> Result<()> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_keep_the_working_trees_line_endings() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("crlf"), "a\r\nb\r\n").unwrap();
+        std::fs::write(tmp.path().join("lf"), "a\nb\n").unwrap();
+        let merged = "a\nmerged\nb\n".to_string();
+        assert_eq!(
+            in_working_tree_endings(tmp.path(), Path::new("crlf"), merged.clone()),
+            "a\r\nmerged\r\nb\r\n"
+        );
+        assert_eq!(
+            in_working_tree_endings(tmp.path(), Path::new("lf"), merged.clone()),
+            merged
+        );
+        assert_eq!(
+            in_working_tree_endings(tmp.path(), Path::new("new"), merged.clone()),
+            merged
+        );
+    }
+
+    #[test]
+    fn each_operation_in_progress_is_named_with_its_way_out() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(in_progress(tmp.path()), None);
+        for (file, what) in [
+            ("MERGE_HEAD", "merge"),
+            ("rebase-merge", "rebase"),
+            ("rebase-apply", "rebase"),
+            ("CHERRY_PICK_HEAD", "cherry-pick"),
+            ("REVERT_HEAD", "revert"),
+            ("BISECT_LOG", "bisect"),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join(file), "").unwrap();
+            let (found, way_out) = in_progress(dir.path()).unwrap();
+            assert_eq!(found, what);
+            assert!(way_out.contains("git "), "{way_out}");
+        }
+    }
+}
