@@ -1044,3 +1044,63 @@ fn a_command_the_ancestor_lacks_is_replayed_with_this_binary() {
         r.stderr
     );
 }
+
+/// A dependency the user added where the new scaffold removed lines (dea212f's e2e dev-dependencies
+/// and its profile packages): git's line merge conflicts, and taking either side breaks the build.
+/// Merged by its structure instead: the user's dependency stays, what the scaffold removed and the
+/// user never touched goes, and no conflict is left.
+#[test]
+fn cargo_toml_is_merged_by_its_structure() {
+    if common::runs_elsewhere("update") {
+        return;
+    }
+    let Some(old) = old_binary("dea212f") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = committed(&old, &tmp.path().join("user"), &scenario(false));
+    edit(&dir, "Cargo.toml", |t| {
+        replace_once(
+            t,
+            "serde-saphyr = \"2.1\"\n\n",
+            "serde-saphyr = \"2.1\"\nhttp = \"1\"\n\n",
+        )
+    });
+    commit_all(&dir, "the user's dependency");
+    let r = common::run(
+        &dir,
+        &[
+            "update",
+            "--no-check",
+            "--from-binary",
+            old.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    assert!(!text.contains("<<<<<<<"), "{text}");
+    let merged: toml::Table = text.parse().unwrap();
+    let dev = merged["dev-dependencies"].as_table().unwrap();
+    assert_eq!(
+        dev["http"].as_str(),
+        Some("1"),
+        "the user's dependency stays:\n{text}"
+    );
+    assert!(
+        !dev.contains_key("libc"),
+        "the scaffold removed it:\n{text}"
+    );
+    let profiles = merged["profile"].as_table().unwrap();
+    assert!(
+        !profiles.contains_key("dev"),
+        "the scaffold removed it:\n{text}"
+    );
+    assert!(
+        text.contains("\nkube = { version = \"5.0.0\", "),
+        "each dependency on one line:\n{text}"
+    );
+    assert!(
+        merged["dependencies"].get("kube").is_some(),
+        "the scaffold's dependencies stay:\n{text}"
+    );
+}

@@ -27,8 +27,8 @@ pub fn merge(path: &str, ancestor: &str, user: &str, new: &str) -> Option<(Strin
     let parse = |text: &str| text.parse::<Table>().ok();
     let (ancestor, user, new) = (parse(ancestor)?, parse(user)?, parse(new)?);
     let mut conflicts = Vec::new();
-    let merged = merge_tables(Some(&ancestor), &user, &new, &mut conflicts);
-    let mut text = toml::to_string(&merged).ok()?;
+    let merged = merge_tables(Some(&ancestor), &user, &new, "", &mut conflicts);
+    let mut text = render(&merged);
     for (index, conflict) in conflicts.iter().enumerate() {
         let marker = placeholder(index);
         let line = text
@@ -56,17 +56,28 @@ fn placeholder(index: usize) -> String {
     format!("operator-rs-update-conflict-{index}")
 }
 
+/// Merge the table named `name` (dotted; empty: the file). A dependency is one value (its
+/// inline table conflicts as a whole).
 fn merge_tables(
     ancestor: Option<&Table>,
     user: &Table,
     new: &Table,
+    name: &str,
     conflicts: &mut Vec<Conflict>,
 ) -> Table {
     let mut out = Table::new();
-    let keys = (user.keys())
-        .chain(new.keys().filter(|k| !user.contains_key(*k)))
-        .cloned()
-        .collect::<Vec<_>>();
+    // The user's keys in their order; a key the scaffold added after the key it follows there.
+    let mut keys: Vec<String> = user.keys().cloned().collect();
+    let mut previous: Option<&String> = None;
+    for key in new.keys() {
+        if !keys.contains(key) {
+            let at = previous
+                .and_then(|p| keys.iter().position(|k| k == p))
+                .map_or(keys.len(), |i| i + 1);
+            keys.insert(at, key.clone());
+        }
+        previous = Some(key);
+    }
     for key in keys {
         let a = ancestor.and_then(|t| t.get(&key));
         let (u, n) = (user.get(&key), new.get(&key));
@@ -74,12 +85,16 @@ fn merge_tables(
             (_, u, n) if u == n => u.cloned(),
             (a, u, n) if a == u => n.cloned(),
             (a, u, n) if a == n => u.cloned(),
-            (a, Some(Value::Table(u)), Some(Value::Table(n))) => {
+            (a, Some(Value::Table(u)), Some(Value::Table(n))) if !holds_dependencies(name) => {
                 let a = match a {
                     Some(Value::Table(a)) => Some(a),
                     _ => None,
                 };
-                Some(Value::Table(merge_tables(a, u, n, conflicts)))
+                let child = match name {
+                    "" => key.clone(),
+                    _ => format!("{name}.{key}"),
+                };
+                Some(Value::Table(merge_tables(a, u, n, &child, conflicts)))
             }
             (_, u, n) => {
                 let index = conflicts.len();
@@ -95,6 +110,73 @@ fn merge_tables(
         }
     }
     out
+}
+
+/// Whether the table named `name` lists dependencies (`[dependencies]`, `[dev-dependencies]`,
+/// `[target.'cfg(unix)'.build-dependencies]`, `[workspace.dependencies]`): each written inline.
+fn holds_dependencies(name: &str) -> bool {
+    name.ends_with("dependencies")
+}
+
+/// The merged file as Cargo.toml is written: top-level tables as sections (`[package]`,
+/// `[profile.release]`, `[[bin]]`), each dependency on one line (`kube = { version = "5" }`).
+fn render(table: &Table) -> String {
+    let mut out = String::new();
+    section(&mut out, "", table);
+    out.trim_start().to_string()
+}
+
+fn section(out: &mut String, name: &str, table: &Table) {
+    if holds_dependencies(name) {
+        out.push_str(&format!("\n[{name}]\n"));
+        for (key, value) in table {
+            out.push_str(&format!("{} = {value}\n", quoted(key)));
+        }
+        return;
+    }
+    let inline = |v: &Value| !matches!(v, Value::Table(_)) && !is_table_array(v);
+    let plain: Vec<_> = table.iter().filter(|(_, v)| inline(v)).collect();
+    let nested: Vec<_> = table.iter().filter(|(_, v)| !inline(v)).collect();
+    if !name.is_empty() && (!plain.is_empty() || nested.is_empty()) {
+        out.push_str(&format!("\n[{name}]\n"));
+    }
+    for (key, value) in &plain {
+        out.push_str(&format!("{} = {value}\n", quoted(key)));
+    }
+    for (key, value) in nested {
+        let child = match name {
+            "" => quoted(key),
+            _ => format!("{name}.{}", quoted(key)),
+        };
+        match value {
+            Value::Table(t) => section(out, &child, t),
+            Value::Array(items) => {
+                for item in items {
+                    if let Value::Table(t) = item {
+                        out.push_str(&format!("\n[[{child}]]\n"));
+                        for (k, v) in t {
+                            out.push_str(&format!("{} = {v}\n", quoted(k)));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn is_table_array(value: &Value) -> bool {
+    matches!(value, Value::Array(items) if !items.is_empty() && items.iter().all(|i| matches!(i, Value::Table(_))))
+}
+
+/// A key as TOML writes it: bare when it can be.
+fn quoted(key: &str) -> String {
+    let bare =
+        !key.is_empty() && (key.chars()).all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    match bare {
+        true => key.to_string(),
+        false => Value::String(key.to_string()).to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -144,6 +226,19 @@ opt-level = 3
             "the removed profile goes:\n{text}"
         );
         assert!(merged["features"].get("mine").is_some());
+        assert!(
+            text.contains("kube = { version = \"5\", features = [\"runtime\"] }\n"),
+            "a dependency stays on one line:\n{text}"
+        );
+        let order: Vec<&str> = (text.lines())
+            .filter_map(|l| l.split_once(" = ").map(|(k, _)| k))
+            .filter(|k| ["kube", "schemars", "serde", "http"].contains(k))
+            .collect();
+        assert_eq!(
+            order,
+            ["kube", "schemars", "serde", "http"],
+            "in the file's order"
+        );
     }
 
     #[test]
