@@ -31,7 +31,8 @@ use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 use super::scaffold_record::{self, Conditions, Files};
 use merge::Outcome;
 
-/// Runs the command; the exit code is 1 when a file has conflicts to resolve.
+/// Runs the command; the exit code is 1 when a file has conflicts to resolve, or when the
+/// updated project fails `cargo check`.
 pub fn run(root: &Path, args: &UpdateArgs) -> Result<i32> {
     let project = Project::load(root)?;
     check_record(&project, args.from_binary.is_none())?;
