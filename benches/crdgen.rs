@@ -100,6 +100,7 @@ fn project_file(dir: &Path) {
         layout: vec![operator_rs::project::LAYOUT.into()],
         cli_version: "0.1.0".into(),
         cli_source: String::new(),
+        scaffold: None,
         commands: Vec::new(),
         k8s_openapi_feature: "v1_37".into(),
         namespaced: false,

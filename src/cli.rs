@@ -207,13 +207,17 @@ fn byte_count(value: &str) -> Result<usize, String> {
 
 #[derive(Debug, Clone, Args)]
 pub struct UpdateArgs {
-    /// The operator-rs that made the project (default: built or found from PROJECT's cliVersion
-    /// and cliSource, as `make operator-rs` does).
+    /// The operator-rs that made the project (default: found or built from PROJECT's cliVersion
+    /// and cliSource, as `make operator-rs` does); refused unless proven to make the project's
+    /// recorded scaffold.
     #[arg(long, value_name = "PATH")]
     pub from_binary: Option<PathBuf>,
     /// List what would change; write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Do not run `cargo check --all-targets` in the project after the update.
+    #[arg(long)]
+    pub no_check: bool,
 }
 
 #[derive(Debug, Args)]

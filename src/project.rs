@@ -71,6 +71,11 @@ pub struct Project {
     /// `update` finds the binary that made the project from it, as `make operator-rs` does.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub cli_source: String,
+    /// The scaffold the project's files are on (`scaffold:`), written by every scaffolding
+    /// command and by `update`: what `update` proves an ancestor binary against. Absent in
+    /// projects made before it was recorded (legacy: see `commands::scaffold_record`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaffold: Option<ScaffoldRecord>,
     /// Every scaffolding command run in the project, in order, as a shell command line without
     /// `operator-rs` (`create api --group cache ...`): what `update` replays to rebuild the
     /// scaffold (see [`history`]). Absent in projects made before it was recorded.
@@ -88,6 +93,22 @@ pub struct Project {
     /// Options of `generate crds` (absent: kube-derive's output exactly).
     #[serde(default, skip_serializing_if = "CrdSettings::is_default")]
     pub crd: CrdSettings,
+}
+
+/// `scaffold:` in PROJECT: the identity of the scaffold a project is on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScaffoldRecord {
+    /// The scaffold fingerprint of the operator-rs that made the files (`operator-rs version`'s
+    /// `scaffold:` line), `sha256:<hex>`.
+    pub fingerprint: String,
+    /// `sha256:<hex>` of the pristine tree the recorded `commands` make with that scaffold (every
+    /// file, path and bytes, the vendored runtime included); empty when it could not be made.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub digest: String,
+    /// The year of the license headers, pinned in every replay of the commands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub license_year: Option<i64>,
 }
 
 /// `crd:` in PROJECT: how `generate crds` tailors kube-derive's CRDs (defined in the runtime,
@@ -488,6 +509,7 @@ impl Project {
             layout: vec![LAYOUT.into()],
             cli_version: "0.1.0".into(),
             cli_source: String::new(),
+            scaffold: None,
             commands: Vec::new(),
             k8s_openapi_feature: "v1_37".into(),
             namespaced: false,

@@ -339,7 +339,7 @@ fn update_from(commit: &str, edit_api: bool, literal: bool) {
             Some((_, shell)) => shell.try_run(line),
             None => {
                 let mut args = common::words(&line["operator-rs ".len()..]);
-                args.extend(["--from-binary", old.to_str().unwrap()]);
+                args.extend(["--from-binary", old.to_str().unwrap(), "--no-check"]);
                 let r = common::run(&dir, &args);
                 (r.code == 0, r.stderr)
             }
@@ -553,5 +553,554 @@ fn from_binary_must_be_an_operator_rs() {
         r.stderr.contains("not an operator-rs binary"),
         "{}",
         r.stderr
+    );
+}
+
+/// Every file of a project but git's own.
+fn work_tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    snapshot(dir)
+        .into_iter()
+        .filter(|(p, _)| !p.starts_with(".git"))
+        .collect()
+}
+
+/// A project scaffolded by `binary` with `lines`, under git, committed.
+fn committed(binary: &Path, base: &Path, lines: &[&str]) -> PathBuf {
+    let dir = scaffold(binary, base, lines);
+    git(&dir, &["init", "-q", "-b", "main"]);
+    commit_all(&dir, "scaffold");
+    dir
+}
+
+/// PROJECT's `scaffold:` record rewritten by `f` (as an older operator-rs would have left it),
+/// committed.
+fn rewrite_record(dir: &Path, f: impl FnOnce(&str) -> String) {
+    edit(dir, "PROJECT", f);
+    commit_all(dir, "the record of another scaffold");
+}
+
+const OTHER_FINGERPRINT: &str =
+    "sha256:1111111111111111111111111111111111111111111111111111111111111111";
+
+/// The record's fingerprint line replaced by another scaffold's.
+fn other_scaffold(text: &str) -> String {
+    let line = (text.lines())
+        .find(|l| l.trim_start().starts_with("fingerprint: "))
+        .expect("PROJECT records the scaffold's fingerprint");
+    text.replacen(line, &format!("  fingerprint: {OTHER_FINGERPRINT}"), 1)
+}
+
+/// `operator-rs update <args>` where no operator-rs is installed but in the project's `bin/`:
+/// an empty cache folder, and a `cargo install` that fails at once (no network).
+fn update_offline(dir: &Path, cache: &Path, args: &[&str]) -> common::Run {
+    let mut all = vec!["update"];
+    all.extend(args);
+    common::run_env(
+        dir,
+        &all,
+        &[
+            ("OPERATOR_RS_CACHE", cache.to_str().unwrap()),
+            ("CARGO", "/bin/false"),
+        ],
+    )
+}
+
+/// `make operator-rs` after the user upgraded the tool: `bin/operator-rs-0.1.0` is a link to
+/// the operator-rs on PATH, this one.
+fn link_this_binary_into_bin(dir: &Path) -> PathBuf {
+    let version = operator_rs::project::Project::load(dir)
+        .unwrap()
+        .cli_version;
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let link = bin.join(format!("operator-rs-{version}"));
+    std::os::unix::fs::symlink(this_binary(), &link).unwrap();
+    link
+}
+
+/// The headline of issue 31: a project made by dea212f, whose `bin/operator-rs-0.1.0` is this
+/// operator-rs (as `make operator-rs` links it after the user upgraded). `update` must refuse
+/// (this binary does not make the project's scaffold), name what to do, and write nothing;
+/// with `--from-binary <dea212f>` it merges, and `tests/e2e.rs`, which the user never touched,
+/// becomes the new scaffold's exactly (no conflict).
+#[test]
+fn update_refuses_the_new_binary_as_the_ancestor_and_merges_with_the_proven_one() {
+    if common::runs_elsewhere("update") {
+        return;
+    }
+    let Some(old) = old_binary("dea212f") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let lines = scenario(true);
+    let dir = committed(&old, &tmp.path().join("user"), &lines);
+    let link = link_this_binary_into_bin(&dir);
+    let cache = tmp.path().join("cache");
+    let before = work_tree(&dir);
+
+    let r = update_offline(&dir, &cache, &[]);
+    assert_ne!(
+        r.code, 0,
+        "update merged against the new binary:\n{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains(&format!(
+            "bin/{}",
+            link.file_name().unwrap().to_string_lossy()
+        )) && r.stderr.contains("differ"),
+        "the refusal names the candidate and what differed:\n{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("--from-binary") && r.stderr.contains("cargo install"),
+        "the refusal says how to get the right binary:\n{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("Nothing was written"), "{}", r.stderr);
+    assert_eq!(work_tree(&dir), before, "a refused update wrote something");
+    assert!(!dir.join(".git/operator-rs-update").exists());
+
+    // This binary given by hand is refused the same way.
+    let r = update_offline(
+        &dir,
+        &cache,
+        &["--from-binary", this_binary().to_str().unwrap()],
+    );
+    assert_ne!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("differ"), "{}", r.stderr);
+    assert_eq!(work_tree(&dir), before);
+
+    // The operator-rs that made it: proven, merged.
+    let r = update_offline(
+        &dir,
+        &cache,
+        &["--from-binary", old.to_str().unwrap(), "--no-check"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("proven"), "{}", r.stderr);
+    let commands = recorded_commands(&dir);
+    let command_refs: Vec<&str> = commands.iter().map(String::as_str).collect();
+    let fresh = scaffold(&this_binary(), &tmp.path().join("fresh"), &command_refs);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("tests/e2e.rs")).unwrap(),
+        std::fs::read_to_string(fresh.join("tests/e2e.rs")).unwrap(),
+        "tests/e2e.rs, never changed by the user, is the new scaffold's"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("PROJECT")).unwrap(),
+        std::fs::read_to_string(fresh.join("PROJECT")).unwrap(),
+        "PROJECT records this scaffold, as a fresh project does"
+    );
+    // Now on this scaffold: the next update is a no-op.
+    commit_all(&dir, "operator-rs update");
+    let r = update_offline(&dir, &cache, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("already up to date"), "{}", r.stderr);
+}
+
+/// A project made by this operator-rs: `update` exits 0 with "already up to date", without
+/// looking for any other binary (none is installed, and `cargo install` fails).
+#[test]
+fn a_project_of_this_scaffold_is_already_up_to_date_without_another_binary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = committed(&this_binary(), tmp.path(), &scenario(true));
+    let before = work_tree(&dir);
+    let r = update_offline(&dir, &tmp.path().join("cache"), &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("already up to date"), "{}", r.stderr);
+    assert!(!r.stderr.contains("Building"), "{}", r.stderr);
+    assert_eq!(work_tree(&dir), before);
+}
+
+/// PROJECT records another scaffold than this binary's: `bin/operator-rs-<v>` being this binary
+/// (its fingerprint is not the recorded one) and a `--from-binary` of this binary are refused,
+/// and so is a candidate whose replay does not hash to the recorded digest.
+#[test]
+fn candidates_of_another_scaffold_or_digest_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = committed(&this_binary(), &tmp.path().join("a"), &scenario(false));
+    rewrite_record(&dir, other_scaffold);
+    link_this_binary_into_bin(&dir);
+    let cache = tmp.path().join("cache");
+    let before = work_tree(&dir);
+    for args in [
+        vec![],
+        vec!["--from-binary", this_binary().to_str().unwrap()],
+    ] {
+        let r = update_offline(&dir, &cache, &args);
+        assert_ne!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("this operator-rs's") && r.stderr.contains(OTHER_FINGERPRINT),
+            "{args:?}: the refusal says the candidate is the new operator-rs:\n{}",
+            r.stderr
+        );
+        assert_eq!(work_tree(&dir), before, "{args:?}");
+    }
+
+    // This scaffold's fingerprint, a digest that no replay makes: not up to date, and this
+    // binary is not proven by it.
+    let dir = committed(&this_binary(), &tmp.path().join("b"), &scenario(false));
+    rewrite_record(&dir, |t| {
+        let line = t
+            .lines()
+            .find(|l| l.trim_start().starts_with("digest: "))
+            .unwrap();
+        t.replacen(line, &format!("  digest: {OTHER_FINGERPRINT}"), 1)
+    });
+    link_this_binary_into_bin(&dir);
+    let before = work_tree(&dir);
+    let r = update_offline(&dir, &cache, &[]);
+    assert_ne!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("hashes to"), "{}", r.stderr);
+    assert_eq!(work_tree(&dir), before);
+}
+
+/// A scaffolding command on a project of another scaffold is refused (run `update` first), as is
+/// one on a project made before the record whose vendored runtime is not this binary's; one whose
+/// runtime is this binary's is allowed.
+#[test]
+fn scaffolding_commands_refuse_a_project_on_another_scaffold() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = committed(&this_binary(), tmp.path(), &scenario(false)[..2]);
+    let create = [
+        "create",
+        "api",
+        "--group",
+        "web",
+        "--version",
+        "v1",
+        "--kind",
+        "Site",
+    ];
+    let namespaced = ["edit", "--namespaced"];
+    rewrite_record(&dir, other_scaffold);
+    let before = work_tree(&dir);
+    for args in [&create[..], &namespaced[..]] {
+        let r = common::run(&dir, args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(OTHER_FINGERPRINT)
+                && r.stderr.contains("run `operator-rs update` first"),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains(&args.join(" ")), "{}", r.stderr);
+        assert_eq!(work_tree(&dir), before, "{args:?}");
+    }
+
+    // No record (a project made before it): the vendored runtime decides.
+    edit(&dir, "PROJECT", |t| {
+        let at = t.find("scaffold:\n").unwrap();
+        let end = at + t[at..].find("commands:").unwrap();
+        format!("{}{}", &t[..at], &t[end..])
+    });
+    let runtime_file = dir.join("vendor/operator-rs-runtime/src/lib.rs");
+    let runtime = std::fs::read_to_string(&runtime_file).unwrap();
+    std::fs::write(&runtime_file, format!("{runtime}// another version's\n")).unwrap();
+    let before = work_tree(&dir);
+    let r = common::run(&dir, &create);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("vendored runtime") && r.stderr.contains("operator-rs update"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(work_tree(&dir), before);
+    std::fs::write(&runtime_file, runtime).unwrap();
+    let r = common::run(&dir, &create);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(
+        project.contains("scaffold:\n  fingerprint: sha256:"),
+        "the command records the scaffold:\n{project}"
+    );
+}
+
+/// `update` refuses a detached HEAD and a merge or cherry-pick in progress, saying what to do.
+#[test]
+fn update_refuses_a_detached_head_and_an_operation_in_progress() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = committed(&this_binary(), tmp.path(), &scenario(false)[..2]);
+    // Not on this scaffold, so that update has something to do.
+    rewrite_record(&dir, other_scaffold);
+    let cache = tmp.path().join("cache");
+
+    git(&dir, &["checkout", "-q", "--detach"]);
+    let before = work_tree(&dir);
+    let r = update_offline(&dir, &cache, &[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("detached HEAD") && r.stderr.contains("git switch"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(work_tree(&dir), before);
+    git(&dir, &["checkout", "-q", "main"]);
+
+    // A merge stopped on a conflict, then resolved in the working tree (nothing uncommitted
+    // would show... but MERGE_HEAD is there).
+    git(&dir, &["checkout", "-q", "-b", "other"]);
+    edit(&dir, "README.md", |t| format!("{t}\nother\n"));
+    commit_all(&dir, "other");
+    git(&dir, &["checkout", "-q", "main"]);
+    edit(&dir, "README.md", |t| format!("{t}\nmain\n"));
+    commit_all(&dir, "main");
+    let merge = Command::new("git")
+        .args(["merge", "-q", "other"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(!merge.status.success(), "the merge stops on its conflict");
+    let r = update_offline(&dir, &cache, &[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("a merge is in progress") && r.stderr.contains("git merge --abort"),
+        "{}",
+        r.stderr
+    );
+    git(&dir, &["merge", "--abort"]);
+
+    let pick = Command::new("git")
+        .args(["cherry-pick", "other"])
+        .current_dir(&dir)
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        !pick.status.success(),
+        "the cherry-pick stops on its conflict"
+    );
+    let r = update_offline(&dir, &cache, &[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("a cherry-pick is in progress"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// `update` works in the repository's git directory, never in the temp directory: killed
+/// (SIGKILL) in the middle of its replays it leaves nothing there, and the next run removes what
+/// the killed one left in `.git/operator-rs-update` and ends with nothing left.
+#[test]
+fn update_leaves_nothing_in_the_temp_directory_even_when_killed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = committed(&this_binary(), &tmp.path().join("user"), &scenario(true));
+    // A project made before the record: update proves this binary by its runtime and replays.
+    edit(&dir, "PROJECT", |t| {
+        let at = t.find("scaffold:\n").unwrap();
+        let end = at + t[at..].find("commands:").unwrap();
+        format!("{}{}", &t[..at], &t[end..])
+    });
+    commit_all(&dir, "a PROJECT without the record");
+    let temp = tmp.path().join("temp");
+    std::fs::create_dir_all(&temp).unwrap();
+    let update = || {
+        let mut cmd = Command::new(this_binary());
+        cmd.args(["update", "--no-check", "--from-binary"])
+            .arg(this_binary())
+            .current_dir(&dir)
+            .env("TMPDIR", &temp);
+        cmd
+    };
+    let mut child = update()
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let scratch = dir.join(".git/operator-rs-update");
+    let started = std::time::Instant::now();
+    while !scratch.exists() && std::fs::read_dir(&temp).unwrap().next().is_none() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "update made no scratch folder"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left: Vec<_> = std::fs::read_dir(&temp).unwrap().collect();
+    assert!(left.is_empty(), "left in the temp directory: {left:?}");
+    // The replay the killed update had started ends on its own.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+
+    let r: common::Run = update().output().unwrap().into();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!scratch.exists(), "update left {}", scratch.display());
+    let left: Vec<_> = std::fs::read_dir(&temp).unwrap().collect();
+    assert!(left.is_empty(), "left in the temp directory: {left:?}");
+    // It recorded the scaffold: the next update is a no-op.
+    commit_all(&dir, "update");
+    let r = update_offline(&dir, &tmp.path().join("cache"), &[]);
+    assert!(r.stderr.contains("already up to date"), "{}", r.stderr);
+}
+
+/// A `core.autocrlf=true` checkout of a project made by dea212f, with the user's edits: the
+/// merge works on what git holds (`\n`), so it merges as on any checkout (no whole-file
+/// conflicts), and the files it writes keep the working tree's `\r\n`.
+#[test]
+fn a_crlf_checkout_merges_as_git_holds_it() {
+    if common::runs_elsewhere("update") {
+        return;
+    }
+    let Some(old) = old_binary("dea212f") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let made = committed(&old, &tmp.path().join("made"), &scenario(true));
+    user_edits(&old, &made);
+    commit_all(&made, "user edits");
+    let dir = tmp.path().join("crlf").join(NAME);
+    let out = Command::new("git")
+        .args(["-c", "core.autocrlf=true", "clone", "-q"])
+        .arg(&made)
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    git(&dir, &["config", "core.autocrlf", "true"]);
+    let makefile = std::fs::read(dir.join("Makefile")).unwrap();
+    assert!(makefile.windows(2).any(|w| w == b"\r\n"), "a CRLF checkout");
+
+    let r = common::run(
+        &dir,
+        &[
+            "update",
+            "--no-check",
+            "--from-binary",
+            old.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("merge Makefile"), "{}", r.stderr);
+    let makefile = std::fs::read_to_string(dir.join("Makefile")).unwrap();
+    assert!(!makefile.contains("<<<<<<<"), "{makefile}");
+    assert!(makefile.contains("\r\n") && !makefile.replace("\r\n", "").contains('\n'));
+    assert!(makefile.contains("bench:"), "the user's target stays");
+}
+
+/// A command the old operator-rs does not know (here `create api --from-crd`, run on a dea212f
+/// project as a newer tool allowed before records): replayed with this operator-rs in both
+/// trees, said so, and the update goes on.
+#[test]
+fn a_command_the_ancestor_lacks_is_replayed_with_this_binary() {
+    if common::runs_elsewhere("update") {
+        return;
+    }
+    let Some(old) = old_binary("dea212f") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = scaffold(&old, &tmp.path().join("user"), &scenario(false)[..2]);
+    let crds = dir.join("config/external");
+    std::fs::create_dir_all(&crds).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/external_crds/cert-manager.io_certificates.yaml"),
+        crds.join("certificates.yaml"),
+    )
+    .unwrap();
+    // The newer tool, before scaffolds were recorded and checked.
+    let r = common::run_env(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "cert-manager.io",
+            "--version",
+            "v1",
+            "--kind",
+            "Certificate",
+            "--from-crd",
+            "config/external/certificates.yaml",
+        ],
+        &[("OPERATOR_RS_REPLAY", "1")],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    git(&dir, &["init", "-q", "-b", "main"]);
+    commit_all(&dir, "scaffold");
+    let r = common::run(
+        &dir,
+        &[
+            "update",
+            "--no-check",
+            "--from-binary",
+            old.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("--from-crd config/external/certificates.yaml` is a command")
+            && r.stderr.contains("replayed with this operator-rs"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// A dependency the user added where the new scaffold removed lines (dea212f's e2e dev-dependencies
+/// and its profile packages): git's line merge conflicts, and taking either side breaks the build.
+/// Merged by its structure instead: the user's dependency stays, what the scaffold removed and the
+/// user never touched goes, and no conflict is left.
+#[test]
+fn cargo_toml_is_merged_by_its_structure() {
+    if common::runs_elsewhere("update") {
+        return;
+    }
+    let Some(old) = old_binary("dea212f") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = committed(&old, &tmp.path().join("user"), &scenario(false));
+    edit(&dir, "Cargo.toml", |t| {
+        replace_once(
+            t,
+            "serde-saphyr = \"2.1\"\n\n",
+            "serde-saphyr = \"2.1\"\nhttp = \"1\"\n\n",
+        )
+    });
+    commit_all(&dir, "the user's dependency");
+    let r = common::run(
+        &dir,
+        &[
+            "update",
+            "--no-check",
+            "--from-binary",
+            old.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    assert!(!text.contains("<<<<<<<"), "{text}");
+    let merged: toml::Table = text.parse().unwrap();
+    let dev = merged["dev-dependencies"].as_table().unwrap();
+    assert_eq!(
+        dev["http"].as_str(),
+        Some("1"),
+        "the user's dependency stays:\n{text}"
+    );
+    assert!(
+        !dev.contains_key("libc"),
+        "the scaffold removed it:\n{text}"
+    );
+    let profiles = merged["profile"].as_table().unwrap();
+    assert!(
+        !profiles.contains_key("dev"),
+        "the scaffold removed it:\n{text}"
+    );
+    assert!(
+        text.contains("\nkube = { version = \"5.0.0\", "),
+        "each dependency on one line:\n{text}"
+    );
+    assert!(
+        merged["dependencies"].get("kube").is_some(),
+        "the scaffold's dependencies stay:\n{text}"
     );
 }

@@ -60,6 +60,7 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let report = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
     report.refuse_conflicts()?;
     let previous = overlay.read(Path::new(project::FILE))?;
+    crate::commands::scaffold_record::stamp(root, &mut project);
     overlay.put(project::FILE, project.render_over(previous.as_deref())?);
     super::generate::regenerate_into(
         &mut overlay,

@@ -91,6 +91,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
         project::history::record(&mut project, &args.words());
     }
     let previous = overlay.read(Path::new(project::FILE))?;
+    crate::commands::scaffold_record::stamp(root, &mut project);
     overlay.put(project::FILE, project.render_over(previous.as_deref())?);
     super::generate::regenerate_into(&mut overlay, &project, super::generate::Crds::Skip)?;
     report.refuse_conflicts()?;

@@ -74,6 +74,7 @@ fn scaffold(
         layout: vec![project::LAYOUT.into()],
         cli_version: env!("CARGO_PKG_VERSION").into(),
         cli_source: source.clone(),
+        scaffold: None,
         commands: Vec::new(),
         k8s_openapi_feature: super::K8S_OPENAPI_FEATURE.into(),
         namespaced: args.namespaced,
@@ -96,6 +97,7 @@ fn scaffold(
         overlay.put(path, text.to_string());
     }
     let previous = overlay.read(Path::new(project::FILE))?;
+    crate::commands::scaffold_record::stamp(root, &mut project);
     overlay.put(project::FILE, project.render_over(previous.as_deref())?);
     super::generate::regenerate_into(&mut overlay, &project, super::generate::Crds::Skip)?;
     let parsed = overlay.parsed().clone();

@@ -8,6 +8,7 @@ pub mod edit_scope;
 pub mod generate;
 pub mod init;
 pub mod migrate_storage;
+pub mod scaffold_record;
 pub mod update;
 pub mod upgrade_runtime;
 pub mod version;
@@ -45,6 +46,10 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         _ => None,
     };
+    // A scaffolding command on a project of another scaffold would mix two scaffolds in it.
+    if matches!(cli.command, Command::Create(_) | Command::Edit(_)) && root.is_dir() {
+        scaffold_record::refuse_other_scaffold(&root, &command_line())?;
+    }
     match cli.command {
         Command::Init(args) => init::run(&root, &args).map(|_| 0),
         Command::Create(CreateCommand::Api(args)) => create_api::run(&root, &args).map(|_| 0),
@@ -83,6 +88,20 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
     }
+}
+
+/// This process's command line without the binary and `-C <dir>`, for a message that says to run
+/// it again.
+fn command_line() -> String {
+    let mut words: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if let Some(at) = words.iter().position(|w| w == "-C") {
+        words.drain(at..(at + 2).min(words.len()));
+    }
+    words.retain(|w| !w.starts_with("-C"));
+    words.join(" ")
 }
 
 /// Print every file a command changed, one line a file, as `cargo new` does: the scaffold's own
@@ -153,6 +172,9 @@ pub(crate) fn write_project_edit(
     project: &crate::project::Project,
     crds: generate::Crds,
 ) -> Result<Vec<(PathBuf, Verb)>> {
+    let mut project = project.clone();
+    scaffold_record::stamp(root, &mut project);
+    let project = &project;
     let previous = overlay.read(Path::new(crate::project::FILE))?;
     overlay.put(
         crate::project::FILE,

@@ -1,34 +1,48 @@
-//! `operator-rs update`: move a project to the scaffold of this operator-rs. The scaffold of the
-//! operator-rs that made the project (the ancestor) and this one's (new) are both made in a
-//! temporary folder by replaying the project's commands ([`crate::project::history`]); each file
-//! is then merged three ways ([`merge`]): a file the user never touched becomes the new scaffold,
-//! the user's changes stay, overlapping changes get conflict markers and a non-zero exit. The
-//! vendored runtime is replaced as `upgrade-runtime` does, and the generated manifests are
-//! regenerated from the merged sources. Everything is computed before anything is written.
+//! `operator-rs update`: move a project to the scaffold of this operator-rs. It exits 0 at once
+//! when PROJECT records this scaffold (fingerprint and digest). Otherwise the operator-rs that made
+//! the project (the ancestor) is found among candidates ([`binary`]) and used only when proven to
+//! make the recorded scaffold ([`ancestor`]); it and this one replay the project's commands
+//! ([`crate::project::history`]) in the repository's git directory ([`gitstate`], which also
+//! refuses a state git is in the middle of), and each file as git holds it is merged three ways
+//! ([`merge`]; `Cargo.toml` by its structure, [`cargo_toml`]): a file the user never touched
+//! becomes the new scaffold, the user's changes stay, overlapping changes get conflict markers
+//! and a non-zero exit. The vendored runtime is replaced as `upgrade-runtime` does, and the
+//! generated manifests are regenerated from the merged sources. Everything is computed before
+//! anything is written; then `cargo check` says what still fails ([`check`]).
 
+mod ancestor;
 mod binary;
+mod cargo_toml;
+mod check;
+mod gitstate;
 mod merge;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command as CliCommand, UpdateArgs};
 use crate::project::history::{self, InitExtras};
-use crate::project::{self, Project};
+use crate::project::{self, Project, ScaffoldRecord};
 use crate::vendor;
 use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 
+use super::scaffold_record::{self, Conditions, Files};
 use merge::Outcome;
 
-/// Runs the command; the exit code is 1 when a file has conflicts to resolve.
+/// Runs the command; the exit code is 1 when a file has conflicts to resolve, or when the
+/// updated project fails `cargo check`.
 pub fn run(root: &Path, args: &UpdateArgs) -> Result<i32> {
     let project = Project::load(root)?;
     check_record(&project, args.from_binary.is_none())?;
+    let new = std::env::current_exe().context("finding this operator-rs binary")?;
+    let commands = history::replay(&project, &init_extras(root));
+    let given = (args.from_binary.as_ref())
+        .map(|path| binary::given(path, &project.cli_version).map(|b| (path.clone(), b)))
+        .transpose()?;
     if !args.dry_run {
-        check_git(root)?;
+        gitstate::check(root)?;
     }
     let makefile = std::fs::read_to_string(root.join("Makefile")).unwrap_or_default();
     let old_source = if project.cli_source.is_empty() {
@@ -36,42 +50,82 @@ pub fn run(root: &Path, args: &UpdateArgs) -> Result<i32> {
     } else {
         project.cli_source.clone()
     };
-    let old = match &args.from_binary {
-        Some(path) => binary::given(path, &project.cli_version)?,
-        None => binary::find(root, &project.cli_version, &old_source)?,
+    let scratch = gitstate::Scratch::new(root)?;
+    // The replays' conditions: the project's install source (its Makefile's, for a PROJECT
+    // without cliSource), license year and folder name.
+    let mut pinned = project.clone();
+    pinned.cli_source = old_source.clone();
+    let conditions = Conditions::of(root, &pinned, scratch.path())?;
+    let runtime = scaffold_record::runtime_on_disk(root)?;
+    let proof = ancestor::Proof {
+        root,
+        project: &project,
+        commands: &commands,
+        conditions: &conditions,
+        scratch: scratch.path(),
+        this: &new,
+        runtime: &runtime,
     };
-    let new = std::env::current_exe().context("finding this operator-rs binary")?;
-    let commands = history::replay(&project, &init_extras(root));
-
-    let tmp = tempfile::Builder::new()
-        .prefix("operator-rs-update-")
-        .tempdir()
-        .context("making a temporary folder")?;
+    // A binary the user names is proven, or refused, whatever else holds.
+    let given = match given {
+        Some((path, binary)) => Some(proof.prove(&binary, 0).map_err(|why| {
+            let tried = [(format!("--from-binary {}", path.display()), why)];
+            anyhow::anyhow!("{}", ancestor::refusal(&project, &old_source, &tried))
+        })?),
+        None => None,
+    };
+    if up_to_date(root, &project, &new, &scratch.path().join("current"))? {
+        crate::errln!(
+            "The project is already up to date: it is on the scaffold of this operator-rs {} ({}).",
+            crate::release::VERSION,
+            crate::release::scaffold_fingerprint()
+        );
+        return Ok(0);
+    }
+    let ancestor = match given {
+        Some(proven) => proven,
+        None => find_ancestor(root, &project, &old_source, &proof)?,
+    };
     crate::errln!(
-        "Replaying {} command{} with {} (the ancestor) and with this operator-rs (the new scaffold)...",
+        "Replaying {} command{} with {} (the ancestor, proven to make the project's scaffold) and with this operator-rs (the new scaffold)...",
         commands.len(),
         if commands.len() == 1 { "" } else { "s" },
-        old.display()
+        ancestor.binary.display()
     );
-    let ancestor_home = binary::cargo_home_for(tmp.path(), &project.cli_version, &old_source)?;
-    let ancestor = replay(
-        &old,
-        root,
-        &tmp.path().join("ancestor"),
-        &project,
-        &commands,
-        Some(&ancestor_home),
-    )?;
-    let new_tree = replay(
+    for line in &ancestor.fell_back {
+        crate::errln!(
+            "note: `operator-rs {line}` is a command {} does not know (a newer scaffold's): replayed with this operator-rs in both trees",
+            ancestor.binary.display()
+        );
+    }
+    let new_tree = scaffold_record::replay(
         &new,
+        None,
         root,
-        &tmp.path().join("new"),
+        &scratch.path().join("new"),
         &project,
         &commands,
-        None,
-    )?;
-
-    let plan = plan(root, &project, &ancestor, &new_tree, &commands)?;
+        &conditions,
+    )
+    .map_err(|e| {
+        anyhow::anyhow!(
+            "{e}\nso the new scaffold to merge with could not be made. Nothing was written."
+        )
+    })?;
+    let record = ScaffoldRecord {
+        fingerprint: crate::release::scaffold_fingerprint().to_string(),
+        digest: scaffold_record::digest(&new_tree.files),
+        license_year: Some(conditions.year),
+    };
+    let merge_dir = scratch.path().join("merge");
+    std::fs::create_dir_all(&merge_dir)
+        .with_context(|| format!("creating {}", merge_dir.display()))?;
+    let trees = Trees {
+        ancestor: scaffold_texts(&ancestor.files)?,
+        new: scaffold_texts(&new_tree.files)?,
+    };
+    let plan = plan(root, &project, &trees, &commands, record, &merge_dir)?;
+    drop(scratch);
     report(root, &plan, args.dry_run);
     if args.dry_run {
         crate::errln!("\n--dry-run: nothing was written.");
@@ -81,14 +135,17 @@ pub fn run(root: &Path, args: &UpdateArgs) -> Result<i32> {
     if changes.is_empty() {
         crate::errln!(
             "\nThe project is up to date with operator-rs {}.",
-            env!("CARGO_PKG_VERSION")
+            crate::release::VERSION
         );
     }
     if plan.conflicts.is_empty() {
         crate::errln!(
             "\nThe project is now on the scaffold of operator-rs {}. Review with `git status` (new files) and `git diff`, then `cargo build`, `cargo test` and `make check-manifests`, and commit it all (`git add -A`).",
-            env!("CARGO_PKG_VERSION")
+            crate::release::VERSION
         );
+        if !args.no_check && !check::cargo_check(root, &project.cli_version)? {
+            return Ok(1);
+        }
         Ok(0)
     } else {
         crate::errln!(
@@ -102,6 +159,66 @@ pub fn run(root: &Path, args: &UpdateArgs) -> Result<i32> {
         }
         Ok(1)
     }
+}
+
+/// Whether PROJECT records this operator-rs's scaffold and the digest this binary's replay of
+/// its commands makes: then there is nothing to update, and no other binary is looked for.
+fn up_to_date(root: &Path, project: &Project, this: &Path, scratch: &Path) -> Result<bool> {
+    let Some(record) = &project.scaffold else {
+        return Ok(false);
+    };
+    if record.fingerprint != crate::release::scaffold_fingerprint() || record.digest.is_empty() {
+        return Ok(false);
+    }
+    let digest = scaffold_record::digest_with(this, root, project, scratch)?;
+    Ok(digest == record.digest)
+}
+
+/// The first candidate proven (`bin/operator-rs-<version>`, the cache folder, a build from
+/// cliSource), or the refusal that lists each one and why.
+fn find_ancestor(
+    root: &Path,
+    project: &Project,
+    source: &str,
+    proof: &ancestor::Proof<'_>,
+) -> Result<ancestor::Proven> {
+    let mut tried = Vec::new();
+    for (index, candidate) in binary::candidates(root, &project.cli_version, source)?
+        .into_iter()
+        .enumerate()
+    {
+        let binary = match candidate.binary(&project.cli_version) {
+            Ok(b) => b,
+            Err(e) => {
+                tried.push((candidate.describe(), format!("{e:#}")));
+                continue;
+            }
+        };
+        match proof.prove(&binary, index + 1) {
+            Ok(proven) => return Ok(proven),
+            Err(why) => tried.push((candidate.describe(), why)),
+        }
+    }
+    anyhow::bail!("{}", ancestor::refusal(project, source, &tried))
+}
+
+/// The scaffold files of a replay as text: all but the vendored runtime (replaced whole, as
+/// `upgrade-runtime` does, never merged).
+fn scaffold_texts(files: &Files) -> Result<BTreeMap<PathBuf, String>> {
+    (files.iter())
+        .filter(|(path, _)| !path.starts_with(vendor::DIR))
+        .map(|(path, bytes)| {
+            let text = String::from_utf8(bytes.clone())
+                .with_context(|| format!("the scaffold's {} is not UTF-8", path.display()))?;
+            Ok((path.clone(), text))
+        })
+        .collect()
+}
+
+/// The two scaffolds a project is merged between.
+struct Trees {
+    ancestor: BTreeMap<PathBuf, String>,
+    new: BTreeMap<PathBuf, String>,
 }
 
 /// What in PROJECT `update` cannot replay or build the old operator-rs from.
@@ -190,43 +307,6 @@ fn command_problem(words: &[String], index: usize) -> Option<String> {
     }
 }
 
-/// `update` changes files in place: it needs git to show and undo what it did, so it works on a
-/// clean git tree only.
-fn check_git(root: &Path) -> Result<()> {
-    let status = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["status", "--porcelain", "--untracked-files=all", "."])
-        .output()
-        .context("running git (update needs it: is git installed?)")?;
-    if !status.status.success() {
-        bail!(
-            "{} is not in a git repository: update merges the new scaffold into your files in place, and needs git to show and undo what it changes. Nothing was written.\n  \
-             Commit the project first, e.g. `git init && git add -A && git commit -m 'before operator-rs update'`.",
-            root.display()
-        );
-    }
-    let dirty: Vec<&str> = std::str::from_utf8(&status.stdout)
-        .unwrap_or_default()
-        .lines()
-        .collect();
-    if !dirty.is_empty() {
-        let shown: Vec<_> = dirty.iter().take(10).map(|l| format!("  {l}")).collect();
-        bail!(
-            "the git tree of {} has uncommitted changes: update merges into your files in place, so it starts from a clean tree (to be undone with `git checkout .`). Nothing was written.\n{}{}\n  \
-             Commit or stash them first (`git stash -u`), or preview with `operator-rs update --dry-run`.",
-            root.display(),
-            shown.join("\n"),
-            if dirty.len() > 10 {
-                format!("\n  ... and {} more", dirty.len() - 10)
-            } else {
-                String::new()
-            }
-        );
-    }
-    Ok(())
-}
-
 /// What `init` took that PROJECT made before commands were recorded does not say: the license
 /// header's owner (the README's `Copyright <year> <owner>.`) and whether there is a license.
 fn init_extras(root: &Path) -> InitExtras {
@@ -242,92 +322,6 @@ fn init_extras(root: &Path) -> InitExtras {
         owner,
         no_license: !cargo.lines().any(|l| l.starts_with("license = ")),
     }
-}
-
-/// Run `commands` with `binary` in a new project folder under `base` (named as the project, so
-/// that names derived from the folder match), and read back every file it wrote. A command's
-/// input file inside the project (`create api --from-crd config/external/x.yaml`) is copied from
-/// the project at `root` first, to where the command finds it.
-fn replay(
-    binary: &Path,
-    root: &Path,
-    base: &Path,
-    project: &Project,
-    commands: &[Vec<String>],
-    cargo_home: Option<&Path>,
-) -> Result<BTreeMap<PathBuf, String>> {
-    let dir = base.join(&project.project_name);
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    for words in commands {
-        let inputs = (words.windows(2))
-            .filter(|w| w[0] == "--from-crd")
-            .map(|w| Path::new(&w[1]))
-            .filter(|p| p.is_relative());
-        for input in inputs {
-            let (from, to) = (root.join(input), dir.join(input));
-            if let Some(parent) = to.parent() {
-                std::fs::create_dir_all(parent)
-                    .with_context(|| format!("creating {}", parent.display()))?;
-            }
-            std::fs::copy(&from, &to).with_context(|| {
-                format!(
-                    "copying {} (the CRD file `operator-rs {}` reads) for the replay",
-                    from.display(),
-                    history::lines(std::slice::from_ref(words)).join("")
-                )
-            })?;
-        }
-        let mut cmd = Command::new(binary);
-        cmd.arg("-C").arg(&dir).args(words);
-        if let Some(home) = cargo_home {
-            cmd.env("CARGO_HOME", home);
-        }
-        let out = cmd
-            .output()
-            .with_context(|| format!("running {}", binary.display()))?;
-        if !out.status.success() {
-            bail!(
-                "replaying `operator-rs {}` with {} failed, so the scaffold to merge with could not be made. Nothing was written.\n{}",
-                history::lines(std::slice::from_ref(words)).join(""),
-                binary.display(),
-                String::from_utf8_lossy(&out.stderr).trim_end()
-            );
-        }
-    }
-    // A binary that says it is operator-rs but scaffolds nothing (another tool, a stub).
-    if !dir.join(project::FILE).is_file() {
-        bail!(
-            "replaying the project's commands with {} made no PROJECT file: it is not an operator-rs that scaffolds, so the scaffold to merge with could not be made. Nothing was written.\n  \
-             Pass the operator-rs binary that made the project, e.g. --from-binary bin/operator-rs-{}",
-            binary.display(),
-            project.cli_version
-        );
-    }
-    let mut files = BTreeMap::new();
-    read_tree(&dir, Path::new(""), &mut files)?;
-    Ok(files)
-}
-
-fn read_tree(root: &Path, rel: &Path, out: &mut BTreeMap<PathBuf, String>) -> Result<()> {
-    let dir = root.join(rel);
-    for entry in std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
-        let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
-        let path = rel.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            read_tree(root, &path, out)?;
-        } else if !ignored(&path) {
-            let text = std::fs::read_to_string(root.join(&path))
-                .with_context(|| format!("reading {}", root.join(&path).display()))?;
-            out.insert(path, text);
-        }
-    }
-    Ok(())
-}
-
-/// Files of a replayed project that are not scaffold: the project's lock, and the vendored
-/// runtime (replaced whole, as `upgrade-runtime` does, never merged).
-fn ignored(path: &Path) -> bool {
-    path.starts_with(vendor::DIR) || path == Path::new(".operator-rs.lock")
 }
 
 /// What update writes, removes, and reports.
@@ -346,18 +340,23 @@ struct Plan {
 fn plan(
     root: &Path,
     project: &Project,
-    ancestor: &BTreeMap<PathBuf, String>,
-    new: &BTreeMap<PathBuf, String>,
+    trees: &Trees,
     commands: &[Vec<String>],
+    record: ScaffoldRecord,
+    merge_dir: &Path,
 ) -> Result<Plan> {
+    let (ancestor, new) = (&trees.ancestor, &trees.new);
     let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);
     let mut plan = Plan::default();
     let paths: BTreeSet<&PathBuf> = ancestor.keys().chain(new.keys()).collect();
     let mut merged_texts = BTreeMap::new();
+    // The user's side as git holds it (line endings as git stores them).
+    let committed = gitstate::Committed::new(root);
     for path in paths {
-        let user = overlay.read(path)?;
+        let user = committed.read(path)?;
         let outcome = merge::file(
+            merge_dir,
             path,
             ancestor.get(path).map(String::as_str),
             user.as_deref(),
@@ -410,6 +409,7 @@ fn plan(
                     p.layout = n.layout;
                 }
                 p.commands = history::lines(commands);
+                p.scaffold = Some(record);
                 overlay.put(file.clone(), p.render_over(Some(&text))?);
                 merged_project = p;
             }
@@ -437,9 +437,14 @@ fn plan(
         });
     }
     let (writes, removals) = overlay.into_changes();
-    // Only what differs from the disk is a change.
+    // Written back in the working tree's line endings; only what differs from the disk is a
+    // change.
     plan.writes = writes
         .into_iter()
+        .map(|(path, text)| {
+            let text = gitstate::in_working_tree_endings(root, &path, text);
+            (path, text)
+        })
         .filter(|(path, text)| {
             std::fs::read(root.join(path)).ok().as_deref() != Some(text.as_bytes())
         })

@@ -281,6 +281,7 @@ mod tests {
             layout: vec![LAYOUT.into()],
             cli_version: "0".into(),
             cli_source: "--git u --rev c operator-rs".into(),
+            scaffold: None,
             commands: vec!["init --domain d.io".into()],
             k8s_openapi_feature: "v1_37".into(),
             namespaced: false,

@@ -64,6 +64,24 @@ impl Family for InitContext {
     const TEMPLATES: &'static str = "init";
 }
 
+/// The environment variable a replay of a project's commands pins the license year with (the
+/// year PROJECT's `scaffold:` record holds), so that a replay on another day makes the same files.
+pub const LICENSE_YEAR_ENV: &str = "OPERATOR_RS_LICENSE_YEAR";
+
+/// The year of new license headers: [`LICENSE_YEAR_ENV`] when a replay pins it, else this year
+/// (UTC).
+pub fn license_year() -> i64 {
+    std::env::var(LICENSE_YEAR_ENV)
+        .ok()
+        .and_then(|y| y.parse().ok())
+        .unwrap_or_else(|| {
+            jiff::Timestamp::now()
+                .to_zoned(jiff::tz::TimeZone::UTC)
+                .year()
+                .into()
+        })
+}
+
 /// The manager's image in a fresh project.
 pub const MANAGER_IMAGE: &str = "controller:latest";
 
@@ -79,10 +97,7 @@ impl InitContext {
             repo: project.repo.clone(),
             owner: owner.to_string(),
             license,
-            year: jiff::Timestamp::now()
-                .to_zoned(jiff::tz::TimeZone::UTC)
-                .year()
-                .into(),
+            year: license_year(),
             cli_version: env!("CARGO_PKG_VERSION"),
             k8s_feature: project.k8s_openapi_feature.clone(),
             operator_rs_git,

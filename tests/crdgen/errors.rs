@@ -15,6 +15,7 @@ fn project() -> Project {
         layout: vec![LAYOUT.into()],
         cli_version: "0.1.0".into(),
         cli_source: String::new(),
+        scaffold: None,
         commands: Vec::new(),
         k8s_openapi_feature: "v1_37".into(),
         namespaced: false,

@@ -138,6 +138,7 @@ pub fn run(root: &Path, args: &CreateApiArgs, file: &Path) -> Result<()> {
     let report = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
     report.refuse_conflicts()?;
     let previous = overlay.read(Path::new(project::FILE))?;
+    crate::commands::scaffold_record::stamp(root, &mut project);
     overlay.put(project::FILE, project.render_over(previous.as_deref())?);
     let crds = if project.resources.iter().any(Resource::has_api) {
         super::super::generate::Crds::Report

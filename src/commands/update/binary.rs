@@ -1,7 +1,8 @@
-//! The operator-rs that made a project, for `update` to replay its commands with: the one named
-//! by `--from-binary`, the one `make operator-rs` installed into the project's `bin/`, or one
-//! built once into a cache folder from PROJECT's version and install source, as `make
-//! operator-rs` builds it (`cargo install --locked`).
+//! The candidates for the operator-rs that made a project, for `update` to prove
+//! ([`super::ancestor`]) and replay its commands with: the one named by `--from-binary`, the one
+//! `make operator-rs` installed into the project's `bin/`, or one built once into a cache folder
+//! from PROJECT's version and install source, as `make operator-rs` builds it (`cargo install
+//! --locked`); and what a binary says it is (`--version`, `version`'s scaffold fingerprint).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -9,8 +10,8 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 /// `--from-binary PATH`: a file that runs and says it is operator-rs (a bare name is a file of
-/// the current folder, not a command looked up on PATH). A version other than PROJECT's
-/// `cliVersion` is used as given, with a note.
+/// the current folder, not a command looked up on PATH). Whether it is the one that made the
+/// project is proven by [`super::ancestor`].
 pub fn given(path: &Path, cli_version: &str) -> Result<PathBuf> {
     let refuse = |problem: String| {
         anyhow::anyhow!(
@@ -23,21 +24,12 @@ pub fn given(path: &Path, cli_version: &str) -> Result<PathBuf> {
         Ok(p) => p,
         Err(e) => return Err(refuse(format!("cannot be read ({e})"))),
     };
-    let version = version_of(&resolved).map_err(|e| refuse(format!("{e:#}")))?;
-    crate::errln!(
-        "Using {} ({version}) as the operator-rs that made the project.",
-        path.display()
-    );
-    if version != format!("operator-rs {cli_version}") {
-        crate::errln!(
-            "note: PROJECT says operator-rs {cli_version} made the project; {} is {version}.",
-            path.display()
-        );
-    }
+    version_of(&resolved).map_err(|e| refuse(format!("{e:#}")))?;
     Ok(resolved)
 }
 
-fn version_of(path: &Path) -> Result<String> {
+/// What `<path> --version` prints (`operator-rs <version>`).
+pub fn version_of(path: &Path) -> Result<String> {
     let out = Command::new(path)
         .arg("--version")
         .output()
@@ -53,14 +45,62 @@ fn version_of(path: &Path) -> Result<String> {
     Ok(text)
 }
 
-/// The operator-rs `version` from `source` (`cargo install` arguments; empty: crates.io): the
-/// project's `bin/operator-rs-<version>` if `make operator-rs` put it there, else one built
-/// once into the cache folder.
-pub fn find(root: &Path, version: &str, source: &str) -> Result<PathBuf> {
+/// The scaffold fingerprint `<path> version` prints (its `scaffold:` line); `None` for an
+/// operator-rs made before it printed one.
+pub fn fingerprint_of(path: &Path) -> Option<String> {
+    let out = Command::new(path).arg("version").output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    (text.lines())
+        .find_map(|l| l.strip_prefix("scaffold:"))
+        .map(|f| f.trim().to_string())
+}
+
+/// Where an operator-rs that may have made the project is found, in the order `update` tries
+/// them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Candidate {
+    /// The project's `bin/operator-rs-<version>`, which `make operator-rs` installs (a link to
+    /// whatever operator-rs was on PATH then).
+    Local(PathBuf),
+    /// One built before into the cache folder.
+    Cached(PathBuf),
+    /// To be built into the cache folder with `cargo install <args>`.
+    Build { cache: PathBuf, args: Vec<String> },
+}
+
+impl Candidate {
+    /// The candidate's binary, built first when it is a [`Candidate::Build`].
+    pub fn binary(&self, version: &str) -> Result<PathBuf> {
+        match self {
+            Candidate::Local(path) => {
+                std::fs::canonicalize(path).with_context(|| format!("resolving {}", path.display()))
+            }
+            Candidate::Cached(path) => Ok(path.clone()),
+            Candidate::Build { cache, args } => build(cache, args, version),
+        }
+    }
+
+    /// The candidate as the user would name it.
+    pub fn describe(&self) -> String {
+        match self {
+            Candidate::Local(path) | Candidate::Cached(path) => path.display().to_string(),
+            Candidate::Build { cache, args } => format!(
+                "`cargo install --locked --root {} {}`",
+                cache.display(),
+                args.join(" ")
+            ),
+        }
+    }
+}
+
+/// The candidates for the operator-rs `version` from `source` (`cargo install` arguments; empty:
+/// crates.io): the project's `bin/operator-rs-<version>` if `make operator-rs` put one there,
+/// one built before into the cache folder, else one to build there.
+pub fn candidates(root: &Path, version: &str, source: &str) -> Result<Vec<Candidate>> {
+    let mut out = Vec::new();
     let local = root.join("bin").join(format!("operator-rs-{version}"));
-    if version_of(&local).is_ok_and(|v| v == format!("operator-rs {version}")) {
-        return std::fs::canonicalize(&local)
-            .with_context(|| format!("resolving {}", local.display()));
+    if version_of(&local).is_ok() {
+        out.push(Candidate::Local(local));
     }
     let key = match rev_of(source) {
         Some(rev) => format!("{version}-{rev}"),
@@ -69,13 +109,21 @@ pub fn find(root: &Path, version: &str, source: &str) -> Result<PathBuf> {
     let cache = cache_dir()?.join(key);
     let binary = cache.join("bin").join("operator-rs");
     if version_of(&binary).is_ok() {
-        return Ok(binary);
-    }
-    let args: Vec<String> = if source.is_empty() {
-        vec!["operator-rs".into(), "--version".into(), version.into()]
+        out.push(Candidate::Cached(binary));
     } else {
-        shlex::split(source).unwrap_or_default()
-    };
+        let args: Vec<String> = if source.is_empty() {
+            vec!["operator-rs".into(), "--version".into(), version.into()]
+        } else {
+            shlex::split(source).unwrap_or_default()
+        };
+        out.push(Candidate::Build { cache, args });
+    }
+    Ok(out)
+}
+
+/// `cargo install --locked --root <cache> <args>`, once.
+fn build(cache: &Path, args: &[String], version: &str) -> Result<PathBuf> {
+    let binary = cache.join("bin").join("operator-rs");
     crate::errln!(
         "Building operator-rs {version}, which made the project, once into {}: cargo install {}",
         cache.display(),
@@ -84,16 +132,12 @@ pub fn find(root: &Path, version: &str, source: &str) -> Result<PathBuf> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["install", "--locked", "--root"])
-        .arg(&cache)
-        .args(&args)
+        .arg(cache)
+        .args(args)
         .status()
         .context("running cargo install")?;
     if !status.success() || version_of(&binary).is_err() {
-        bail!(
-            "could not build operator-rs {version} (`cargo install {}`), the version PROJECT says made the project. Nothing was written.\n  \
-             Pass the binary that made it: operator-rs update --from-binary <path>",
-            args.join(" ")
-        );
+        bail!("`cargo install {}` did not build it", args.join(" "));
     }
     Ok(binary)
 }
@@ -150,26 +194,6 @@ pub fn source_in_makefile(makefile: &str) -> Option<String> {
     args.starts_with("--git ").then(|| args.to_string())
 }
 
-/// A `CARGO_HOME` for the old binary's replay in which it finds itself installed from `source`,
-/// as it was when it made the project: the Makefile it writes then names the same source as the
-/// user's (an empty one: the crates.io form).
-pub fn cargo_home_for(tmp: &Path, version: &str, source: &str) -> Result<PathBuf> {
-    let home = tmp.join("cargo-home");
-    std::fs::create_dir_all(&home).with_context(|| format!("creating {}", home.display()))?;
-    let words = shlex::split(source).unwrap_or_default();
-    let url = words
-        .iter()
-        .position(|w| w == "--git")
-        .and_then(|i| words.get(i + 1));
-    if let (Some(url), Some(rev)) = (url, rev_of(source)) {
-        let key = format!("operator-rs {version} (git+{url}#{rev})");
-        let json = serde_json::json!({ "installs": { key: {} } });
-        std::fs::write(home.join(".crates2.json"), json.to_string())
-            .with_context(|| format!("writing {}", home.display()))?;
-    }
-    Ok(home)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,25 +209,5 @@ mod tests {
         assert_eq!(rev_of(&source).as_deref(), Some("abc123"));
         let crates = "OPERATOR_RS_INSTALL = $(or $(OPERATOR_RS_SOURCE),operator-rs --version $(OPERATOR_RS_VERSION))\n";
         assert_eq!(source_in_makefile(crates), None);
-    }
-
-    #[test]
-    fn the_replay_home_names_the_recorded_git_source() {
-        let tmp = tempfile::tempdir().unwrap();
-        let home = cargo_home_for(
-            tmp.path(),
-            "0.1.0",
-            "--git https://example.com/op --rev abc123 operator-rs",
-        )
-        .unwrap();
-        let text = std::fs::read_to_string(home.join(".crates2.json")).unwrap();
-        // The old binary reads it as install_source does.
-        assert_eq!(
-            crate::install_source::from_crates2(&text, "0.1.0").as_deref(),
-            Some("--git https://example.com/op --rev abc123 operator-rs")
-        );
-        let other = tempfile::tempdir().unwrap();
-        let home = cargo_home_for(other.path(), "0.1.0", "").unwrap();
-        assert!(!home.join(".crates2.json").exists());
     }
 }

@@ -1,7 +1,8 @@
 //! The three-way merge of one file: the user's copy against the scaffold the project was made
 //! with (the ancestor) and this operator-rs's (new). Text merges are `git merge-file`'s (git is
 //! on every machine `update` runs on, since it needs a git tree; no crate in Cargo.lock merges
-//! three ways), so the result and its conflict markers are the ones git users know.
+//! three ways), so the result and its conflict markers are the ones git users know; a
+//! `Cargo.toml` whose lines conflict is merged by its structure instead ([`super::cargo_toml`]).
 
 use std::path::Path;
 use std::process::Command;
@@ -25,8 +26,10 @@ pub enum Outcome {
     Note(String),
 }
 
-/// Merge `path`: `ancestor`, `user` and `new` are its contents in each tree (`None`: absent).
+/// Merge `path`: `ancestor`, `user` and `new` are its contents in each tree (`None`: absent);
+/// `scratch` is a folder for `git merge-file`'s inputs.
 pub fn file(
+    scratch: &Path,
     path: &Path,
     ancestor: Option<&str>,
     user: Option<&str>,
@@ -49,7 +52,15 @@ pub fn file(
         (Some(a), Some(u), Some(n)) if a == u => Outcome::Write(n.to_string()),
         // Changed on both sides, or added on both sides differently (merged against nothing).
         (a, Some(u), Some(n)) => {
-            let (text, conflicts) = merge_file(path, a.unwrap_or(""), u, n)?;
+            let (mut text, mut conflicts) = merge_file(scratch, path, a.unwrap_or(""), u, n)?;
+            // Cargo.toml: where lines conflict, its tables and keys may not.
+            if conflicts
+                && path == Path::new("Cargo.toml")
+                && let Some(structural) =
+                    super::cargo_toml::merge("Cargo.toml", a.unwrap_or(""), u, n)
+            {
+                (text, conflicts) = structural;
+            }
             if conflicts {
                 Outcome::Conflict(text)
             } else {
@@ -61,10 +72,15 @@ pub fn file(
 }
 
 /// `git merge-file -p`: the merged text, and whether it has conflicts.
-fn merge_file(path: &Path, ancestor: &str, user: &str, new: &str) -> Result<(String, bool)> {
-    let dir = tempfile::tempdir().context("making a temporary folder for the merge")?;
+fn merge_file(
+    scratch: &Path,
+    path: &Path,
+    ancestor: &str,
+    user: &str,
+    new: &str,
+) -> Result<(String, bool)> {
     let write = |name: &str, text: &str| -> Result<std::path::PathBuf> {
-        let p = dir.path().join(name);
+        let p = scratch.join(name);
         std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
         Ok(p)
     };
@@ -102,7 +118,8 @@ mod tests {
     use super::*;
 
     fn merge(a: Option<&str>, u: Option<&str>, n: Option<&str>) -> Outcome {
-        file(Path::new("src/main.rs"), a, u, n).unwrap()
+        let scratch = tempfile::tempdir().unwrap();
+        file(scratch.path(), Path::new("src/main.rs"), a, u, n).unwrap()
     }
 
     #[test]
