@@ -14,6 +14,7 @@ use proc_macro2::LineColumn;
 
 use crate::cli::EditApiArgs;
 use crate::crdgen::{self, DeclaredVersion, FoundVersion};
+use crate::names;
 use crate::project::{self, Project};
 use crate::suggest::suggest;
 use crate::workspace::{DiskTree, Overlay, SourceTree};
@@ -298,10 +299,33 @@ fn find_version(versions: &[Version], args: &EditApiArgs, group: &str) -> Result
         Some(s) => format!("did you mean {s}? "),
         None => String::new(),
     };
-    bail!(
-        "{kind}.{group} has no version {version}: {hint}its versions are {listed}\n  to add a version: operator-rs create api --group {} --version {version} --kind {kind} --controller=false",
-        or_example(&args.gvk.group, group)
-    );
+    // The `create api` offered must itself be accepted: a version create api refuses (`V2`)
+    // is named as invalid, and the command offered is for its valid form when there is one.
+    let add = |v: &str| {
+        format!(
+            "operator-rs create api --group {} --version {v} --kind {kind} --controller=false",
+            or_example(&args.gvk.group, group)
+        )
+    };
+    let next = match names::validate_version(version) {
+        Ok(()) => format!("to add a version: {}", add(version)),
+        Err(e) => {
+            let lower = version.to_ascii_lowercase();
+            let valid = names::validate_version(&lower).is_ok();
+            format!(
+                "{version:?} is not a valid version either: it {}\n  {}",
+                e.rule,
+                if valid && names.contains(&lower.as_str()) {
+                    format!("e.g. --version {lower}")
+                } else if valid {
+                    format!("to add version {lower}: {}", add(&lower))
+                } else {
+                    format!("e.g. --version {}", names[0])
+                }
+            )
+        }
+    };
+    bail!("{kind}.{group} has no version {version}: {hint}its versions are {listed}\n  {next}");
 }
 
 /// The storage version once `target` is written, decided as `generate crds` decides it.

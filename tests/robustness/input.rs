@@ -1003,3 +1003,191 @@ fn a_project_file_from_a_newer_operator_rs_is_refused() {
     .unwrap();
     ok(&dir, &words("generate manifests"));
 }
+
+/// Every subcommand's parser refusal ends with that subcommand's own example (issue 31, 19:
+/// `migrate-storage --page-size 0` showed `operator-rs init`): each leaf of clap's command tree,
+/// with an unknown flag, and a value clap's parser refuses; the `Example:` line names the same
+/// command path, past `-C <DIR>` too.
+#[test]
+fn every_subcommand_refusal_ends_with_its_own_example() {
+    use clap::CommandFactory;
+    fn leaves(c: &clap::Command, path: &str, out: &mut Vec<String>) {
+        let here = format!("{path} {}", c.get_name());
+        let subs: Vec<_> = c
+            .get_subcommands()
+            .filter(|s| s.get_name() != "help")
+            .collect();
+        if subs.is_empty() || c.get_name() == "edit" {
+            out.push(here.clone());
+        }
+        for s in subs {
+            leaves(s, &here, out);
+        }
+    }
+    let mut paths = Vec::new();
+    for s in operator_rs::cli::Cli::command().get_subcommands() {
+        leaves(s, "", &mut paths);
+    }
+    assert!(paths.len() >= 12, "{paths:?}");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cases: Vec<(Vec<String>, String)> = Vec::new();
+    for p in &paths {
+        let p = p.trim();
+        let mut args: Vec<String> = p.split(' ').map(String::from).collect();
+        args.push("--no-such-flag".into());
+        cases.push((args.clone(), p.to_string()));
+        let mut with_c = vec!["-C".to_string(), ".".to_string()];
+        with_c.extend(args);
+        cases.push((with_c, p.to_string()));
+    }
+    cases.push((
+        words("migrate-storage --group cache.example.com --kind Memcached --page-size 0")
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        "migrate-storage".into(),
+    ));
+    for (args, path) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = run(tmp.path(), &args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        let last = r.stderr.trim_end().lines().last().unwrap_or("").trim();
+        assert!(
+            last.starts_with(&format!("operator-rs {path}")),
+            "{args:?}: the example is not `{path}`'s own:\n{}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("Example:"), "{args:?}: {}", r.stderr);
+    }
+}
+
+/// A value given with `=` that starts with '-' is the user's value, not a missing one (issue 31,
+/// "What to build" 4: `--group=-cache` was reported as a missing value): for each of --group,
+/// --version, --kind of every command that takes them, refused as an invalid value of that flag,
+/// with the rule and an example.
+#[test]
+fn a_value_given_with_equals_that_starts_with_a_dash_is_invalid_not_missing() {
+    let tmp = init_project("dash-op");
+    let dir = project_dir(&tmp, "dash-op");
+    for cmd in [
+        "create api",
+        "create webhook --defaulting",
+        "create api --from-crd x.yaml",
+    ] {
+        for (flag, value) in [("group", "-cache"), ("version", "-v1"), ("kind", "-Foo")] {
+            let given = |f: &str, v: &str| {
+                if f == flag {
+                    format!("--{f}={value}")
+                } else {
+                    format!("--{f} {v}")
+                }
+            };
+            let line = format!(
+                "{cmd} {} {} {}",
+                given("group", "cache"),
+                given("version", "v1"),
+                given("kind", "Foo")
+            );
+            let r = run(&dir, &words(&line));
+            assert_eq!(r.code, 2, "{line}: {}", r.stderr);
+            assert!(
+                r.stderr.contains(&format!("invalid --{flag} \"{value}\""))
+                    && r.stderr.contains("starts with '-'")
+                    && r.stderr.contains("e.g.")
+                    && !r.stderr.contains("has no value"),
+                "{line}:\n{}",
+                r.stderr
+            );
+        }
+    }
+}
+
+/// Every refusal of `--spoke` ends with an example that works (issue 31, "What to build" 4:
+/// `--spoke` errors without an example): an invalid version, the hub itself, a version the kind
+/// lacks, one listed twice, `--spoke` without `--conversion`.
+#[test]
+fn every_spoke_refusal_has_an_example() {
+    let tmp = two_versions("spoke-op");
+    let dir = project_dir(&tmp, "spoke-op");
+    let base = "create webhook --group batch --version v1 --kind CronJob";
+    for (extra, rule) in [
+        ("--conversion --spoke V2", "invalid --spoke version"),
+        ("--conversion --spoke v1", "is the hub"),
+        ("--conversion --spoke v3", "has no version v3"),
+        ("--conversion --spoke v2,v2", "duplicate spoke version v2"),
+        (
+            "--defaulting --spoke v2",
+            "--spoke is for conversion webhooks",
+        ),
+    ] {
+        let line = format!("{base} {extra}");
+        let r = run(&dir, &words(&line));
+        assert_eq!(r.code, 2, "{line}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(rule),
+            "{line}: {rule:?} not in\n{}",
+            r.stderr
+        );
+        assert!(
+            r.stderr.contains("e.g. ") || r.stderr.contains("add it first: operator-rs "),
+            "{line}: no example in\n{}",
+            r.stderr
+        );
+    }
+    // The examples given for the duplicate and for the missing --conversion are accepted.
+    let r = run(&dir, &words(&format!("{base} --conversion --spoke v2,v2")));
+    assert!(
+        r.stderr.contains("e.g. --spoke v2\n") || r.stderr.trim_end().ends_with("e.g. --spoke v2"),
+        "{}",
+        r.stderr
+    );
+    let r = run(&dir, &words(&format!("{base} --defaulting --spoke v2")));
+    let example = r
+        .stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("e.g. operator-rs "))
+        .unwrap()
+        .to_string();
+    ok(&dir, &words(&example));
+}
+
+/// `edit api` on a version the kind lacks offers only commands that are accepted (issue 31, "What
+/// to build" 4: `--version V2` suggested `create api --version V2`, itself refused): for an
+/// invalid version, the offered `create api` (if any) runs.
+#[test]
+fn edit_api_on_a_missing_version_offers_a_command_that_runs() {
+    let tmp = init_project("editv-op");
+    let dir = project_dir(&tmp, "editv-op");
+    ok(
+        &dir,
+        &words("create api --group batch --version v1 --kind CronJob"),
+    );
+    for version in ["V2", "v2", "2", "vv"] {
+        let line = format!("edit api --group batch --version {version} --kind CronJob --storage");
+        let r = run(&dir, &words(&line));
+        assert_eq!(r.code, 2, "{line}: {}", r.stderr);
+        assert!(
+            !r.stderr.contains(&format!(
+                "--version {version} --kind CronJob --controller=false"
+            )) || version == "v2",
+            "{line}: offers a create api it refuses:\n{}",
+            r.stderr
+        );
+        if let Some(cmd) = r
+            .stderr
+            .lines()
+            .find_map(|l| l.split_once(": operator-rs create api "))
+        {
+            let again = format!("create api {}", cmd.1);
+            let copy = tempfile::tempdir().unwrap();
+            copy_dir(&dir, copy.path());
+            ok(copy.path(), &words(&again));
+        } else {
+            assert!(
+                r.stderr.contains("e.g. --version v1"),
+                "{line}: {}",
+                r.stderr
+            );
+        }
+    }
+}
