@@ -610,8 +610,25 @@ pub fn validate_kind_name(kind: &str, example: &str) -> Result<(), NameError> {
             example,
         ));
     }
+    // The CRD's listKind is `<kind>List`, which kube-apiserver takes by the same rule (lowercased,
+    // a DNS-1035 label of at most 63 characters): a kind has at most 59.
+    let list_kind = format!("{kind}List");
+    if list_kind.len() > 63 {
+        return Err(refuse(
+            "kind",
+            kind,
+            format!(
+                "the CRD's listKind `{list_kind}` is named from it ({} characters), and lowercased a listKind {DNS1035_LABEL_RULE}; a kind has at most {MAX_KIND_LEN} characters",
+                list_kind.len()
+            ),
+            example,
+        ));
+    }
     Ok(())
 }
+
+/// The longest kind whose derived listKind (`<kind>List`) is a valid CRD name.
+pub const MAX_KIND_LEN: usize = 63 - "List".len();
 
 /// `--plural`: a DNS-1035 label (it is the resource's URL segment), that YAML reads as a string.
 pub fn validate_plural(plural: &str) -> Result<(), NameError> {

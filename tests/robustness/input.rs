@@ -1191,3 +1191,66 @@ fn edit_api_on_a_missing_version_offers_a_command_that_runs() {
         }
     }
 }
+
+/// Every name a kind's CRD derives from it has kube-apiserver's limits (issue 31, "What to build"
+/// 4: a kind of 62 characters was accepted though its listKind is over 63): a kind of 60 to 63
+/// characters is refused naming the listKind, from the command line and from the source alike;
+/// one of 59 is accepted (kube-apiserver's verdict on each length: tests/apiserver/names.rs).
+#[test]
+fn a_kind_whose_list_kind_is_too_long_is_refused() {
+    let tmp = init_project("kindlen-op");
+    let dir = project_dir(&tmp, "kindlen-op");
+    for len in [60, 62, 63] {
+        let kind = format!("K{}", "a".repeat(len - 1));
+        refused(
+            &dir,
+            &[
+                "create",
+                "api",
+                "--group",
+                "cache",
+                "--version",
+                "v1",
+                "--kind",
+                &kind,
+            ],
+            &[
+                &format!("the CRD's listKind `{kind}List`"),
+                "a kind has at most 59 characters",
+                "e.g. --kind",
+            ],
+        );
+    }
+    let ok_kind = format!("K{}", "a".repeat(58));
+    ok(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            &ok_kind,
+            "--controller=false",
+        ],
+    );
+    // The same kind named in the source: generate crds refuses it at its place.
+    let file = format!("src/api/v1/{}.rs", ok_kind.to_lowercase());
+    let text = read(&dir, &file);
+    let long = format!("{ok_kind}aaa");
+    std::fs::write(
+        dir.join(&file),
+        text.replace(
+            &format!("kind = \"{ok_kind}\""),
+            &format!("kind = \"{long}\""),
+        ),
+    )
+    .unwrap();
+    refused(
+        &dir,
+        &["generate", "crds"],
+        &[&format!("`{long}List`"), &format!("{file}:")],
+    );
+}
