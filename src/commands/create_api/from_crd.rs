@@ -196,6 +196,7 @@ fn add_modules(overlay: &mut Overlay<'_>, sel: &Selected) -> Result<()> {
     match markers::insert(&current, &api_mod, &insertion) {
         markers::Inserted::Added(new) => overlay.put(api_mod, new),
         markers::Inserted::AlreadyPresent => {}
+        markers::Inserted::Ambiguous(refusal) => bail!("{refusal}"),
         markers::Inserted::NoMarker => {
             if !current.lines().any(|l| l.trim() == "pub mod external;") {
                 bail!(
