@@ -55,7 +55,12 @@ struct Walk {
 pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
     let mut walk = Walk::default();
     let kind = &sel.kind;
-    for n in [kind.clone(), format!("{kind}Spec"), format!("{kind}Status")] {
+    let root_type = sel.root_type();
+    for n in [
+        root_type.clone(),
+        format!("{kind}Spec"),
+        format!("{kind}Status"),
+    ] {
         walk.taken.insert(n);
     }
     let root = sel.schema.as_object().cloned().unwrap_or_default();
@@ -149,6 +154,9 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
                         format!("kind = {}", quoted(kind)),
                         format!("plural = {}", quoted(&sel.plural)),
                     ];
+                    if root_type != *kind {
+                        kube.push(format!("root = {}", quoted(&root_type)));
+                    }
                     if sel.namespaced {
                         kube.push("namespaced".into());
                     }
@@ -228,7 +236,7 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
                     if j == 0 {
                         out.push_str("    #[default]\n");
                     }
-                    if variant != json {
+                    if variant.trim_start_matches("r#") != json {
                         let _ = writeln!(out, "    #[serde(rename = {})]", quoted(json));
                     }
                     let _ = writeln!(out, "    {variant},");
@@ -408,8 +416,16 @@ fn field_name(json: &str) -> String {
     if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert_str(0, "field_");
     }
+    rust_ident(s)
+}
+
+/// `s` as an identifier Rust parses: a keyword a raw identifier cannot be (`self`, `Self`,
+/// `super`, `crate`) or `_` gets a trailing `_`, any other keyword (strict, reserved or of an
+/// edition: `type`, `gen`) becomes raw (`r#type`). For every name the generated file declares
+/// from the CRD's words (fields, enum variants).
+fn rust_ident(s: String) -> String {
     match s.as_str() {
-        "self" | "Self" | "super" | "crate" => format!("{s}_"),
+        "self" | "Self" | "super" | "crate" | "_" => format!("{s}_"),
         _ if crate::names::is_rust_keyword(&s) => format!("r#{s}"),
         _ => s,
     }
@@ -434,8 +450,11 @@ fn variant_name(value: &str) -> String {
         format!("V{s}")
     } else if s == "Field" && !value.chars().any(|c| c.is_ascii_alphanumeric()) {
         "Symbol".into()
+    } else if s == "Self" {
+        // The one keyword in UpperCamelCase; `Self_` would make `Self_2` beside `self`.
+        "SelfValue".into()
     } else {
-        s
+        rust_ident(s)
     }
 }
 
