@@ -294,7 +294,7 @@ pub enum License {
 pub enum CreateCommand {
     /// Add a kind: its Spec/Status types, its controller, RBAC, a sample, and the wiring.
     #[command(
-        after_help = "Examples:\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211\n  operator-rs create api --group webapp --version v1 --kind Admiral --namespaced=false\n  operator-rs create api --group webapp --version v2 --kind Guestbook --controller=false\n  operator-rs create api --group apps --version v1 --kind Deployment --resource=false --controller\n  operator-rs create api --group cert-manager.io --version v1 --kind Certificate --from-crd certificates.yaml\n  operator-rs create api --group cert-manager --version v1 --kind Certificate --external-api-domain io --external-api-path kcr_cert_manager_io::v1::certificates::Certificate --external-api-crate kcr_cert_manager_io@0.2"
+        after_help = "Examples:\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211\n  operator-rs create api --group webapp --version v1 --kind Admiral --namespaced=false\n  operator-rs create api --group webapp --version v2 --kind Guestbook --controller=false\n  operator-rs create api --group apps --version v1 --kind Deployment --resource=false --controller\n  operator-rs create api --group cert-manager.io --version v1 --kind Certificate --from-crd certificates.yaml\n  operator-rs create api --group cert-manager --version v1 --kind Certificate --external-api-domain io --external-api-path kcr_cert_manager_io::v1::certificates::Certificate --external-api-crate kcr_cert_manager_io@3"
     )]
     Api(CreateApiArgs),
     /// Add webhooks to a kind: a defaulter, a validator, conversion to and from other versions.
@@ -440,7 +440,7 @@ pub struct CreateApiArgs {
     #[arg(long, value_name = "RUST_PATH", conflicts_with_all = ["resource", "image"])]
     pub external_api_path: Option<String>,
     /// With --external-api-path: the crate that holds the type, added to Cargo.toml's
-    /// [dependencies], as `name@version` (e.g. `kcr_cert_manager_io@0.2`).
+    /// [dependencies], as `name@version` (e.g. `kcr_cert_manager_io@3`).
     #[arg(long, value_name = "NAME@VERSION", requires = "external_api_path")]
     pub external_api_crate: Option<String>,
     /// With --external-api-path: the domain the group is qualified with, e.g. `io` for
