@@ -249,8 +249,12 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
 }
 
 impl Walk {
-    /// A struct `name` for the object schema `schema` (pushed in walk order: the root first).
+    /// A struct `name` for the object schema `schema` (pushed in walk order: the root first). An
+    /// embedded resource (`x-kubernetes-embedded-resource`) always has `apiVersion`, `kind` and
+    /// `metadata`, which kube-apiserver keeps whatever the schema lists; its metadata is a map of
+    /// what the server stores (name, labels, annotations...), not a struct of what it lists.
     fn object(&mut self, name: &str, schema: &Value) {
+        let schema = &embedded(schema);
         self.taken.insert(name.to_string());
         let at = self.items.len();
         self.items.push(Item::Struct {
@@ -296,10 +300,9 @@ impl Walk {
         }
         match schema["type"].as_str() {
             Some("string") => match schema["format"].as_str() {
-                Some("date-time") => {
-                    self.uses.insert("Time");
-                    ("Time".into(), true)
-                }
+                // The text as stored: k8s-openapi's `Time` drops fractions of a second and
+                // rewrites offsets to `Z`, so an object read and written back would change.
+                Some("date-time") => ("String".into(), false),
                 Some("quantity") => {
                     self.uses.insert("Quantity");
                     ("Quantity".into(), false)
@@ -327,7 +330,8 @@ impl Walk {
                 Some("int32") => ("i32".into(), false),
                 _ => ("i64".into(), false),
             },
-            Some("number") => ("f64".into(), false),
+            // A JSON number as stored: an `f64` writes back `1` as `1.0`.
+            Some("number") => ("serde_json::Number".into(), true),
             Some("boolean") => ("bool".into(), false),
             Some("array") => {
                 let (item, _) = self.ty(name, &schema["items"]);
@@ -404,6 +408,33 @@ fn unique_variant(name: String, taken: &mut BTreeSet<String>) -> String {
     }
     taken.insert(candidate.clone());
     candidate
+}
+
+/// `schema` with, for an embedded resource, `apiVersion` and `kind` as strings and `metadata`
+/// as a map of any values (kube-apiserver keeps these whether or not the schema lists them, and
+/// the metadata it keeps is more than an empty `{type: object}` says); any other schema as is.
+fn embedded(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    if schema["x-kubernetes-embedded-resource"] != true {
+        return schema;
+    }
+    let props = schema
+        .as_object_mut()
+        .map(|o| o.entry("properties").or_insert_with(|| Value::Object(Map::new())));
+    if let Some(Value::Object(props)) = props {
+        for key in ["apiVersion", "kind"] {
+            props
+                .entry(key)
+                .or_insert_with(|| serde_json::json!({"type": "string"}));
+        }
+        let doc = props.get("metadata").and_then(|m| m.get("description")).cloned();
+        let mut metadata = serde_json::json!({"type": "object", "additionalProperties": true});
+        if let Some(doc) = doc {
+            metadata["description"] = doc;
+        }
+        props.insert("metadata".into(), metadata);
+    }
+    schema
 }
 
 /// A field name for the JSON property `json`: snake case, a raw identifier for a keyword.
