@@ -46,7 +46,8 @@ const CRDS: &[(&str, &str, &str, &str, &str)] = &[
     ),
     // Each schema feature a stored object carries (not upstream): embedded resources (their
     // metadata listed as a bare object, or not at all), preserve-unknown-fields, int-or-string,
-    // date-time with fractions and offsets, numbers written as integers, int64 past 2^53, maps,
+    // date-time with fractions and offsets, numbers written as integers, int64 past 2^53, nullable
+    // fields, items and values kept as null, maps,
     // defaults.
     (
         "features.example.org_widgets.yaml",
@@ -240,11 +241,8 @@ fn types_of_real_crds_build_and_round_trip_what_the_api_server_returns() {
                     "{kind}: the API server kept the spec sent: {}",
                     got["spec"]
                 );
-                std::fs::write(
-                    objects.join(format!("{kind}-{name}.json")),
-                    got.to_string(),
-                )
-                .unwrap();
+                std::fs::write(objects.join(format!("{kind}-{name}.json")), got.to_string())
+                    .unwrap();
             }
             true
         }

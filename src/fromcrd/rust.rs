@@ -42,6 +42,9 @@ struct Field {
     json: String,
     ty: String,
     optional: bool,
+    /// `nullable: true`: kube-apiserver keeps a `null`, so absent (`None`) and `null`
+    /// (`Some(None)`) are told apart, through the file's `nullable` function.
+    nullable: bool,
     doc: Option<String>,
 }
 
@@ -196,6 +199,9 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
                     let mut serde = Vec::new();
                     if f.optional {
                         serde.push("default".to_string());
+                        if f.nullable {
+                            serde.push("deserialize_with = \"nullable\"".to_string());
+                        }
                         serde.push("skip_serializing_if = \"Option::is_none\"".to_string());
                     }
                     if f.rust.trim_start_matches("r#") != f.json {
@@ -206,7 +212,9 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
                         out.push_str(&attr("#", "serde", &s, 4));
                         out.push('\n');
                     }
-                    let ty = if f.optional {
+                    let ty = if f.nullable {
+                        format!("Option<Option<{}>>", f.ty)
+                    } else if f.optional {
                         format!("Option<{}>", f.ty)
                     } else {
                         f.ty.clone()
@@ -245,8 +253,29 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
             }
         }
     }
+    let nullable = walk.items.iter().any(|i| match i {
+        Item::Struct { fields, .. } => fields.iter().any(|f| f.nullable),
+        _ => false,
+    });
+    if nullable {
+        out.push_str(NULLABLE_FN);
+    }
     out
 }
+
+/// The deserializer of `nullable: true` fields: `null` is `Some(None)`, written back as `null`
+/// (kube-apiserver keeps it); an absent field stays `None`, and absent.
+const NULLABLE_FN: &str = "
+/// A `nullable` field of the CRD: `null` is read as `Some(None)` and written back as `null`, as
+/// kube-apiserver keeps it; an absent field is `None`.
+fn nullable<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+";
 
 impl Walk {
     /// A struct `name` for the object schema `schema` (pushed in walk order: the root first). An
@@ -279,6 +308,7 @@ impl Walk {
                     optional: force_optional
                         || !required.contains(json.as_str())
                         || prop["nullable"] == true,
+                    nullable: prop["nullable"] == true,
                     doc: description(prop),
                 });
             }
@@ -334,7 +364,7 @@ impl Walk {
             Some("number") => ("serde_json::Number".into(), true),
             Some("boolean") => ("bool".into(), false),
             Some("array") => {
-                let (item, _) = self.ty(name, &schema["items"]);
+                let item = self.ty_or_null(name, &schema["items"]);
                 (format!("Vec<{item}>"), false)
             }
             Some("object") => {
@@ -344,7 +374,7 @@ impl Walk {
                 match &schema["additionalProperties"] {
                     Value::Object(values) if !has_props => {
                         self.uses.insert("BTreeMap");
-                        let (v, _) = self.ty(name, &Value::Object(values.clone()));
+                        let v = self.ty_or_null(name, &Value::Object(values.clone()));
                         (format!("BTreeMap<String, {v}>"), false)
                     }
                     Value::Bool(true) if !has_props => {
@@ -359,6 +389,17 @@ impl Walk {
                 }
             }
             _ => ("serde_json::Value".into(), false),
+        }
+    }
+
+    /// The type of a list's items or a map's values: `Option<T>` when they are `nullable` (a
+    /// `null` among them is kept, and written back), else [`Self::ty`]'s.
+    fn ty_or_null(&mut self, name: &str, schema: &Value) -> String {
+        let (ty, _) = self.ty(name, schema);
+        if schema["nullable"] == true {
+            format!("Option<{ty}>")
+        } else {
+            ty
         }
     }
 
@@ -418,16 +459,20 @@ fn embedded(schema: &Value) -> Value {
     if schema["x-kubernetes-embedded-resource"] != true {
         return schema;
     }
-    let props = schema
-        .as_object_mut()
-        .map(|o| o.entry("properties").or_insert_with(|| Value::Object(Map::new())));
+    let props = schema.as_object_mut().map(|o| {
+        o.entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()))
+    });
     if let Some(Value::Object(props)) = props {
         for key in ["apiVersion", "kind"] {
             props
                 .entry(key)
                 .or_insert_with(|| serde_json::json!({"type": "string"}));
         }
-        let doc = props.get("metadata").and_then(|m| m.get("description")).cloned();
+        let doc = props
+            .get("metadata")
+            .and_then(|m| m.get("description"))
+            .cloned();
         let mut metadata = serde_json::json!({"type": "object", "additionalProperties": true});
         if let Some(doc) = doc {
             metadata["description"] = doc;
