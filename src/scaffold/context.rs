@@ -184,8 +184,6 @@ pub struct ApiContext {
     pub builtin: bool,
     /// An external kind: its CRD is its owner's.
     pub external: bool,
-    /// The project's manager is namespace-scoped (PROJECT's `namespaced`).
-    pub namespaced_manager: bool,
     /// The editor and viewer roles are Roles: a namespace-scoped manager's, as kubebuilder's, of
     /// a namespaced kind. A cluster-scoped kind's are ClusterRoles in any project (a Role cannot
     /// grant a cluster-scoped resource).
@@ -262,7 +260,6 @@ impl ApiContext {
             resource: parts.types && r.has_api(),
             builtin: r.owned_elsewhere(),
             external: r.external,
-            namespaced_manager: project.namespaced,
             kind_roles_are_roles: project.namespaced && namespaced,
             role_file: role_stems(project, r).0,
             role_name: role_stems(project, r).1,
