@@ -583,7 +583,7 @@ fn update_refuses_a_record_it_cannot_replay() {
 
 /// `--from-binary` names a file that runs and says it is operator-rs: anything else (missing, a
 /// folder, not executable, not a program, another tool, a stub that scaffolds nothing) is
-/// refused with the reason, then the example; a bare name is a file of the current folder.
+/// refused with the reason, then the example; a relative path is under `-C`'s folder.
 #[test]
 fn update_from_a_binary_that_is_not_operator_rs_is_refused() {
     use std::os::unix::fs::PermissionsExt;
@@ -634,7 +634,20 @@ fn update_from_a_binary_that_is_not_operator_rs_is_refused() {
         );
         assert_eq!(snapshot(&dir), before, "{binary} changed the project");
     }
-    // A bare name is the file in the current folder (not a program on PATH), as for --from-crd.
+    // A relative path is the file under -C's folder, as cargo's -C makes paths (issue 31, 16), as
+    // for --from-crd; a bare name is a file there (not a program on PATH).
+    let r = run(
+        &files,
+        &[
+            "-C",
+            dir.to_str().unwrap(),
+            "update",
+            "--dry-run",
+            "--from-binary",
+            "../files/stub",
+        ],
+    );
+    assert!(r.stderr.contains("made no PROJECT file"), "{}", r.stderr);
     let r = run(
         &files,
         &[
@@ -646,7 +659,12 @@ fn update_from_a_binary_that_is_not_operator_rs_is_refused() {
             "stub",
         ],
     );
-    assert!(r.stderr.contains("made no PROJECT file"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains(&format!("{}: cannot be read", dir.join("stub").display())),
+        "{}",
+        r.stderr
+    );
     let r = run(
         &files,
         &[
