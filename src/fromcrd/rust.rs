@@ -1,11 +1,17 @@
 //! The schema walk: one CRD version's `openAPIV3Schema` as Rust source, kopium's way. `spec` is
 //! the struct deriving `CustomResource` (so the kind implements `kube::Resource`), `status` its
 //! status; every object with properties a struct named after its path (`CertificateSpecIssuerRef`),
-//! every string enum an enum. Fields not `required` are `Option` (absent stays absent on the way
-//! back); `x-kubernetes-int-or-string` is `IntOrString`, `format: date-time` is `Time`, `format:
-//! quantity` is `Quantity`, `x-kubernetes-preserve-unknown-fields` (and a schema without a type)
-//! is `serde_json::Value`, `additionalProperties` a `BTreeMap`. Everything derives `Default`
-//! (kube's `PartialObjectMeta<K>` needs it), so a required `Time`, which has none, is an `Option`.
+//! every string enum an enum. The types round-trip what kube-apiserver stores: fields not
+//! `required` are `Option` (absent stays absent on the way back), `nullable` ones
+//! `Option<Option<T>>` (a stored `null` stays); `x-kubernetes-int-or-string` is `IntOrString`,
+//! `format: date-time` the stored `String` (k8s-openapi's `Time` would rewrite it), a `number` a
+//! `serde_json::Number` (an `f64` would write `1` back as `1.0`), `format: quantity` `Quantity`,
+//! `x-kubernetes-preserve-unknown-fields` (and a schema without a type) `serde_json::Value`,
+//! `additionalProperties` a `BTreeMap`, an embedded resource's metadata a map of what the server
+//! keeps. Everything derives `Default` (kube's `PartialObjectMeta<K>` needs it), so a required
+//! type without one (`Number`) is an `Option`. Names that are Rust keywords are made identifiers
+//! that parse, and a kind named like an imported or prelude type gets the Rust type
+//! `<Kind>Resource`.
 //!
 //! The output is laid out as rustfmt lays it out (attributes over 100 columns one item a line).
 
@@ -123,13 +129,12 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
         out.push_str("use std::collections::BTreeMap;\n\n");
     }
     // In rustfmt's order (sorted by path).
-    let mut k8s: Vec<&str> = ["IntOrString", "Quantity", "Time"]
+    let mut k8s: Vec<&str> = ["IntOrString", "Quantity"]
         .into_iter()
         .filter(|u| walk.uses.contains(u))
         .map(|u| match u {
             "IntOrString" => "k8s_openapi::apimachinery::pkg::util::intstr::IntOrString",
-            "Quantity" => "k8s_openapi::apimachinery::pkg::api::resource::Quantity",
-            _ => "k8s_openapi::apimachinery::pkg::apis::meta::v1::Time",
+            _ => "k8s_openapi::apimachinery::pkg::api::resource::Quantity",
         })
         .collect();
     k8s.sort_unstable();
