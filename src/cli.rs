@@ -78,57 +78,72 @@ const EDIT_EXAMPLE: &str = "Examples:\n  operator-rs edit --namespaced          
 const GENERATE_EXAMPLE: &str = "Examples:\n  operator-rs generate manifests\n  operator-rs generate crds --check   # in CI: exit 1 with a diff when stale";
 
 /// A working command line for the command that `args` (the process's arguments) names, to show
-/// under an error of the argument parser: the subcommand's own (`create webhook`'s under its
-/// errors, not `create api`'s), found past global options (`-C <DIR>`).
-pub fn example_for(args: &[String]) -> &'static str {
-    let mut words = Vec::new();
+/// under an error of the argument parser: always the subcommand's own (`migrate-storage`'s under
+/// its errors, `create webhook`'s, not `create api`'s), found past global options (`-C <DIR>`)
+/// by walking clap's command tree, and taken from that subcommand's `Example:` lines (so every
+/// subcommand, present or future, shows its own). Of those, the first that uses a flag the user
+/// gave is preferred (`generate crds --check-compat x` shows the `--check-compat` example).
+pub fn example_for(args: &[String]) -> String {
+    use clap::CommandFactory;
+    let has = |flag: &str| {
+        (args.iter()).any(|a| a == flag || a.strip_prefix(flag).is_some_and(|r| r.starts_with('=')))
+    };
+    let root = Cli::command();
+    let mut command = &root;
+    let mut path = vec!["operator-rs".to_string()];
     let mut rest = args.iter().skip(1);
     while let Some(a) = rest.next() {
         if a == "-C" {
             rest.next();
         } else if !a.starts_with('-') {
-            words.push(a.as_str());
-            if words.len() == 2 {
-                break;
+            match command.find_subcommand(a) {
+                Some(sub) => {
+                    command = sub;
+                    path.push(sub.get_name().to_string());
+                }
+                None => break,
             }
         }
     }
-    let has = |flag: &str| {
-        (args.iter()).any(|a| a == flag || a.strip_prefix(flag).is_some_and(|r| r.starts_with('=')))
-    };
-    match words.as_slice() {
-        ["create", "api", ..]
+    let path = path.join(" ");
+    // Flags whose example needs more than the command's own lines show.
+    match path.as_str() {
+        "operator-rs create api"
             if has("--image-container-port")
                 || has("--run-as-user")
                 || has("--image-container-command") =>
         {
-            "operator-rs create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211 --run-as-user 1001 --image-container-command memcached,--memory-limit=64"
+            return "operator-rs create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211 --run-as-user 1001 --image-container-command memcached,--memory-limit=64".into();
         }
-        ["generate", "manifests", ..] if has("--max-desc-len") => {
-            "operator-rs generate manifests --max-desc-len 0"
+        "operator-rs generate manifests" if has("--max-desc-len") => {
+            return "operator-rs generate manifests --max-desc-len 0".into();
         }
-        ["generate", ..] if has("--max-desc-len") => "operator-rs generate crds --max-desc-len 0",
-        ["init", ..] => {
-            "operator-rs init --domain example.com --repo github.com/acme/memcached-operator"
+        "operator-rs generate" | "operator-rs generate crds" if has("--max-desc-len") => {
+            return "operator-rs generate crds --max-desc-len 0".into();
         }
-        ["create", "webhook", ..] => {
-            "operator-rs create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation"
-        }
-        ["create", ..] => {
-            "operator-rs create api --group cache --version v1alpha1 --kind Memcached"
-        }
-        ["edit"] if has("--namespaced") => "operator-rs edit --namespaced",
-        ["edit", ..] => "operator-rs edit api --group batch --version v2 --kind CronJob --storage",
-        ["generate", "crds", ..] => "operator-rs generate crds --check",
-        ["generate", "rbac", ..] => "operator-rs generate rbac --check",
-        ["generate", "webhooks", ..] => "operator-rs generate webhooks --check",
-        ["generate", ..] => "operator-rs generate manifests --check",
-        ["upgrade-runtime", ..] => "operator-rs upgrade-runtime --check",
-        ["update", ..] => "operator-rs update --dry-run",
-        ["version", ..] => "operator-rs version",
-        ["completion", ..] => "operator-rs completion bash",
-        _ => "operator-rs init --domain example.com",
+        _ => {}
     }
+    let help = command
+        .get_after_help()
+        .map(|h| h.to_string())
+        .unwrap_or_default();
+    let examples: Vec<&str> = (help.lines())
+        .map(|l| l.split("  #").next().unwrap_or(l).trim())
+        .filter(|l| {
+            l.strip_prefix(path.as_str())
+                .is_some_and(|r| r.is_empty() || r.starts_with(' '))
+        })
+        .collect();
+    let used = |line: &&&str| {
+        (line.split_whitespace())
+            .filter(|w| w.starts_with("--"))
+            .any(|w| has(w.split('=').next().unwrap_or(w)))
+    };
+    (examples.iter().find(used).or(examples.first()))
+        .map(|l| l.to_string())
+        .unwrap_or_else(|| {
+            "operator-rs init --domain example.com --repo github.com/acme/memcached-operator".into()
+        })
 }
 
 /// The refusal of an argument that is not UTF-8 (`args` as the OS gave them), naming it and the
@@ -283,7 +298,7 @@ pub enum License {
 pub enum CreateCommand {
     /// Add a kind: its Spec/Status types, its controller, RBAC, a sample, and the wiring.
     #[command(
-        after_help = "Examples:\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211\n  operator-rs create api --group webapp --version v1 --kind Admiral --namespaced=false\n  operator-rs create api --group webapp --version v2 --kind Guestbook --controller=false\n  operator-rs create api --group apps --version v1 --kind Deployment --resource=false --controller\n  operator-rs create api --group cert-manager.io --version v1 --kind Certificate --from-crd certificates.yaml\n  operator-rs create api --group cert-manager --version v1 --kind Certificate --external-api-domain io --external-api-path kcr_cert_manager_io::v1::certificates::Certificate --external-api-crate kcr_cert_manager_io@0.2"
+        after_help = "Examples:\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211\n  operator-rs create api --group webapp --version v1 --kind Admiral --namespaced=false\n  operator-rs create api --group webapp --version v2 --kind Guestbook --controller=false\n  operator-rs create api --group apps --version v1 --kind Deployment --resource=false --controller\n  operator-rs create api --group cert-manager.io --version v1 --kind Certificate --from-crd certificates.yaml\n  operator-rs create api --group cert-manager --version v1 --kind Certificate --external-api-domain io --external-api-path kcr_cert_manager_io::v1::certificates::Certificate --external-api-crate kcr_cert_manager_io@3"
     )]
     Api(CreateApiArgs),
     /// Add webhooks to a kind: a defaulter, a validator, conversion to and from other versions.
@@ -327,14 +342,20 @@ impl KindArgs {
         w
     }
 
-    /// `(group, version, kind)`, trimmed. A value that starts with `-` is the next flag taken as
-    /// the value (`--group=-v`): refused, with `example(flag)` as the way to write it.
+    /// `(group, version, kind)`, trimmed. A value that starts with `-` can only have been given
+    /// with `=` (`--group=-cache`; clap takes `--group -cache` as another flag): it is the value
+    /// the user wrote, refused as an invalid value with the flag's rule and `example(flag)`.
     pub fn values(&self, example: impl Fn(&str) -> String) -> anyhow::Result<(&str, &str, &str)> {
         let (group, version, kind) = (self.group.trim(), self.version.trim(), self.kind.trim());
         for (flag, value) in [("group", group), ("version", version), ("kind", kind)] {
             if value.starts_with('-') {
+                let rule = match flag {
+                    "group" => "a group starts and ends with a lowercase letter or digit",
+                    "version" => "a version starts with a lowercase letter (v1, v1alpha1, v2beta3)",
+                    _ => "a kind starts with an uppercase letter (UpperCamelCase)",
+                };
                 anyhow::bail!(
-                    "--{flag} has no value: it took {value:?}, which looks like the next flag\n  e.g. {}",
+                    "invalid --{flag} {value:?} (given as --{flag}={value}): it starts with '-'; {rule}\n  e.g. {}",
                     example(flag)
                 );
             }
@@ -423,7 +444,7 @@ pub struct CreateApiArgs {
     #[arg(long, value_name = "RUST_PATH", conflicts_with_all = ["resource", "image"])]
     pub external_api_path: Option<String>,
     /// With --external-api-path: the crate that holds the type, added to Cargo.toml's
-    /// [dependencies], as `name@version` (e.g. `kcr_cert_manager_io@0.2`).
+    /// [dependencies], as `name@version` (e.g. `kcr_cert_manager_io@3`).
     #[arg(long, value_name = "NAME@VERSION", requires = "external_api_path")]
     pub external_api_crate: Option<String>,
     /// With --external-api-path: the domain the group is qualified with, e.g. `io` for

@@ -249,9 +249,8 @@ pub fn collect(tree: &dyn SourceTree, marker: &MarkerName) -> Result<(Vec<Found>
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "rs"))
     {
-        let Some(text) = tree
-            .read(path)
-            .with_context(|| format!("reading {}", path.display()))?
+        let Some(text) = tree.read(path)?
+        // the tree's errors name the file (and a line for bytes not UTF-8)
         else {
             continue;
         };

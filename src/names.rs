@@ -539,6 +539,21 @@ const RESERVED_KINDS: &[&str] = &[
 /// `--kind`: UpperCamelCase, a DNS-1035 label when lowercased, and a name Rust code can declare
 /// (with its `<Kind>Spec`, `<Kind>Status` and module `<kind_snake>`) without clashing.
 pub fn validate_kind(kind: &str) -> Result<(), NameError> {
+    validate_kind_but_type_name(kind)?;
+    if is_reserved_kind(kind) {
+        return Err(refuse(
+            "kind",
+            kind,
+            "it clashes with a name the generated Rust code declares or imports beside the kind",
+            format!("--kind {kind}Resource"),
+        ));
+    }
+    Ok(())
+}
+
+/// [`validate_kind`] but for the Rust type's name: for `--from-crd`, whose Rust type is renamed
+/// when the kind clashes ([`is_reserved_kind`]).
+pub fn validate_kind_but_type_name(kind: &str) -> Result<(), NameError> {
     validate_kind_name(kind, "--kind Memcached (or CronJob, HTTPRoute)")?;
     if !yaml_reads_as_string(kind) {
         return Err(not_yaml_string(
@@ -569,15 +584,14 @@ pub fn validate_kind(kind: &str) -> Result<(), NameError> {
             format!("--kind {kind}Resource"),
         ));
     }
-    if RESERVED_KINDS.contains(&kind) {
-        return Err(refuse(
-            "kind",
-            kind,
-            "it clashes with a name the generated Rust code declares or imports beside the kind",
-            format!("--kind {kind}Resource"),
-        ));
-    }
     Ok(())
+}
+
+/// Whether a Rust type named `kind` would clash with a name the generated code declares or
+/// imports beside it (`Option`, `Time`): `create api` refuses such a kind; `--from-crd`, whose
+/// kind is the CRD's, names its Rust type `<Kind>Resource` instead.
+pub fn is_reserved_kind(kind: &str) -> bool {
+    RESERVED_KINDS.contains(&kind)
 }
 
 /// A kind as Kubernetes takes it: UpperCamelCase ASCII letters and digits, a DNS-1035 label when
@@ -610,8 +624,25 @@ pub fn validate_kind_name(kind: &str, example: &str) -> Result<(), NameError> {
             example,
         ));
     }
+    // The CRD's listKind is `<kind>List`, which kube-apiserver takes by the same rule (lowercased,
+    // a DNS-1035 label of at most 63 characters): a kind has at most 59.
+    let list_kind = format!("{kind}List");
+    if list_kind.len() > 63 {
+        return Err(refuse(
+            "kind",
+            kind,
+            format!(
+                "the CRD's listKind `{list_kind}` is named from it ({} characters), and lowercased a listKind {DNS1035_LABEL_RULE}; a kind has at most {MAX_KIND_LEN} characters",
+                list_kind.len()
+            ),
+            example,
+        ));
+    }
     Ok(())
 }
+
+/// The longest kind whose derived listKind (`<kind>List`) is a valid CRD name.
+pub const MAX_KIND_LEN: usize = 63 - "List".len();
 
 /// `--plural`: a DNS-1035 label (it is the resource's URL segment), that YAML reads as a string.
 pub fn validate_plural(plural: &str) -> Result<(), NameError> {

@@ -313,7 +313,9 @@ impl Project {
     /// project: the error says so and how to make one.
     pub fn load(root: &Path) -> Result<Project> {
         let path = root.join(FILE);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match std::fs::read(&path)
+            .and_then(|bytes| crate::workspace::utf8_text(Path::new(FILE), bytes))
+        {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => match enclosing_project(root) {
                 // As kubebuilder, commands act on the project root only: the folder a command

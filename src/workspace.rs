@@ -30,6 +30,8 @@ pub(crate) fn with_path(path: &Path, e: io::Error) -> io::Error {
             "{} is a folder where a file belongs",
             path.display()
         )),
+        // Bytes that are not UTF-8: `utf8_text` named the file and the line already.
+        io::ErrorKind::InvalidData => return e,
         _ => None,
     };
     match misplaced {
@@ -42,6 +44,30 @@ pub(crate) fn with_path(path: &Path, e: io::Error) -> io::Error {
         ),
         None => io::Error::new(e.kind(), format!("reading {}: {e}", path.display())),
     }
+}
+
+/// The text of the file `rel` from its bytes, or, when they are not UTF-8, an error naming the
+/// first byte that is not: `file:line:col` (the column in characters, as an editor counts them),
+/// the byte, the rule (Rust sources and manifests are UTF-8, as rustc and kubectl read them) and
+/// the fix. Every reader of the project's files (the disk, git) goes through it.
+pub fn utf8_text(rel: &Path, bytes: Vec<u8>) -> io::Result<String> {
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        // The valid prefix is UTF-8: lines and columns counted on it.
+        let before = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{}:{line}:{column}: byte 0x{:02x} is not UTF-8: operator-rs reads the project's files as UTF-8, as rustc does\n  \
+                 re-save the file as UTF-8, e.g. `iconv -f latin1 -t utf-8 {0} -o {0}.utf8 && mv {0}.utf8 {0}`",
+                rel.display(),
+                bytes[at]
+            ),
+        )
+    })
 }
 
 /// A read-only view of a project's files, by path relative to the project root.
@@ -69,8 +95,8 @@ impl DiskTree {
 impl SourceTree for DiskTree {
     fn read(&self, rel: &Path) -> io::Result<Option<String>> {
         let path = self.root.join(rel);
-        match std::fs::read_to_string(&path) {
-            Ok(s) => Ok(Some(s)),
+        match std::fs::read(&path) {
+            Ok(bytes) => utf8_text(rel, bytes).map(Some),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(with_path(&path, e)),
         }

@@ -12,7 +12,7 @@ use common::readme;
 use common::*;
 use operator_rs::project::Project;
 
-const CERT: &str = "create api --group cert-manager --version v1 --kind Certificate --external-api-domain io --external-api-path kcr_cert_manager_io::v1::certificates::Certificate --external-api-crate kcr_cert_manager_io@0.2";
+const CERT: &str = "create api --group cert-manager --version v1 --kind Certificate --external-api-domain io --external-api-path kcr_cert_manager_io::v1::certificates::Certificate --external-api-crate kcr_cert_manager_io@3";
 
 fn refused(dir: &Path, args: &[&str]) -> String {
     let before = snapshot(dir);
@@ -65,7 +65,7 @@ fn an_external_kind_gets_a_controller_and_its_crate_but_no_crd() {
     );
     assert!(r.external && !r.core && r.controller && r.api.is_none());
     assert_eq!(r.path, "kcr_cert_manager_io::v1::certificates::Certificate");
-    assert_eq!(r.external_crate.as_deref(), Some("kcr_cert_manager_io@0.2"));
+    assert_eq!(r.external_crate.as_deref(), Some("kcr_cert_manager_io@3"));
     let text = read(&dir, "PROJECT");
     assert!(
         text.contains("  external: true\n") && !text.contains("core:"),
@@ -80,7 +80,7 @@ fn an_external_kind_gets_a_controller_and_its_crate_but_no_crd() {
         .filter(|l| !cargo_before.lines().any(|b| b == *l))
         .collect();
     assert_eq!(added.len(), 2, "{added:?}");
-    assert_eq!(added[1], "kcr_cert_manager_io = \"0.2\"");
+    assert_eq!(added[1], "kcr_cert_manager_io = \"3\"");
     let at = cargo.find(added[1]).unwrap();
     assert!(at > cargo.find("[dependencies]").unwrap());
     assert!(at < cargo.find("[dev-dependencies]").unwrap());
@@ -188,7 +188,7 @@ fn bad_external_flags_are_refused_with_the_rule_and_an_example() {
             "`kcr_cert_manager_io`, which is not a dependency of this project",
         ),
         (
-            format!("{base} --external-api-path other::Certificate --external-api-crate kcr_cert_manager_io@0.2"),
+            format!("{base} --external-api-path other::Certificate --external-api-crate kcr_cert_manager_io@3"),
             "nor --external-api-crate kcr_cert_manager_io",
         ),
         // The crate.
@@ -548,4 +548,62 @@ fn the_scope_of_a_kind_known_elsewhere_is_not_changed_by_a_flag() {
             "create api --group core --version v1 --kind Namespace --resource=false --namespaced=false",
         ),
     );
+}
+
+/// Whether cargo reaches the crates.io index (the check of `--external-api-crate` asks it).
+fn registry_reachable() -> bool {
+    std::process::Command::new(env!("CARGO"))
+        .args(["info", "serde", "--quiet"])
+        .current_dir(std::env::temp_dir())
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `--external-api-crate` is checked as kubebuilder's `go get` checks a module (issue 31, 17: the
+/// README's `kcr_cert_manager_io@0.2` does not exist and the command exited 0): a version the
+/// registry lacks, or a crate it lacks, is refused with cargo's reason and what to do, and
+/// nothing is written; the README's example resolves.
+#[test]
+fn an_external_crate_that_does_not_resolve_is_refused() {
+    if !registry_reachable() {
+        eprintln!(
+            "SKIPPED an_external_crate_that_does_not_resolve_is_refused: cargo cannot reach the crates.io index"
+        );
+        return;
+    }
+    let tmp = init_project("resolve-op");
+    let dir = project_dir(&tmp, "resolve-op");
+    for spec in [
+        "kcr_cert_manager_io@0.2",
+        "kcr_cert_manager_io@=3.1.0",
+        "no_such_crate_of_operator_rs_tests@1",
+    ] {
+        let line = CERT.replace("kcr_cert_manager_io@3", spec).replace(
+            "kcr_cert_manager_io::v1",
+            &format!("{}::v1", spec.split('@').next().unwrap()),
+        );
+        let before = snapshot(&dir);
+        let r = run(&dir, &words(&line));
+        assert_eq!(r.code, 2, "{spec}: {}", r.stderr);
+        for needle in [
+            &format!("--external-api-crate {spec} does not resolve: cargo says") as &str,
+            "Nothing was written",
+            "e.g. --external-api-crate ",
+        ] {
+            assert!(
+                r.stderr.contains(needle),
+                "{spec}: {needle:?} not in\n{}",
+                r.stderr
+            );
+        }
+        assert_eq!(snapshot(&dir), before, "{spec}: the folder changed");
+    }
+    // The README's example, as written there.
+    let readme = readme::our_readme();
+    let at = readme
+        .find("--external-api-crate kcr_cert_manager_io@")
+        .unwrap();
+    let spec = readme[at..].split_whitespace().nth(1).unwrap();
+    let line = CERT.replace("kcr_cert_manager_io@3", spec);
+    ok(&dir, &words(&line));
 }

@@ -369,3 +369,159 @@ fn the_readme_s_from_crd_block_runs_as_written() {
     assert!(r.external && r.api.is_none() && r.controller);
     assert!(dir.join("src/controllers/certificate.rs").exists());
 }
+
+/// A CRD of `kind` in `group` (plural `<kind lowercased>s`) whose spec has an enum of `values`, a
+/// property named `self` and a `date-time`, and a status.
+fn odd_crd(group: &str, kind: &str, values: &[&str]) -> String {
+    let lower = kind.to_lowercase();
+    let values: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    format!(
+        "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: {lower}s.{group}
+spec:
+  group: {group}
+  scope: Namespaced
+  names: {{plural: {lower}s, singular: {lower}, kind: {kind}, listKind: {kind}List}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {{status: {{}}}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              mode: {{type: string, enum: [{}]}}
+              self: {{type: string}}
+              super: {{type: string}}
+              when: {{type: string, format: date-time}}
+          status:
+            type: object
+            properties:
+              at: {{type: string, format: date-time}}
+",
+        values.join(", ")
+    )
+}
+
+/// Names from a CRD give Rust that parses and builds, whatever they are (issue 31, 16): enum
+/// values that are Rust keywords (raw or not allowed raw: `self`, `Self`, `crate`, `super`, `_`),
+/// and kinds that are names the generated files import or the prelude has (`Option`, `Time`,
+/// `Result`, `Vec`): the kind stays the CRD's (no `--kind OptionResource` that cannot apply), its
+/// Rust type is `<Kind>Resource`. The CRD file's path after `-C DIR` is relative to DIR, as
+/// cargo's `-C` makes paths. The project then passes `cargo check` with no warning.
+#[test]
+fn names_from_a_crd_give_rust_that_builds() {
+    let tmp = init_project("odd-op");
+    let dir = project_dir(&tmp, "odd-op");
+    std::fs::create_dir_all(dir.join("crds")).unwrap();
+    const KEYWORDS: &[&str] = &[
+        "as",
+        "break",
+        "const",
+        "continue",
+        "crate",
+        "else",
+        "enum",
+        "extern",
+        "false",
+        "fn",
+        "for",
+        "if",
+        "impl",
+        "in",
+        "let",
+        "loop",
+        "match",
+        "mod",
+        "move",
+        "mut",
+        "pub",
+        "ref",
+        "return",
+        "self",
+        "Self",
+        "static",
+        "struct",
+        "super",
+        "trait",
+        "true",
+        "type",
+        "unsafe",
+        "use",
+        "where",
+        "while",
+        "async",
+        "await",
+        "dyn",
+        "abstract",
+        "become",
+        "box",
+        "do",
+        "final",
+        "macro",
+        "override",
+        "priv",
+        "typeof",
+        "unsized",
+        "virtual",
+        "yield",
+        "try",
+        "gen",
+        "_",
+        "union",
+        "macro_rules",
+        "raw",
+        "safe",
+        "r#type",
+    ];
+    let group = "odd.example.org";
+    let parent = dir.parent().unwrap();
+    for kind in ["Option", "Time", "Result", "Vec", "Plain"] {
+        let file = format!("crds/{}.yaml", kind.to_lowercase());
+        std::fs::write(dir.join(&file), odd_crd(group, kind, KEYWORDS)).unwrap();
+        // From the folder above, with -C: the path is the project's.
+        let r = ok(
+            parent,
+            &[
+                "-C",
+                "odd-op",
+                "create",
+                "api",
+                "--group",
+                group,
+                "--version",
+                "v1",
+                "--kind",
+                kind,
+                "--from-crd",
+                &file,
+            ],
+        );
+        let rust_type = if kind == "Plain" {
+            kind.to_string()
+        } else {
+            format!("{kind}Resource")
+        };
+        assert!(r.stderr.contains(&format!("::{rust_type}")), "{}", r.stderr);
+        let types = format!(
+            "src/api/external/odd_example_org/v1/{}.rs",
+            kind.to_lowercase()
+        );
+        let text = read(&dir, &types);
+        syn::parse_file(&text).unwrap_or_else(|e| panic!("{types} does not parse: {e}\n{text}"));
+        assert!(text.contains(&format!("kind = \"{kind}\"")), "{text}");
+        let project = Project::load(&dir).unwrap();
+        let r = project.resources.iter().find(|r| r.kind == kind).unwrap();
+        assert!(r.path.ends_with(&format!("::{rust_type}")), "{}", r.path);
+    }
+    common::seed_lock(&dir);
+    let out = common::cargo_output(&dir, &["check", "--all-targets", "--offline"], &[]);
+    assert!(out.success, "{}", out.stderr);
+    assert!(!out.stderr.contains("warning:"), "{}", out.stderr);
+}

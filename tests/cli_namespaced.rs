@@ -482,3 +482,114 @@ fn allowed_exactly_in_their_namespaces(docs: &[Value], name: &str) {
         }
     });
 }
+
+/// In a namespace-scoped project, a cluster-scoped kind's editor and viewer roles are
+/// ClusterRoles (issue 31, 18: they were Roles, which cannot grant a cluster-scoped resource);
+/// a namespaced kind's stay Roles. On a real API server, a user bound to each rendered editor role
+/// as its kind allows (a ClusterRoleBinding, a RoleBinding in a namespace) may create objects of
+/// its kind where the kind lives: cluster-wide for the cluster-scoped one.
+#[test]
+fn a_cluster_scoped_kind_gets_cluster_roles_in_a_namespaced_project() {
+    let tmp = project_named("scope-kinds-op", &["--namespaced"]);
+    let dir = project_dir(&tmp, "scope-kinds-op");
+    ok(
+        &dir,
+        &words(
+            "create api --group cache --version v1alpha1 --kind Admiral --namespaced=false --controller=false",
+        ),
+    );
+    let docs = kustomize(&dir, "config/rbac");
+    let named = |kind: &str, name: &str| {
+        (of_kind(&docs, kind).into_iter())
+            .find(|d| d["metadata"]["name"] == name)
+            .cloned()
+    };
+    for role in ["admiral-editor-role", "admiral-viewer-role"] {
+        assert!(
+            named("ClusterRole", role).is_some(),
+            "{role} is not a ClusterRole: {docs:?}"
+        );
+        assert!(named("Role", role).is_none(), "{role} is a Role");
+    }
+    for role in ["memcached-editor-role", "memcached-viewer-role"] {
+        assert!(
+            named("Role", role).is_some(),
+            "{role} is not a Role: {docs:?}"
+        );
+    }
+
+    use operator_rs_runtime::testing::envtest::Envtest;
+    if !Envtest::available() {
+        eprintln!("SKIPPED the API server half of this test: KUBEBUILDER_ASSETS is not set");
+        return;
+    }
+    let env = Envtest::shared().expect("the control plane starts");
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            use k8s_openapi::api::authorization::v1::SubjectAccessReview;
+            use kube::api::{Api, DynamicObject, PostParams};
+            use kube::discovery::ApiResource;
+            let client = env.client().unwrap();
+            let namespace = env.create_namespace("scope-kinds").await.unwrap();
+            let user = format!("editor-of-{namespace}");
+            for (plural, role_name) in [("admirals", "admiral-editor-role"), ("memcacheds", "memcached-editor-role")] {
+                // The role as rendered (a unique name), in the namespace if it is a Role.
+                let (kind, mut role) = match named("ClusterRole", role_name) {
+                    Some(r) => ("ClusterRole", r),
+                    None => ("Role", named("Role", role_name).unwrap()),
+                };
+                let unique = format!("{namespace}-{role_name}");
+                role["metadata"] = serde_json::json!({"name": unique});
+                let binding_kind = if kind == "Role" { "RoleBinding" } else { "ClusterRoleBinding" };
+                let binding = serde_json::json!({
+                    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": binding_kind,
+                    "metadata": {"name": unique},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": unique},
+                    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+                });
+                for obj in [role, binding] {
+                    let k = obj["kind"].as_str().unwrap().to_string();
+                    let ar = ApiResource {
+                        group: "rbac.authorization.k8s.io".into(),
+                        version: "v1".into(),
+                        api_version: "rbac.authorization.k8s.io/v1".into(),
+                        kind: k.clone(),
+                        plural: format!("{}s", k.to_lowercase()),
+                    };
+                    let api: Api<DynamicObject> = if k.starts_with("Cluster") {
+                        Api::all_with(client.clone(), &ar)
+                    } else {
+                        Api::namespaced_with(client.clone(), &namespace, &ar)
+                    };
+                    let obj: DynamicObject = serde_json::from_value(obj).unwrap();
+                    api.create(&PostParams::default(), &obj).await.unwrap();
+                }
+                // Where the kind lives: cluster-wide for admirals, the namespace for memcacheds.
+                let ns = (plural == "memcacheds").then_some(namespace.as_str());
+                let review: SubjectAccessReview = serde_json::from_value(serde_json::json!({
+                    "spec": {"user": user, "resourceAttributes": {
+                        "group": "cache.example.com", "resource": plural,
+                        "verb": "create", "namespace": ns,
+                    }}
+                }))
+                .unwrap();
+                let reviews: Api<SubjectAccessReview> = Api::all(client.clone());
+                // The authorizer sees new bindings once its informers have them: up to 20 s.
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+                loop {
+                    let answer = reviews.create(&PostParams::default(), &review).await.unwrap();
+                    if answer.status.is_some_and(|s| s.allowed) {
+                        break;
+                    }
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "{plural}: the rendered {kind} {role_name} does not let its user create them"
+                    );
+                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                }
+            }
+        });
+}

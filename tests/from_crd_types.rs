@@ -44,6 +44,18 @@ const CRDS: &[(&str, &str, &str, &str, &str)] = &[
         "ServiceMonitor",
         "servicemonitor",
     ),
+    // Each schema feature a stored object carries (not upstream): embedded resources (their
+    // metadata listed as a bare object, or not at all), preserve-unknown-fields, int-or-string,
+    // date-time with fractions and offsets, numbers written as integers, int64 past 2^53, nullable
+    // fields, items and values kept as null, maps,
+    // defaults.
+    (
+        "features.example.org_widgets.yaml",
+        "features.example.org",
+        "v1",
+        "Widget",
+        "widget",
+    ),
 ];
 
 fn fixture(file: &str) -> std::path::PathBuf {
@@ -62,11 +74,15 @@ fn generate(file: &str, group: &str, version: &str, kind: &str) -> String {
     })
 }
 
-/// Valid objects of each kind (`fixtures/external_crds/samples.json`), each with its kind and
-/// the status written through the status subresource, if any.
+/// Valid objects of each kind (`fixtures/external_crds/samples.json`, and
+/// `features_samples.json` for the CRD of schema features), each with its kind and the status
+/// written through the status subresource, if any.
 fn samples() -> Vec<(String, Value, Option<Value>)> {
-    let text = std::fs::read_to_string(fixture("samples.json")).unwrap();
-    let samples: Vec<Value> = serde_json::from_str(&text).unwrap();
+    let mut samples: Vec<Value> = Vec::new();
+    for file in ["samples.json", "features_samples.json"] {
+        let text = std::fs::read_to_string(fixture(file)).unwrap();
+        samples.extend(serde_json::from_str::<Vec<Value>>(&text).unwrap());
+    }
     samples
         .into_iter()
         .map(|s| {
@@ -121,6 +137,7 @@ fn main() {
             "Issuer" => round_trip::<types::issuer::Issuer>(&text),
             "HTTPRoute" => round_trip::<types::httproute::HTTPRoute>(&text),
             "ServiceMonitor" => round_trip::<types::servicemonitor::ServiceMonitor>(&text),
+            "Widget" => round_trip::<types::widget::Widget>(&text),
             other => Err(format!("unknown kind {other}")),
         };
         match result {
@@ -224,7 +241,8 @@ fn types_of_real_crds_build_and_round_trip_what_the_api_server_returns() {
                     "{kind}: the API server kept the spec sent: {}",
                     got["spec"]
                 );
-                std::fs::write(objects.join(format!("{kind}.json")), got.to_string()).unwrap();
+                std::fs::write(objects.join(format!("{kind}-{name}.json")), got.to_string())
+                    .unwrap();
             }
             true
         }
@@ -243,9 +261,10 @@ fn types_of_real_crds_build_and_round_trip_what_the_api_server_returns() {
             "round trip failed:\n{}\n{}",
             out.stdout, out.stderr
         );
-        for (kind, ..) in samples() {
+        for (kind, object, _) in samples() {
+            let name = object["metadata"]["name"].as_str().unwrap();
             assert!(
-                out.stdout.contains(&format!("round-tripped {kind}")),
+                out.stdout.contains(&format!("round-tripped {kind}-{name}")),
                 "{}",
                 out.stdout
             );

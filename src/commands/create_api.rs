@@ -55,6 +55,9 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     if let Some(cargo) = overlay.read(Path::new("Cargo.toml"))?
         && let Some(edited) = external::with_dependency(&cargo, &resource)?
     {
+        // As kubebuilder runs `go get`: a crate or version that does not resolve is refused
+        // before anything is written.
+        external::check_resolves(root, &resource)?;
         overlay.put("Cargo.toml", edited);
     }
     let report = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;

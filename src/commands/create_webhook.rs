@@ -239,7 +239,21 @@ fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateWebhookArgs) -> R
             ..e
         })?;
         if spokes.iter().any(|s| s == spoke) {
-            bail!("duplicate spoke version {spoke}: list each version once");
+            let mut once: Vec<&str> = Vec::new();
+            for s in args
+                .spoke
+                .iter()
+                .map(|s| s.trim())
+                .filter(|s| !s.is_empty())
+            {
+                if !once.contains(&s) {
+                    once.push(s);
+                }
+            }
+            bail!(
+                "duplicate spoke version {spoke}: list each version once\n  e.g. --spoke {}",
+                once.join(",")
+            );
         }
         if spoke == version {
             bail!(
@@ -277,7 +291,11 @@ fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateWebhookArgs) -> R
             );
         }
     } else if !spokes.is_empty() {
-        bail!("--spoke is for conversion webhooks: add --conversion");
+        bail!(
+            "--spoke is for conversion webhooks: add --conversion\n  e.g. operator-rs create webhook --group {} --version {version} --kind {kind} --conversion --spoke {}",
+            args.gvk.group.trim(),
+            spokes.join(",")
+        );
     }
     Ok(Plan { resource, spokes })
 }

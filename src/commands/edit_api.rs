@@ -15,6 +15,7 @@ use proc_macro2::LineColumn;
 
 use crate::cli::EditApiArgs;
 use crate::crdgen::{self, DeclaredVersion, FoundVersion};
+use crate::names;
 use crate::project::{self, Project};
 use crate::suggest::suggest;
 use crate::workspace::{DiskTree, Overlay, SourceTree};
@@ -76,8 +77,9 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
     }
     let project = Project::load(root)?;
     let disk = DiskTree::new(root);
-    let found = crdgen::kind_versions(&disk)?;
+    let (found, macros) = crdgen::kinds_and_macros(&disk)?;
     let (group, kind) = find_kind(&project, &found, args)?;
+    refuse_versions_in_macros(&project, &found, &macros, &group, &kind, args)?;
     let versions: Vec<Version> = found
         .into_iter()
         .filter(|f| f.group == group && f.kind == kind)
@@ -214,6 +216,53 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
     Ok(())
 }
 
+/// A version of the kind that PROJECT records but the static reader did not find, while the crate
+/// invokes item macros, is taken as defined by one of them (`macro_rules!`): `edit api` cannot
+/// edit it (it is not in the source as written) and would write a CRD without it, so it refuses,
+/// naming the version and each macro's place, with what to do by hand.
+fn refuse_versions_in_macros(
+    project: &Project,
+    found: &[FoundVersion],
+    macros: &[crdgen::ItemMacro],
+    group: &str,
+    kind: &str,
+    args: &EditApiArgs,
+) -> Result<()> {
+    if macros.is_empty() {
+        return Ok(());
+    }
+    let unseen: Vec<&str> = (project.resources.iter())
+        .filter(|r| r.kind == kind && r.qualified_group() == group && r.has_api())
+        .map(|r| r.version.as_str())
+        .filter(|v| {
+            !found
+                .iter()
+                .any(|f| f.group == group && f.kind == kind && f.version == *v)
+        })
+        .collect();
+    if unseen.is_empty() {
+        return Ok(());
+    }
+    let places: Vec<String> = (macros.iter())
+        .map(|(loc, name)| format!("`{name}!` at {loc}"))
+        .collect();
+    let target = args.gvk.version.trim();
+    bail!(
+        "{kind}.{group} version{} {} (in PROJECT) {} not in the types as written: a macro defines {} ({}), and edit api edits only the `#[kube(...)]` it can see{}. Nothing was written.\n  \
+         change the `#[kube(...)]` inside the macro by hand (storage = false, served = false, deprecated), then run `operator-rs generate crds --exact` (it expands macros through the compiler)",
+        if unseen.len() > 1 { "s" } else { "" },
+        unseen.join(", "),
+        if unseen.len() > 1 { "are" } else { "is" },
+        if unseen.len() > 1 { "them" } else { "it" },
+        places.join(", "),
+        if unseen.contains(&target) {
+            String::new()
+        } else {
+            format!(", and writing the CRD for {target} would drop what the macro defines")
+        }
+    );
+}
+
 fn or_example<'a>(given: &'a str, example: &'a str) -> &'a str {
     if given.trim().is_empty() {
         example
@@ -337,10 +386,33 @@ fn find_version(versions: &[Version], args: &EditApiArgs, group: &str) -> Result
         Some(s) => format!("did you mean {s}? "),
         None => String::new(),
     };
-    bail!(
-        "{kind}.{group} has no version {version}: {hint}its versions are {listed}\n  to add a version: operator-rs create api --group {} --version {version} --kind {kind} --controller=false",
-        or_example(&args.gvk.group, group)
-    );
+    // The `create api` offered must itself be accepted: a version create api refuses (`V2`)
+    // is named as invalid, and the command offered is for its valid form when there is one.
+    let add = |v: &str| {
+        format!(
+            "operator-rs create api --group {} --version {v} --kind {kind} --controller=false",
+            or_example(&args.gvk.group, group)
+        )
+    };
+    let next = match names::validate_version(version) {
+        Ok(()) => format!("to add a version: {}", add(version)),
+        Err(e) => {
+            let lower = version.to_ascii_lowercase();
+            let valid = names::validate_version(&lower).is_ok();
+            format!(
+                "{version:?} is not a valid version either: it {}\n  {}",
+                e.rule,
+                if valid && names.contains(&lower.as_str()) {
+                    format!("e.g. --version {lower}")
+                } else if valid {
+                    format!("to add version {lower}: {}", add(&lower))
+                } else {
+                    format!("e.g. --version {}", names[0])
+                }
+            )
+        }
+    };
+    bail!("{kind}.{group} has no version {version}: {hint}its versions are {listed}\n  {next}");
 }
 
 /// The storage version once `target` is written, decided as `generate crds` decides it.

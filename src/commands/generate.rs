@@ -380,6 +380,8 @@ pub fn regenerate_into(overlay: &mut Overlay<'_>, project: &Project, crds: Crds)
             Err(e @ crate::crdgen::CrdgenError::Clash(_)) => {
                 anyhow::bail!("{e}\n  Nothing was written.");
             }
+            // A kind the compiler never sees: writing would drop its CRD.
+            Err(e @ crate::crdgen::CrdgenError::Unreached { .. }) => anyhow::bail!("{e}"),
             Err(e) if crds == Crds::Require => {
                 anyhow::bail!(
                     "{e}\n  `operator-rs generate crds` would refuse the kinds as this command would leave them. Nothing was written."

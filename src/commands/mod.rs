@@ -21,16 +21,34 @@ use crate::cli::{Cli, Command, CreateCommand, EditArgs, EditCommand, GenerateCom
 use crate::scaffold::Report;
 use crate::workspace::{Overlay, SourceTree, Verb};
 
+/// Every path a command takes is relative to `-C <DIR>` when given, as cargo's `-C` makes them
+/// (it changes the working directory first): `--from-crd`, `--from-binary`, `--kubeconfig`.
+fn paths_under(root: &Path, cli: &mut Cli) {
+    if root == Path::new(".") {
+        return;
+    }
+    let path = match &mut cli.command {
+        Command::Create(CreateCommand::Api(a)) => a.from_crd.as_mut(),
+        Command::Update(a) => a.from_binary.as_mut(),
+        Command::MigrateStorage(a) => a.kubeconfig.as_mut(),
+        _ => None,
+    };
+    if let Some(p) = path.filter(|p| p.is_relative()) {
+        *p = root.join(&*p);
+    }
+}
+
 /// The k8s-openapi version feature generated projects compile with; it is also the one this
 /// binary's k8s-openapi uses, so the static CRD reader sees the same built-in schemas.
 pub const K8S_OPENAPI_FEATURE: &str = "v1_37";
 
 /// Run a parsed command line; the returned code is the process exit code.
-pub fn run(cli: Cli) -> Result<i32> {
+pub fn run(mut cli: Cli) -> Result<i32> {
     let root = match &cli.dir {
         Some(d) => d.clone(),
         None => PathBuf::from("."),
     };
+    paths_under(&root, &mut cli);
     // Every command that reads or writes the project holds its lock throughout (and finishes or
     // rolls back what a dead command left before reading anything).
     let _lock = match &cli.command {

@@ -44,6 +44,10 @@ pub enum CrdgenError {
     /// Two kinds claim one CRD, file or name: generating would lose one of them.
     #[error("{0}")]
     Clash(String),
+    /// A `CustomResource` in a file no module declaration reaches: the compiler never sees it,
+    /// so generating would drop its CRD (and remove the one written before).
+    #[error("{loc}: {what}")]
+    Unreached { loc: Location, what: String },
     /// A CRD kube-apiserver would refuse to create: where (the rule's attribute, else the kind),
     /// what it would say, and the fix.
     #[error("{loc}: kube-apiserver would refuse the CRD: {what} — {fix}")]

@@ -281,6 +281,132 @@ impl Found {
     }
 }
 
+/// Refuses a `#[derive(CustomResource)]` in a `.rs` file under `src/` (but `src/bin/`, other
+/// crates) that no module declaration reaches from the crate roots: the compiler never sees it,
+/// so its CRD would silently not be generated, and an earlier one removed. Names the first
+/// such derive (`file:line:col`), why, and the fix; a missing `src/lib.rs` (where the scaffold
+/// declares `pub mod api;`) is named as the cause.
+fn unreached_custom_resources(
+    tree: &dyn SourceTree,
+    roots: &[PathBuf],
+    crates: &[Rc<loader::Crate>],
+) -> Result<(), CrdgenError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| CrdgenError::Io { path, source }
+    };
+    let files = tree
+        .files_under(Path::new("src"))
+        .map_err(io(Path::new("src")))?;
+    let candidates: Vec<&PathBuf> = (files.iter())
+        .filter(|f| f.extension().is_some_and(|e| e == "rs") && !f.starts_with("src/bin"))
+        .collect();
+    if candidates.is_empty() {
+        return Ok(());
+    }
+    // The files the crate roots reach, as the loader followed `mod` declarations.
+    let reached: std::collections::HashSet<&PathBuf> =
+        crates.iter().flat_map(|c| c.files.iter()).collect();
+    for file in candidates.into_iter().filter(|f| !reached.contains(*f)) {
+        let Some(text) = tree.read(file).map_err(io(file))? else {
+            continue;
+        };
+        if !text.contains("CustomResource") {
+            continue;
+        }
+        // A file that does not parse is no module of the crate either: rustc never reads it.
+        let Ok(parsed) = syn::parse_file(&text) else {
+            continue;
+        };
+        let Some(at) = first_custom_resource(&parsed.items) else {
+            continue;
+        };
+        let parent = file.parent().unwrap_or(Path::new("src"));
+        let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("kind");
+        let (module, declaring) = if stem == "mod" {
+            let name = parent
+                .file_name()
+                .and_then(|s| s.to_str())
+                .unwrap_or("kind");
+            (
+                name.to_string(),
+                parent.parent().unwrap_or(Path::new("src")),
+            )
+        } else {
+            (stem.to_string(), parent)
+        };
+        let declaring_file = ["mod.rs", "lib.rs"]
+            .iter()
+            .map(|f| declaring.join(f))
+            .find(|f| files.contains(f))
+            .unwrap_or_else(|| declaring.join("mod.rs"));
+        let from = (roots.iter())
+            .map(|r| r.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" and ");
+        let (cause, fix) = if roots.iter().any(|r| r == Path::new("src/lib.rs")) {
+            (
+                String::new(),
+                format!(
+                    "declare it, e.g. `pub mod {module};` in {}, or delete the file",
+                    declaring_file.display()
+                ),
+            )
+        } else {
+            (
+                "; src/lib.rs, the crate root that declares `pub mod api;` and `pub mod controllers;`, is missing".to_string(),
+                "restore src/lib.rs (e.g. `git checkout -- src/lib.rs`), then run the command again".to_string(),
+            )
+        };
+        return Err(CrdgenError::Unreached {
+            loc: Location {
+                file: file.clone(),
+                line: at.line,
+                column: at.column + 1,
+            },
+            what: format!(
+                "a `CustomResource` in a file no module declaration reaches from {from}: the compiler never reads it, so its CRD would not be generated (and one generated before would be removed){cause}. Nothing was written.\n  {fix}"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Where the first `#[derive(..., CustomResource, ...)]` of `items` (inline modules too) is.
+fn first_custom_resource(items: &[syn::Item]) -> Option<proc_macro2::LineColumn> {
+    use syn::spanned::Spanned;
+    for item in items {
+        let attrs = match item {
+            syn::Item::Struct(s) => &s.attrs,
+            syn::Item::Enum(e) => &e.attrs,
+            syn::Item::Mod(m) => {
+                if let Some((_, inner)) = &m.content
+                    && let Some(at) = first_custom_resource(inner)
+                {
+                    return Some(at);
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        for a in attrs.iter().filter(|a| a.path().is_ident("derive")) {
+            let derives = a.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
+            );
+            if derives.is_ok_and(|d| {
+                d.iter().any(|p| {
+                    p.segments
+                        .last()
+                        .is_some_and(|s| s.ident == "CustomResource")
+                })
+            }) {
+                return Some(a.span().start());
+            }
+        }
+    }
+    None
+}
+
 /// The kinds of every crate root, with (`with_schema`) or without their schemas. Each CRD built is
 /// handed to `prerender` (rendered while the next kinds are built); errors come as without it.
 pub(crate) fn static_kinds(
@@ -309,8 +435,8 @@ pub(crate) fn static_kinds(
     let mut kinds = Vec::new();
     let mut warnings = Vec::new();
     let mut crates = Vec::new();
-    let read = || -> Result<(), CrdgenError> {
-        for root in roots {
+    let mut read = || -> Result<(), CrdgenError> {
+        for root in roots.clone() {
             let krate = Rc::new(loader::load(tree, &root)?);
             crates.push(krate.clone());
             source_checks::check_derives_and_cfg(&krate)?;
@@ -358,6 +484,7 @@ pub(crate) fn static_kinds(
         }
     }
     read?;
+    unreached_custom_resources(tree, &roots, &crates)?;
     source_checks::check_clashes(&kinds)?;
     Ok(Found {
         kinds,
@@ -415,6 +542,15 @@ pub(crate) fn merge_kinds(
         }
         for (i, a) in versions.iter().enumerate() {
             if let Some(b) = versions[i + 1..].iter().find(|b| b.version == a.version) {
+                if a.loc == b.loc {
+                    // One place read twice: its file is reached by two module declarations.
+                    return Err(CrdgenError::Versions(format!(
+                        "{}: {group}/{} {kind} is defined twice from this one place: two module declarations (`mod` lines, or a `#[path]`) reach {}, so the crate has the kind twice\n  keep one of the `mod` lines that name it",
+                        a.loc,
+                        a.version,
+                        a.loc.file.display()
+                    )));
+                }
                 return Err(CrdgenError::Versions(format!(
                     "{group}/{} {kind} is defined twice: at {} and at {}",
                     a.version, a.loc, b.loc
@@ -492,9 +628,23 @@ pub struct FoundVersion {
 
 /// Every `#[derive(CustomResource)]` struct of the crate under `tree`, in module order.
 pub fn kind_versions(tree: &dyn SourceTree) -> Result<Vec<FoundVersion>, CrdgenError> {
-    Ok(static_kinds(tree, false, None)?
-        .kinds
-        .into_iter()
+    Ok(kinds_and_macros(tree)?.0)
+}
+
+/// An item macro invocation of the crate: where, and the macro's name.
+pub type ItemMacro = (Location, String);
+
+/// [`kind_versions`], and the item macros of the crate that may define a kind the static reader
+/// cannot see (where each is invoked, and its name): a command that edits the types names them
+/// when a version it needs is not among those found.
+pub fn kinds_and_macros(
+    tree: &dyn SourceTree,
+) -> Result<(Vec<FoundVersion>, Vec<ItemMacro>), CrdgenError> {
+    let found = static_kinds(tree, false, None)?;
+    let macros = (found.crates.iter())
+        .flat_map(|k| source_checks::item_macros(k))
+        .collect();
+    let versions = (found.kinds.into_iter())
         .map(|k| FoundVersion {
             group: k.group,
             kind: k.kind,
@@ -502,7 +652,8 @@ pub fn kind_versions(tree: &dyn SourceTree) -> Result<Vec<FoundVersion>, CrdgenE
             loc: k.loc,
             storage: k.storage,
         })
-        .collect())
+        .collect();
+    Ok((versions, macros))
 }
 
 /// A version of one of the crate's kinds that a controller of the crate watches, and the place

@@ -107,6 +107,21 @@ pub struct Selected {
     scale: Option<Scale>,
 }
 
+impl Selected {
+    /// The name of the kind's Rust type (kube-derive's root struct, `#[kube(root = ...)]`): the
+    /// kind, or `<Kind>Resource` when a type named as the kind would clash with one the
+    /// generated files import or the prelude has (a CRD whose kind is `Option` or `Time`).
+    pub fn root_type(&self) -> String {
+        if crate::names::is_reserved_kind(&self.kind)
+            || ["IntOrString", "Quantity", "BTreeMap"].contains(&self.kind.as_str())
+        {
+            format!("{}Resource", self.kind)
+        } else {
+            self.kind.clone()
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Scale {
     spec_replicas_path: String,

@@ -1,11 +1,17 @@
 //! The schema walk: one CRD version's `openAPIV3Schema` as Rust source, kopium's way. `spec` is
 //! the struct deriving `CustomResource` (so the kind implements `kube::Resource`), `status` its
 //! status; every object with properties a struct named after its path (`CertificateSpecIssuerRef`),
-//! every string enum an enum. Fields not `required` are `Option` (absent stays absent on the way
-//! back); `x-kubernetes-int-or-string` is `IntOrString`, `format: date-time` is `Time`, `format:
-//! quantity` is `Quantity`, `x-kubernetes-preserve-unknown-fields` (and a schema without a type)
-//! is `serde_json::Value`, `additionalProperties` a `BTreeMap`. Everything derives `Default`
-//! (kube's `PartialObjectMeta<K>` needs it), so a required `Time`, which has none, is an `Option`.
+//! every string enum an enum. The types round-trip what kube-apiserver stores: fields not
+//! `required` are `Option` (absent stays absent on the way back), `nullable` ones
+//! `Option<Option<T>>` (a stored `null` stays); `x-kubernetes-int-or-string` is `IntOrString`,
+//! `format: date-time` the stored `String` (k8s-openapi's `Time` would rewrite it), a `number` a
+//! `serde_json::Number` (an `f64` would write `1` back as `1.0`), `format: quantity` `Quantity`,
+//! `x-kubernetes-preserve-unknown-fields` (and a schema without a type) `serde_json::Value`,
+//! `additionalProperties` a `BTreeMap`, an embedded resource's metadata a map of what the server
+//! keeps. Everything derives `Default` (kube's `PartialObjectMeta<K>` needs it), so a required
+//! type without one (`Number`) is an `Option`. Names that are Rust keywords are made identifiers
+//! that parse, and a kind named like an imported or prelude type gets the Rust type
+//! `<Kind>Resource`.
 //!
 //! The output is laid out as rustfmt lays it out (attributes over 100 columns one item a line).
 
@@ -42,6 +48,9 @@ struct Field {
     json: String,
     ty: String,
     optional: bool,
+    /// `nullable: true`: kube-apiserver keeps a `null`, so absent (`None`) and `null`
+    /// (`Some(None)`) are told apart, through the file's `nullable` function.
+    nullable: bool,
     doc: Option<String>,
 }
 
@@ -55,7 +64,12 @@ struct Walk {
 pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
     let mut walk = Walk::default();
     let kind = &sel.kind;
-    for n in [kind.clone(), format!("{kind}Spec"), format!("{kind}Status")] {
+    let root_type = sel.root_type();
+    for n in [
+        root_type.clone(),
+        format!("{kind}Spec"),
+        format!("{kind}Status"),
+    ] {
         walk.taken.insert(n);
     }
     let root = sel.schema.as_object().cloned().unwrap_or_default();
@@ -115,13 +129,12 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
         out.push_str("use std::collections::BTreeMap;\n\n");
     }
     // In rustfmt's order (sorted by path).
-    let mut k8s: Vec<&str> = ["IntOrString", "Quantity", "Time"]
+    let mut k8s: Vec<&str> = ["IntOrString", "Quantity"]
         .into_iter()
         .filter(|u| walk.uses.contains(u))
         .map(|u| match u {
             "IntOrString" => "k8s_openapi::apimachinery::pkg::util::intstr::IntOrString",
-            "Quantity" => "k8s_openapi::apimachinery::pkg::api::resource::Quantity",
-            _ => "k8s_openapi::apimachinery::pkg::apis::meta::v1::Time",
+            _ => "k8s_openapi::apimachinery::pkg::api::resource::Quantity",
         })
         .collect();
     k8s.sort_unstable();
@@ -149,6 +162,9 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
                         format!("kind = {}", quoted(kind)),
                         format!("plural = {}", quoted(&sel.plural)),
                     ];
+                    if root_type != *kind {
+                        kube.push(format!("root = {}", quoted(&root_type)));
+                    }
                     if sel.namespaced {
                         kube.push("namespaced".into());
                     }
@@ -188,6 +204,9 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
                     let mut serde = Vec::new();
                     if f.optional {
                         serde.push("default".to_string());
+                        if f.nullable {
+                            serde.push("deserialize_with = \"nullable\"".to_string());
+                        }
                         serde.push("skip_serializing_if = \"Option::is_none\"".to_string());
                     }
                     if f.rust.trim_start_matches("r#") != f.json {
@@ -198,7 +217,9 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
                         out.push_str(&attr("#", "serde", &s, 4));
                         out.push('\n');
                     }
-                    let ty = if f.optional {
+                    let ty = if f.nullable {
+                        format!("Option<Option<{}>>", f.ty)
+                    } else if f.optional {
                         format!("Option<{}>", f.ty)
                     } else {
                         f.ty.clone()
@@ -228,7 +249,7 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
                     if j == 0 {
                         out.push_str("    #[default]\n");
                     }
-                    if variant != json {
+                    if variant.trim_start_matches("r#") != json {
                         let _ = writeln!(out, "    #[serde(rename = {})]", quoted(json));
                     }
                     let _ = writeln!(out, "    {variant},");
@@ -237,12 +258,37 @@ pub(super) fn render(sel: &Selected, source: &Source<'_>) -> String {
             }
         }
     }
+    let nullable = walk.items.iter().any(|i| match i {
+        Item::Struct { fields, .. } => fields.iter().any(|f| f.nullable),
+        _ => false,
+    });
+    if nullable {
+        out.push_str(NULLABLE_FN);
+    }
     out
 }
 
+/// The deserializer of `nullable: true` fields: `null` is `Some(None)`, written back as `null`
+/// (kube-apiserver keeps it); an absent field stays `None`, and absent.
+const NULLABLE_FN: &str = "
+/// A `nullable` field of the CRD: `null` is read as `Some(None)` and written back as `null`, as
+/// kube-apiserver keeps it; an absent field is `None`.
+fn nullable<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+";
+
 impl Walk {
-    /// A struct `name` for the object schema `schema` (pushed in walk order: the root first).
+    /// A struct `name` for the object schema `schema` (pushed in walk order: the root first). An
+    /// embedded resource (`x-kubernetes-embedded-resource`) always has `apiVersion`, `kind` and
+    /// `metadata`, which kube-apiserver keeps whatever the schema lists; its metadata is a map of
+    /// what the server stores (name, labels, annotations...), not a struct of what it lists.
     fn object(&mut self, name: &str, schema: &Value) {
+        let schema = &embedded(schema);
         self.taken.insert(name.to_string());
         let at = self.items.len();
         self.items.push(Item::Struct {
@@ -267,6 +313,7 @@ impl Walk {
                     optional: force_optional
                         || !required.contains(json.as_str())
                         || prop["nullable"] == true,
+                    nullable: prop["nullable"] == true,
                     doc: description(prop),
                 });
             }
@@ -288,10 +335,9 @@ impl Walk {
         }
         match schema["type"].as_str() {
             Some("string") => match schema["format"].as_str() {
-                Some("date-time") => {
-                    self.uses.insert("Time");
-                    ("Time".into(), true)
-                }
+                // The text as stored: k8s-openapi's `Time` drops fractions of a second and
+                // rewrites offsets to `Z`, so an object read and written back would change.
+                Some("date-time") => ("String".into(), false),
                 Some("quantity") => {
                     self.uses.insert("Quantity");
                     ("Quantity".into(), false)
@@ -319,10 +365,11 @@ impl Walk {
                 Some("int32") => ("i32".into(), false),
                 _ => ("i64".into(), false),
             },
-            Some("number") => ("f64".into(), false),
+            // A JSON number as stored: an `f64` writes back `1` as `1.0`.
+            Some("number") => ("serde_json::Number".into(), true),
             Some("boolean") => ("bool".into(), false),
             Some("array") => {
-                let (item, _) = self.ty(name, &schema["items"]);
+                let item = self.ty_or_null(name, &schema["items"]);
                 (format!("Vec<{item}>"), false)
             }
             Some("object") => {
@@ -332,7 +379,7 @@ impl Walk {
                 match &schema["additionalProperties"] {
                     Value::Object(values) if !has_props => {
                         self.uses.insert("BTreeMap");
-                        let (v, _) = self.ty(name, &Value::Object(values.clone()));
+                        let v = self.ty_or_null(name, &Value::Object(values.clone()));
                         (format!("BTreeMap<String, {v}>"), false)
                     }
                     Value::Bool(true) if !has_props => {
@@ -347,6 +394,17 @@ impl Walk {
                 }
             }
             _ => ("serde_json::Value".into(), false),
+        }
+    }
+
+    /// The type of a list's items or a map's values: `Option<T>` when they are `nullable` (a
+    /// `null` among them is kept, and written back), else [`Self::ty`]'s.
+    fn ty_or_null(&mut self, name: &str, schema: &Value) -> String {
+        let (ty, _) = self.ty(name, schema);
+        if schema["nullable"] == true {
+            format!("Option<{ty}>")
+        } else {
+            ty
         }
     }
 
@@ -398,6 +456,37 @@ fn unique_variant(name: String, taken: &mut BTreeSet<String>) -> String {
     candidate
 }
 
+/// `schema` with, for an embedded resource, `apiVersion` and `kind` as strings and `metadata`
+/// as a map of any values (kube-apiserver keeps these whether or not the schema lists them, and
+/// the metadata it keeps is more than an empty `{type: object}` says); any other schema as is.
+fn embedded(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    if schema["x-kubernetes-embedded-resource"] != true {
+        return schema;
+    }
+    let props = schema.as_object_mut().map(|o| {
+        o.entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()))
+    });
+    if let Some(Value::Object(props)) = props {
+        for key in ["apiVersion", "kind"] {
+            props
+                .entry(key)
+                .or_insert_with(|| serde_json::json!({"type": "string"}));
+        }
+        let doc = props
+            .get("metadata")
+            .and_then(|m| m.get("description"))
+            .cloned();
+        let mut metadata = serde_json::json!({"type": "object", "additionalProperties": true});
+        if let Some(doc) = doc {
+            metadata["description"] = doc;
+        }
+        props.insert("metadata".into(), metadata);
+    }
+    schema
+}
+
 /// A field name for the JSON property `json`: snake case, a raw identifier for a keyword.
 fn field_name(json: &str) -> String {
     let mut s = json
@@ -408,8 +497,16 @@ fn field_name(json: &str) -> String {
     if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert_str(0, "field_");
     }
+    rust_ident(s)
+}
+
+/// `s` as an identifier Rust parses: a keyword a raw identifier cannot be (`self`, `Self`,
+/// `super`, `crate`) or `_` gets a trailing `_`, any other keyword (strict, reserved or of an
+/// edition: `type`, `gen`) becomes raw (`r#type`). For every name the generated file declares
+/// from the CRD's words (fields, enum variants).
+fn rust_ident(s: String) -> String {
     match s.as_str() {
-        "self" | "Self" | "super" | "crate" => format!("{s}_"),
+        "self" | "Self" | "super" | "crate" | "_" => format!("{s}_"),
         _ if crate::names::is_rust_keyword(&s) => format!("r#{s}"),
         _ => s,
     }
@@ -434,8 +531,11 @@ fn variant_name(value: &str) -> String {
         format!("V{s}")
     } else if s == "Field" && !value.chars().any(|c| c.is_ascii_alphanumeric()) {
         "Symbol".into()
+    } else if s == "Self" {
+        // The one keyword in UpperCamelCase; `Self_` would make `Self_2` beside `self`.
+        "SelfValue".into()
     } else {
-        s
+        rust_ident(s)
     }
 }
 

@@ -202,9 +202,10 @@ pub struct ApiContext {
     /// For a `--from-crd` kind, the smallest `spec` (JSON) its CRD's schema accepts, which the
     /// e2e test of the kind creates; empty for the other kinds.
     pub e2e_spec: String,
-    /// The project's manager is namespace-scoped (PROJECT's `namespaced`): the editor and viewer
-    /// roles are Roles, as kubebuilder's.
-    pub namespaced_manager: bool,
+    /// The editor and viewer roles are Roles: a namespace-scoped manager's, as kubebuilder's, of
+    /// a namespaced kind. A cluster-scoped kind's are ClusterRoles in any project (a Role cannot
+    /// grant a cluster-scoped resource).
+    pub kind_roles_are_roles: bool,
     /// The editor and viewer roles' file stem (`memcached`: `config/rbac/memcached_editor_role.yaml`)
     /// and object name stem (`memcached`: `memcached-editor-role`); see [`role_stems`].
     pub role_file: String,
@@ -278,7 +279,7 @@ impl ApiContext {
             builtin: r.owned_elsewhere(),
             external: r.external,
             e2e_spec: String::new(),
-            namespaced_manager: project.namespaced,
+            kind_roles_are_roles: project.namespaced && namespaced,
             role_file: role_stems(project, r).0,
             role_name: role_stems(project, r).1,
             controller: ControllerContext::new(project, r, &names, parts.controller),

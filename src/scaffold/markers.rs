@@ -71,10 +71,34 @@ pub enum Inserted {
     AlreadyPresent,
     /// The file has no such marker (and no copy of the fragment).
     NoMarker,
+    /// The marker is in the file more than once, so where the fragment goes is ambiguous: the
+    /// refusal, naming each place (`file:line:col`), the marker and the fix.
+    Ambiguous(String),
 }
 
-/// Insert the fragment before every line of `file` that is its marker, indented like the
-/// marker. A fragment that owns entries and finds them beside the marker replaces them in place
+/// The refusal of a marker found on several `lines` (0-based) of `file`: every place, the rule
+/// and the fix; the command's flags are not at fault, and the message says so.
+fn ambiguous(file: &str, path: &Path, marker: &str, lines: &[usize]) -> String {
+    let text: Vec<&str> = file.split('\n').collect();
+    let places: Vec<String> = (lines.iter())
+        .map(|&i| {
+            let line = text.get(i).copied().unwrap_or("");
+            let col = line.len() - line.trim_start().len() + 1;
+            format!("{}:{}:{col}", path.display(), i + 1)
+        })
+        .collect();
+    format!(
+        "{}: the marker `{} {PREFIX}{marker}` is there {} times, at {}: operator-rs inserts new entries before it, and one marker per file says where (the command's flags are not at fault). Nothing was written.\n  \
+         delete all but one of those lines (keep the one where new entries belong), then run the command again",
+        path.display(),
+        comment_token(path),
+        lines.len(),
+        places.join(" and ")
+    )
+}
+
+/// Insert the fragment before the line of `file` that is its marker, indented like the marker
+/// (a marker found twice is refused: [`Inserted::Ambiguous`]). A fragment that owns entries and finds them beside the marker replaces them in place
 /// (a re-run in another variant: `--image` on a plain kind, a controller for a kind that had
 /// none); otherwise a fragment whose non-blank lines already appear in the file (in order,
 /// contiguous, whitespace-trimmed) is not added again.
@@ -90,6 +114,9 @@ pub fn insert(file: &str, path: &Path, fragment: &Fragment<'_>) -> Inserted {
     }
     let lines: Vec<&str> = file.split_inclusive('\n').collect();
     let marker_at = marker_lines(file, path, fragment.marker);
+    if marker_at.len() > 1 {
+        return Inserted::Ambiguous(ambiguous(file, path, fragment.marker, &marker_at));
+    }
     let owned = super::entries::owned(file, path, &marker_at, fragment.owns);
     if owned.iter().any(|o| !o.is_empty()) {
         if owned.iter().all(|o| non_blank(&lines, o) == wanted) {

@@ -148,6 +148,7 @@ pub fn plan<C: Family>(ctx: &C, force: bool, overlay: &mut Overlay<'_>) -> Resul
                 report.record(&path, Action::Update);
             }
             Inserted::AlreadyPresent => {}
+            Inserted::Ambiguous(refusal) => bail!("{refusal}"),
             Inserted::NoMarker if t.front.optional => {}
             Inserted::NoMarker => bail!(
                 "{} has no `{} {}{marker}` line: operator-rs inserts code before it. Nothing was written.\n  \

@@ -143,12 +143,7 @@ impl SourceTree for GitTree {
         let bytes = git(&self.root, &["cat-file", "blob", object])
             .map_err(|e| io::Error::other(e.to_string()))?
             .map_err(|msg| io::Error::other(format!("reading {}: {msg}", rel.display())))?;
-        String::from_utf8(bytes).map(Some).map_err(|_| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("reading {}: not UTF-8", rel.display()),
-            )
-        })
+        super::utf8_text(rel, bytes).map(Some)
     }
 
     fn files_under(&self, rel_dir: &Path) -> io::Result<Vec<PathBuf>> {

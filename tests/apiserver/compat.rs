@@ -158,6 +158,21 @@ fn cases() -> Vec<Case> {
             w("    pub size: i32,\n"),
             &[("error", "existingFieldRemoval", Some("WidgetSpec {"))],
         ),
+        // Issue 31, 19: a removed status field was located at the spec struct.
+        case(
+            "status field removed: points at the status struct that held it",
+            widget(
+                ", status = \"WidgetStatus\"",
+                "    pub size: i32,\n",
+                "#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\npub struct WidgetStatus {\n    pub ready: bool,\n    pub observed: i64,\n}\n",
+            ),
+            widget(
+                ", status = \"WidgetStatus\"",
+                "    pub size: i32,\n",
+                "#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\npub struct WidgetStatus {\n    pub ready: bool,\n}\n",
+            ),
+            &[("error", "existingFieldRemoval", Some("WidgetStatus {"))],
+        ),
         case(
             "nested field removed: points at the field that holds it",
             widget("", "    pub item: Item,\n", ITEM),

@@ -24,6 +24,7 @@ fn apiserver_agrees_on_names_and_versions() {
     api_approval(&cp, &mut disagreements);
     project_names(&cp, &mut disagreements);
     list_kind_beside_kind(&cp, &mut disagreements);
+    kind_lengths(&cp, &mut disagreements);
     crd_kinds_and_groups(&cp, &mut disagreements);
     crd_names(&cp, &mut disagreements);
     assert!(
@@ -224,6 +225,34 @@ fn project_names(cp: &ControlPlane, disagreements: &mut Vec<String>) {
 /// A kind `FooList` beside `Foo` in one group: the second CRD is created, but its names are not
 /// accepted (the naming controller's `NamesAccepted` is False), so the kind is never served. We
 /// refuse it (`tests/cli/commands.rs`); here the API server shows why.
+/// A kind's length against the CRD of every name made from it (plural, singular, listKind) as
+/// `create api` derives them: kube-apiserver refuses the CRD of a kind of 60 to 63 characters (its
+/// listKind is over 63), which `names::validate_kind` refuses too (issue 31: a kind of 62
+/// characters was accepted).
+fn kind_lengths(cp: &ControlPlane, disagreements: &mut Vec<String>) {
+    for len in [58, 59, 60, 62, 63] {
+        let kind = format!("K{}", "a".repeat(len - 1));
+        let plural = names::default_plural(&kind);
+        let crd = json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.lengths.example.com")},
+            "spec": {"group": "lengths.example.com", "scope": "Namespaced",
+                     "names": {"plural": plural, "singular": kind.to_lowercase(),
+                               "kind": kind, "listKind": format!("{kind}List")},
+                     "versions": [{"name": "v1", "served": true, "storage": true,
+                                   "schema": {"openAPIV3Schema": {"type": "object"}}}]}
+        });
+        let ours = names::validate_kind(&kind).is_ok() && names::validate_plural(&plural).is_ok();
+        let theirs = dry_run(cp, &crd);
+        if ours != theirs.is_ok() {
+            disagreements.push(format!(
+                "a kind of {len} characters: we say {ours}, kube-apiserver {theirs:?}"
+            ));
+        }
+    }
+}
+
 fn list_kind_beside_kind(cp: &ControlPlane, disagreements: &mut Vec<String>) {
     let crd = |kind: &str, plural: &str| -> Value {
         json!({

@@ -545,7 +545,7 @@ fn parser_errors_end_with_the_commands_own_example() {
         ),
         (
             vec!["-C", d, "upgrade-runtime", "--force"],
-            "operator-rs upgrade-runtime --check",
+            "operator-rs upgrade-runtime",
         ),
     ] {
         let r = run(tmp.path(), &args);

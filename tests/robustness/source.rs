@@ -293,13 +293,21 @@ fn crd_files_no_kind_produces_are_stale() {
         "{k}"
     );
     ok(&dir, &["generate", "crds", "--check"]);
-    // A removed module: its CRD goes too.
+    // A removed module: while its files are there, refused (the kind would go without a word:
+    // a_custom_resource_outside_the_module_tree_is_refused_where_it_is); once they are deleted
+    // too, its CRD goes.
     let lib = read(&dir, "src/api/mod.rs");
     std::fs::write(
         dir.join("src/api/mod.rs"),
         lib.replace("pub mod v1alpha1;", ""),
     )
     .unwrap();
+    refused(
+        &dir,
+        &["generate", "crds", "--check"],
+        &["a `CustomResource` in a file no module declaration reaches"],
+    );
+    std::fs::remove_dir_all(dir.join("src/api/v1alpha1")).unwrap();
     let r = run(&dir, &["generate", "crds", "--check"]);
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
     assert!(
@@ -630,5 +638,330 @@ fn controller_gen_markers_in_comments_are_refused_where_they_are() {
         )
         .unwrap();
         ok(&dir, &words("generate crds"));
+    }
+}
+
+/// The kind's file as a stray copy named `Stray` (plural `strays`), for files no module reaches.
+fn stray(dir: &Path) -> String {
+    read(dir, KIND_FILE)
+        .replace("Memcached", "Stray")
+        .replace("memcacheds", "strays")
+}
+
+/// A `CustomResource` in a file no module declaration reaches is refused where it is (issue 31,
+/// "What to build" 4: skipped without a word), by every command that derives the CRDs: beside the
+/// kinds, in a folder of its own (`mod.rs`), and deeper; the fix names the module to declare.
+#[test]
+fn a_custom_resource_outside_the_module_tree_is_refused_where_it_is() {
+    let tmp = project_with_kind("unreached-op");
+    let dir = project_dir(&tmp, "unreached-op");
+    for (file, declare) in [
+        (
+            "src/api/v1alpha1/stray.rs",
+            "`pub mod stray;` in src/api/v1alpha1/mod.rs",
+        ),
+        ("src/api/v9/mod.rs", "`pub mod v9;` in src/api/mod.rs"),
+        (
+            "src/other/deep/stray.rs",
+            "`pub mod stray;` in src/other/deep/mod.rs",
+        ),
+    ] {
+        std::fs::create_dir_all(dir.join(file).parent().unwrap()).unwrap();
+        std::fs::write(dir.join(file), stray(&dir)).unwrap();
+        let text = read(&dir, file);
+        let line = text
+            .lines()
+            .position(|l| l.starts_with("#[derive(CustomResource"))
+            .unwrap()
+            + 1;
+        for args in [
+            &["generate", "crds"][..],
+            &["generate", "manifests"],
+            &words("create api --group cache --version v1alpha1 --kind Other"),
+        ] {
+            refused(
+                &dir,
+                args,
+                &[
+                    &format!(
+                        "error: {file}:{line}:1: a `CustomResource` in a file no module declaration reaches"
+                    ),
+                    declare,
+                    "Nothing was written",
+                ],
+            );
+        }
+        std::fs::remove_file(dir.join(file)).unwrap();
+    }
+    // Declared, it is read: the stray kind gets its CRD.
+    let file = "src/api/v1alpha1/stray.rs";
+    std::fs::write(dir.join(file), stray(&dir)).unwrap();
+    let m = read(&dir, "src/api/v1alpha1/mod.rs");
+    std::fs::write(
+        dir.join("src/api/v1alpha1/mod.rs"),
+        format!("{m}mod stray;\n"),
+    )
+    .unwrap();
+    ok(&dir, &["generate", "crds"]);
+    assert!(
+        dir.join("config/crd/bases/cache.example.com_strays.yaml")
+            .exists()
+    );
+}
+
+/// `src/lib.rs` deleted: the kinds' files are reached by no module, so `create api` and
+/// `generate crds` are refused, naming src/lib.rs as the cause, and nothing (no CRD) is removed
+/// (issue 31, "What to build" 4: create api succeeded with no CRD written).
+#[test]
+fn a_deleted_lib_rs_is_named_and_nothing_is_written() {
+    let tmp = project_with_kind("nolib-op");
+    let dir = project_dir(&tmp, "nolib-op");
+    std::fs::remove_file(dir.join("src/lib.rs")).unwrap();
+    for args in [
+        &words("create api --group cache --version v1alpha1 --kind Other")[..],
+        &words("create api --group cache --version v2 --kind Memcached --controller=false"),
+        &["generate", "crds"],
+        &["generate", "manifests"],
+    ] {
+        refused(
+            &dir,
+            args,
+            &[
+                &format!("error: {KIND_FILE}:"),
+                "src/lib.rs, the crate root that declares `pub mod api;`",
+                "is missing",
+                "git checkout -- src/lib.rs",
+            ],
+        );
+    }
+    assert!(
+        dir.join("config/crd/bases/cache.example.com_memcacheds.yaml")
+            .exists()
+    );
+}
+
+/// A scaffold marker found twice in a file is refused naming each place, not blamed on --kind
+/// (issue 31, "What to build" 4), in Rust files and YAML alike; a kind's file reached by two
+/// module declarations is named once, as one place read twice.
+#[test]
+fn a_scaffold_marker_twice_is_refused_at_each_place() {
+    let tmp = project_with_kind("marker-op");
+    let dir = project_dir(&tmp, "marker-op");
+    for (file, marker) in [
+        ("src/api/v1alpha1/mod.rs", "// +operator-rs:scaffold:kinds"),
+        ("src/controllers/mod.rs", "// +operator-rs:scaffold:"),
+        (
+            "config/rbac/kustomization.yaml",
+            "# +operator-rs:scaffold:rbacroles",
+        ),
+        (
+            "config/samples/kustomization.yaml",
+            "# +operator-rs:scaffold:manifestskustomizesamples",
+        ),
+    ] {
+        let text = read(&dir, file);
+        let (i, line) = (text.lines().enumerate())
+            .find(|(_, l)| l.trim_start().starts_with(marker))
+            .unwrap_or_else(|| panic!("{marker} not in {file}"));
+        let line = line.to_string();
+        std::fs::write(dir.join(file), format!("{text}{line}\n")).unwrap();
+        let last = text.lines().count() + 1;
+        let col = line.len() - line.trim_start().len() + 1;
+        let r = refused(
+            &dir,
+            &words("create api --group cache --version v1alpha1 --kind Other"),
+            &[
+                &format!("the marker `{}` is there 2 times", line.trim()),
+                &format!("at {file}:{}:{col} and {file}:{last}:{col}", i + 1),
+                "delete all but one",
+                "Nothing was written",
+            ],
+        );
+        assert!(
+            !r.stderr.contains("--kind"),
+            "blamed on the kind:\n{}",
+            r.stderr
+        );
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    // One file, two module declarations: one place, named once.
+    let m = read(&dir, "src/api/mod.rs");
+    std::fs::write(
+        dir.join("src/api/mod.rs"),
+        format!("{m}#[path = \"v1alpha1/mod.rs\"]\nmod again;\n"),
+    )
+    .unwrap();
+    let r = refused(
+        &dir,
+        &["generate", "crds"],
+        &[
+            "is defined twice from this one place",
+            "two module declarations",
+        ],
+    );
+    let place = at(&dir, "pub struct MemcachedSpec");
+    let place = place.rsplit_once(':').unwrap().0;
+    assert_eq!(r.stderr.matches(place).count(), 1, "{}", r.stderr);
+}
+
+/// A generic spec struct is refused as generic, at its parameter, not as an unknown type `T`, and
+/// `--exact` is not offered (kube-derive writes `spec: FooSpec` without arguments, which does not
+/// compile); a recursive type is refused as recursive without offering `--exact` (schemars emits
+/// the same `$ref` through the compiler): issue 31, "What to build" 4.
+#[test]
+fn generic_specs_and_recursive_types_get_a_fix_that_applies() {
+    let tmp = project_with_kind("generic-op");
+    let dir = project_dir(&tmp, "generic-op");
+    let original = read(&dir, KIND_FILE);
+    for (param, field) in [
+        ("T", "T"),
+        ("T: Clone", "T"),
+        ("'a", "&'a str"),
+        ("const N: usize", "[i32; N]"),
+    ] {
+        edit(
+            &dir,
+            "pub struct MemcachedSpec {",
+            &format!("pub struct MemcachedSpec<{param}> {{\n    pub t: Option<{field}>,"),
+        );
+        // At the parameter: one column after the `<`.
+        let generic = at(&dir, &format!("<{param}>"));
+        let (place, col) = generic.rsplit_once(':').unwrap();
+        let col: usize = col.parse().unwrap();
+        let r = refused(
+            &dir,
+            &["generate", "crds"],
+            &[
+                &format!("{place}:{}: `MemcachedSpec` is generic", col + 1),
+                "does not compile",
+            ],
+        );
+        assert!(
+            !r.stderr.contains("not defined in the crate"),
+            "{}",
+            r.stderr
+        );
+        assert!(
+            !r.stderr.contains("run `operator-rs generate crds --exact`"),
+            "{}",
+            r.stderr
+        );
+        std::fs::write(dir.join(KIND_FILE), &original).unwrap();
+    }
+    for (field, def) in [
+        (
+            "pub node: Option<Node>,",
+            "pub struct Node {\n    pub children: Vec<Node>,\n}",
+        ),
+        (
+            "pub node: Option<Node>,",
+            "pub struct Node {\n    pub next: Option<Box<Node>>,\n}",
+        ),
+        (
+            "pub node: Option<Node>,",
+            "pub struct Node {\n    pub other: Vec<Other>,\n}\n#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]\npub struct Other {\n    pub back: Vec<Node>,\n}",
+        ),
+    ] {
+        edit(
+            &dir,
+            "pub foo: Option<String>,",
+            &format!("pub foo: Option<String>,\n    {field}"),
+        );
+        let text = read(&dir, KIND_FILE);
+        std::fs::write(
+            dir.join(KIND_FILE),
+            format!("{text}\n#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]\n{def}\n"),
+        )
+        .unwrap();
+        let r = refused(
+            &dir,
+            &["generate", "crds"],
+            &["the recursive type", "x-kubernetes-preserve-unknown-fields"],
+        );
+        assert!(
+            !r.stderr.contains("run `operator-rs generate crds --exact`"),
+            "{}",
+            r.stderr
+        );
+        std::fs::write(dir.join(KIND_FILE), &original).unwrap();
+    }
+}
+
+/// Bytes that are not UTF-8 in any file a command reads (a kind's file, a controller's, PROJECT,
+/// a YAML it updates) are named with file:line:col and the byte, the reason given once (issue 31,
+/// "What to build" 4: reported without file:line and with the reason twice).
+#[test]
+fn bytes_not_utf8_are_named_at_their_line_once() {
+    let tmp = project_with_kind("utf8src-op");
+    let dir = project_dir(&tmp, "utf8src-op");
+    for file in [
+        KIND_FILE,
+        "src/controllers/memcached.rs",
+        "src/api/mod.rs",
+        "PROJECT",
+        "config/rbac/kustomization.yaml",
+    ] {
+        let original = std::fs::read(dir.join(file)).unwrap();
+        let mut bytes = original.clone();
+        bytes.extend_from_slice(b"\n# caf\xe9 \n");
+        std::fs::write(dir.join(file), &bytes).unwrap();
+        let line = bytes.iter().filter(|b| **b == b'\n').count();
+        for args in [
+            &["generate", "manifests"][..],
+            &words("create api --group cache --version v1alpha1 --kind Other"),
+        ] {
+            let r = run(&dir, args);
+            if file == "config/rbac/kustomization.yaml" && args[0] == "generate" {
+                continue; // generate does not read it
+            }
+            assert_eq!(r.code, 2, "{file} {args:?}: {}", r.stderr);
+            let needle = format!("{file}:{line}:6: byte 0xe9 is not UTF-8");
+            assert!(
+                r.stderr.contains(&needle),
+                "{file} {args:?}: {needle:?} not in\n{}",
+                r.stderr
+            );
+            assert_eq!(r.stderr.matches("not UTF-8").count(), 1, "{}", r.stderr);
+            assert!(!r.stderr.contains("stream did not contain"), "{}", r.stderr);
+        }
+        std::fs::write(dir.join(file), original).unwrap();
+    }
+}
+
+/// A version PROJECT records that a `macro_rules!` defines (the static reader cannot see into
+/// it) is named, with the macro's place, when `edit api` cannot edit it, for that version and for
+/// another one (whose CRD would drop the macro's): issue 31, "What to build" 4.
+#[test]
+fn edit_api_names_a_version_a_macro_defines() {
+    let tmp = project_with_kind("macrov-op");
+    let dir = project_dir(&tmp, "macrov-op");
+    ok(
+        &dir,
+        &words("create api --group cache --version v2 --kind Memcached --controller=false"),
+    );
+    let file = "src/api/v2/memcached.rs";
+    let text = read(&dir, file);
+    let start = text.find("#[derive(CustomResource").unwrap();
+    let end = text.find("/// The observed state").unwrap();
+    let wrapped = format!(
+        "{}macro_rules! kind {{\n    () => {{\n{}    }};\n}}\nkind!();\n\n{}",
+        &text[..start],
+        &text[start..end],
+        &text[end..]
+    );
+    std::fs::write(dir.join(file), &wrapped).unwrap();
+    let line = wrapped.lines().position(|l| l == "kind!();").unwrap() + 1;
+    for version in ["v2", "v1alpha1"] {
+        refused(
+            &dir,
+            &words(&format!(
+                "edit api --group cache --version {version} --kind Memcached --deprecated"
+            )),
+            &[
+                "version v2 (in PROJECT) is not in the types as written",
+                &format!("`kind!` at {file}:{line}:1"),
+                "inside the macro by hand",
+            ],
+        );
     }
 }

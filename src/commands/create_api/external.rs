@@ -25,7 +25,7 @@ pub enum ExternalError {
     )]
     Path { given: String, problem: String },
     #[error(
-        "invalid --external-api-crate {given:?}: {problem}; it is the crate that holds the type, as `name@version` (a crates.io name and a Cargo version requirement). Nothing was written.\n  e.g. --external-api-crate kcr_cert_manager_io@0.2"
+        "invalid --external-api-crate {given:?}: {problem}; it is the crate that holds the type, as `name@version` (a crates.io name and a Cargo version requirement). Nothing was written.\n  e.g. --external-api-crate kcr_cert_manager_io@3"
     )]
     Crate { given: String, problem: String },
     #[error(
@@ -233,6 +233,46 @@ pub fn with_dependency(cargo: &str, resource: &Resource) -> Result<Option<String
         out.push_str(line);
     }
     Ok(Some(out))
+}
+
+/// Whether the dependency `--external-api-crate` adds resolves, asked of cargo itself as
+/// kubebuilder asks `go get`: `cargo add <name>@<version> --dry-run` in the project at `root`
+/// (it reads the registry's index and writes nothing). A crate or version the registry does not
+/// have is refused with cargo's reason and what to do; so is a registry cargo cannot reach (the
+/// dependency cannot be checked, and a build would fail the same way).
+pub fn check_resolves(root: &Path, resource: &Resource) -> Result<()> {
+    let Some(spec) = &resource.external_crate else {
+        return Ok(());
+    };
+    let spec = crate_spec(spec)?;
+    let requirement = format!("{}@{}", spec.name, spec.version);
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = std::process::Command::new(&cargo)
+        .args(["add", &requirement, "--dry-run", "--quiet"])
+        .current_dir(root)
+        .output()
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "--external-api-crate {requirement}: running cargo to check that it resolves failed: {e}. Nothing was written.\n  install Rust's cargo (https://rustup.rs), or add the dependency to Cargo.toml yourself and leave out --external-api-crate"
+            )
+        })?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let reason = String::from_utf8_lossy(&out.stderr);
+    let reason: Vec<&str> = (reason.lines())
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|l| l.strip_prefix("error: ").unwrap_or(l))
+        .collect();
+    let (reason, name) = (
+        reason.join("; ").trim_end_matches('.').to_string() + ".",
+        &spec.name,
+    );
+    anyhow::bail!(
+        "--external-api-crate {requirement} does not resolve: cargo says {reason} Nothing was written.\n  \
+         pick a version the registry has (`cargo info {name}` shows the newest), e.g. --external-api-crate {name}@<version>"
+    )
 }
 
 /// A checked Rust path: its text, normalized (`a::b::C`), and its first segment.

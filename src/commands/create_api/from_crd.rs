@@ -36,7 +36,8 @@ pub fn run(root: &Path, args: &CreateApiArgs, file: &Path) -> Result<()> {
         )
     })?;
     names::validate_version(version)?;
-    names::validate_kind(kind)?;
+    // The kind is the CRD's: one that clashes with a Rust name gets its type renamed instead.
+    names::validate_kind_but_type_name(kind)?;
     if !args.resource {
         bail!(
             "--from-crd writes the kind's types: it cannot go with --resource=false\n  e.g. operator-rs create api --group {group} --version {version} --kind {kind} --from-crd {}",
@@ -87,10 +88,11 @@ pub fn run(root: &Path, args: &CreateApiArgs, file: &Path) -> Result<()> {
             namespaced: selected.namespaced,
         }),
         path: format!(
-            "crate::api::external::{}::{}::{}::{kind}",
+            "crate::api::external::{}::{}::{}::{}",
             selected.group_module(),
             fromcrd::module_name(version),
-            names::kind_snake(kind)
+            names::kind_snake(kind),
+            selected.root_type()
         ),
         deploy_image: None,
         webhooks: existing.as_ref().and_then(|r| r.webhooks.clone()),
@@ -198,6 +200,7 @@ fn add_modules(overlay: &mut Overlay<'_>, sel: &Selected) -> Result<()> {
     match markers::insert(&current, &api_mod, &insertion) {
         markers::Inserted::Added(new) => overlay.put(api_mod, new),
         markers::Inserted::AlreadyPresent => {}
+        markers::Inserted::Ambiguous(refusal) => bail!("{refusal}"),
         markers::Inserted::NoMarker => {
             if !current.lines().any(|l| l.trim() == "pub mod external;") {
                 bail!(

@@ -485,6 +485,17 @@ pub(crate) fn kube_attr_warnings(krate: &Crate) -> Vec<String> {
 
 /// Warnings for item macro invocations, which may expand to a kind the static reader cannot see.
 pub(crate) fn macro_warnings(krate: &Crate) -> Vec<String> {
+    item_macros(krate)
+        .into_iter()
+        .map(|(loc, name)| format!(
+            "{loc}: the static reader cannot see what the macro `{name}!` expands to; if it defines a `#[derive(CustomResource)]` kind, that kind gets no CRD here: run `operator-rs generate crds --exact` (derives through the compiler)"
+        ))
+        .collect()
+}
+
+/// The item macros of the crate that may define types (a kind the static reader cannot see):
+/// where each is invoked, and its name.
+pub(crate) fn item_macros(krate: &Crate) -> Vec<(Location, String)> {
     /// Standard item macros that define no types.
     const HARMLESS: &[&str] = &[
         "thread_local",
@@ -496,13 +507,9 @@ pub(crate) fn macro_warnings(krate: &Crate) -> Vec<String> {
     let mut out = Vec::new();
     for m in &krate.modules {
         for (span, name) in &m.item_macros {
-            if HARMLESS.contains(&name.as_str()) {
-                continue;
+            if !HARMLESS.contains(&name.as_str()) {
+                out.push((loc_of(krate, m.file, *span), name.clone()));
             }
-            out.push(format!(
-                "{}: the static reader cannot see what the macro `{name}!` expands to; if it defines a `#[derive(CustomResource)]` kind, that kind gets no CRD here: run `operator-rs generate crds --exact` (derives through the compiler)",
-                loc_of(krate, m.file, *span)
-            ));
         }
     }
     out

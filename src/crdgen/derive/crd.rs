@@ -263,6 +263,26 @@ pub(crate) fn build_kind(
 ) -> Result<KindDef, CrdgenError> {
     let def = &krate.defs[d];
     let m = def.module;
+    // kube-derive ignores the spec's generics: it writes `spec: FooSpec` with no type arguments,
+    // which does not compile, so `--exact` cannot help either. Lifetimes and consts alike.
+    if let Some(p) = def.generics().params.first() {
+        use syn::spanned::Spanned;
+        let ident = def.ident();
+        let params = match p {
+            syn::GenericParam::Type(t) => t.ident.to_string(),
+            syn::GenericParam::Lifetime(l) => l.lifetime.to_string(),
+            syn::GenericParam::Const(c) => format!("const {}", c.ident),
+        };
+        return Err(CrdgenError::KubeCannotRender {
+            loc: krate.def_loc(d, p.span()),
+            what: format!(
+                "`{ident}` is generic (`{params}`): kube's `CustomResource` derive makes one kind of one spec type and writes `spec: {ident}` without type arguments, which does not compile (error[E0107]), with `--exact` as without"
+            ),
+            fix: format!(
+                "write the types in, e.g. `pub struct {ident} {{ pub t: Option<String> }}`; a generic helper struct is fine as a field's type with its argument (`pub t: Wrapper<String>`)"
+            ),
+        });
+    }
     let items = attrs::meta_items(def.attrs(), "kube").map_err(|e| {
         bad_attr(
             krate,

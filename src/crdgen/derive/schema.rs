@@ -1404,16 +1404,18 @@ fn user_schema(g: &mut SchemaGenerator, d: DefId) -> Schema {
     let k = krate();
     if STACK.with(|s| s.borrow().contains(&d)) {
         let def = &k.defs[d];
-        set_err(unsupported(
-            &k,
-            def.module,
-            def.ident().span(),
-            format!(
-                "the recursive type `{}` (schemars would emit a `$ref`, which Kubernetes rejects)",
-                def.ident()
+        // Not a limit of the static reader: through the compiler (`--exact`) schemars emits the
+        // same `$ref`, so no command of operator-rs can make a CRD of it.
+        let ident = def.ident();
+        set_err(CrdgenError::KubeCannotRender {
+            loc: k.mod_loc(def.module, ident.span()),
+            what: format!(
+                "the recursive type `{ident}`: a CRD's schema is structural, with no `$ref`, so it cannot describe a type that contains itself (schemars emits a `$ref` for it, with `--exact` as without, and kube-apiserver refuses it)"
             ),
-            FIX_EXACT,
-        ));
+            fix: format!(
+                "bound the depth with distinct types (a `{ident}` holding a `{ident}Leaf` without the recursive field), or make the recursive field schemaless: `#[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))] pub children: serde_json::Value`"
+            ),
+        });
         return Schema::default();
     }
     STACK.with(|s| s.borrow_mut().push(d));

@@ -85,6 +85,9 @@ pub(crate) fn field_at(
     };
     let mut found: Option<Hit> = None;
     let mut at_end = true;
+    // The struct that has no field for the next step (a field removed from it), if the walk
+    // stops there.
+    let mut stopped_in: Option<DefId> = None;
     for step in steps {
         ty = unwrapped(ty);
         at_end = false;
@@ -93,6 +96,7 @@ pub(crate) fn field_at(
             (Step::Values, Ty::Map(value)) => *value,
             (Step::Property(name), Ty::User(d)) => {
                 let Some(hit) = property(krate, d, name, 0) else {
+                    stopped_in = Some(d);
                     break;
                 };
                 at_end = true;
@@ -103,7 +107,12 @@ pub(crate) fn field_at(
             _ => break,
         };
     }
-    let hit = found?;
+    // No field on the path at all (`.status.observedGeneration` removed): the struct that held
+    // it (the status struct), not the kind.
+    let Some(hit) = found else {
+        let d = stopped_in?;
+        return Some(krate.def_loc(d, krate.defs[d].ident().span()));
+    };
     Some(match part {
         Part::Default if at_end => hit.default,
         _ => hit.field,
