@@ -9,9 +9,17 @@
 //! [`REASSERT_INTERVAL`]. A clean shutdown deletes those configurations and gives each CRD
 //! back its installed conversion (`strategy: None` for a CRD that had none); so does a failed
 //! start, and, when the manager dies without a word, its guard process.
+//!
+//! The configurations are those the cluster gets when the operator is deployed: run in its
+//! project's folder (`make run`, `cargo run`), the manager renders `config/webhook` with
+//! `kubectl kustomize` ([`WEBHOOK_KUSTOMIZATION`]), so each webhook carries the rules,
+//! selectors, failure policy, side effects, timeout, match policy and match conditions of
+//! `config/webhook/manifests.yaml` with the kustomization's patches; elsewhere, the
+//! `manifests.yaml` the binary embeds.
 
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -61,6 +69,56 @@ pub enum LocalError {
     /// The guard process could not be started.
     #[error("starting the local webhook guard (this binary, again): {0}")]
     Guard(#[source] std::io::Error),
+    /// `kubectl kustomize config/webhook` failed.
+    #[error(
+        "`kubectl kustomize {dir}` (the webhook configurations as deployed, which local mode \
+         copies): {message}"
+    )]
+    Kustomize {
+        /// The folder rendered.
+        dir: String,
+        /// kubectl's message.
+        message: String,
+    },
+}
+
+/// The kustomization whose webhook configurations local mode copies, relative to the folder
+/// the manager runs in (its project's).
+pub const WEBHOOK_KUSTOMIZATION: &str = "config/webhook";
+
+/// The webhook configurations as deployed: `kubectl kustomize config/webhook` when the
+/// manager runs in a folder that has one, else `embedded` (`config/webhook/manifests.yaml` as
+/// the binary was built with).
+fn deployed_configurations(embedded: &str) -> Result<String, LocalError> {
+    let dir = Path::new(WEBHOOK_KUSTOMIZATION);
+    if !dir.join("kustomization.yaml").is_file() {
+        return Ok(embedded.to_owned());
+    }
+    kustomize(dir).map_err(|message| LocalError::Kustomize {
+        dir: dir.display().to_string(),
+        message,
+    })
+}
+
+/// Renders the kustomize folder `dir` with `kubectl kustomize`: its output, or why not.
+pub(crate) fn kustomize(dir: &Path) -> Result<String, String> {
+    let output = std::process::Command::new("kubectl")
+        .arg("kustomize")
+        .arg(dir)
+        .output()
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                "kubectl is not on PATH; install it (`apt-get install kubectl`, or see \
+                 https://kubernetes.io/docs/tasks/tools/)"
+                    .to_owned()
+            } else {
+                e.to_string()
+            }
+        })?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).trim().to_owned());
+    }
+    String::from_utf8(output.stdout).map_err(|e| format!("the output is not UTF-8: {e}"))
 }
 
 /// A parsed `--webhook-local-url`.
@@ -192,7 +250,7 @@ pub(crate) async fn install(
     )?;
     let field_manager = format!("{operator}-local-webhooks");
     let configurations = install::local_configurations(
-        webhooks.configurations(),
+        &deployed_configurations(webhooks.configurations())?,
         &format!("{operator}-local-"),
         &url.base,
         &ca.cert_pem,
