@@ -107,7 +107,7 @@ fn make_install_beside_make_run_keeps_the_local_conversion(shell: &UserShell) {
         "make install does not turn on config/crd's conversion:\n{installed}"
     );
 
-    let mut manager = shell.start("make run");
+    let mut manager = Job(shell.start("make run"));
     // `make run` first builds the manager (minutes on a loaded machine).
     shell.wait_for(
         "make run points the conversion at itself",
@@ -146,7 +146,7 @@ fn make_install_beside_make_run_keeps_the_local_conversion(shell: &UserShell) {
     shell.run("kubectl delete cronjobs.v2.batch.example.com second -n default");
 
     // Ctrl-C: the CRD converts as `make install` has it, not `strategy: None`, no local URL.
-    signal_job(&mut manager, "INT");
+    signal_job(&mut manager.0, "INT");
     let restored = shell.run(CONVERSION);
     assert_eq!(
         restored,
@@ -159,7 +159,7 @@ fn make_install_beside_make_run_keeps_the_local_conversion(shell: &UserShell) {
 
     // Killed (SIGKILL to make, cargo and the manager) after a `make install` meanwhile: its
     // guard gives back the conversion `make install` wrote last.
-    let mut manager = shell.start("make run");
+    let mut manager = Job(shell.start("make run"));
     shell.wait_for(
         "make run points the conversion at itself",
         600,
@@ -173,7 +173,7 @@ fn make_install_beside_make_run_keeps_the_local_conversion(shell: &UserShell) {
         CONVERSION,
         |o| o.contains(LOCAL),
     );
-    signal_job(&mut manager, "KILL");
+    signal_job(&mut manager.0, "KILL");
     shell.wait_for(
         "the guard gives back make install's conversion",
         60,
@@ -198,7 +198,7 @@ fn local_configurations_are_the_deployed_ones(shell: &UserShell) {
     ] {
         shell.run(line);
     }
-    let mut manager = shell.start("make run");
+    let mut manager = Job(shell.start("make run"));
     shell.wait_for(
         "make run writes its configurations",
         600,
@@ -254,7 +254,7 @@ fn local_configurations_are_the_deployed_ones(shell: &UserShell) {
     );
     shell.run(&cronjob("watched", "exempt", "skip-webhooks: \"yes\""));
 
-    signal_job(&mut manager, "INT");
+    signal_job(&mut manager.0, "INT");
     let (_, left) = shell.try_run(LOCAL_VALIDATING);
     assert!(left.contains("NotFound"), "left after Ctrl-C:\n{left}");
 }
@@ -271,5 +271,21 @@ fn carries(held: &serde_json::Value, given: &serde_json::Value) -> bool {
             held.len() == given.len() && held.iter().zip(given).all(|(h, g)| carries(h, g))
         }
         _ => held == given,
+    }
+}
+
+/// A `make run` started by the test: killed with its process group if the test fails first,
+/// so that no manager of a failed run keeps the port (and the cluster's webhooks).
+struct Job(std::process::Child);
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let group = format!("-{}", self.0.id());
+            let _ = std::process::Command::new("kill")
+                .args(["-s", "KILL", "--", &group])
+                .status();
+            let _ = self.0.wait();
+        }
     }
 }
