@@ -317,8 +317,8 @@ fn walk_the_user_path(dir: &Path, kubeconfig: &Path) {
         "left by a failed start:\n{configurations}\n{output}"
     );
 
-    // The generated README. "Run it on your machine", as written (`make install` restores the
-    // CRD, whose conversion the local manager wrote last: no conflict).
+    // The generated README. "Run it on your machine", as written (`make install` applies
+    // config/crd over the CRD deleted above; tests/local_webhooks.rs runs it beside `make run`).
     let on_machine = sh_blocks(&generated, "### Run it on your machine").concat();
     assert_eq!(
         on_machine,
