@@ -483,7 +483,15 @@ fn an_external_kind_records_its_scope_which_its_rbac_and_webhooks_follow() {
         "{}",
         hooks.stderr
     );
-    assert!(read(&dir, "src/webhooks/v1/gadget.rs").contains("or a `namespaceSelector`"));
+    assert!(read(&dir, "src/webhooks/v1/gadget.rs").contains("skips the manager's namespace"));
+    // The namespaced kind's webhook skips the manager's namespace; the cluster-scoped one's,
+    // which a namespaceSelector would not narrow, gets no such patch.
+    let patches = read(&dir, "config/webhook/kustomization.yaml");
+    assert!(
+        patches.contains("- name: mgadget-v1.kb.io\n      namespaceSelector:")
+            && !patches.contains("widget-v1.kb.io"),
+        "{patches}"
+    );
 
     // A re-run keeps the recorded scope; another one is refused (it is the cluster's), unless
     // --force.

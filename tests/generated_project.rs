@@ -186,11 +186,14 @@ impl LocalWebhooks for UserShell {
     }
 
     /// Asserts that no webhook points at a local manager any more (waiting up to `secs` for a
-    /// guard to finish).
+    /// guard to finish), and that the CRD converts as `make install` left it: through
+    /// config/crd's Service.
     fn wait_for_no_local_webhooks(&self, what: &str, secs: u64) {
         self.wait_for(what, secs, LOCAL_CONFIGURATIONS, |o| !o.contains("-local-"));
         self.wait_for(what, 30, CRONJOB_CONVERSION, |o| {
-            o.contains(r#""strategy":"None""#) && !o.contains("127.0.0.1")
+            o.contains(r#""strategy":"Webhook""#)
+                && o.contains("webhook-service")
+                && !o.contains("127.0.0.1")
         });
     }
 }
@@ -314,8 +317,8 @@ fn walk_the_user_path(dir: &Path, kubeconfig: &Path) {
         "left by a failed start:\n{configurations}\n{output}"
     );
 
-    // The generated README. "Run it on your machine", as written (`make install` restores the
-    // CRD, whose conversion the local manager wrote last: no conflict).
+    // The generated README. "Run it on your machine", as written (`make install` applies
+    // config/crd over the CRD deleted above; tests/local_webhooks.rs runs it beside `make run`).
     let on_machine = sh_blocks(&generated, "### Run it on your machine").concat();
     assert_eq!(
         on_machine,
@@ -330,10 +333,11 @@ fn walk_the_user_path(dir: &Path, kubeconfig: &Path) {
     shell.wait_for_local_webhooks(120);
     shell.run(&on_machine[2]);
     // SIGKILL to the whole job (make, cargo, the manager): its guard takes it all back, and
-    // nothing refuses the kind.
+    // no admission webhook refuses the kind (its hub needs no conversion; the spoke converts
+    // through config/crd's Service again, as `make install` left it, served by no Pod here).
     signal_job(&mut manager, "KILL");
     shell.wait_for_no_local_webhooks("the guard cleans up after a killed manager", 60);
-    shell.run("kubectl apply -k config/samples/");
+    shell.run("kubectl apply -f config/samples/batch_v1_cron_job.yaml");
 
     // "Uninstall", after `make install`, while `make run` runs: run as "Metrics" says for
     // local runs without security, whose metrics are then plain HTTP for anyone.

@@ -104,17 +104,20 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     if resource.owned_elsewhere() && (args.defaulting || args.programmatic_validation) {
         let (scope, narrow) = if ctx.namespace_selector {
             (
-                " (kube-system's and the manager's own too)",
-                "a namespaceSelector or objectSelector",
+                " (kube-system's too)".to_owned(),
+                format!(
+                    "config/webhook/kustomization.yaml makes them skip the manager's own namespace ({}-system, so that they never block the manager's own Deployment or Pods); narrow them further with a namespaceSelector or objectSelector",
+                    ctx.project.project_name
+                ),
             )
         } else {
             (
-                ", a cluster-scoped kind",
-                "an objectSelector (a namespaceSelector does not apply to cluster-scoped objects)",
+                ", a cluster-scoped kind".to_owned(),
+                "narrow them with an objectSelector (a namespaceSelector does not apply to cluster-scoped objects)".to_owned(),
             )
         };
         crate::errln!(
-            "warning: the webhooks of {} see every {} of the cluster{scope}, and with failurePolicy=fail they block them all while the manager is unreachable (a webhook on Pods can keep the manager's own Pod from starting): narrow them with {narrow}, as src/webhooks/{}/{}.rs says.",
+            "warning: the webhooks of {} see every {} of the cluster{scope}, and with failurePolicy=fail they block them all while the manager is unreachable: {narrow}, as src/webhooks/{}/{}.rs says.",
             resource.kind,
             resource.kind,
             resource.version,

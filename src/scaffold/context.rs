@@ -382,6 +382,11 @@ pub struct WebhookContext {
     /// ([`Resource::namespaced`]), or core/v1 Namespace (matched by its own labels). Of other
     /// cluster-scoped kinds, only an `objectSelector` does.
     pub namespace_selector: bool,
+    /// A defaulting webhook of a kind owned elsewhere that a `namespaceSelector` narrows: its
+    /// configuration skips the manager's namespace (config/webhook/kustomization.yaml).
+    pub exclude_namespace_defaulting: bool,
+    /// The same for a validating webhook.
+    pub exclude_namespace_validation: bool,
     /// The kind is namespaced: its test sample has a namespace.
     pub namespaced: bool,
     /// The kind's types were generated from its CRD (`create api --from-crd`): they derive
@@ -436,7 +441,11 @@ impl WebhookContext {
         admission_file: bool,
     ) -> WebhookContext {
         let admission = types.defaulting || types.validation;
+        let base = WebhookContext::base(project, r);
+        let exclude_namespace = base.owned_elsewhere && base.namespace_selector;
         WebhookContext {
+            exclude_namespace_defaulting: exclude_namespace && types.defaulting,
+            exclude_namespace_validation: exclude_namespace && types.validation,
             defaulting: types.defaulting,
             validation: types.validation,
             conversion: types.conversion,
@@ -447,7 +456,7 @@ impl WebhookContext {
             } else {
                 String::new()
             },
-            ..WebhookContext::base(project, r)
+            ..base
         }
     }
 
@@ -493,6 +502,8 @@ impl WebhookContext {
             owned_elsewhere: r.owned_elsewhere(),
             namespace_selector: r.namespaced()
                 || (r.api_group().is_empty() && r.kind == "Namespace"),
+            exclude_namespace_defaulting: false,
+            exclude_namespace_validation: false,
             namespaced: r.namespaced(),
             default_sample: r.from_crd.is_some(),
             mutate_path: path_of("mutate"),

@@ -344,3 +344,75 @@ fn create_webhook_still_works_in_a_project_made_before_the_metrics_certificate()
         "{policies}"
     );
 }
+
+/// Issue 31, friction 9: a webhook on a namespaced kind the project does not own (here a
+/// built-in one, Deployment, and Pods of the core group) skips the manager's namespace as
+/// deployed, by a patch of config/webhook/kustomization.yaml per webhook, written once; a
+/// project whose kustomization lacks the marker is refused, nothing written.
+#[test]
+fn webhooks_on_built_in_kinds_skip_the_managers_namespace() {
+    let tmp = init_project("skip-operator");
+    let dir = project_dir(&tmp, "skip-operator");
+    let line = "create webhook --group apps --version v1 --kind Deployment --defaulting --programmatic-validation";
+    ok(&dir, &words(line));
+    ok(
+        &dir,
+        &words("create webhook --group core --version v1 --kind Pod --programmatic-validation"),
+    );
+    ok(&dir, &words(line));
+    let docs = kustomize(&dir, "config/default");
+    let mut names = Vec::new();
+    for configuration in of_kind(&docs, "MutatingWebhookConfiguration")
+        .into_iter()
+        .chain(of_kind(&docs, "ValidatingWebhookConfiguration"))
+    {
+        for webhook in configuration["webhooks"].as_array().unwrap() {
+            let expression = &webhook["namespaceSelector"]["matchExpressions"][0];
+            assert_eq!(
+                expression,
+                &serde_json::json!({
+                    "key": "kubernetes.io/metadata.name",
+                    "operator": "NotIn",
+                    "values": ["skip-operator-system"],
+                }),
+                "{webhook:#}"
+            );
+            names.push(webhook["name"].as_str().unwrap().to_owned());
+        }
+    }
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "mdeployment-v1.kb.io",
+            "vdeployment-v1.kb.io",
+            "vpod-v1.kb.io"
+        ]
+    );
+    // The manager's Deployment is in that namespace.
+    let deployments = of_kind(&docs, "Deployment");
+    assert_eq!(
+        deployments[0]["metadata"]["namespace"],
+        "skip-operator-system"
+    );
+    // Written once: the re-run added nothing.
+    let patches = read(&dir, "config/webhook/kustomization.yaml");
+    assert_eq!(patches.matches("- name: vdeployment-v1.kb.io").count(), 1);
+
+    // A kustomization without the marker (a project made before): refused, nothing written.
+    let marker = "# +operator-rs:scaffold:webhookpatches\n";
+    std::fs::write(
+        dir.join("config/webhook/kustomization.yaml"),
+        patches.replace(marker, ""),
+    )
+    .unwrap();
+    let err = refused(
+        &dir,
+        "create webhook --group core --version v1 --kind ConfigMap --programmatic-validation",
+    );
+    assert!(
+        err.contains("+operator-rs:scaffold:webhookpatches")
+            && err.contains("- name: vconfigmap-v1.kb.io"),
+        "{err}"
+    );
+}

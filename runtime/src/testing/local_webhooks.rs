@@ -5,7 +5,8 @@
 //! rights its `config/rbac` rightly lacks (webhook configurations, CRDs). A test that runs the
 //! manager with exactly its RBAC does that part itself with [`LocalWebhooks::install`]: it
 //! makes a CA and a serving certificate for `127.0.0.1` (written to a folder, as cert-manager's
-//! Secret is mounted), applies copies of `config/webhook/manifests.yaml` named
+//! Secret is mounted), applies copies of `config/webhook/manifests.yaml` (with the patches of
+//! `config/webhook/kustomization.yaml`: selectors...) named
 //! `<operator>-e2e-<name>` and the conversion of every CRD that `config/crd` converts by
 //! webhook, all calling `https://127.0.0.1:<port>` ([`LocalWebhooks::prepare`], then
 //! [`LocalWebhooks::point_at`] once the manager serves); the manager only serves them, from
@@ -68,6 +69,12 @@ impl LocalWebhooks {
             Ok(yaml) => yaml,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(format!("reading {}", manifests.display()), e)),
+        };
+        // As deployed: with config/webhook's patches (selectors...), as `make run` copies them.
+        let kustomization = project.join(crate::webhook::local::WEBHOOK_KUSTOMIZATION);
+        let yaml = match kustomization.join("kustomization.yaml").is_file() {
+            true => kustomize(&kustomization)?,
+            false => yaml,
         };
         let crds = converted_crds(&project.join("config/crd"))?;
         let address = free_address()?;

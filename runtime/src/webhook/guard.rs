@@ -10,7 +10,10 @@
 //! it), and sends it the [`Plan`] of what it is about to write on its stdin. The guard waits
 //! for that pipe to close: the manager closes it after a clean shutdown with a final
 //! [`RELEASED`] line, and the kernel closes it whatever way the manager ends. Without that
-//! line, the guard removes everything in the plan (each step idempotent) and exits.
+//! line, the guard removes everything in the plan (each step idempotent) and exits. The plan
+//! may change while the manager runs (`make install` writes a CRD's conversion anew, which is
+//! what stopping the manager must restore): the manager sends each new plan as another line,
+//! and the last one counts.
 //!
 //! The operator's `main` needs nothing for this: [`Manager::new`](crate::manager::Manager::new)
 //! runs the guard when it finds [`GUARD_ENV`], before it binds any port.
@@ -19,8 +22,11 @@ use std::io::{Read as _, Write as _};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Duration;
 
+use std::collections::BTreeMap;
+
 use kube::Client;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::install::{self, InstallError};
 
@@ -42,15 +48,28 @@ pub struct Plan {
     pub crds: Vec<String>,
     /// The field manager of those writes.
     pub field_manager: String,
+    /// The `spec.conversion` each CRD of [`Plan::crds`] is given back when local mode ends:
+    /// the one installed in the cluster (`make install`'s, calling the Service) before the
+    /// manager pointed it at itself, or written since. A CRD not listed goes back to
+    /// `strategy: None` (it converted through no Service).
+    #[serde(default)]
+    pub restore: BTreeMap<String, Value>,
 }
 
 impl Plan {
-    /// Deletes the configurations and turns the CRDs' conversion webhook off; each step is
-    /// safe to run again, and on objects already gone.
+    /// Deletes the configurations and gives each CRD back its installed conversion
+    /// ([`Plan::restore`]), or turns its conversion webhook off; each step is safe to run
+    /// again, and on objects already gone.
     pub async fn remove(&self, client: &Client) -> Result<(), InstallError> {
         install::remove_identities(client, &self.configurations).await?;
         for crd in &self.crds {
-            install::clear_conversion(client, crd, &self.field_manager).await?;
+            match self.restore.get(crd) {
+                Some(conversion) => {
+                    install::restore_conversion(client, crd, conversion, &self.field_manager)
+                        .await?
+                }
+                None => install::clear_conversion(client, crd, &self.field_manager).await?,
+            }
         }
         Ok(())
     }
@@ -79,21 +98,27 @@ impl Guard {
             // stops the manager, which cleans up itself, and never the guard.
             .process_group(0)
             .spawn()?;
-        let mut stdin = child.stdin.take().expect("stdin is piped");
-        let mut line = serde_json::to_string(plan).expect("a plan serializes");
-        line.push('\n');
-        if let Err(err) = stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| stdin.flush())
-        {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(err);
-        }
-        Ok(Self {
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let mut guard = Self {
             child,
             stdin: Some(stdin),
-        })
+        };
+        if let Err(err) = guard.update(plan) {
+            let _ = guard.child.kill();
+            let _ = guard.child.wait();
+            guard.stdin.take();
+            return Err(err);
+        }
+        Ok(guard)
+    }
+
+    /// Hands the guard `plan` in place of the one it had.
+    pub fn update(&mut self, plan: &Plan) -> std::io::Result<()> {
+        let mut line = serde_json::to_string(plan).expect("a plan serializes");
+        line.push('\n');
+        let stdin = (self.stdin.as_mut()).ok_or_else(|| std::io::Error::other("guard released"))?;
+        stdin.write_all(line.as_bytes())?;
+        stdin.flush()
     }
 
     /// Tells the guard that the manager removed everything itself, and waits for it to exit.
@@ -126,9 +151,7 @@ pub async fn run(client: Client) -> ! {
     })
     .await
     .unwrap_or_default();
-    let mut lines = input.lines();
-    let plan: Option<Plan> = lines.next().and_then(|l| serde_json::from_str(l).ok());
-    let released = lines.any(|l| l == RELEASED);
+    let (plan, released) = read_plans(&input);
     let code = match (plan, released) {
         (_, true) => 0,
         (None, false) => {
@@ -145,6 +168,12 @@ pub async fn run(client: Client) -> ! {
         }
     };
     std::process::exit(code)
+}
+
+/// The last plan of the guard's input, and whether the manager said [`RELEASED`].
+fn read_plans(input: &str) -> (Option<Plan>, bool) {
+    let plan = (input.lines().rev()).find_map(|l| serde_json::from_str::<Plan>(l).ok());
+    (plan, input.lines().any(|l| l == RELEASED))
 }
 
 /// Removes `plan`, retrying until [`CLEANUP_DEADLINE`]; the exit status.
@@ -198,9 +227,35 @@ mod tests {
             )],
             crds: vec!["cronjobs.batch.example.com".into()],
             field_manager: "op-local-webhooks".into(),
+            restore: BTreeMap::new(),
         };
         let line = serde_json::to_string(&plan).unwrap();
         assert!(!line.contains('\n'));
         assert_eq!(serde_json::from_str::<Plan>(&line).unwrap(), plan);
+    }
+
+    #[test]
+    fn the_last_plan_counts() {
+        let first = Plan {
+            crds: vec!["cronjobs.batch.example.com".into()],
+            ..Plan::default()
+        };
+        let mut second = first.clone();
+        let service = serde_json::json!({"strategy": "Webhook"});
+        second
+            .restore
+            .insert("cronjobs.batch.example.com".into(), service);
+        let lines = |plans: &[&Plan]| {
+            (plans.iter())
+                .map(|p| serde_json::to_string(p).unwrap() + "\n")
+                .collect::<String>()
+        };
+        assert_eq!(
+            read_plans(&lines(&[&first, &second])),
+            (Some(second.clone()), false)
+        );
+        let released = lines(&[&first]) + RELEASED + "\n";
+        assert_eq!(read_plans(&released), (Some(first), true));
+        assert_eq!(read_plans(""), (None, false));
     }
 }

@@ -4,7 +4,8 @@
 //! - [`local_configurations`] and [`apply`]: `--webhook-local-url` creates its own copies of
 //!   the configurations (named `<operator>-local-<name>`) pointing at a URL, and removes them
 //!   on a clean shutdown ([`remove`]).
-//! - [`set_conversion`] and [`clear_conversion`]: a CRD's conversion webhook.
+//! - [`set_conversion`], [`restore_conversion`] and [`clear_conversion`]: a CRD's conversion
+//!   webhook; [`conversion`] reads it.
 //! - [`inject_ca_bundle`]: self-managed certificates keep the `caBundle` of every
 //!   configuration and CRD that calls the operator's Service current, as cert-manager's CA
 //!   injector does for kubebuilder projects.
@@ -163,20 +164,70 @@ pub async fn set_conversion(
     client_config: Value,
     field_manager: &str,
 ) -> Result<(), InstallError> {
+    let conversion = webhook_conversion(client_config, json!(["v1"]));
+    patch_conversion(client, crd_name, conversion, field_manager).await
+}
+
+/// `spec.conversion` calling `client_config`, as a merge patch: the keys of a
+/// `WebhookClientConfig` it lacks are `null`, so none another writer set is left beside it.
+fn webhook_conversion(client_config: Value, review_versions: Value) -> Value {
     let mut client_config = client_config;
     for other in ["url", "service", "caBundle"] {
         if client_config.get(other).is_none() {
             client_config[other] = Value::Null;
         }
     }
-    let conversion = json!({
+    json!({
         "strategy": "Webhook",
         "webhook": {
             "clientConfig": client_config,
-            "conversionReviewVersions": ["v1"],
+            "conversionReviewVersions": review_versions,
         },
-    });
-    patch_conversion(client, crd_name, conversion, field_manager).await
+    })
+}
+
+/// Gives the CRD `crd_name` back `conversion` (a `spec.conversion` read with [`conversion`]
+/// before local mode changed it), written as `field_manager`. A CRD already gone is fine.
+pub(crate) async fn restore_conversion(
+    client: &Client,
+    crd_name: &str,
+    conversion: &Value,
+    field_manager: &str,
+) -> Result<(), InstallError> {
+    let webhook = &conversion["webhook"];
+    let versions = match &webhook["conversionReviewVersions"] {
+        Value::Array(versions) if !versions.is_empty() => Value::Array(versions.clone()),
+        _ => json!(["v1"]),
+    };
+    let conversion = match conversion["strategy"].as_str() {
+        Some("Webhook") => webhook_conversion(webhook["clientConfig"].clone(), versions),
+        _ => json!({ "strategy": "None", "webhook": null }),
+    };
+    ignore_not_found(patch_conversion(client, crd_name, conversion, field_manager).await)
+}
+
+/// The `spec.conversion` of the CRD `crd_name` as the cluster holds it (`None` when the CRD
+/// does not exist).
+pub(crate) async fn conversion(
+    client: &Client,
+    crd_name: &str,
+) -> Result<Option<Value>, InstallError> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let crd = api
+        .get_opt(crd_name)
+        .await
+        .map_err(kube_error(format!("reading CRD {crd_name}")))?;
+    Ok(crd.map(|crd| serde_json::to_value(crd.spec.conversion).expect("a conversion serializes")))
+}
+
+fn ignore_not_found(result: Result<(), InstallError>) -> Result<(), InstallError> {
+    match result {
+        Err(InstallError::Kube {
+            source: kube::Error::Api(status),
+            ..
+        }) if status.is_not_found() => Ok(()),
+        other => other,
+    }
 }
 
 /// Puts the CRD `crd_name` back to `strategy: None` (no conversion webhook, and no client
@@ -187,13 +238,7 @@ pub async fn clear_conversion(
     field_manager: &str,
 ) -> Result<(), InstallError> {
     let conversion = json!({ "strategy": "None", "webhook": null });
-    match patch_conversion(client, crd_name, conversion, field_manager).await {
-        Err(InstallError::Kube {
-            source: kube::Error::Api(status),
-            ..
-        }) if status.is_not_found() => Ok(()),
-        other => other,
-    }
+    ignore_not_found(patch_conversion(client, crd_name, conversion, field_manager).await)
 }
 
 async fn patch_conversion(

@@ -3,16 +3,28 @@
 //!
 //! The manager makes a CA and a serving certificate for `<host>`, serves on `<port>`, and
 //! server-side applies copies of its webhook configurations (named `<operator>-local-<name>`)
-//! and the conversion of its CRDs with `url` and `caBundle` pointing at itself. A clean
-//! shutdown deletes those configurations and puts the CRDs back to `strategy: None`; so does
-//! a failed start, and, when the manager dies without a word, its guard process.
+//! and the conversion of its CRDs with `url` and `caBundle` pointing at itself. While it runs,
+//! it keeps them so: a `make install` meanwhile writes config/crd's conversion (the Service)
+//! back, which the manager records as the installed one and points at itself again within
+//! [`REASSERT_INTERVAL`]. A clean shutdown deletes those configurations and gives each CRD
+//! back its installed conversion (`strategy: None` for a CRD that had none); so does a failed
+//! start, and, when the manager dies without a word, its guard process.
+//!
+//! The configurations are those the cluster gets when the operator is deployed: run in its
+//! project's folder (`make run`, `cargo run`), the manager renders `config/webhook` with
+//! `kubectl kustomize` ([`WEBHOOK_KUSTOMIZATION`]), so each webhook carries the rules,
+//! selectors, failure policy, side effects, timeout, match policy and match conditions of
+//! `config/webhook/manifests.yaml` with the kustomization's patches; elsewhere, the
+//! `manifests.yaml` the binary embeds.
 
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kube::Client;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::certs::{CertificateAuthority, CertsError};
 use super::guard::{Guard, Plan};
@@ -22,6 +34,14 @@ use super::{CONVERSION_PATH, Endpoint, Webhooks};
 
 /// How long the local CA and certificate are valid: a development session.
 const VALIDITY: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// How often the manager checks that its CRDs still convert through it.
+pub const REASSERT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// How many checks in a row a CRD must be seen without a conversion webhook before the
+/// manager takes that as installed: `make install` turns it off for a moment before it applies
+/// config/crd's (an API server keeps no `url` beside a `service`).
+const NONE_SEEN_BEFORE_REASSERT: u32 = 3;
 
 /// Why local mode could not start.
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +69,56 @@ pub enum LocalError {
     /// The guard process could not be started.
     #[error("starting the local webhook guard (this binary, again): {0}")]
     Guard(#[source] std::io::Error),
+    /// `kubectl kustomize config/webhook` failed.
+    #[error(
+        "`kubectl kustomize {dir}` (the webhook configurations as deployed, which local mode \
+         copies): {message}"
+    )]
+    Kustomize {
+        /// The folder rendered.
+        dir: String,
+        /// kubectl's message.
+        message: String,
+    },
+}
+
+/// The kustomization whose webhook configurations local mode copies, relative to the folder
+/// the manager runs in (its project's).
+pub const WEBHOOK_KUSTOMIZATION: &str = "config/webhook";
+
+/// The webhook configurations as deployed: `kubectl kustomize config/webhook` when the
+/// manager runs in a folder that has one, else `embedded` (`config/webhook/manifests.yaml` as
+/// the binary was built with).
+fn deployed_configurations(embedded: &str) -> Result<String, LocalError> {
+    let dir = Path::new(WEBHOOK_KUSTOMIZATION);
+    if !dir.join("kustomization.yaml").is_file() {
+        return Ok(embedded.to_owned());
+    }
+    kustomize(dir).map_err(|message| LocalError::Kustomize {
+        dir: dir.display().to_string(),
+        message,
+    })
+}
+
+/// Renders the kustomize folder `dir` with `kubectl kustomize`: its output, or why not.
+pub(crate) fn kustomize(dir: &Path) -> Result<String, String> {
+    let output = std::process::Command::new("kubectl")
+        .arg("kustomize")
+        .arg(dir)
+        .output()
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                "kubectl is not on PATH; install it (`apt-get install kubectl`, or see \
+                 https://kubernetes.io/docs/tasks/tools/)"
+                    .to_owned()
+            } else {
+                e.to_string()
+            }
+        })?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).trim().to_owned());
+    }
+    String::from_utf8(output.stdout).map_err(|e| format!("the output is not UTF-8: {e}"))
 }
 
 /// A parsed `--webhook-local-url`.
@@ -110,6 +180,13 @@ impl LocalUrl {
 /// if this process dies first.
 #[derive(Debug)]
 pub struct LocalInstall {
+    state: Arc<Mutex<State>>,
+    reasserting: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// What to take back, and the guard told so.
+#[derive(Debug)]
+struct State {
     plan: Plan,
     guard: Option<Guard>,
 }
@@ -127,6 +204,41 @@ pub async fn install(
     store: &CertStore,
 ) -> Result<LocalInstall, LocalError> {
     install_guarded(client, operator, webhooks, url, store, false).await
+}
+
+impl State {
+    /// Records `conversion` (or none: `strategy: None`) as what `crd` goes back to, and tells
+    /// the guard.
+    fn record(&mut self, crd: &str, conversion: Option<Value>) {
+        let changed = match conversion {
+            Some(conversion) => {
+                self.plan.restore.insert(crd.to_owned(), conversion.clone()) != Some(conversion)
+            }
+            None => self.plan.restore.remove(crd).is_some(),
+        };
+        if let (true, Some(guard)) = (changed, self.guard.as_mut())
+            && let Err(err) = guard.update(&self.plan)
+        {
+            tracing::warn!(error = %err, "telling the local webhook guard the installed conversion");
+        }
+    }
+}
+
+/// The conversion to give back when local mode ends, of a CRD's `spec.conversion` as read:
+/// a webhook called through a Service (config/crd's, as `make install` writes it); none for
+/// `strategy: None` or a `url` (a local manager's, which would dangle once it stops).
+fn installed_conversion(conversion: &Value) -> Option<Value> {
+    let service = &conversion["webhook"]["clientConfig"]["service"];
+    (conversion["strategy"] == "Webhook" && service.is_object()).then(|| conversion.clone())
+}
+
+/// Whether `conversion` calls `client_config`, the local one, and nothing else.
+fn points_at(conversion: &Value, client_config: &Value) -> bool {
+    let live = &conversion["webhook"]["clientConfig"];
+    conversion["strategy"] == "Webhook"
+        && live["url"] == client_config["url"]
+        && live["caBundle"] == client_config["caBundle"]
+        && live["service"].is_null()
 }
 
 /// Makes a CA and a certificate for `url`'s host, loads them into `store`, and points the
@@ -153,7 +265,7 @@ pub(crate) async fn install_guarded(
     )?;
     let field_manager = format!("{operator}-local-webhooks");
     let configurations = install::local_configurations(
-        webhooks.configurations(),
+        &deployed_configurations(webhooks.configurations())?,
         &format!("{operator}-local-"),
         &url.base,
         &ca.cert_pem,
@@ -166,30 +278,39 @@ pub(crate) async fn install_guarded(
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
+    // What each CRD converts through now (`make install`'s Service), to give it back.
+    let mut restore = std::collections::BTreeMap::new();
+    for crd in &crds {
+        if let Some(conversion) = install::conversion(client, crd).await?
+            && let Some(installed) = installed_conversion(&conversion)
+        {
+            restore.insert(crd.clone(), installed);
+        }
+    }
     let plan = Plan {
         configurations: install::identities(&configurations),
         crds,
         field_manager,
+        restore,
     };
     let guard = match guarded {
         true => Some(Guard::spawn(&plan).map_err(LocalError::Guard)?),
         false => None,
     };
-    let installed = LocalInstall { plan, guard };
+    let mut installed = LocalInstall {
+        state: Arc::new(Mutex::new(State { plan, guard })),
+        reasserting: None,
+    };
+    let plan = installed.plan();
     let client_config = json!({
         "url": format!("{}{CONVERSION_PATH}", url.base),
         "caBundle": ca_bundle(&ca.cert_pem),
     });
     let written = async {
-        install::apply(client, &configurations, &installed.plan.field_manager).await?;
-        for crd in &installed.plan.crds {
-            install::set_conversion(
-                client,
-                crd,
-                client_config.clone(),
-                &installed.plan.field_manager,
-            )
-            .await?;
+        install::apply(client, &configurations, &plan.field_manager).await?;
+        for crd in &plan.crds {
+            install::set_conversion(client, crd, client_config.clone(), &plan.field_manager)
+                .await?;
         }
         Ok::<_, InstallError>(())
     }
@@ -200,21 +321,100 @@ pub(crate) async fn install_guarded(
         }
         return Err(err.into());
     }
+    if !plan.crds.is_empty() {
+        installed.reasserting = Some(tokio::spawn(reassert(
+            client.clone(),
+            installed.state.clone(),
+            client_config,
+        )));
+    }
     tracing::info!(
         url = %url.base,
         configurations = configurations.len(),
-        crds = installed.plan.crds.len(),
+        crds = plan.crds.len(),
         "webhooks point at this manager"
     );
     Ok(installed)
 }
 
+/// Keeps the CRDs of the plan converting through `client_config` while local mode runs: a
+/// conversion written by someone else (`make install`) is recorded as the one to give back,
+/// and replaced by the local one again.
+async fn reassert(client: Client, state: Arc<Mutex<State>>, client_config: Value) {
+    let (crds, field_manager) = {
+        let state = state.lock().unwrap_or_else(|e| e.into_inner());
+        (state.plan.crds.clone(), state.plan.field_manager.clone())
+    };
+    let mut none_seen = vec![0u32; crds.len()];
+    let mut tick = tokio::time::interval(REASSERT_INTERVAL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        for (crd, none_seen) in crds.iter().zip(&mut none_seen) {
+            let live = match install::conversion(&client, crd).await {
+                Ok(Some(live)) => live,
+                // Uninstalled (`make uninstall`): nothing converts; a CRD installed again is
+                // seen at a later check.
+                Ok(None) => continue,
+                Err(err) => {
+                    tracing::warn!(error = %err, "checking the local conversion");
+                    continue;
+                }
+            };
+            if points_at(&live, &client_config) {
+                *none_seen = 0;
+                continue;
+            }
+            let installed = installed_conversion(&live);
+            if installed.is_none() && live["webhook"]["clientConfig"]["url"].is_null() {
+                *none_seen += 1;
+                if *none_seen < NONE_SEEN_BEFORE_REASSERT {
+                    continue;
+                }
+            }
+            *none_seen = 0;
+            let from_service = installed.is_some();
+            if installed.is_some() || live["strategy"] != "Webhook" {
+                let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+                state.record(crd, installed);
+            }
+            match install::set_conversion(&client, crd, client_config.clone(), &field_manager).await
+            {
+                Ok(()) => tracing::info!(
+                    crd,
+                    from_service,
+                    "the CRD's conversion was written by another (make install?): it points at this manager again"
+                ),
+                Err(err) => {
+                    tracing::warn!(error = %err, crd, "pointing the conversion at this manager again")
+                }
+            }
+        }
+    }
+}
+
 impl LocalInstall {
-    /// Deletes the configurations and turns the CRDs' conversion webhook off; then the guard,
-    /// if any, exits without doing anything.
+    /// What local mode wrote and gives back, as it stands.
+    fn plan(&self) -> Plan {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.plan.clone()
+    }
+
+    /// Deletes the configurations and gives the CRDs back their installed conversion (or
+    /// turns their conversion webhook off); then the guard, if any, exits without doing
+    /// anything.
     pub async fn uninstall(mut self, client: &Client) -> Result<(), LocalError> {
-        self.plan.remove(client).await?;
-        if let Some(guard) = self.guard.take() {
+        if let Some(task) = self.reasserting.take() {
+            task.abort();
+            let _ = task.await;
+        }
+        self.plan().remove(client).await?;
+        let guard = {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            state.guard.take()
+        };
+        if let Some(guard) = guard {
             guard.release();
         }
         tracing::info!("local webhook configurations removed");
@@ -222,9 +422,40 @@ impl LocalInstall {
     }
 }
 
+impl Drop for LocalInstall {
+    fn drop(&mut self) {
+        if let Some(task) = self.reasserting.take() {
+            task.abort();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_service_conversion_is_given_back() {
+        let service = json!({
+            "strategy": "Webhook",
+            "webhook": {
+                "clientConfig": {"service": {"name": "webhook-service", "namespace": "system", "path": "/convert"}},
+                "conversionReviewVersions": ["v1"],
+            },
+        });
+        assert_eq!(installed_conversion(&service), Some(service.clone()));
+        let local = json!({
+            "strategy": "Webhook",
+            "webhook": {"clientConfig": {"url": "https://127.0.0.1:9443/convert", "caBundle": "Y2E="}},
+        });
+        assert_eq!(installed_conversion(&local), None);
+        assert_eq!(installed_conversion(&json!({"strategy": "None"})), None);
+        let ours = json!({"url": "https://127.0.0.1:9443/convert", "caBundle": "Y2E="});
+        assert!(points_at(&local, &ours));
+        assert!(!points_at(&service, &ours));
+        let other_ca = json!({"url": "https://127.0.0.1:9443/convert", "caBundle": "b3RoZXI="});
+        assert!(!points_at(&local, &other_ca));
+    }
 
     #[test]
     fn urls_parse_and_explain_their_faults() {

@@ -409,30 +409,9 @@ impl Envtest {
 /// # Ok::<(), operator_rs_runtime::testing::envtest::Error>(())
 /// ```
 pub fn kustomize(dir: &Path) -> Result<String> {
-    let command = format!("kubectl kustomize {}", dir.display());
-    let output = std::process::Command::new("kubectl")
-        .arg("kustomize")
-        .arg(dir)
-        .output()
-        .map_err(|e| Error::Command {
-            command: command.clone(),
-            message: if e.kind() == std::io::ErrorKind::NotFound {
-                "kubectl is not on PATH; install it (`apt-get install kubectl`, or see \
-                 https://kubernetes.io/docs/tasks/tools/)"
-                    .into()
-            } else {
-                e.to_string()
-            },
-        })?;
-    if !output.status.success() {
-        return Err(Error::Command {
-            command,
-            message: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
-        });
-    }
-    String::from_utf8(output.stdout).map_err(|e| Error::Command {
-        command,
-        message: format!("the output is not UTF-8: {e}"),
+    crate::webhook::local::kustomize(dir).map_err(|message| Error::Command {
+        command: format!("kubectl kustomize {}", dir.display()),
+        message,
     })
 }
 
