@@ -965,3 +965,69 @@ fn edit_api_names_a_version_a_macro_defines() {
         );
     }
 }
+
+/// A default value holding a field that serde serializes and a schemars-only attribute keeps
+/// out of the schema (or names otherwise): schemars makes the default with serde, so the CRD's
+/// default would name a property its schema does not have, which kube-apiserver refuses (`must
+/// not have unknown fields`). Refused at the schemars attribute; serde's own attributes, which
+/// both views share, are accepted with a default that matches the schema.
+#[test]
+fn defaults_holding_a_field_the_schema_does_not_have_are_refused() {
+    let tmp = project_with_kind("prunedef-op");
+    let dir = project_dir(&tmp, "prunedef-op");
+    let original = read(&dir, KIND_FILE);
+    let field = "#[serde(default, skip_serializing_if = \"Option::is_none\")]\n    pub foo: Option<String>,";
+    let with = |attr: &str| {
+        format!(
+            "#[serde(default = \"default_inner\")]\n    pub inner: Inner,\n}}\n\
+             fn default_inner() -> Inner {{\n    Inner {{ a: 1, cache: 5 }}\n}}\n\
+             #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]\n\
+             pub struct Inner {{\n    pub a: i32,\n    {attr}\n    pub cache: i32,"
+        )
+    };
+    for (attr, how) in [
+        (
+            "#[schemars(skip)]",
+            "serde serializes `cache`, which a `#[schemars(..)]` skip prunes from the schema",
+        ),
+        (
+            "#[schemars(skip_serializing, skip_deserializing)]",
+            "serde serializes `cache`, which a `#[schemars(..)]` skip prunes from the schema",
+        ),
+        (
+            "#[schemars(rename = \"other\")]",
+            "serde serializes `cache` as `cache`, which `#[schemars(rename = \"other\")]` names `other` in the schema",
+        ),
+    ] {
+        let text = original.replacen(field, &with(attr), 1);
+        std::fs::write(dir.join(KIND_FILE), &text).unwrap();
+        let r = refused(
+            &dir,
+            &["generate", "crds"],
+            &[
+                "kube-apiserver would refuse the CRD: a default value of `Inner` holds a field its schema does not have",
+                how,
+                "must not have unknown fields",
+                "`#[serde(skip)]`",
+            ],
+        );
+        let line = text.lines().position(|l| l.trim() == attr).unwrap() + 1;
+        assert!(
+            r.stderr.starts_with(&format!("error: {KIND_FILE}:{line}:")),
+            "{attr}: not at line {line}: {}",
+            r.stderr
+        );
+    }
+    // serde's own skip: neither serde nor the schema has the field; the default is `{a: 1}`.
+    std::fs::write(
+        dir.join(KIND_FILE),
+        original.replacen(field, &with("#[serde(skip)]"), 1),
+    )
+    .unwrap();
+    ok(&dir, &["generate", "crds"]);
+    let crd = read(&dir, "config/crd/bases/cache.example.com_memcacheds.yaml");
+    let crd: serde_json::Value = serde_saphyr::from_str(&crd).unwrap();
+    let inner = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+        ["inner"];
+    assert_eq!(inner["default"], serde_json::json!({"a": 1}), "{inner}");
+}

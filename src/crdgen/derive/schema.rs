@@ -190,6 +190,10 @@ pub(crate) struct FieldInfo {
     pub skip_ser: bool,
     pub skip_de: bool,
     pub skip_ser_if: Option<String>,
+    /// Where a schemars-only attribute (`#[schemars(skip)]`, `#[schemars(rename = ..)]`, ...)
+    /// makes the schema's view of this field differ from what serde serializes, and how: a
+    /// default value holding the field would name a property the schema does not have.
+    pub schema_only: Option<(Pos, String)>,
     pub default: SerdeDefault,
     /// Where its `#[serde(default ..)]` is (a refused default points there).
     pub default_at: Option<Pos>,
@@ -571,6 +575,60 @@ fn relocate(e: CrdgenError, krate: &Crate, m: ModId, span: Pos) -> CrdgenError {
     }
 }
 
+/// How the schema's view of a field (serde's attributes as schemars overrides them) differs from
+/// what serde itself serializes, and where the schemars attribute that makes it so is: `None`
+/// when the two agree. schemars makes a default's value with `serde_json::to_value`, which knows
+/// only serde's attributes.
+fn schema_only_view(
+    krate: &Crate,
+    m: ModId,
+    place: &PlaceAttrs,
+    (merged, pruned): (&attrs::Merged<'_>, bool),
+    ident: &str,
+    rule: RenameRule,
+) -> Result<Option<(Pos, String)>, CrdgenError> {
+    let Ok(serde_items) = place.serde.as_ref() else {
+        return Ok(None);
+    };
+    let serde: Vec<&MetaItem> = serde_items.iter().collect();
+    let at = |names: &[&str]| {
+        (merged.schemars.iter())
+            .find(|i| names.contains(&i.name.as_str()))
+            .map(|i| i.pos)
+    };
+    let serde_skips = ["skip", "skip_serializing"]
+        .iter()
+        .any(|n| serde_flag(&serde, n).is_some());
+    if pruned && !serde_skips {
+        if let Some(pos) = at(&["skip", "skip_serializing", "skip_deserializing"]) {
+            return Ok(Some((
+                pos,
+                format!(
+                    "serde serializes `{ident}`, which a `#[schemars(..)]` skip prunes from the schema"
+                ),
+            )));
+        }
+    }
+    if pruned {
+        return Ok(None);
+    }
+    let name = |items: &[&MetaItem]| -> Result<String, CrdgenError> {
+        Ok(rename(items, krate, m)?
+            .0
+            .unwrap_or_else(|| rule.apply_to_field(ident)))
+    };
+    let (schema_name, serde_name) = (name(&merged.serde)?, name(&serde)?);
+    match at(&["rename"]) {
+        Some(pos) if schema_name != serde_name => Ok(Some((
+            pos,
+            format!(
+                "serde serializes `{ident}` as `{serde_name}`, which `#[schemars(rename = {schema_name:?})]` names `{schema_name}` in the schema"
+            ),
+        ))),
+        _ => Ok(None),
+    }
+}
+
 fn serde_flag(items: &[&MetaItem], name: &str) -> Option<Pos> {
     items.iter().find(|i| i.name == name).map(|i| i.pos)
 }
@@ -839,6 +897,8 @@ fn field_info(
         .as_ref()
         .map(|i| i.span())
         .unwrap_or_else(|| f.ty.span());
+    let pruned = skip_ser && skip_de;
+    let schema_only = schema_only_view(krate, m, place, (&merged, pruned), &ident, rule.0)?;
     let needs_schema = !(skip_ser && skip_de);
     let ty = if needs_schema || !skip_ser {
         krate.resolve_type(m, &f.ty, Some(d))?
@@ -907,6 +967,7 @@ fn field_info(
         skip_ser,
         skip_de,
         skip_ser_if,
+        schema_only,
         default,
         default_at: serde_flag(&merged.serde, "default"),
         flatten: serde_flag(&merged.serde, "flatten").is_some(),

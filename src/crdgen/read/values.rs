@@ -234,6 +234,16 @@ impl<'a> Eval<'a> {
         }
         let mut obj = Map::new();
         for (v, f) in members.into_iter().zip(fields) {
+            if let Some((pos, how)) = &f.schema_only {
+                return Err(CrdgenError::Refused {
+                    loc: self.krate.def_loc(info.def, *pos),
+                    what: format!(
+                        "a default value of `{}` holds a field its schema does not have ({how}): must not have unknown fields",
+                        info.ident
+                    ),
+                    fix: "give serde and the schema the same view of the field (`#[serde(skip)]` or `#[serde(rename = ..)]` instead of the `#[schemars(..)]` one), or no default that holds it".into(),
+                });
+            }
             if f.skip_ser {
                 continue;
             }
