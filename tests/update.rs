@@ -364,6 +364,16 @@ fn update_from(commit: &str, edit_api: bool, literal: bool) {
 
     let (update_ok, updated) = update("operator-rs update");
     assert!(update_ok, "update failed:\n{updated}");
+    if literal.is_some() {
+        // Without --no-check: the merged project is built, then linted as `make lint` does.
+        for step in ["cargo check --all-targets", "cargo clippy --all-targets"] {
+            assert!(
+                updated.contains(&format!("Running `{step}")),
+                "{step} not run:\n{updated}"
+            );
+        }
+        assert!(updated.contains("passed."), "{updated}");
+    }
 
     // The expectation: this operator-rs's scaffold of the same commands, with the same edits.
     let commands = recorded_commands(&dir);
