@@ -345,11 +345,8 @@ pub fn stamp(root: &Path, project: &mut Project) {
     }
     let made = (|| -> Result<String> {
         let binary = std::env::current_exe().context("finding this operator-rs binary")?;
-        let scratch = tempfile::Builder::new()
-            .prefix("operator-rs-scaffold-")
-            .tempdir()
-            .context("making a temporary folder")?;
-        digest_with(&binary, root, project, scratch.path())
+        let scratch = Scratch::new(root)?;
+        digest_with(&binary, root, project, &scratch.dir)
     })();
     match made {
         Ok(digest) => {
@@ -361,6 +358,40 @@ pub fn stamp(root: &Path, project: &mut Project) {
             "warning: PROJECT records no digest of the scaffold (the replay of its commands failed: {}); `operator-rs update` will prove its ancestor by the vendored runtime only",
             crate::output::error_text(&e)
         ),
+    }
+}
+
+/// The folder a scaffolding command replays the project's commands in: `target/` of the project
+/// (which its `.gitignore` leaves out), not the temporary folder, so that a command killed
+/// part-way (SIGKILL included) leaves nothing there; the next command clears it first. Removed
+/// on drop, with `target/` when the scratch made it.
+struct Scratch {
+    dir: PathBuf,
+    made_target: Option<PathBuf>,
+}
+
+impl Scratch {
+    fn new(root: &Path) -> Result<Self> {
+        let target = root.join("target");
+        let made_target = (!target.exists()).then(|| target.clone());
+        let dir = target.join(".operator-rs-scaffold");
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).with_context(|| {
+                format!("removing {}, left by an earlier command", dir.display())
+            })?;
+        }
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(Scratch { dir, made_target })
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+        if let Some(target) = &self.made_target {
+            // Only when empty: a build may have started in it meanwhile.
+            let _ = std::fs::remove_dir(target);
+        }
     }
 }
 
