@@ -335,6 +335,8 @@ pub fn stamp(root: &Path, project: &mut Project) {
         return;
     }
     let year = recorded_year(root, project);
+    // PROJECT as it is on disk: the record before this command.
+    let before = Project::load(root).ok();
     project.scaffold = Some(ScaffoldRecord {
         fingerprint: release::scaffold_fingerprint().to_string(),
         digest: String::new(),
@@ -346,7 +348,7 @@ pub fn stamp(root: &Path, project: &mut Project) {
     let made = (|| -> Result<String> {
         let binary = std::env::current_exe().context("finding this operator-rs binary")?;
         let scratch = Scratch::new(root)?;
-        digest_with(&binary, root, project, &scratch.dir)
+        digest_continuing(&binary, root, project, before.as_ref(), &scratch.dir)
     })();
     match made {
         Ok(digest) => {
@@ -359,6 +361,146 @@ pub fn stamp(root: &Path, project: &mut Project) {
             crate::output::error_text(&e)
         ),
     }
+}
+
+/// Where operator-rs keeps what it builds or computes once (old binaries `update` builds, the
+/// pristine trees of [`stamp`]): `$OPERATOR_RS_CACHE`, else the user's cache folder.
+pub fn cache_dir() -> Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("OPERATOR_RS_CACHE") {
+        return Ok(PathBuf::from(dir));
+    }
+    let base = match std::env::var_os("XDG_CACHE_HOME") {
+        Some(d) => PathBuf::from(d),
+        None => match std::env::var_os("HOME") {
+            Some(h) => Path::new(&h).join(".cache"),
+            None => bail!("no cache folder: set OPERATOR_RS_CACHE or HOME, or pass --from-binary"),
+        },
+    };
+    Ok(base.join("operator-rs"))
+}
+
+/// The pristine trees of earlier records, by digest: a scaffolding command that appends one
+/// command to a project whose record is this scaffold's replays only that command, onto the tree
+/// the record's digest names (checked against it), instead of every command again. Entries are
+/// written whole (a folder renamed into place), the oldest dropped past [`PRISTINE_KEPT`]; any
+/// problem with the cache means a full replay, never a wrong digest.
+mod pristine {
+    use super::*;
+
+    /// How many trees the cache keeps.
+    pub const PRISTINE_KEPT: usize = 64;
+
+    fn dir() -> Result<PathBuf> {
+        Ok(cache_dir()?.join("pristine"))
+    }
+
+    /// The tree of `digest`, if the cache has it whole.
+    pub fn get(digest: &str) -> Option<Files> {
+        let hex = digest.strip_prefix("sha256:")?;
+        let entry = dir().ok()?.join(hex);
+        let mut files = Files::new();
+        read_tree(&entry, Path::new(""), &mut files).ok()?;
+        (super::digest(&files) == digest).then_some(files)
+    }
+
+    /// Keep `files` (whose digest is `digest`); best effort.
+    pub fn put(digest: &str, files: &Files) {
+        let _ = (|| -> Result<()> {
+            let hex = digest.strip_prefix("sha256:").context("no sha256 digest")?;
+            let base = dir()?;
+            let entry = base.join(hex);
+            if entry.is_dir() {
+                return Ok(());
+            }
+            std::fs::create_dir_all(&base)?;
+            let staging = tempfile::Builder::new()
+                .prefix(".staging-")
+                .tempdir_in(&base)?;
+            write_tree(staging.path(), files)?;
+            // Another process may have put it first: then theirs stays.
+            let _ = std::fs::rename(staging.keep(), &entry);
+            prune(&base);
+            Ok(())
+        })();
+    }
+
+    fn prune(base: &Path) {
+        let Ok(entries) = std::fs::read_dir(base) else {
+            return;
+        };
+        let mut kept: Vec<(std::time::SystemTime, PathBuf)> = entries
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .collect();
+        if kept.len() <= PRISTINE_KEPT {
+            return;
+        }
+        kept.sort();
+        for (_, path) in &kept[..kept.len() - PRISTINE_KEPT] {
+            let _ = std::fs::remove_dir_all(path);
+        }
+    }
+
+    /// Write `files` under `dir`.
+    pub fn write_tree(dir: &Path, files: &Files) -> Result<()> {
+        for (path, bytes) in files {
+            let to = dir.join(path);
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(&to, bytes).with_context(|| format!("writing {}", to.display()))?;
+        }
+        Ok(())
+    }
+}
+
+/// The digest of the pristine tree of `project`'s commands, as [`digest_with`] makes it, but
+/// from the cached tree of `before` (the record of the project as it was, one command fewer)
+/// when the cache has it: then only the new command is replayed. Every made tree is cached.
+fn digest_continuing(
+    binary: &Path,
+    root: &Path,
+    project: &Project,
+    before: Option<&Project>,
+    scratch: &Path,
+) -> Result<String> {
+    let commands = history::replay(project, &history::InitExtras::default());
+    let cached = before.and_then(|before| {
+        let record = before.scaffold.as_ref()?;
+        let earlier = history::replay(before, &history::InitExtras::default());
+        let appended = record.fingerprint == release::scaffold_fingerprint()
+            && !record.digest.is_empty()
+            && earlier.len() + 1 == commands.len()
+            && commands.starts_with(&earlier)
+            && before.project_name == project.project_name;
+        if appended {
+            pristine::get(&record.digest)
+        } else {
+            None
+        }
+    });
+    let conditions = Conditions::of(root, project, scratch)?;
+    let tree = scratch.join("tree");
+    let replayed = match cached {
+        Some(files) => {
+            let dir = tree.join(&project.project_name);
+            pristine::write_tree(&dir, &files)?;
+            replay(
+                binary,
+                None,
+                root,
+                &tree,
+                project,
+                &commands[commands.len() - 1..],
+                &conditions,
+            )?
+        }
+        None => replay(binary, None, root, &tree, project, &commands, &conditions)?,
+    };
+    let digest = digest(&replayed.files);
+    pristine::put(&digest, &replayed.files);
+    Ok(digest)
 }
 
 /// The folder a scaffolding command replays the project's commands in: `target/` of the project

@@ -608,7 +608,15 @@ fn update_from_a_binary_that_is_not_operator_rs_is_refused() {
         "#!/bin/sh\necho 'operator-rs 0.1.0'\nexit 3\n",
         0o755,
     );
-    let stub = put("stub", "#!/bin/sh\necho 'operator-rs 0.1.0'\n", 0o755);
+    // Says it is this version (the one PROJECT records), then scaffolds nothing.
+    let stub = put(
+        "stub",
+        &format!(
+            "#!/bin/sh\necho 'operator-rs {}'\n",
+            env!("CARGO_PKG_VERSION")
+        ),
+        0o755,
+    );
     let missing = files.join("missing").to_str().unwrap().to_string();
     let folder = files.to_str().unwrap().to_string();
     let before = snapshot(&dir);

@@ -106,7 +106,7 @@ pub fn candidates(root: &Path, version: &str, source: &str) -> Result<Vec<Candid
         Some(rev) => format!("{version}-{rev}"),
         None => version.to_string(),
     };
-    let cache = cache_dir()?.join(key);
+    let cache = crate::commands::scaffold_record::cache_dir()?.join(key);
     let binary = cache.join("bin").join("operator-rs");
     if version_of(&binary).is_ok() {
         out.push(Candidate::Cached(binary));
@@ -140,21 +140,6 @@ fn build(cache: &Path, args: &[String], version: &str) -> Result<PathBuf> {
         bail!("`cargo install {}` did not build it", args.join(" "));
     }
     Ok(binary)
-}
-
-/// Where built operator-rs binaries are kept: `$OPERATOR_RS_CACHE`, else the user's cache folder.
-fn cache_dir() -> Result<PathBuf> {
-    if let Some(dir) = std::env::var_os("OPERATOR_RS_CACHE") {
-        return Ok(PathBuf::from(dir));
-    }
-    let base = match std::env::var_os("XDG_CACHE_HOME") {
-        Some(d) => PathBuf::from(d),
-        None => match std::env::var_os("HOME") {
-            Some(h) => Path::new(&h).join(".cache"),
-            None => bail!("no cache folder: set OPERATOR_RS_CACHE or HOME, or pass --from-binary"),
-        },
-    };
-    Ok(base.join("operator-rs"))
 }
 
 /// The URL and commit of `source` when it is the one form of install source operator-rs records,
