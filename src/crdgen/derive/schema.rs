@@ -599,15 +599,16 @@ fn schema_only_view(
     let serde_skips = ["skip", "skip_serializing"]
         .iter()
         .any(|n| serde_flag(&serde, n).is_some());
-    if pruned && !serde_skips {
-        if let Some(pos) = at(&["skip", "skip_serializing", "skip_deserializing"]) {
-            return Ok(Some((
-                pos,
-                format!(
-                    "serde serializes `{ident}`, which a `#[schemars(..)]` skip prunes from the schema"
-                ),
-            )));
-        }
+    if pruned
+        && !serde_skips
+        && let Some(pos) = at(&["skip", "skip_serializing", "skip_deserializing"])
+    {
+        return Ok(Some((
+            pos,
+            format!(
+                "serde serializes `{ident}`, which a `#[schemars(..)]` skip prunes from the schema"
+            ),
+        )));
     }
     if pruned {
         return Ok(None);
