@@ -624,7 +624,18 @@ fn link_this_binary_into_bin(dir: &Path) -> PathBuf {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let link = bin.join(format!("operator-rs-{version}"));
-    std::os::unix::fs::symlink(this_binary(), &link).unwrap();
+    // This operator-rs, saying it is the project's version as every build before 0.2.0 said
+    // 0.1.0 (the case): the version alone cannot tell it from the one that made the
+    // project, only its scaffold can.
+    std::fs::write(
+        &link,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'operator-rs {version}'; exit 0; fi\nexec '{}' \"$@\"\n",
+            this_binary().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&link, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     link
 }
 
@@ -678,7 +689,12 @@ fn update_refuses_the_new_binary_as_the_ancestor_and_merges_with_the_proven_one(
         &["--from-binary", this_binary().to_str().unwrap()],
     );
     assert_ne!(r.code, 0, "{}", r.stderr);
-    assert!(r.stderr.contains("differ"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains(&format!("it is operator-rs {}", env!("CARGO_PKG_VERSION"))),
+        "{}",
+        r.stderr
+    );
     assert_eq!(work_tree(&dir), before);
 
     // The operator-rs that made it: proven, merged.
