@@ -303,25 +303,15 @@ pub fn first_difference(
 }
 
 /// The digest of the pristine tree `project`'s commands make with `binary` under the project's
-/// pinned conditions, replayed in a scratch folder under `scratch`.
+/// pinned conditions, replayed in full in a scratch folder under `scratch` (the tree is cached
+/// by its digest, as every replay's).
 pub fn digest_with(
     binary: &Path,
     root: &Path,
     project: &Project,
     scratch: &Path,
 ) -> Result<String> {
-    let conditions = Conditions::of(root, project, scratch)?;
-    let commands = history::replay(project, &history::InitExtras::default());
-    let replayed = replay(
-        binary,
-        None,
-        root,
-        &scratch.join("tree"),
-        project,
-        &commands,
-        &conditions,
-    )?;
-    Ok(digest(&replayed.files))
+    digest_continuing(binary, root, project, None, scratch)
 }
 
 /// Record in `project` (about to be written by a scaffolding command at `root`) the scaffold its
