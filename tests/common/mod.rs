@@ -96,6 +96,7 @@ pub fn init_project(name: &str) -> tempfile::TempDir {
         .unwrap();
     let dir = tmp.path().join(name);
     std::fs::create_dir(&dir).unwrap();
+    own_units(tmp.path(), name);
     ok(
         &dir,
         &[
@@ -108,6 +109,31 @@ pub fn init_project(name: &str) -> tempfile::TempDir {
     );
     // Keep the TempDir alive; callers use `project_dir(&tmp, name)`.
     tmp
+}
+
+/// Gives the project `name` below `parent` compiled units of its own in [`shared_build_dir`]
+/// (its crate and its vendored runtime), while it shares every other dependency with the rest
+/// of the run. Every generated project vendors the runtime at the same relative path with the
+/// same version, so cargo names all their runtime rlibs alike: a project that rebuilt it (its
+/// copy is newer) deleted the rlib that another project's doc tests were reading ("extern
+/// location ... does not exist"). A codegen-units setting for the two packages, unique to the
+/// project, is part of their metadata hash, so their files are the project's own; it changes
+/// nothing else (the dev profile's 256 is a ceiling, not a count). Written in `parent`'s
+/// `.cargo/config.toml`, outside the project (cargo reads it from every ancestor of the folder
+/// it runs in): a user's shell, `make` and the CLI's own cargo runs all see it.
+pub fn own_units(parent: &Path, name: &str) {
+    use std::hash::{BuildHasher, RandomState};
+    let unique = 257 + RandomState::new().hash_one(parent) % (1 << 30);
+    let config = parent.join(".cargo");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        format!(
+            "[profile.dev.package.operator-rs-runtime]\ncodegen-units = {unique}\n\n\
+             [profile.dev.package.{name}]\ncodegen-units = {unique}\n"
+        ),
+    )
+    .unwrap();
 }
 
 pub fn project_dir(tmp: &tempfile::TempDir, name: &str) -> PathBuf {
