@@ -4,7 +4,8 @@ use std::ffi::OsString;
 
 use clap::Parser;
 
-/// mimalloc: the tool's short runs are dominated by allocation (see BENCHMARKS.md).
+/// mimalloc: the tool's short runs are dominated by allocation (see docs/benchmarks-history.md,
+/// "Scaffolding and `generate crds`").
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
