@@ -63,6 +63,12 @@ fn version_dir(bin: &Path, version: &str) -> PathBuf {
     bin.join("k8s").join(format!("{version}-{os}-{arch}"))
 }
 
+/// The run succeeded and printed `dir` alone.
+fn assert_prints(run: &Run, dir: &Path) {
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, format!("{}\n", dir.display()), "{}", run.stderr);
+}
+
 fn assert_refused(run: &Run, says: &[&str]) {
     assert_ne!(run.code, 0, "succeeded: {}", run.stdout);
     assert!(run.stdout.is_empty(), "printed a folder: {}", run.stdout);
@@ -107,6 +113,13 @@ fn installs_the_newest_matching_release_and_prints_its_folder() {
         run.stderr
     );
 
+    // A folder that lost a binary is no installed version: the next run installs it again.
+    std::fs::remove_file(dir.join("etcd")).unwrap();
+    let run = envtest(tmp.path(), &bin, &["1.36.x", "--index", &index]);
+    assert_prints(&run, &dir);
+    assert!(dir.join("etcd").is_file());
+    assert_store_holds(&bin, &["1.36.2"]);
+
     // `-p env`, and an exact version beside it.
     let run = envtest(
         tmp.path(),
@@ -138,9 +151,8 @@ fn the_default_folder_is_the_per_user_cache_and_a_relative_bin_dir_prints_absolu
             ("KUBEBUILDER_ASSETS", ""),
         ],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
     let dir = version_dir(&cache.join("operator-rs/envtest"), "1.36.1");
-    assert_eq!(run.stdout.trim_end(), dir.display().to_string());
+    assert_prints(&run, &dir);
     assert!(dir.join("kube-apiserver").is_file());
 
     // -C and a relative --bin-dir: the folder printed is absolute, under -C's folder.
@@ -158,13 +170,7 @@ fn the_default_folder_is_the_per_user_cache_and_a_relative_bin_dir_prints_absolu
         ],
         &[("KUBEBUILDER_ASSETS", "")],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(
-        run.stdout.trim_end(),
-        version_dir(&tmp.path().join("rel"), "1.36.1")
-            .display()
-            .to_string()
-    );
+    assert_prints(&run, &version_dir(&tmp.path().join("rel"), "1.36.1"));
 }
 
 #[test]
@@ -447,11 +453,7 @@ fn an_index_file_may_name_archives_beside_it() {
             ("KUBEBUILDER_ASSETS", ""),
         ],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(
-        run.stdout.trim_end(),
-        version_dir(&bin, "1.36.2").display().to_string()
-    );
+    assert_prints(&run, &version_dir(&bin, "1.36.2"));
 }
 
 #[test]
@@ -511,11 +513,7 @@ fn use_env_prints_kubebuilder_assets_when_it_holds_a_control_plane() {
         ],
         &[("KUBEBUILDER_ASSETS", "")],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(
-        run.stdout.trim_end(),
-        version_dir(&bin, "1.36.2").display().to_string()
-    );
+    assert_prints(&run, &version_dir(&bin, "1.36.2"));
 }
 
 #[test]
@@ -531,33 +529,17 @@ fn in_a_project_the_default_version_is_the_projects_kubernetes() {
     .unwrap();
     let index = server.url("/envtest-releases.yaml");
     let run = envtest(tmp.path(), &bin, &["--index", &index]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(
-        run.stdout.trim_end(),
-        version_dir(&bin, "1.35.0").display().to_string()
-    );
+    assert_prints(&run, &version_dir(&bin, "1.35.0"));
 
     // Outside a project: the latest installed one, else the index's latest (`latest!`: the
     // index's, installed or not).
     let outside = tmp.path().join("elsewhere");
     std::fs::create_dir_all(&outside).unwrap();
     let run = envtest(&outside, &bin, &["--index", &index]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(
-        run.stdout.trim_end(),
-        version_dir(&bin, "1.35.0").display().to_string()
-    );
+    assert_prints(&run, &version_dir(&bin, "1.35.0"));
     let run = envtest(&outside, &bin, &["latest!", "--index", &index]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(
-        run.stdout.trim_end(),
-        version_dir(&bin, "1.36.2").display().to_string()
-    );
+    assert_prints(&run, &version_dir(&bin, "1.36.2"));
     let fresh = tmp.path().join("fresh");
     let run = envtest(&outside, &fresh, &["--index", &index]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(
-        run.stdout.trim_end(),
-        version_dir(&fresh, "1.36.2").display().to_string()
-    );
+    assert_prints(&run, &version_dir(&fresh, "1.36.2"));
 }

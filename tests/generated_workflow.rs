@@ -133,7 +133,9 @@ fn every_step_of_the_generated_ci_workflow_passes() {
                 !script.contains("setup-envtest") && !script.contains("go run"),
                 "[{job}] the workflow needs Go: `{script}`"
             );
-            let assets = std::env::var("KUBEBUILDER_ASSETS").ok().filter(|a| !a.is_empty());
+            let assets = std::env::var("KUBEBUILDER_ASSETS")
+                .ok()
+                .filter(|a| !a.is_empty());
             if envtest_step && assets.is_none() {
                 eprintln!(
                     "[{job}] SKIPPED the envtest step: KUBEBUILDER_ASSETS unset (it would download from GitHub); the tests that need it say so"
@@ -163,6 +165,12 @@ fn every_step_of_the_generated_ci_workflow_passes() {
         }
     }
     eprintln!("ran:\n  {}", ran.join("\n  "));
+    if std::env::var("KUBEBUILDER_ASSETS").is_ok_and(|a| !a.is_empty()) {
+        assert!(
+            ran.iter().any(|r| r.contains("make -s envtest")),
+            "the workflow installs no envtest binaries: {ran:?}"
+        );
+    }
     for needed in [
         "cargo test",
         "cargo clippy",

@@ -146,6 +146,11 @@ impl Store {
                 missing.join(" nor ")
             );
         }
+        // A folder of this version that lacks a binary (removed by hand) is replaced.
+        if final_dir.exists() && !missing_binaries(&final_dir).is_empty() {
+            std::fs::remove_dir_all(&final_dir)
+                .with_context(|| format!("removing the incomplete {}", final_dir.display()))?;
+        }
         let staged = unpacked.keep();
         if let Err(e) = std::fs::rename(&staged, &final_dir) {
             let _ = std::fs::remove_dir_all(&staged);

@@ -185,17 +185,9 @@ pub fn sha512(bytes: &[u8]) -> String {
 }
 
 /// This machine as the index names platforms (`linux`, `amd64`).
-pub fn platform() -> (&'static str, &'static str) {
-    let os = match std::env::consts::OS {
-        "macos" => "darwin",
-        other => other,
-    };
-    let arch = match std::env::consts::ARCH {
-        "x86_64" => "amd64",
-        "aarch64" => "arm64",
-        other => other,
-    };
-    (os, arch)
+pub fn platform() -> (String, String) {
+    let platform = operator_rs::envtest::index::Platform::current();
+    (platform.os, platform.arch)
 }
 
 /// `envtest-v<version>-<os>-<arch>.tar.gz` for this machine.
