@@ -62,10 +62,10 @@ fn assets_dir(root: &Path, args: &EnvtestArgs) -> Result<std::path::PathBuf> {
             .collect::<Vec<_>>()
             .join(", "),
     };
-    if args.installed_only || !selector.check_index {
-        if let Some(version) = store.best_installed(&selector, &platform) {
-            return Ok(store.dir_of(version, &platform));
-        }
+    if (args.installed_only || !selector.check_index)
+        && let Some(version) = store.best_installed(&selector, &platform)
+    {
+        return Ok(store.dir_of(version, &platform));
     }
     if args.installed_only {
         bail!(

@@ -247,7 +247,7 @@ impl Index {
         let mut found: Vec<&Archive> = (self.archives.iter())
             .filter(|a| a.name == archive_name(a.version, platform))
             .collect();
-        found.sort_by(|a, b| b.version.cmp(&a.version));
+        found.sort_by_key(|a| std::cmp::Reverse(a.version));
         found
     }
 

@@ -83,7 +83,7 @@ impl Store {
             })
             .filter(|v| missing_binaries(&self.dir_of(*v, platform)).is_empty())
             .collect();
-        found.sort_by(|a, b| b.cmp(a));
+        found.sort_by_key(|v| std::cmp::Reverse(*v));
         found
     }
 
