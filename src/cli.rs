@@ -59,6 +59,11 @@ pub enum Command {
         after_help = "Examples:\n  operator-rs update --dry-run   # list what would change\n  operator-rs update             # in a clean git tree; then cargo build && cargo test\n  operator-rs update --from-binary bin/operator-rs-0.1.0"
     )]
     Update(UpdateArgs),
+    /// Install etcd, kube-apiserver and kubectl of a Kubernetes version for the integration
+    /// tests (envtest), as kubebuilder's `setup-envtest use` does, without Go; print their folder,
+    /// for KUBEBUILDER_ASSETS.
+    #[command(after_help = ENVTEST_HELP)]
+    Envtest(EnvtestArgs),
     /// Print the version of operator-rs and of what it scaffolds.
     #[command(after_help = "Example:\n  operator-rs version")]
     Version,
@@ -71,6 +76,17 @@ pub enum Command {
         shell: clap_complete::Shell,
     },
 }
+
+const ENVTEST_HELP: &str = "Examples:
+  operator-rs envtest 1.36.x               # then: export KUBEBUILDER_ASSETS=$(operator-rs envtest 1.36.x)
+  operator-rs envtest -i                   # offline: the newest installed version, never the network
+  operator-rs envtest --index ./envtest-releases.yaml 1.36.2
+  operator-rs envtest --use-env -p env     # KUBEBUILDER_ASSETS when it is set already
+
+The releases come from controller-tools' index (envtest-releases.yaml, what setup-envtest reads);
+each archive is checked against the index's SHA-512 and installed whole or not at all into
+<bin-dir>/k8s/<version>-<os>-<arch>. A version already installed is used without the network
+(end the version with `!` to read the index for a newer patch release).";
 
 const CREATE_EXAMPLE: &str =
     "Example:\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached";
@@ -535,6 +551,40 @@ pub struct MigrateStorageArgs {
     /// (served from Kubernetes 1.37; in 1.35/1.36 behind the StorageVersionMigrator feature gate).
     #[arg(long, value_enum, default_value = "rewrite")]
     pub method: MigrateMethod,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct EnvtestArgs {
+    /// The Kubernetes version: `1.36.x` (its newest patch release), `1.36.2`, `<1.37`, `latest`,
+    /// optionally followed by `!` [default: in a project, its Kubernetes version (the
+    /// k8s-openapi feature of Cargo.toml, `v1_37`: 1.37.x); elsewhere latest]
+    #[arg(value_name = "VERSION")]
+    pub version: Option<String>,
+    /// The releases index: a URL (http, https, file) or a path
+    /// [default: controller-tools' envtest-releases.yaml on GitHub]
+    #[arg(long, value_name = "URL|FILE", env = "OPERATOR_RS_ENVTEST_INDEX")]
+    pub index: Option<String>,
+    /// Where versions are installed (in k8s/<version>-<os>-<arch>)
+    /// [default: $XDG_CACHE_HOME/operator-rs/envtest, else ~/.cache/operator-rs/envtest]
+    #[arg(long, value_name = "DIR")]
+    pub bin_dir: Option<PathBuf>,
+    /// Use only versions already installed: never the network.
+    #[arg(short = 'i', long)]
+    pub installed_only: bool,
+    /// When KUBEBUILDER_ASSETS is set (and holds etcd and kube-apiserver), print it and install
+    /// nothing, as setup-envtest's --use-env.
+    #[arg(long)]
+    pub use_env: bool,
+    /// What to print: `path` (the folder) or `env` (`export KUBEBUILDER_ASSETS=<folder>`).
+    #[arg(short = 'p', long = "print", value_enum, default_value = "path")]
+    pub print: EnvtestPrint,
+}
+
+/// What `envtest` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EnvtestPrint {
+    Path,
+    Env,
 }
 
 /// How `migrate-storage` rewrites the objects.

@@ -56,3 +56,30 @@ fn every_readme_block_is_run_as_written_or_says_why_not() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// The README's test command (its "Run the tests:" line) is what CI runs, as written, and it
+/// needs nothing beside a fresh clone: the control plane comes from this checkout's own
+/// `operator-rs envtest` (which takes a KUBEBUILDER_ASSETS already set, CI's ../shared/k8s).
+#[test]
+fn the_readmes_test_command_is_what_ci_runs_and_needs_no_folder_beside_the_clone() {
+    let readme = our_readme();
+    let line = (readme.lines())
+        .find(|l| l.starts_with("Run the tests: `"))
+        .expect("the README's first lines say how to run the tests");
+    let command = line["Run the tests: `".len()..].split('`').next().unwrap();
+    assert!(
+        command.contains("operator-rs envtest --use-env")
+            && command.ends_with("cargo test --locked --workspace --all-features"),
+        "{command}"
+    );
+    assert!(
+        !command.contains("shared/"),
+        "the command needs ../shared: {command}"
+    );
+    let ci =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/run")).unwrap();
+    assert!(
+        ci.lines().any(|l| l.contains(command)),
+        ".ci/run does not run the README's test command `{command}` as written"
+    );
+}

@@ -5,6 +5,7 @@ pub mod create_api;
 pub mod create_webhook;
 pub mod edit_api;
 pub mod edit_scope;
+pub mod envtest;
 pub mod generate;
 pub mod init;
 pub mod migrate_storage;
@@ -31,6 +32,7 @@ fn paths_under(root: &Path, cli: &mut Cli) {
         Command::Create(CreateCommand::Api(a)) => a.from_crd.as_mut(),
         Command::Update(a) => a.from_binary.as_mut(),
         Command::MigrateStorage(a) => a.kubeconfig.as_mut(),
+        Command::Envtest(a) => a.bin_dir.as_mut(),
         _ => None,
     };
     if let Some(p) = path.filter(|p| p.is_relative()) {
@@ -105,6 +107,7 @@ pub fn run(mut cli: Cli) -> Result<i32> {
             completion::print(shell);
             Ok(0)
         }
+        Command::Envtest(args) => envtest::run(&root, &args).map(|_| 0),
     }
 }
 

@@ -70,8 +70,8 @@ pub(crate) fn available() -> bool {
         .filter(|name| *name != "main")
         .unwrap_or("test");
     let line = format!(
-        "skipped {test}: {ASSETS_VAR} is not set; run `export {ASSETS_VAR}=$(../shared/k8s/install.sh)` \
-         (or `export {ASSETS_VAR}=$(setup-envtest use -p path)`) to run it on a real control plane\n"
+        "skipped {test}: {ASSETS_VAR} is not set; run `export {ASSETS_VAR}=$(operator-rs envtest)` \
+         (or setup-envtest's `use -p path`) to run it on a real control plane\n"
     );
     // `eprintln!` would be captured by the test harness and shown only for failing tests.
     let _ = std::io::stderr().write_all(line.as_bytes());
@@ -95,7 +95,7 @@ mod tests {
             message.contains(&dir.path().join("etcd").display().to_string()),
             "{message}"
         );
-        assert!(message.contains("setup-envtest"), "{message}");
+        assert!(message.contains("operator-rs envtest"), "{message}");
 
         for binary in ["etcd", "kube-apiserver"] {
             let path = dir.path().join(binary);

@@ -28,16 +28,15 @@ pub enum Error {
     /// `KUBEBUILDER_ASSETS` is not set (or empty).
     #[error(
         "KUBEBUILDER_ASSETS is not set: point it at a folder holding etcd and kube-apiserver, e.g. \
-         `export KUBEBUILDER_ASSETS=$(../shared/k8s/install.sh)` or \
-         `export KUBEBUILDER_ASSETS=$(setup-envtest use -p path)`"
+         `export KUBEBUILDER_ASSETS=$(operator-rs envtest)` (or setup-envtest's `use -p path`)"
     )]
     AssetsUnset,
 
     /// A binary of the control plane is not where `KUBEBUILDER_ASSETS` says.
     #[error(
         "{binary} is missing: {} does not exist or is not executable; KUBEBUILDER_ASSETS must \
-         name a folder holding etcd and kube-apiserver (run `setup-envtest use -p path`, or the \
-         install.sh that unpacks them)",
+         name a folder holding etcd and kube-apiserver (run `operator-rs envtest`, or setup-envtest's \
+         `use -p path`)",
         path.display()
     )]
     BinaryMissing {
