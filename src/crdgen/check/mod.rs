@@ -6,7 +6,7 @@
 //! of a rule, the `#[schemars(extend(..))]` / `regex(..)` of an extension or a pattern, the
 //! `#[serde(default ..)]` of a default, the `#[kube(printcolumn / selectable / scale /
 //! deprecated ..)]` item of a version's other fields; else the field its path leads to, whose
-//! type wrote it ([`super::locate`]); else the kind), the reason the API server gives, and the
+//! type wrote it ([`crate::crdgen::read::locate`]); else the kind), the reason the API server gives, and the
 //! fix.
 
 mod approval;
@@ -30,7 +30,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 use serde_json::Value;
 
 use super::error::{CrdgenError, Location};
-use super::locate::Part;
+use crate::crdgen::read::locate::Part;
 
 thread_local! {
     /// Where each CEL rule the static reader evaluated was written.
@@ -213,7 +213,7 @@ pub(crate) fn check(
 pub(crate) fn check_version(
     v: &CustomResourceDefinitionVersion,
     kind_loc: &Location,
-    written: &super::crd::VersionAttrs,
+    written: &crate::crdgen::derive::crd::VersionAttrs,
 ) -> Result<(), CrdgenError> {
     use version::Written;
     match version::check(v) {

@@ -12,13 +12,13 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 
-use crate::crdgen::attrs::{self, MetaItem, MetaKind};
+use crate::crdgen::derive::schema::{self, RootSpec, Rule};
+use crate::crdgen::derive::structural;
+use crate::crdgen::derive::transforms::{self, Rewriter};
 use crate::crdgen::error::{CrdgenError, FIX_EXACT, Location};
-use crate::crdgen::loader::{Crate, DefId, DefItem};
-use crate::crdgen::resolve::Ty;
-use crate::crdgen::schema::{self, RootSpec, Rule};
-use crate::crdgen::structural;
-use crate::crdgen::transforms::{self, Rewriter};
+use crate::crdgen::read::attrs::{self, MetaItem, MetaKind};
+use crate::crdgen::read::loader::{Crate, DefId, DefItem};
+use crate::crdgen::read::resolve::Ty;
 use crate::syntax::Pos;
 
 /// One `#[derive(CustomResource)]` struct, its attributes read.
@@ -33,7 +33,7 @@ pub(crate) struct KindDef {
     pub storage: bool,
     pub crd: apiext::CustomResourceDefinition,
     /// The CRD's text, when it was rendered while the next kinds were built.
-    pub rendered: Option<crate::crdgen::render::Rendered>,
+    pub rendered: Option<crate::crdgen::kind::Rendered>,
     /// Where its `#[kube(...)]` wrote what the version sets beside its schema.
     pub written: VersionAttrs,
     /// Its `#[kube(status = "..")]` type, as written.
@@ -291,7 +291,7 @@ pub(crate) fn build_kind(
             format!("invalid #[kube] attribute: {e}"),
         )
     })?;
-    crate::crdgen::source_checks::check_kube_attrs(krate, d, &items)?;
+    crate::crdgen::check::source_checks::check_kube_attrs(krate, d, &items)?;
     let (mut group, mut version, mut kind) = (None, None, None);
     let mut doc = None;
     let mut root = None;
@@ -383,7 +383,7 @@ pub(crate) fn build_kind(
     let struct_name = root.unwrap_or_else(|| kind.clone());
     let name = singular.unwrap_or_else(|| kind.to_ascii_lowercase());
     let plural = plural.unwrap_or_else(|| crate::names::to_plural(&name));
-    crate::crdgen::source_checks::check_crd_name(krate, d, &items, &plural, &group)?;
+    crate::crdgen::check::source_checks::check_crd_name(krate, d, &items, &plural, &group)?;
 
     let schema = match schema_mode.as_str() {
         _ if !with_schema => None,

@@ -15,14 +15,14 @@ use schemars::{_private as sp, JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Value, json};
 use syn::spanned::Spanned;
 
-use crate::crdgen::attrs::{self, MetaItem, MetaKind, RenameRule};
 use crate::crdgen::error::{CrdgenError, FIX_EXACT};
-use crate::crdgen::k8s_table;
-use crate::crdgen::loader::{Crate, DefId, DefItem, ModId};
-use crate::crdgen::place_attrs::PlaceAttrs;
-use crate::crdgen::resolve::{Leaf, SeqKind, Ty};
-use crate::crdgen::schema_fn;
-use crate::crdgen::values::{self, Eval};
+use crate::crdgen::k8s;
+use crate::crdgen::read::attrs::{self, MetaItem, MetaKind, RenameRule};
+use crate::crdgen::read::loader::{Crate, DefId, DefItem, ModId};
+use crate::crdgen::read::place_attrs::PlaceAttrs;
+use crate::crdgen::read::resolve::{Leaf, SeqKind, Ty};
+use crate::crdgen::read::schema_fn;
+use crate::crdgen::read::values::{self, Eval};
 use crate::syntax::Pos;
 
 // ---------------------------------------------------------------------------------------------
@@ -95,7 +95,7 @@ impl Common {
 #[derive(Debug, Clone)]
 pub(crate) enum With {
     Type(Ty),
-    /// `schema_with = "f"`: the schema `f` returns (see [`schema_fn`](crate::crdgen::schema_fn)).
+    /// `schema_with = "f"`: the schema `f` returns (see [`schema_fn`](crate::crdgen::read::schema_fn)).
     Schema(Schema),
 }
 
@@ -1380,7 +1380,7 @@ pub(crate) fn subschema(g: &mut SchemaGenerator, t: &Ty) -> Schema {
             s["maxItems"] = (*n).into();
             Schema::try_from(s).unwrap_or_default()
         }
-        Ty::K8s(p) => match k8s_table::lookup(p) {
+        Ty::K8s(p) => match k8s::lookup(p) {
             Some(t) => t.schema(g),
             None => Schema::default(),
         },
@@ -1507,7 +1507,7 @@ fn manual_impl(krate: &Crate, d: DefId) -> Option<(ModId, Span)> {
             continue;
         }
         if let syn::Type::Path(p) = &*imp.self_ty
-            && matches!(krate.resolve_path(*im, &p.path, 0), Some(crate::crdgen::resolve::Res::Def(x)) if x == d)
+            && matches!(krate.resolve_path(*im, &p.path, 0), Some(crate::crdgen::read::resolve::Res::Def(x)) if x == d)
         {
             return Some((*im, imp.impl_token.span));
         }
@@ -2067,7 +2067,7 @@ pub(crate) struct RootSpec {
 }
 
 /// The root's schema as `into_root_schema_for` makes it, before the generator's transforms (which
-/// [`crate::crdgen::transforms::run`] applies).
+/// [`crate::crdgen::derive::transforms::run`] applies).
 pub(crate) fn root_schema(g: &mut SchemaGenerator, root: &RootSpec) -> Schema {
     let mut s = Schema::try_from(json!({"type": "object"})).unwrap_or_default();
     if root.no_spec {

@@ -11,7 +11,7 @@ use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
 use syn::{Expr, Token};
 
-use crate::crdgen::place_attrs::PlaceAttrs;
+use crate::crdgen::read::place_attrs::PlaceAttrs;
 use crate::syntax::meta::{self, Args, DerivePath};
 use crate::syntax::{DocComments, Pos, SetAsideAttrs};
 

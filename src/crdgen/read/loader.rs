@@ -10,8 +10,8 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 use crate::crdgen::error::{CrdgenError, Location};
-use crate::crdgen::place_attrs::DefAttrs;
-use crate::crdgen::resolve::Res;
+use crate::crdgen::read::place_attrs::DefAttrs;
+use crate::crdgen::read::resolve::Res;
 use crate::syntax::{Bodies, DocComments, Pos, Prepared, SetAsideAttrs};
 use crate::workspace::SourceTree;
 
@@ -219,9 +219,9 @@ fn parse(
 }
 
 /// Whether an item's `#[cfg]` never holds in the builds `generate crds` stands for (see
-/// [`crate::crdgen::cfg`]): the compiler never sees it.
+/// [`crate::crdgen::read::cfg`]): the compiler never sees it.
 fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
-    crate::crdgen::cfg::holds(attrs) == Some(false)
+    crate::crdgen::read::cfg::holds(attrs) == Some(false)
 }
 
 /// The fields of `fields` the compiler sees (those whose `#[cfg]` may hold).
@@ -383,7 +383,7 @@ fn add_module(
                         )?
                     };
                     krate.modules[child].public = matches!(m.vis, syn::Visibility::Public(_));
-                    if let Some(a) = crate::crdgen::cfg::undecided(&m.attrs) {
+                    if let Some(a) = crate::crdgen::read::cfg::undecided(&m.attrs) {
                         let at = krate.loc(file_id, a.pound_token.span);
                         krate.modules[child].undecided_cfg.get_or_insert(at);
                     }

@@ -6,10 +6,10 @@
 
 use std::rc::Rc;
 
+use crate::crdgen::derive::schema::{self, TypeInfo};
 use crate::crdgen::error::Location;
-use crate::crdgen::loader::{Crate, DefId};
-use crate::crdgen::resolve::Ty;
-use crate::crdgen::schema::{self, TypeInfo};
+use crate::crdgen::read::loader::{Crate, DefId};
+use crate::crdgen::read::resolve::Ty;
 
 /// One step of a schema path.
 #[derive(Debug, PartialEq, Eq)]

@@ -1,10 +1,10 @@
 //! The attributes `generate crds` reads on every type, variant and field of the crate
 //! (`#[serde]`, `#[schemars]`, `#[validate]`, `#[garde]`, `#[x_kube]`), parsed once when the crate
-//! is loaded: the check of their keys ([`crate::crdgen::source_checks`]) and the schema's reading of them
-//! ([`crate::crdgen::schema`]) share the parse.
+//! is loaded: the check of their keys ([`crate::crdgen::check::source_checks`]) and the schema's reading of them
+//! ([`crate::crdgen::derive::schema`]) share the parse.
 
-use crate::crdgen::attrs::{self, MetaItem};
-use crate::crdgen::loader::DefItem;
+use crate::crdgen::read::attrs::{self, MetaItem};
+use crate::crdgen::read::loader::DefItem;
 use crate::syntax::SetAsideAttrs;
 use crate::syntax::meta::DerivePath;
 

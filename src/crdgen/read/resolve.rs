@@ -8,8 +8,8 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 use crate::crdgen::error::{CrdgenError, FIX_EXACT};
-use crate::crdgen::k8s_table;
-use crate::crdgen::loader::{Crate, DefId, DefItem, ModId, PathKey};
+use crate::crdgen::k8s;
+use crate::crdgen::read::loader::{Crate, DefId, DefItem, ModId, PathKey};
 
 /// What a path names.
 #[derive(Debug, Clone)]
@@ -91,7 +91,7 @@ impl Crate {
                 }
                 Some(Res::External(mut p)) => {
                     p.push(name.to_string());
-                    if k8s_table::lookup(&p.join("::")).is_some() {
+                    if k8s::lookup(&p.join("::")).is_some() {
                         return Some(Res::External(p));
                     }
                 }
@@ -517,7 +517,7 @@ impl Crate {
                 let joined = segs.join("::");
                 // k8s-openapi re-exports jiff (`k8s_openapi::jiff::Timestamp`): read below.
                 if segs[0] == "k8s_openapi" && segs.get(1).is_none_or(|s| s != "jiff") {
-                    if k8s_table::lookup(&joined).is_some() {
+                    if k8s::lookup(&joined).is_some() {
                         return Ok(Ty::K8s(joined));
                     }
                     return Err(self.unsupported(

@@ -7,12 +7,12 @@ use proc_macro2::Span;
 use serde_json::{Map, Value};
 use syn::spanned::Spanned;
 
-use crate::crdgen::attrs;
+use crate::crdgen::derive::schema::{FieldInfo, TypeInfo, VariantInfo};
 use crate::crdgen::error::{CrdgenError, FIX_EXACT};
-use crate::crdgen::k8s_table;
-use crate::crdgen::loader::{Crate, DefId, DefItem, ModId};
-use crate::crdgen::resolve::{Leaf, Res, Ty};
-use crate::crdgen::schema::{FieldInfo, TypeInfo, VariantInfo};
+use crate::crdgen::k8s;
+use crate::crdgen::read::attrs;
+use crate::crdgen::read::loader::{Crate, DefId, DefItem, ModId};
+use crate::crdgen::read::resolve::{Leaf, Res, Ty};
 use crate::syntax::Pos;
 
 pub(crate) struct Eval<'a> {
@@ -104,7 +104,7 @@ impl<'a> Eval<'a> {
                 let v = self.default_value(item, m, span)?;
                 Value::Array(vec![v; *n])
             }
-            Ty::K8s(p) => match k8s_table::lookup(p).and_then(|t| t.default()) {
+            Ty::K8s(p) => match k8s::lookup(p).and_then(|t| t.default()) {
                 Some(v) => v,
                 None => {
                     return Err(not_plain(
@@ -269,10 +269,10 @@ impl<'a> Eval<'a> {
         v: &VariantInfo,
     ) -> Result<Value, CrdgenError> {
         Ok(match (&info.tag, v.untagged) {
-            (_, true) | (crate::crdgen::schema::Tag::Untagged, _) => Value::Null,
-            (crate::crdgen::schema::Tag::External, _) => Value::String(v.ser_name.clone()),
-            (crate::crdgen::schema::Tag::Internal(t), _)
-            | (crate::crdgen::schema::Tag::Adjacent(t, _), _) => {
+            (_, true) | (crate::crdgen::derive::schema::Tag::Untagged, _) => Value::Null,
+            (crate::crdgen::derive::schema::Tag::External, _) => Value::String(v.ser_name.clone()),
+            (crate::crdgen::derive::schema::Tag::Internal(t), _)
+            | (crate::crdgen::derive::schema::Tag::Adjacent(t, _), _) => {
                 serde_json::json!({ t.as_str(): v.ser_name })
             }
         })
