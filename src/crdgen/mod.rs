@@ -265,7 +265,7 @@ impl Found {
     /// crate).
     pub fn keep_until_exit(&self) {
         std::mem::forget(self.crates.clone());
-        derive::schema::keep_type_infos_until_exit();
+        read::type_info::keep_type_infos_until_exit();
     }
 }
 
@@ -431,7 +431,7 @@ pub(crate) fn static_kinds(
             check::source_checks::check_attribute_keys(&krate)?;
             check::source_checks::check_comment_markers(tree, &krate)?;
             // Type information is cached per crate (by definition id).
-            derive::schema::clear_type_infos();
+            read::type_info::clear_type_infos();
             for d in derive::crd::custom_resources(&krate) {
                 let mut kind = derive::crd::build_kind(&krate, d, with_schema)?;
                 kind.krate = crates.len() - 1;

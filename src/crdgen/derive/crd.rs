@@ -12,13 +12,14 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 
-use crate::crdgen::derive::schema::{self, RootSpec, Rule};
+use crate::crdgen::derive::schema::{self, RootSpec};
 use crate::crdgen::derive::structural;
 use crate::crdgen::derive::transforms::{self, Rewriter};
 use crate::crdgen::error::{CrdgenError, FIX_EXACT, Location};
 use crate::crdgen::read::attrs::{self, MetaItem, MetaKind};
 use crate::crdgen::read::loader::{Crate, DefId, DefItem};
 use crate::crdgen::read::resolve::Ty;
+use crate::crdgen::read::type_info::{self, Rule};
 use crate::syntax::Pos;
 
 /// One `#[derive(CustomResource)]` struct, its attributes read.
@@ -354,7 +355,7 @@ pub(crate) fn build_kind(
                         "`#[kube(validation = ...)]` expects a value".into(),
                     ));
                 };
-                rules.push(schema::eval_rule(krate, m, &e.expr())?);
+                rules.push(type_info::eval_rule(krate, m, &e.expr())?);
             }
             "printcolumn" => {
                 printcolumns.push(printcolumn(krate, d, it)?);

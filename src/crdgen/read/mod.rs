@@ -8,5 +8,6 @@ pub mod locate;
 pub mod place_attrs;
 pub mod resolve;
 pub mod schema_fn;
+pub mod type_info;
 pub mod values;
 pub mod watched;

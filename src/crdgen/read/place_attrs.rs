@@ -1,7 +1,7 @@
 //! The attributes `generate crds` reads on every type, variant and field of the crate
 //! (`#[serde]`, `#[schemars]`, `#[validate]`, `#[garde]`, `#[x_kube]`), parsed once when the crate
 //! is loaded: the check of their keys ([`crate::crdgen::check::source_checks`]) and the schema's reading of them
-//! ([`crate::crdgen::derive::schema`]) share the parse.
+//! ([`super::type_info`]) share the parse.
 
 use crate::crdgen::read::attrs::{self, MetaItem};
 use crate::crdgen::read::loader::DefItem;

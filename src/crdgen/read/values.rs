@@ -7,12 +7,12 @@ use proc_macro2::Span;
 use serde_json::{Map, Value};
 use syn::spanned::Spanned;
 
-use crate::crdgen::derive::schema::{FieldInfo, TypeInfo, VariantInfo};
 use crate::crdgen::error::{CrdgenError, FIX_EXACT};
 use crate::crdgen::k8s;
 use crate::crdgen::read::attrs;
 use crate::crdgen::read::loader::{Crate, DefId, DefItem, ModId};
 use crate::crdgen::read::resolve::{Leaf, Res, Ty};
+use crate::crdgen::read::type_info::{FieldInfo, Tag, TypeInfo, VariantInfo};
 use crate::syntax::Pos;
 
 pub(crate) struct Eval<'a> {
@@ -269,10 +269,9 @@ impl<'a> Eval<'a> {
         v: &VariantInfo,
     ) -> Result<Value, CrdgenError> {
         Ok(match (&info.tag, v.untagged) {
-            (_, true) | (crate::crdgen::derive::schema::Tag::Untagged, _) => Value::Null,
-            (crate::crdgen::derive::schema::Tag::External, _) => Value::String(v.ser_name.clone()),
-            (crate::crdgen::derive::schema::Tag::Internal(t), _)
-            | (crate::crdgen::derive::schema::Tag::Adjacent(t, _), _) => {
+            (_, true) | (Tag::Untagged, _) => Value::Null,
+            (Tag::External, _) => Value::String(v.ser_name.clone()),
+            (Tag::Internal(t), _) | (Tag::Adjacent(t, _), _) => {
                 serde_json::json!({ t.as_str(): v.ser_name })
             }
         })
