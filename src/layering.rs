@@ -4,10 +4,10 @@
 //! - the edges the design rules out between top-level modules are absent (nothing imports
 //!   `commands`; only `commands` imports `cli`; the runtime's `webhook` imports neither `manager`
 //!   nor `controller`, as controller-runtime's `pkg/webhook` never imports `pkg/manager`);
-//! - inside `crdgen/`, no stage imports a later one: its floors, bottom up, are `error` and the
-//!   recorded Kubernetes schemas (`k8s`), then `read`, `derive`, the kind data the stages share
-//!   (`kind`), `check` and `emit` (neither importing the other), the driver (`mod.rs`), and on
-//!   top `exact` and `compat`, the drivers built over it.
+//! - inside `crdgen/`, no stage imports a later one: its floors, bottom up, are `error`, the
+//!   recorded Kubernetes schemas (`k8s`) and the kind data the stages share (`kind`), then the
+//!   stages `read`, `derive`, and `check` and `emit` (neither importing the other), then the
+//!   driver (`mod.rs`), and on top `exact` and `compat`, the drivers built over it.
 //!
 //! An import is a path in code that names a module of the crate (`crate::a::b`, `super::b`,
 //! `self::b`, or a child module's name): in a `use` or anywhere in an expression or a type, not
@@ -48,10 +48,9 @@ const RUNTIME_FORBIDDEN: &[(&str, &str)] = &[
 /// crdgen's floors, bottom up: a part of `crdgen/` (a stage's folder or a file beside them;
 /// `mod` is the driver, `crdgen/mod.rs`) imports only parts of a floor below its own.
 const CRDGEN_FLOORS: &[&[&str]] = &[
-    &["error", "k8s"],
+    &["error", "k8s", "kind"],
     &["read"],
     &["derive"],
-    &["kind"],
     &["check", "emit"],
     &["mod"],
     &["exact", "compat"],
@@ -238,6 +237,9 @@ impl<'ast> Visit<'ast> for Imports<'_> {
             self.use_paths(&mut Vec::new(), &u.tree);
         }
     }
+
+    /// `pub(in crate::a)` names a module, but imports nothing.
+    fn visit_visibility(&mut self, _: &'ast syn::Visibility) {}
 
     fn visit_path(&mut self, p: &'ast syn::Path) {
         if p.leading_colon.is_none() && p.segments.len() > 1 {
@@ -477,7 +479,7 @@ fn crdgen_stages_import_only_earlier_ones() {
         ("read", "error"),
         ("read", "k8s"),
         ("derive", "read"),
-        ("kind", "derive"),
+        ("derive", "kind"),
         ("check", "kind"),
         ("check", "read"),
         ("emit", "kind"),
@@ -492,6 +494,7 @@ fn crdgen_stages_import_only_earlier_ones() {
     for (from, to) in [
         ("error", "read"),
         ("k8s", "error"),
+        ("kind", "read"),
         ("read", "derive"),
         ("read", "check"),
         ("derive", "check"),
@@ -597,7 +600,7 @@ fn imports_lead_to_the_file_of_the_module_they_name() {
         ),
         (
             "a/mod.rs",
-            "//! see [`crate::c`]\nmod inner;\npub struct T;\nfn f() { inner::g(); \"crate::c\"; }\n",
+            "//! see [`crate::c`]\nmod inner;\npub(in crate::b) struct T;\nfn f() { inner::g(); \"crate::c\"; }\n",
         ),
         (
             "a/inner.rs",

@@ -8,8 +8,8 @@
 //!   tree ([`read::loader`]), names and types ([`read::resolve`]), `#[cfg]` ([`read::cfg`]),
 //!   serde/schemars/kube attributes ([`read::attrs`], [`read::place_attrs`]), what they say about
 //!   each type ([`read::type_info`], with where each rule and attribute was written:
-//!   [`read::sources`]), `schema_with` functions ([`read::schema_fn`]), literal defaults and
-//!   constants ([`read::values`]), and where each schema node was written ([`read::locate`]);
+//!   [`read::sources`]), `schema_with` functions ([`read::type_info::schema_fn`]), literal defaults and
+//!   constants ([`read::type_info::values`]), and where each schema node was written ([`read::locate`]);
 //! - [`derive`]: the CRD kube-derive would build: the `JsonSchema` derive over schemars' real
 //!   generator ([`derive::schema`]), kube-core's structural rewrite ([`derive::structural`]) and
 //!   transforms ([`derive::transforms`]), `#[kube(...)]` and `crd()` ([`derive::crd`]);
@@ -250,6 +250,8 @@ pub struct Found {
     pub(crate) warnings: Vec<String>,
     /// The crates read, by [`derive::crd::KindDef::krate`]: a refusal looks up where its field is.
     pub(crate) crates: Vec<Rc<read::loader::Crate>>,
+    /// Where the rules and attribute-set keywords of every kind read were written.
+    pub(crate) sources: read::sources::Sources,
 }
 
 impl Found {
@@ -419,8 +421,8 @@ pub(crate) fn static_kinds(
     if roots.is_empty() {
         return Err(CrdgenError::NoCrateRoot(tree.root().to_path_buf()));
     }
-    check::clear_rules();
     let mut kinds = Vec::new();
+    let mut sources = read::sources::Sources::default();
     let mut warnings = Vec::new();
     let mut crates = Vec::new();
     let mut read = || -> Result<(), CrdgenError> {
@@ -433,8 +435,11 @@ pub(crate) fn static_kinds(
             // Type information is cached per crate (by definition id).
             read::type_info::clear_type_infos();
             for d in derive::crd::custom_resources(&krate) {
-                let mut kind = derive::crd::build_kind(&krate, d, with_schema)?;
+                let mut kind = kind_of(&krate, d, with_schema)?;
                 kind.krate = crates.len() - 1;
+                // Where its rules were written: its own `#[kube]`'s, then its types'.
+                sources.extend(&kind.sources);
+                sources.extend(&read::type_info::take_sources());
                 match prerender.as_deref_mut() {
                     Some(prerender) => {
                         prerender.hand(std::mem::take(&mut kind.crd), kind.pending.take())
@@ -472,13 +477,29 @@ pub(crate) fn static_kinds(
         }
     }
     read?;
+    sources.extend(&read::type_info::take_sources());
     unreached_custom_resources(tree, &roots, &crates)?;
     check::source_checks::check_clashes(&kinds)?;
     Ok(Found {
         kinds,
         warnings,
         crates,
+        sources,
     })
+}
+
+/// The kind of the `#[derive(CustomResource)]` struct `d`: its `#[kube(...)]` read and checked
+/// as the source (keys kube-derive knows, names the API server takes), then built.
+fn kind_of(
+    krate: &Rc<read::loader::Crate>,
+    d: read::loader::DefId,
+    with_schema: bool,
+) -> Result<derive::crd::KindDef, CrdgenError> {
+    let items = derive::crd::kube_items(krate, d)?;
+    check::source_checks::check_kube_attrs(krate, d, &items)?;
+    let attrs = derive::crd::KubeAttrs::read(krate, d, &items)?;
+    check::source_checks::check_crd_name(krate, d, &items, &attrs.plural, &attrs.group)?;
+    derive::crd::build_kind(krate, d, attrs, with_schema)
 }
 
 /// Group versions of a kind, pick the storage version, merge with `kube_core::crd::merge_crds`;
@@ -492,6 +513,7 @@ pub(crate) fn merge_kinds(
         kinds,
         mut warnings,
         crates,
+        sources,
     } = found;
     let mut groups: BTreeMap<(String, String), Vec<derive::crd::KindDef>> = BTreeMap::new();
     for k in kinds {
@@ -522,7 +544,7 @@ pub(crate) fn merge_kinds(
                             let krate = crates.get(k.krate)?;
                             read::locate::field_at(krate, &types, path, part)
                         };
-                        check::check(s, &v.name, &k.loc, &field)?;
+                        check::check(s, &v.name, &k.loc, &sources, &field)?;
                     }
                     project.crd.apply(s);
                 }

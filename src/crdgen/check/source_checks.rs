@@ -396,11 +396,11 @@ pub(crate) fn check_clashes(kinds: &[KindDef]) -> Result<(), CrdgenError> {
                 "the CRD name `{}.{}` (and its file {})",
                 names.plural,
                 k.group,
-                crate::crdgen::crd_path(&k.group, &names.plural).display()
+                crate::crdgen::kind::crd_path(&k.group, &names.plural).display()
             ),
         )];
         // A shortened file name is unique by its hash; checked all the same, so no CRD is lost.
-        let file = crate::crdgen::crd_path(&k.group, &names.plural);
+        let file = crate::crdgen::kind::crd_path(&k.group, &names.plural);
         claims.push((
             format!("file {}", file.display()),
             format!("the file {}", file.display()),

@@ -23,10 +23,10 @@ use crate::crdgen::error::{CrdgenError, FIX_EXACT};
 use crate::crdgen::k8s;
 use crate::crdgen::read::loader::{Crate, DefId, ModId};
 use crate::crdgen::read::resolve::{Leaf, SeqKind, Ty};
+use crate::crdgen::read::type_info::values::Eval;
 use crate::crdgen::read::type_info::{
     DeriveKind, FieldInfo, Rule, SerdeDefault, Style, Tag, TypeInfo, VariantInfo, With, unsupported,
 };
-use crate::crdgen::read::values::Eval;
 
 // ---------------------------------------------------------------------------------------------
 // The generator side: `Dyn` and the thread-local state it reads.
@@ -317,7 +317,7 @@ fn manual_impl(krate: &Crate, d: DefId) -> Option<(ModId, Span)> {
             continue;
         }
         if let syn::Type::Path(p) = &*imp.self_ty
-            && matches!(krate.resolve_path(*im, &p.path, 0), Some(crate::crdgen::read::resolve::Res::Def(x)) if x == d)
+            && matches!(krate.resolve_path(*im, &p.path, 0), Some(crate::crdgen::read::loader::Res::Def(x)) if x == d)
         {
             return Some((*im, imp.impl_token.span));
         }

@@ -7,7 +7,6 @@ pub mod loader;
 pub mod locate;
 pub mod place_attrs;
 pub mod resolve;
-pub mod schema_fn;
+pub mod sources;
 pub mod type_info;
-pub mod values;
 pub mod watched;

@@ -9,18 +9,7 @@ use syn::spanned::Spanned;
 
 use crate::crdgen::error::{CrdgenError, FIX_EXACT};
 use crate::crdgen::k8s;
-use crate::crdgen::read::loader::{Crate, DefId, DefItem, ModId, PathKey};
-
-/// What a path names.
-#[derive(Debug, Clone)]
-pub(crate) enum Res {
-    Def(DefId),
-    Module(ModId),
-    Fn(ModId, String),
-    Const(ModId, String),
-    /// A path outside the crate, canonical (`std::collections::BTreeMap`, `k8s_openapi::...`).
-    External(Vec<String>),
-}
+use crate::crdgen::read::loader::{Crate, DefId, DefItem, ModId, PathKey, Res};
 
 const EXTERN_CRATES: &[&str] = &[
     "std",

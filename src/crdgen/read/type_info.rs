@@ -3,6 +3,15 @@
 //! validations and CEL rules), read once per crate and cached by definition, and where each rule
 //! and schema keyword an attribute set was written (each [`TypeInfo`]'s
 //! [`super::sources::Sources`]). `derive::schema` turns it into schemas.
+//!
+//! Its children evaluate what the attributes and defaults write: [`values`] (literals, constants,
+//! `Default` impls, as serde would serialize them) and [`schema_fn`] (`schema_with` functions).
+//! They are children because the model and they need each other: reading a type evaluates the
+//! constants of its attributes, and a default's value is its type's serde form, which the model
+//! says.
+
+pub mod schema_fn;
+pub mod values;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -18,8 +27,7 @@ use crate::crdgen::read::attrs::{self, MetaItem, MetaKind, RenameRule};
 use crate::crdgen::read::loader::{Crate, DefId, DefItem, ModId};
 use crate::crdgen::read::place_attrs::PlaceAttrs;
 use crate::crdgen::read::resolve::{Leaf, Ty};
-use crate::crdgen::read::schema_fn;
-use crate::crdgen::read::values;
+use crate::crdgen::read::sources::Sources;
 use crate::syntax::Pos;
 
 // ---------------------------------------------------------------------------------------------
@@ -92,7 +100,7 @@ impl Common {
 #[derive(Debug, Clone)]
 pub(crate) enum With {
     Type(Ty),
-    /// `schema_with = "f"`: the schema `f` returns (see [`schema_fn`](crate::crdgen::read::schema_fn)).
+    /// `schema_with = "f"`: the schema `f` returns (see [`schema_fn`](crate::crdgen::read::type_info::schema_fn)).
     Schema(Schema),
 }
 
@@ -275,6 +283,8 @@ pub(crate) struct TypeInfo {
     pub common: Common,
     pub derive: Option<DeriveKind>,
     pub rules: Vec<Rule>,
+    /// Where its rules and attribute-set keywords (its fields' and variants' too) were written.
+    pub sources: Sources,
 }
 
 pub(crate) fn unsupported(
@@ -310,6 +320,7 @@ fn common_attrs(
     m: ModId,
     attrs_: &[syn::Attribute],
     items: &[MetaItem],
+    sources: &mut Sources,
 ) -> Result<Common, CrdgenError> {
     let mut c = Common {
         doc: attrs::doc(attrs_, &krate.docs[krate.modules[m].file]).map_err(|span| {
@@ -343,7 +354,7 @@ fn common_attrs(
             }
             ("extend", MetaKind::List(ts)) => {
                 for (k, v) in parse_extensions(krate, m, ts.clone(), it.pos)? {
-                    crate::crdgen::check::record_attr(&k, &v, krate.mod_loc(m, it.pos));
+                    sources.attr_written(&k, &v, krate.mod_loc(m, it.pos));
                     c.extensions.push((k, v));
                 }
             }
@@ -445,6 +456,7 @@ fn validation_attrs(
     m: ModId,
     items: &[MetaItem],
     dialect: Dialect,
+    sources: &mut Sources,
 ) -> Result<Validation, CrdgenError> {
     let mut v = Validation::default();
     for it in items {
@@ -498,7 +510,7 @@ fn validation_attrs(
                     if let ("pattern", MetaKind::Value(e)) = (n.name.as_str(), &n.kind) {
                         v.pattern = Some(values::string_value(krate, &e.expr(), m)?);
                         let p = Value::String(v.pattern.clone().unwrap_or_default());
-                        crate::crdgen::check::record_attr("pattern", &p, krate.mod_loc(m, it.pos));
+                        sources.attr_written("pattern", &p, krate.mod_loc(m, it.pos));
                     } else if n.name == "path" {
                         return Err(unsupported(
                             krate,
@@ -524,7 +536,9 @@ fn validation_attrs(
             ("inner", MetaKind::List(ts)) if dialect != Dialect::Validate => {
                 let nested =
                     attrs::parse_meta_list(ts.clone()).map_err(|e| syn_err(krate, m, e))?;
-                v.inner = Some(Box::new(validation_attrs(krate, m, &nested, dialect)?));
+                v.inner = Some(Box::new(validation_attrs(
+                    krate, m, &nested, dialect, sources,
+                )?));
             }
             _ => {}
         }
@@ -680,6 +694,7 @@ fn x_kube(
     krate: &Crate,
     m: ModId,
     place: &PlaceAttrs,
+    sources: &mut Sources,
 ) -> Result<(Vec<Rule>, Option<kube_core::cel::MergeStrategy>), CrdgenError> {
     let items = place
         .x_kube
@@ -689,7 +704,9 @@ fn x_kube(
     let mut strategy = None;
     for it in items {
         match (it.name.as_str(), &it.kind) {
-            ("validation", MetaKind::Value(e)) => rules.push(eval_rule(krate, m, &e.expr())?),
+            ("validation", MetaKind::Value(e)) => {
+                rules.push(eval_rule(krate, m, &e.expr(), sources)?)
+            }
             ("merge_strategy", MetaKind::Value(e)) => {
                 strategy = Some(eval_merge_strategy(krate, m, &e.expr())?)
             }
@@ -699,10 +716,16 @@ fn x_kube(
     Ok((rules, strategy))
 }
 
-/// Evaluate a CEL rule: `"expr"`, `("expr", "message")` or a `Rule::new(..)` builder chain.
-pub(crate) fn eval_rule(krate: &Crate, m: ModId, e: &syn::Expr) -> Result<Rule, CrdgenError> {
+/// Evaluate a CEL rule: `"expr"`, `("expr", "message")` or a `Rule::new(..)` builder chain;
+/// `sources` records where it was written.
+pub(crate) fn eval_rule(
+    krate: &Crate,
+    m: ModId,
+    e: &syn::Expr,
+    sources: &mut Sources,
+) -> Result<Rule, CrdgenError> {
     let rule = eval_rule_inner(krate, m, e)?;
-    crate::crdgen::check::record_rule(&rule.rule, krate.mod_loc(m, e.span()));
+    sources.rule_written(&rule.rule, krate.mod_loc(m, e.span()));
     Ok(rule)
 }
 
@@ -874,8 +897,9 @@ fn field_info(
     index: usize,
     rule: (RenameRule, RenameRule),
     container_transparent: bool,
+    sources: &mut Sources,
 ) -> Result<FieldInfo, CrdgenError> {
-    let merged = attrs::merged(place).map_err(|e| syn_err(krate, m, e))?;
+    let merged = place.merged().map_err(|e| syn_err(krate, m, e))?;
     let ident = f
         .ident
         .as_ref()
@@ -933,15 +957,16 @@ fn field_info(
     } else {
         merged.garde
     };
-    let validation = validation_attrs(krate, m, merged.schemars, Dialect::Schemars)?
+    let validation = validation_attrs(krate, m, merged.schemars, Dialect::Schemars, sources)?
         .or(validation_attrs(
             krate,
             m,
             merged.validate,
             Dialect::Validate,
+            sources,
         )?)
-        .or(validation_attrs(krate, m, garde, Dialect::Garde)?);
-    let (rules, merge_strategy) = x_kube(krate, m, place)?;
+        .or(validation_attrs(krate, m, garde, Dialect::Garde, sources)?);
+    let (rules, merge_strategy) = x_kube(krate, m, place, sources)?;
     let has_ser_with = merged
         .serde_with
         .iter()
@@ -970,7 +995,7 @@ fn field_info(
         default_at: serde_flag(&merged.serde, "default"),
         flatten: serde_flag(&merged.serde, "flatten").is_some(),
         with,
-        common: common_attrs(krate, m, &f.attrs, merged.schemars)?,
+        common: common_attrs(krate, m, &f.attrs, merged.schemars, sources)?,
         validation,
         transparent_marker: container_transparent && !skip_ser,
         rules,
@@ -1066,12 +1091,31 @@ fn style_of(fields: &syn::Fields) -> Style {
 thread_local! {
     /// [`TypeInfo::of`] per definition of the crate being read: schemas are inlined, so a type is
     /// asked for at every place it is used (hundreds of times in large CRDs).
-    static TYPE_INFOS: RefCell<HashMap<DefId, Rc<TypeInfo>>> = RefCell::new(HashMap::new());
+    static TYPE_INFOS: RefCell<TypeInfos> = RefCell::new(TypeInfos::default());
+}
+
+/// The cache of [`TypeInfo`]s: by definition, and those whose [`Sources`] [`take_sources`] has
+/// not handed over yet, in reading order.
+#[derive(Default)]
+struct TypeInfos {
+    by_def: HashMap<DefId, Rc<TypeInfo>>,
+    unhanded: Vec<Rc<TypeInfo>>,
 }
 
 /// Forget the [`TypeInfo`]s of the previous crate.
 pub(crate) fn clear_type_infos() {
-    TYPE_INFOS.with(|t| t.borrow_mut().clear());
+    TYPE_INFOS.with(|t| *t.borrow_mut() = TypeInfos::default());
+}
+
+/// Where the rules and attribute-set keywords of the types read since the last call were
+/// written, in reading order: the driver adds them to what it hands the checks.
+pub(crate) fn take_sources() -> Sources {
+    let read = TYPE_INFOS.with(|t| std::mem::take(&mut t.borrow_mut().unhanded));
+    let mut sources = Sources::default();
+    for info in read {
+        sources.extend(&info.sources);
+    }
+    sources
 }
 
 /// Empty the type information cache without freeing what it held (see
@@ -1083,11 +1127,15 @@ pub(crate) fn keep_type_infos_until_exit() {
 impl TypeInfo {
     /// The attributes and fields of a definition, read once per crate.
     pub fn of(krate: &Crate, d: DefId) -> Result<Rc<TypeInfo>, CrdgenError> {
-        if let Some(info) = TYPE_INFOS.with(|t| t.borrow().get(&d).cloned()) {
+        if let Some(info) = TYPE_INFOS.with(|t| t.borrow().by_def.get(&d).cloned()) {
             return Ok(info);
         }
         let info = Rc::new(Self::read(krate, d)?);
-        TYPE_INFOS.with(|t| t.borrow_mut().insert(d, info.clone()));
+        TYPE_INFOS.with(|t| {
+            let mut t = t.borrow_mut();
+            t.by_def.insert(d, info.clone());
+            t.unhanded.push(info.clone());
+        });
         Ok(info)
     }
 
@@ -1096,7 +1144,7 @@ impl TypeInfo {
         let m = def.module;
         let attrs_ = def.attrs();
         let parsed = &krate.attrs[d];
-        let merged = attrs::merged(&parsed.own).map_err(|e| syn_err(krate, m, e))?;
+        let merged = parsed.own.merged().map_err(|e| syn_err(krate, m, e))?;
         let s = &merged.serde;
         let derive = {
             let ds = krate.derives(d);
@@ -1141,7 +1189,8 @@ impl TypeInfo {
             None => None,
         };
         let with = with_attr(krate, m, merged.schemars, d)?;
-        let (rules, _) = x_kube(krate, m, &parsed.own)?;
+        let mut sources = Sources::default();
+        let (rules, _) = x_kube(krate, m, &parsed.own, &mut sources)?;
         let mut info = TypeInfo {
             def: d,
             module: m,
@@ -1160,17 +1209,26 @@ impl TypeInfo {
             default_at: serde_flag(s, "default"),
             from,
             with,
-            common: common_attrs(krate, m, attrs_, merged.schemars)?,
+            common: common_attrs(krate, m, attrs_, merged.schemars, &mut sources)?,
             derive,
             rules,
+            sources: Sources::default(),
         };
         match &def.item {
             DefItem::Struct(st) => {
                 info.style = style_of(&st.fields);
                 info.is_tuple = matches!(info.style, Style::Newtype | Style::Tuple);
                 for (i, f) in st.fields.iter().zip(&parsed.fields).enumerate() {
-                    info.fields
-                        .push(field_info(krate, m, d, f, i, rename_all, transparent)?);
+                    info.fields.push(field_info(
+                        krate,
+                        m,
+                        d,
+                        f,
+                        i,
+                        rename_all,
+                        transparent,
+                        &mut sources,
+                    )?);
                 }
                 if info.style == Style::Struct {
                     one_key_per_field(krate, m, &info.ident, &info.fields)?;
@@ -1179,7 +1237,7 @@ impl TypeInfo {
             DefItem::Enum(en) => {
                 info.is_enum = true;
                 for (v, (v_parsed, f_parsed)) in en.variants.iter().zip(&parsed.variants) {
-                    let vm = attrs::merged(v_parsed).map_err(|e| syn_err(krate, m, e))?;
+                    let vm = v_parsed.merged().map_err(|e| syn_err(krate, m, e))?;
                     let (ser_r, de_r) = rename(&vm.serde, krate, m)?;
                     let vname = unraw(&v.ident);
                     let vrule = rename_rule(&vm.serde, "rename_all", krate, m)?;
@@ -1189,7 +1247,7 @@ impl TypeInfo {
                     );
                     let mut fields = Vec::new();
                     for (i, f) in v.fields.iter().zip(f_parsed).enumerate() {
-                        fields.push(field_info(krate, m, d, f, i, frule, false)?);
+                        fields.push(field_info(krate, m, d, f, i, frule, false, &mut sources)?);
                     }
                     if style_of(&v.fields) == Style::Struct {
                         one_key_per_field(krate, m, &format!("{}::{vname}", info.ident), &fields)?;
@@ -1204,13 +1262,14 @@ impl TypeInfo {
                         skip_de: skip || serde_flag(&vm.serde, "skip_deserializing").is_some(),
                         untagged: serde_flag(&vm.serde, "untagged").is_some(),
                         with: with_attr(krate, m, vm.schemars, d)?,
-                        common: common_attrs(krate, m, &v.attrs, vm.schemars)?,
+                        common: common_attrs(krate, m, &v.attrs, vm.schemars, &mut sources)?,
                     });
                 }
                 one_name_per_variant(krate, m, &info, en)?;
             }
             DefItem::Alias(_) => unreachable!("aliases are resolved before"),
         }
+        info.sources = sources;
         Ok(info)
     }
 }

@@ -11,7 +11,7 @@ use syn::spanned::Spanned;
 
 use crate::crdgen::error::{CrdgenError, FIX_EXACT};
 use crate::crdgen::read::loader::{Crate, DefId, ModId};
-use crate::crdgen::read::values::{Eval, single_expr};
+use crate::crdgen::read::type_info::values::{Eval, single_expr};
 use crate::syntax::Pos;
 
 /// The schema that `path` (a `schema_with` function, written in module `m` at `at`) returns.

@@ -10,8 +10,9 @@ use syn::spanned::Spanned;
 use crate::crdgen::error::{CrdgenError, FIX_EXACT};
 use crate::crdgen::k8s;
 use crate::crdgen::read::attrs;
+use crate::crdgen::read::loader::Res;
 use crate::crdgen::read::loader::{Crate, DefId, DefItem, ModId};
-use crate::crdgen::read::resolve::{Leaf, Res, Ty};
+use crate::crdgen::read::resolve::{Leaf, Ty};
 use crate::crdgen::read::type_info::{FieldInfo, Tag, TypeInfo, VariantInfo};
 use crate::syntax::Pos;
 
