@@ -526,47 +526,9 @@ pub(crate) fn merge_kinds(
     for ((group, kind), versions) in groups {
         let mut versions = versions;
         for k in &mut versions {
-            for v in &mut k.crd.spec.versions {
-                if checks == Checks::ApiServer {
-                    check::check_version(v, &k.loc, &k.written)?;
-                }
-                if let Some(s) = v
-                    .schema
-                    .as_mut()
-                    .and_then(|s| s.open_api_v3_schema.as_mut())
-                {
-                    if checks == Checks::ApiServer {
-                        let types = read::locate::KindTypes {
-                            spec: k.def,
-                            status: k.status.as_deref(),
-                        };
-                        let field = |path: &str, part| {
-                            let krate = crates.get(k.krate)?;
-                            read::locate::field_at(krate, &types, path, part)
-                        };
-                        check::check(s, &v.name, &k.loc, &sources, &field)?;
-                    }
-                    project.crd.apply(s);
-                }
-            }
+            check_and_apply(k, &crates, &sources, project, checks)?;
         }
-        for (i, a) in versions.iter().enumerate() {
-            if let Some(b) = versions[i + 1..].iter().find(|b| b.version == a.version) {
-                if a.loc == b.loc {
-                    // One place read twice: its file is reached by two module declarations.
-                    return Err(CrdgenError::Versions(format!(
-                        "{}: {group}/{} {kind} is defined twice from this one place: two module declarations (`mod` lines, or a `#[path]`) reach {}, so the crate has the kind twice\n  keep one of the `mod` lines that name it",
-                        a.loc,
-                        a.version,
-                        a.loc.file.display()
-                    )));
-                }
-                return Err(CrdgenError::Versions(format!(
-                    "{group}/{} {kind} is defined twice: at {} and at {}",
-                    a.version, a.loc, b.loc
-                )));
-            }
-        }
+        refuse_versions_twice(&group, &kind, &versions)?;
         let declared: Vec<DeclaredVersion<'_>> = versions
             .iter()
             .map(|k| DeclaredVersion {
@@ -622,6 +584,68 @@ pub(crate) fn merge_kinds(
         });
     }
     Ok((out, warnings))
+}
+
+/// Check each version of the kind `k` as kube-apiserver does (with `checks`), refusals pointing
+/// where `sources` and `crates` say the refused part was written, and apply PROJECT's CRD options
+/// to its schemas.
+fn check_and_apply(
+    k: &mut derive::crd::KindDef,
+    crates: &[Rc<read::loader::Crate>],
+    sources: &read::sources::Sources,
+    project: &Project,
+    checks: Checks,
+) -> Result<(), CrdgenError> {
+    for v in &mut k.crd.spec.versions {
+        if checks == Checks::ApiServer {
+            check::check_version(v, &k.loc, &k.written)?;
+        }
+        if let Some(s) = v
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+        {
+            if checks == Checks::ApiServer {
+                let types = read::locate::KindTypes {
+                    spec: k.def,
+                    status: k.status.as_deref(),
+                };
+                let field = |path: &str, part| {
+                    let krate = crates.get(k.krate)?;
+                    read::locate::field_at(krate, &types, path, part)
+                };
+                check::check(s, &v.name, &k.loc, sources, &field)?;
+            }
+            project.crd.apply(s);
+        }
+    }
+    Ok(())
+}
+
+/// Refuse a version of `kind` (of `group`) that `versions` holds twice.
+fn refuse_versions_twice(
+    group: &str,
+    kind: &str,
+    versions: &[derive::crd::KindDef],
+) -> Result<(), CrdgenError> {
+    for (i, a) in versions.iter().enumerate() {
+        if let Some(b) = versions[i + 1..].iter().find(|b| b.version == a.version) {
+            if a.loc == b.loc {
+                // One place read twice: its file is reached by two module declarations.
+                return Err(CrdgenError::Versions(format!(
+                    "{}: {group}/{} {kind} is defined twice from this one place: two module declarations (`mod` lines, or a `#[path]`) reach {}, so the crate has the kind twice\n  keep one of the `mod` lines that name it",
+                    a.loc,
+                    a.version,
+                    a.loc.file.display()
+                )));
+            }
+            return Err(CrdgenError::Versions(format!(
+                "{group}/{} {kind} is defined twice: at {} and at {}",
+                a.version, a.loc, b.loc
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A version of a kind as the static reader finds it in the source (without its schema).
