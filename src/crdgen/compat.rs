@@ -586,8 +586,23 @@ fn additional(s: &JSONSchemaProps) -> Option<&JSONSchemaPropsOrBool> {
     s.additional_properties.as_ref()
 }
 
-/// One place of a version's schema (`path`, the root being `""`), and everything below it.
+/// One place of a version's schema (`path`, the root being `""`), and everything below it: each
+/// change a client or a stored object would notice, old (`a`) to new (`b`), is a finding of `cx`.
 fn compare_schema(cx: &mut Cx<'_, '_>, path: &str, a: &JSONSchemaProps, b: &JSONSchemaProps) {
+    if !compare_type(cx, path, a, b) {
+        return;
+    }
+    compare_enum(cx, path, a, b);
+    compare_bounds(cx, path, a, b);
+    compare_values(cx, path, a, b);
+    compare_extensions(cx, path, a, b);
+    compare_composition(cx, path, a, b);
+    compare_map_or_required(cx, path, a, b);
+    compare_children(cx, path, a, b);
+}
+
+/// The type and format: false when the type changed (what is below it is not compared).
+fn compare_type(cx: &mut Cx<'_, '_>, path: &str, a: &JSONSchemaProps, b: &JSONSchemaProps) -> bool {
     let at = shown(path);
     let int_or_string = |s: &JSONSchemaProps| s.x_kubernetes_int_or_string == Some(true);
     if a.type_ != b.type_ || int_or_string(a) != int_or_string(b) {
@@ -609,7 +624,7 @@ fn compare_schema(cx: &mut Cx<'_, '_>, path: &str, a: &JSONSchemaProps, b: &JSON
             ),
             "keep the type; add a new field of the new type (and deprecate this one), or add a new version instead",
         );
-        return;
+        return false;
     }
     if a.format != b.format {
         let f = |s: &JSONSchemaProps| s.format.clone().unwrap_or_else(|| "(none)".into());
@@ -625,8 +640,13 @@ fn compare_schema(cx: &mut Cx<'_, '_>, path: &str, a: &JSONSchemaProps, b: &JSON
             "keep the Rust type (its format) as it was; add a new field or a new version instead",
         );
     }
-    compare_enum(cx, path, a, b);
-    compare_bounds(cx, path, a, b);
+    true
+}
+
+/// What values the node accepts and means beside its type: its pattern, CEL rules, default and
+/// nullability.
+fn compare_values(cx: &mut Cx<'_, '_>, path: &str, a: &JSONSchemaProps, b: &JSONSchemaProps) {
+    let at = shown(path);
     if b.pattern.is_some() && a.pattern != b.pattern {
         let message = match &a.pattern {
             None => format!(
@@ -693,6 +713,12 @@ fn compare_schema(cx: &mut Cx<'_, '_>, path: &str, a: &JSONSchemaProps, b: &JSON
             "keep it nullable (`Option<_>`)",
         );
     }
+}
+
+/// The `x-kubernetes-*` extensions that decide how objects are merged and validated: list and
+/// map types, list-map keys, preserved unknown fields, embedded resources.
+fn compare_extensions(cx: &mut Cx<'_, '_>, path: &str, a: &JSONSchemaProps, b: &JSONSchemaProps) {
+    let at = shown(path);
     if a.type_.as_deref() == Some("array") && list_type(a) != list_type(b) {
         cx.field(
             Rule::ListType,
@@ -754,7 +780,16 @@ fn compare_schema(cx: &mut Cx<'_, '_>, path: &str, a: &JSONSchemaProps, b: &JSON
             FIX_NEW_VERSION,
         );
     }
-    compare_composition(cx, path, a, b);
+}
+
+/// A map that stopped being one (its entries pruned), else the fields required.
+fn compare_map_or_required(
+    cx: &mut Cx<'_, '_>,
+    path: &str,
+    a: &JSONSchemaProps,
+    b: &JSONSchemaProps,
+) {
+    let at = shown(path);
     let map = |s: &JSONSchemaProps| {
         matches!(
             additional(s),
@@ -773,7 +808,10 @@ fn compare_schema(cx: &mut Cx<'_, '_>, path: &str, a: &JSONSchemaProps, b: &JSON
     } else {
         compare_required(cx, path, a, b);
     }
-    // Below: the properties, the items of a list, the values of a map.
+}
+
+/// Below the node: the properties, the items of a list, the values of a map.
+fn compare_children(cx: &mut Cx<'_, '_>, path: &str, a: &JSONSchemaProps, b: &JSONSchemaProps) {
     for (name, sa) in a.properties.iter().flatten() {
         let p = child(path, name);
         match b.properties.as_ref().and_then(|ps| ps.get(name)) {

@@ -2,82 +2,75 @@
 //! statically (without compiling the crate) with exactly the semantics of kube-derive 5 +
 //! schemars 1 + kube-core's transforms, or through the compiler with `--exact`.
 //!
-//! Its stages, one folder each, in the order a kind goes through them:
+//! Its stages, one folder each, in the order a kind goes through them; no stage imports a later
+//! one (`src/layering.rs` holds it):
 //! - [`read`]: the user's crate as the compiler would see it, without compiling it: the module
-//!   tree ([`loader`]), names and types ([`resolve`]), `#[cfg]` ([`cfg`]), serde/schemars/kube
-//!   attributes ([`attrs`], [`place_attrs`]), `schema_with` functions ([`schema_fn`]), literal
-//!   defaults and constants ([`values`]), and where each schema node was written ([`locate`]);
+//!   tree ([`read::loader`]), names and types ([`read::resolve`]), `#[cfg]` ([`read::cfg`]),
+//!   serde/schemars/kube attributes ([`read::attrs`], [`read::place_attrs`]), what they say about
+//!   each type ([`read::type_info`], with where each rule and attribute was written:
+//!   [`read::sources`]), `schema_with` functions ([`read::type_info::schema_fn`]), literal defaults and
+//!   constants ([`read::type_info::values`]), and where each schema node was written ([`read::locate`]);
 //! - [`derive`]: the CRD kube-derive would build: the `JsonSchema` derive over schemars' real
-//!   generator ([`schema`]), kube-core's structural rewrite ([`structural`]) and transforms
-//!   ([`transforms`]), k8s-openapi's types ([`k8s_table`]), `#[kube(...)]` and `crd()`
-//!   ([`crd`]); or the same through the compiler ([`exact`], `--exact`);
+//!   generator ([`derive::schema`]), kube-core's structural rewrite ([`derive::structural`]) and
+//!   transforms ([`derive::transforms`]), `#[kube(...)]` and `crd()` ([`derive::crd`]);
 //! - [`check`]: what kube-apiserver refuses on create, found before anything is written: the
 //!   structural rules, list and map combinations, defaults, versions, API approval, and the CEL
 //!   rules (type-checked and costed by [`check::cel`], a checker of its own), plus the source
-//!   patterns kube-derive accepts and the API server does not ([`source_checks`]);
-//! - [`emit`]: CRDs into YAML (on other cores while kinds are built) ([`render`]), and the
-//!   files, kustomization and warnings ([`output`]).
+//!   patterns kube-derive accepts and the API server does not ([`check::source_checks`]);
+//! - [`emit`]: CRDs into YAML (on other cores while kinds are built) ([`emit::render`]), and the
+//!   files, kustomization and warnings ([`emit::output`]).
 //!
-//! PROJECT's `crd:` options (known formats only, description length) are the runtime's
-//! `operator_rs_runtime::crd`, shared with the generated project's drift test. Errors
-//! ([`error`]) carry the file:line:col of what they refuse. [`compat`] (`--check-compat`)
-//! compares the CRDs of two revisions of a project.
+//! Below the stages: [`error`] (errors carry the file:line:col of what they refuse), [`k8s`]
+//! (k8s-openapi's types, recorded) and [`kind`] (the kind data the stages share). This file is the
+//! driver that runs the stages in order; beside it, [`exact`] is the driver of `--exact` (the same
+//! through the compiler) and [`compat`] (`--check-compat`) compares the CRDs of two revisions of
+//! a project. PROJECT's `crd:` options (known formats only, description length) are the runtime's
+//! `operator_rs_runtime::crd`, shared with the generated project's drift test.
 
 mod check;
 pub mod compat;
 mod derive;
 mod emit;
 mod error;
+mod exact;
+/// Public only for `tests/crdgen/k8s_schemas.rs` (as `k8s_table`), which records and checks it
+/// against k8s-openapi.
+#[doc(hidden)]
+pub mod k8s;
+mod kind;
 mod read;
 
-// Each stage's modules by their short names, for the stages that use each other's.
 /// Public only for `tests/apiserver/names.rs`, which checks it against kube-apiserver.
 #[doc(hidden)]
 pub use check::api_approval_problem;
-use check::source_checks;
 #[doc(hidden)]
 pub use check::verdict as apiserver_verdict;
 pub use check::{DEPRECATION_WARNING_RULE, deprecation_warning_problem};
-/// Public only for `tests/crdgen/k8s_schemas.rs`, which records and checks it against k8s-openapi.
-#[doc(hidden)]
-pub use derive::k8s_table;
 pub use derive::structural;
 /// Public only for `tests/crdgen/transforms.rs`, which checks it against running every transform.
 #[doc(hidden)]
 pub use derive::transforms;
-use derive::{crd, exact, schema};
-use emit::{output, render};
-use read::{attrs, cfg, loader, locate, place_attrs, resolve, schema_fn, values, watched};
+#[doc(hidden)]
+pub use k8s as k8s_table;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-
 #[doc(hidden)]
-pub use crd::catch_quietly;
+pub use derive::crd::catch_quietly;
+pub use emit::output::KUSTOMIZATION;
+pub use emit::render::to_yaml;
 pub use error::{CrdgenError, Location};
 pub use exact::generate_exact;
-pub use output::KUSTOMIZATION;
-pub use render::to_yaml;
+pub(crate) use kind::Checks;
+pub use kind::{CRD_BASES, KindCrd, crd_path};
 
 use crate::project::Project;
 use crate::workspace::{GeneratorOutput, SourceTree};
 
 /// The crate roots `generate crds` reads (each one that exists), relative to the project root.
 pub const CRATE_ROOTS: &[&str] = &["src/lib.rs", "src/main.rs"];
-
-/// One kind's CRD, merged over its versions.
-#[derive(Debug, Clone)]
-pub struct KindCrd {
-    pub group: String,
-    pub kind: String,
-    pub plural: String,
-    pub crd: CustomResourceDefinition,
-    /// Its text, when it was rendered while the kinds were built (it is the built CRD).
-    pub(crate) rendered: Option<render::Rendered>,
-}
 
 /// Read the crate under `tree` and return every CRD, without writing anything.
 pub fn crds(tree: &dyn SourceTree, project: &Project) -> Result<Vec<KindCrd>, CrdgenError> {
@@ -119,7 +112,7 @@ pub fn crds_located(
 /// Where each version of each kind read by [`crds_located`] is written: its
 /// `#[derive(CustomResource)]` struct, and the field behind a place of its schema.
 pub struct Places {
-    crates: Vec<Rc<loader::Crate>>,
+    crates: Vec<Rc<read::loader::Crate>>,
     versions: Vec<PlacedVersion>,
 }
 
@@ -129,7 +122,7 @@ struct PlacedVersion {
     kind: String,
     version: String,
     loc: Location,
-    spec: loader::DefId,
+    spec: read::loader::DefId,
     status: Option<String>,
     krate: usize,
 }
@@ -151,11 +144,16 @@ impl Places {
     /// (`.spec.items[*].name`); the deepest field on the path when the walk stops short of it.
     pub fn field(&self, group: &str, kind: &str, version: &str, path: &str) -> Option<Location> {
         let v = self.version(group, kind, version)?;
-        let types = locate::KindTypes {
+        let types = read::locate::KindTypes {
             spec: v.spec,
             status: v.status.as_deref(),
         };
-        locate::field_at(self.crates.get(v.krate)?, &types, path, locate::Part::Field)
+        read::locate::field_at(
+            self.crates.get(v.krate)?,
+            &types,
+            path,
+            read::locate::Part::Field,
+        )
     }
 }
 
@@ -178,13 +176,6 @@ pub fn crds_unchecked(
     merge_kinds(found, project, Checks::None).map(|(crds, _)| crds)
 }
 
-/// Whether CRDs are checked as kube-apiserver checks them before they are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Checks {
-    ApiServer,
-    None,
-}
-
 /// `operator-rs generate crds`: every CRD file plus `config/crd/kustomization.yaml`; the files
 /// of `config/crd/bases` that no kind produces are stale (it owns that folder).
 pub fn generate(tree: &dyn SourceTree, project: &Project) -> Result<GeneratorOutput, CrdgenError> {
@@ -204,7 +195,7 @@ fn generate_with(
 /// its kinds built, each CRD rendered on the other core while the next kinds are built. (The
 /// command parses PROJECT meanwhile: for 50 kinds its YAML is a tenth of the run.)
 pub fn read(tree: &dyn SourceTree) -> Result<Found, CrdgenError> {
-    render::with_prerender(|prerender| static_kinds(tree, true, Some(prerender)))
+    emit::render::with_prerender(|prerender| static_kinds(tree, true, Some(prerender)))
 }
 
 /// The second half of [`generate`] (of [`generate_unchecked`] without `api_server_checks`): the
@@ -222,14 +213,11 @@ pub fn assemble(
         Checks::None
     };
     let (crds, warnings) = merge_kinds(found, project, checks)?;
-    let mut out = output::files(tree, crds, &project.crd, checks)?;
+    let mut out = emit::output::files(tree, crds, &project.crd, checks)?;
     out.warnings.extend(warnings);
     mark_stale(tree, &mut out)?;
     Ok(out)
 }
-
-/// The folder `generate crds` owns.
-pub const CRD_BASES: &str = "config/crd/bases";
 
 /// Record as stale every YAML file of [`CRD_BASES`] that `out` does not produce (hidden files,
 /// such as a `.gitkeep`, are not CRDs and stay).
@@ -258,10 +246,12 @@ pub(crate) fn mark_stale(
 
 /// The kinds the static reader found, and what it warns about (macros it cannot see into).
 pub struct Found {
-    pub(crate) kinds: Vec<crd::KindDef>,
+    pub(crate) kinds: Vec<derive::crd::KindDef>,
     pub(crate) warnings: Vec<String>,
-    /// The crates read, by [`crd::KindDef::krate`]: a refusal looks up where its field is.
-    pub(crate) crates: Vec<Rc<loader::Crate>>,
+    /// The crates read, by [`derive::crd::KindDef::krate`]: a refusal looks up where its field is.
+    pub(crate) crates: Vec<Rc<read::loader::Crate>>,
+    /// Where the rules and attribute-set keywords of every kind read were written.
+    pub(crate) sources: read::sources::Sources,
 }
 
 impl Found {
@@ -277,7 +267,7 @@ impl Found {
     /// crate).
     pub fn keep_until_exit(&self) {
         std::mem::forget(self.crates.clone());
-        schema::keep_type_infos_until_exit();
+        read::type_info::keep_type_infos_until_exit();
     }
 }
 
@@ -289,7 +279,7 @@ impl Found {
 fn unreached_custom_resources(
     tree: &dyn SourceTree,
     roots: &[PathBuf],
-    crates: &[Rc<loader::Crate>],
+    crates: &[Rc<read::loader::Crate>],
 ) -> Result<(), CrdgenError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -412,7 +402,7 @@ fn first_custom_resource(items: &[syn::Item]) -> Option<proc_macro2::LineColumn>
 pub(crate) fn static_kinds(
     tree: &dyn SourceTree,
     with_schema: bool,
-    mut prerender: Option<&mut render::Prerender<'_>>,
+    mut prerender: Option<&mut emit::render::Prerender<'_>>,
 ) -> Result<Found, CrdgenError> {
     let mut roots = Vec::new();
     for r in CRATE_ROOTS {
@@ -431,22 +421,25 @@ pub(crate) fn static_kinds(
     if roots.is_empty() {
         return Err(CrdgenError::NoCrateRoot(tree.root().to_path_buf()));
     }
-    check::clear_rules();
     let mut kinds = Vec::new();
+    let mut sources = read::sources::Sources::default();
     let mut warnings = Vec::new();
     let mut crates = Vec::new();
     let mut read = || -> Result<(), CrdgenError> {
         for root in roots.clone() {
-            let krate = Rc::new(loader::load(tree, &root)?);
+            let krate = Rc::new(read::loader::load(tree, &root)?);
             crates.push(krate.clone());
-            source_checks::check_derives_and_cfg(&krate)?;
-            source_checks::check_attribute_keys(&krate)?;
-            source_checks::check_comment_markers(tree, &krate)?;
+            check::source_checks::check_derives_and_cfg(&krate)?;
+            check::source_checks::check_attribute_keys(&krate)?;
+            check::source_checks::check_comment_markers(tree, &krate)?;
             // Type information is cached per crate (by definition id).
-            schema::clear_type_infos();
-            for d in crd::custom_resources(&krate) {
-                let mut kind = crd::build_kind(&krate, d, with_schema)?;
+            read::type_info::clear_type_infos();
+            for d in derive::crd::custom_resources(&krate) {
+                let mut kind = kind_of(&krate, d, with_schema)?;
                 kind.krate = crates.len() - 1;
+                // Where its rules were written: its own `#[kube]`'s, then its types'.
+                sources.extend(&kind.sources);
+                sources.extend(&read::type_info::take_sources());
                 match prerender.as_deref_mut() {
                     Some(prerender) => {
                         prerender.hand(std::mem::take(&mut kind.crd), kind.pending.take())
@@ -455,9 +448,9 @@ pub(crate) fn static_kinds(
                 }
                 kinds.push(kind);
             }
-            let warned = source_checks::macro_warnings(&krate)
+            let warned = check::source_checks::macro_warnings(&krate)
                 .into_iter()
-                .chain(source_checks::kube_attr_warnings(&krate));
+                .chain(check::source_checks::kube_attr_warnings(&krate));
             for w in warned {
                 if !warnings.contains(&w) {
                     warnings.push(w);
@@ -474,9 +467,9 @@ pub(crate) fn static_kinds(
             kind.crd = crd;
             let krate = &crates[kind.krate];
             match handed {
-                render::Handed::Rendered(rendered) => kind.rendered = Some(rendered),
-                render::Handed::Refused(refused) => kind.finished(krate, Err(refused))?,
-                render::Handed::Kept(pending) => {
+                emit::render::Handed::Rendered(rendered) => kind.rendered = Some(rendered),
+                emit::render::Handed::Refused(refused) => kind.finished(krate, Err(refused))?,
+                emit::render::Handed::Kept(pending) => {
                     kind.pending = pending;
                     kind.finish_schema(krate)?;
                 }
@@ -484,13 +477,29 @@ pub(crate) fn static_kinds(
         }
     }
     read?;
+    sources.extend(&read::type_info::take_sources());
     unreached_custom_resources(tree, &roots, &crates)?;
-    source_checks::check_clashes(&kinds)?;
+    check::source_checks::check_clashes(&kinds)?;
     Ok(Found {
         kinds,
         warnings,
         crates,
+        sources,
     })
+}
+
+/// The kind of the `#[derive(CustomResource)]` struct `d`: its `#[kube(...)]` read and checked
+/// as the source (keys kube-derive knows, names the API server takes), then built.
+fn kind_of(
+    krate: &Rc<read::loader::Crate>,
+    d: read::loader::DefId,
+    with_schema: bool,
+) -> Result<derive::crd::KindDef, CrdgenError> {
+    let items = derive::crd::kube_items(krate, d)?;
+    check::source_checks::check_kube_attrs(krate, d, &items)?;
+    let attrs = derive::crd::KubeAttrs::read(krate, d, &items)?;
+    check::source_checks::check_crd_name(krate, d, &items, &attrs.plural, &attrs.group)?;
+    derive::crd::build_kind(krate, d, attrs, with_schema)
 }
 
 /// Group versions of a kind, pick the storage version, merge with `kube_core::crd::merge_crds`;
@@ -504,8 +513,9 @@ pub(crate) fn merge_kinds(
         kinds,
         mut warnings,
         crates,
+        sources,
     } = found;
-    let mut groups: BTreeMap<(String, String), Vec<crd::KindDef>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, String), Vec<derive::crd::KindDef>> = BTreeMap::new();
     for k in kinds {
         groups
             .entry((k.group.clone(), k.kind.clone()))
@@ -516,47 +526,9 @@ pub(crate) fn merge_kinds(
     for ((group, kind), versions) in groups {
         let mut versions = versions;
         for k in &mut versions {
-            for v in &mut k.crd.spec.versions {
-                if checks == Checks::ApiServer {
-                    check::check_version(v, &k.loc, &k.written)?;
-                }
-                if let Some(s) = v
-                    .schema
-                    .as_mut()
-                    .and_then(|s| s.open_api_v3_schema.as_mut())
-                {
-                    if checks == Checks::ApiServer {
-                        let types = locate::KindTypes {
-                            spec: k.def,
-                            status: k.status.as_deref(),
-                        };
-                        let field = |path: &str, part| {
-                            let krate = crates.get(k.krate)?;
-                            locate::field_at(krate, &types, path, part)
-                        };
-                        check::check(s, &v.name, &k.loc, &field)?;
-                    }
-                    project.crd.apply(s);
-                }
-            }
+            check_and_apply(k, &crates, &sources, project, checks)?;
         }
-        for (i, a) in versions.iter().enumerate() {
-            if let Some(b) = versions[i + 1..].iter().find(|b| b.version == a.version) {
-                if a.loc == b.loc {
-                    // One place read twice: its file is reached by two module declarations.
-                    return Err(CrdgenError::Versions(format!(
-                        "{}: {group}/{} {kind} is defined twice from this one place: two module declarations (`mod` lines, or a `#[path]`) reach {}, so the crate has the kind twice\n  keep one of the `mod` lines that name it",
-                        a.loc,
-                        a.version,
-                        a.loc.file.display()
-                    )));
-                }
-                return Err(CrdgenError::Versions(format!(
-                    "{group}/{} {kind} is defined twice: at {} and at {}",
-                    a.version, a.loc, b.loc
-                )));
-            }
-        }
+        refuse_versions_twice(&group, &kind, &versions)?;
         let declared: Vec<DeclaredVersion<'_>> = versions
             .iter()
             .map(|k| DeclaredVersion {
@@ -614,6 +586,68 @@ pub(crate) fn merge_kinds(
     Ok((out, warnings))
 }
 
+/// Check each version of the kind `k` as kube-apiserver does (with `checks`), refusals pointing
+/// where `sources` and `crates` say the refused part was written, and apply PROJECT's CRD options
+/// to its schemas.
+fn check_and_apply(
+    k: &mut derive::crd::KindDef,
+    crates: &[Rc<read::loader::Crate>],
+    sources: &read::sources::Sources,
+    project: &Project,
+    checks: Checks,
+) -> Result<(), CrdgenError> {
+    for v in &mut k.crd.spec.versions {
+        if checks == Checks::ApiServer {
+            check::check_version(v, &k.loc, &k.written)?;
+        }
+        if let Some(s) = v
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+        {
+            if checks == Checks::ApiServer {
+                let types = read::locate::KindTypes {
+                    spec: k.def,
+                    status: k.status.as_deref(),
+                };
+                let field = |path: &str, part| {
+                    let krate = crates.get(k.krate)?;
+                    read::locate::field_at(krate, &types, path, part)
+                };
+                check::check(s, &v.name, &k.loc, sources, &field)?;
+            }
+            project.crd.apply(s);
+        }
+    }
+    Ok(())
+}
+
+/// Refuse a version of `kind` (of `group`) that `versions` holds twice.
+fn refuse_versions_twice(
+    group: &str,
+    kind: &str,
+    versions: &[derive::crd::KindDef],
+) -> Result<(), CrdgenError> {
+    for (i, a) in versions.iter().enumerate() {
+        if let Some(b) = versions[i + 1..].iter().find(|b| b.version == a.version) {
+            if a.loc == b.loc {
+                // One place read twice: its file is reached by two module declarations.
+                return Err(CrdgenError::Versions(format!(
+                    "{}: {group}/{} {kind} is defined twice from this one place: two module declarations (`mod` lines, or a `#[path]`) reach {}, so the crate has the kind twice\n  keep one of the `mod` lines that name it",
+                    a.loc,
+                    a.version,
+                    a.loc.file.display()
+                )));
+            }
+            return Err(CrdgenError::Versions(format!(
+                "{group}/{} {kind} is defined twice: at {} and at {}",
+                a.version, a.loc, b.loc
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// A version of a kind as the static reader finds it in the source (without its schema).
 #[derive(Debug, Clone)]
 pub struct FoundVersion {
@@ -642,7 +676,7 @@ pub fn kinds_and_macros(
 ) -> Result<(Vec<FoundVersion>, Vec<ItemMacro>), CrdgenError> {
     let found = static_kinds(tree, false, None)?;
     let macros = (found.crates.iter())
-        .flat_map(|k| source_checks::item_macros(k))
+        .flat_map(|k| check::source_checks::item_macros(k))
         .collect();
     let versions = (found.kinds.into_iter())
         .map(|k| FoundVersion {
@@ -677,7 +711,7 @@ pub fn watched_versions(tree: &dyn SourceTree) -> Result<Vec<WatchedVersion>, Cr
     let found = static_kinds(tree, false, None)?;
     let mut out = Vec::new();
     for (i, krate) in found.crates.iter().enumerate() {
-        for w in watched::watches(krate) {
+        for w in read::watched::watches(krate) {
             for k in found.kinds.iter().filter(|k| k.krate == i) {
                 if w.homes
                     .contains(&(krate.defs[k.def].module, k.kind.clone()))
@@ -787,14 +821,4 @@ pub(crate) fn storage_version(
             ))),
         },
     }
-}
-
-/// Where the CRD of `group`/`plural` is written: `<group>_<plural>.yaml`, as controller-gen names
-/// it, shortened with a hash when a valid CRD name (up to 253 bytes) makes it too long for a file
-/// name.
-pub fn crd_path(group: &str, plural: &str) -> PathBuf {
-    Path::new(CRD_BASES).join(crate::names::fit_file_name(
-        &format!("{group}_{plural}"),
-        ".yaml",
-    ))
 }

@@ -3,6 +3,8 @@
 //! `+kubebuilder:scaffold:` markers. Inserting is idempotent: a fragment already present is not
 //! added twice, so re-running a command is always safe.
 
+pub(super) mod entries;
+
 use std::path::Path;
 
 /// The text every marker carries after its comment token.
@@ -117,7 +119,7 @@ pub fn insert(file: &str, path: &Path, fragment: &Fragment<'_>) -> Inserted {
     if marker_at.len() > 1 {
         return Inserted::Ambiguous(ambiguous(file, path, fragment.marker, &marker_at));
     }
-    let owned = super::entries::owned(file, path, &marker_at, fragment.owns);
+    let owned = entries::owned(file, path, &marker_at, fragment.owns);
     if owned.iter().any(|o| !o.is_empty()) {
         if owned.iter().all(|o| non_blank(&lines, o) == wanted) {
             return Inserted::AlreadyPresent;
@@ -145,7 +147,7 @@ pub fn insert(file: &str, path: &Path, fragment: &Fragment<'_>) -> Inserted {
 pub fn remove(file: &str, path: &Path, marker: &str, owns: &[String]) -> Option<String> {
     let lines: Vec<&str> = file.split_inclusive('\n').collect();
     let marker_at = marker_lines(file, path, marker);
-    let owned = super::entries::owned(file, path, &marker_at, owns);
+    let owned = entries::owned(file, path, &marker_at, owns);
     owned
         .iter()
         .any(|o| !o.is_empty())

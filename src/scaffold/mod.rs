@@ -5,7 +5,6 @@
 
 pub mod check;
 pub mod context;
-mod entries;
 pub mod markers;
 pub mod template;
 
@@ -541,7 +540,7 @@ mod variant_tests {
                 let token = markers::comment_token(Path::new(path));
                 let file = format!("{text}{token} {}m\n", markers::PREFIX);
                 let marker = file.lines().count() - 1;
-                let owned = entries::owned(&file, Path::new(path), &[marker], owns);
+                let owned = markers::entries::owned(&file, Path::new(path), &[marker], owns);
                 let covered: BTreeSet<usize> = owned[0].iter().flat_map(|r| r.clone()).collect();
                 for (i, line) in text.lines().enumerate() {
                     assert!(

@@ -67,7 +67,7 @@ fn recording() -> SchemaGenerator {
         .into_generator()
 }
 
-const RECORD: &str = "src/crdgen/k8s_schemas.rs";
+const RECORD: &str = "src/crdgen/k8s/schemas.rs";
 
 #[test]
 fn the_record_gives_what_every_real_type_gives() {

@@ -17,6 +17,8 @@ const LIST_TYPE: &str = "x-kubernetes-list-type";
 const MAP_KEYS: &str = "x-kubernetes-list-map-keys";
 const MAP_TYPE: &str = "x-kubernetes-map-type";
 
+/// One node's refusals, a port of the upstream checks named in the module's doc, kept as one
+/// function so it reads beside them.
 pub(super) fn check(s: &JSONSchemaProps, place: &Place, out: &mut Vec<Refusal>) {
     let list_type = s.x_kubernetes_list_type.as_deref();
     let lt = || Value::String(list_type.unwrap_or_default().into());

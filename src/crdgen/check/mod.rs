@@ -6,7 +6,7 @@
 //! of a rule, the `#[schemars(extend(..))]` / `regex(..)` of an extension or a pattern, the
 //! `#[serde(default ..)]` of a default, the `#[kube(printcolumn / selectable / scale /
 //! deprecated ..)]` item of a version's other fields; else the field its path leads to, whose
-//! type wrote it ([`super::locate`]); else the kind), the reason the API server gives, and the
+//! type wrote it ([`crate::crdgen::read::locate`]); else the kind), the reason the API server gives, and the
 //! fix.
 
 mod approval;
@@ -22,57 +22,14 @@ mod version;
 pub use approval::problem as api_approval_problem;
 pub use version::{DEPRECATION_WARNING_RULE, deprecation_warning_problem};
 
-use std::cell::RefCell;
-
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinitionVersion, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
 };
 use serde_json::Value;
 
 use super::error::{CrdgenError, Location};
-use super::locate::Part;
-
-thread_local! {
-    /// Where each CEL rule the static reader evaluated was written.
-    static RULE_SOURCES: RefCell<Vec<(String, Location)>> = const { RefCell::new(Vec::new()) };
-    /// Where each schema keyword set by an attribute (`extend("x-kubernetes-list-type" = ..)`,
-    /// `regex(pattern = ..)`) was written, with its value.
-    static ATTR_SOURCES: RefCell<Vec<(String, Value, Location)>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Remember that `rule` was written at `loc` (called for every rule the reader evaluates).
-pub(crate) fn record_rule(rule: &str, loc: Location) {
-    RULE_SOURCES.with(|r| r.borrow_mut().push((rule.to_string(), loc)));
-}
-
-/// Remember that the schema keyword `key` was set to `value` by the attribute at `loc`.
-pub(crate) fn record_attr(key: &str, value: &Value, loc: Location) {
-    ATTR_SOURCES.with(|r| r.borrow_mut().push((key.to_string(), value.clone(), loc)));
-}
-
-/// Forget the rules and attributes of a previous run.
-pub(crate) fn clear_rules() {
-    RULE_SOURCES.with(|r| r.borrow_mut().clear());
-    ATTR_SOURCES.with(|r| r.borrow_mut().clear());
-}
-
-fn rule_source(rule: &str) -> Option<Location> {
-    RULE_SOURCES.with(|r| {
-        r.borrow()
-            .iter()
-            .find(|(text, _)| text == rule)
-            .map(|(_, l)| l.clone())
-    })
-}
-
-fn attr_source(key: &str, value: &Value) -> Option<Location> {
-    ATTR_SOURCES.with(|r| {
-        r.borrow()
-            .iter()
-            .find(|(k, v, _)| k == key && v == value)
-            .map(|(_, _, l)| l.clone())
-    })
-}
+use crate::crdgen::read::locate::Part;
+use crate::crdgen::read::sources::Sources;
 
 /// Where a schema node sits, as the API server sees it.
 #[derive(Clone)]
@@ -170,13 +127,14 @@ fn total_refusal(total: &cost::Total) -> Option<Refusal> {
 }
 
 /// Check one version's schema; the first refusal is the error. It points at what wrote the
-/// refused construct: its rule or schemars attribute, else what `field_at` finds on its path
-/// (the `#[serde(default ..)]` of a refused default, the field whose type wrote the rest), else
-/// the kind.
+/// refused construct: its rule or schemars attribute (where `sources` says it was written), else
+/// what `field_at` finds on its path (the `#[serde(default ..)]` of a refused default, the field
+/// whose type wrote the rest), else the kind.
 pub(crate) fn check(
     schema: &JSONSchemaProps,
     version: &str,
     kind_loc: &Location,
+    sources: &Sources,
     field_at: &dyn Fn(&str, Part) -> Option<Location>,
 ) -> Result<(), CrdgenError> {
     let mut found = Vec::new();
@@ -189,8 +147,9 @@ pub(crate) fn check(
             let loc = r
                 .rule
                 .as_deref()
-                .and_then(rule_source)
-                .or_else(|| r.written.as_ref().and_then(|(k, v)| attr_source(k, v)))
+                .and_then(|rule| sources.rule(rule))
+                .or_else(|| r.written.as_ref().and_then(|(k, v)| sources.attr(k, v)))
+                .cloned()
                 .or_else(|| {
                     let default = matches!(&r.written, Some(("default", _)));
                     let part = if default { Part::Default } else { Part::Field };
@@ -213,7 +172,7 @@ pub(crate) fn check(
 pub(crate) fn check_version(
     v: &CustomResourceDefinitionVersion,
     kind_loc: &Location,
-    written: &super::crd::VersionAttrs,
+    written: &crate::crdgen::derive::crd::VersionAttrs,
 ) -> Result<(), CrdgenError> {
     use version::Written;
     match version::check(v) {

@@ -13,10 +13,10 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::spanned::Spanned;
 
-use crate::crdgen::attrs::{self, Position};
-use crate::crdgen::crd::KindDef;
+use crate::crdgen::derive::crd::KindDef;
 use crate::crdgen::error::{CrdgenError, FIX_EXACT, Location};
-use crate::crdgen::loader::{Crate, DefId, DefItem};
+use crate::crdgen::read::attrs::{self, Position};
+use crate::crdgen::read::loader::{Crate, DefId, DefItem};
 use crate::names::{self, NameError};
 
 /// Every unknown attribute key on every type, variant and field of the crate. An attribute that
@@ -107,7 +107,7 @@ pub(crate) fn check_derives_and_cfg(krate: &Crate) -> Result<(), CrdgenError> {
     for (d, def) in krate.defs.iter().enumerate() {
         let derives = krate.derives(d);
         let conditional_schema = def.attrs().iter().any(|a| {
-            crate::crdgen::cfg::cfg_attr(a).is_some_and(|(_, inner)| {
+            crate::crdgen::read::cfg::cfg_attr(a).is_some_and(|(_, inner)| {
                 inner.iter().any(|m| {
                     m.path().is_ident("derive")
                         && SCHEMA_DERIVES
@@ -134,46 +134,46 @@ pub(crate) fn check_derives_and_cfg(krate: &Crate) -> Result<(), CrdgenError> {
             });
         }
         for (attrs, place) in &places {
-            if let Some(a) = crate::crdgen::cfg::undecided(attrs) {
+            if let Some(a) = crate::crdgen::read::cfg::undecided(attrs) {
                 return Err(CrdgenError::Unsupported {
                     loc: krate.def_loc(d, a.pound_token.span),
                     what: format!(
                         "`{}` on {place} of `{ident}` depends on the build (features, target, `--cfg` flags): the static reader cannot tell whether the compiler sees what it guards",
-                        crate::crdgen::cfg::written(a)
+                        crate::crdgen::read::cfg::written(a)
                     ),
                     fix: FIX_EXACT.to_string(),
                 });
             }
             for a in attrs.iter() {
-                let Some((pred, inner)) = crate::crdgen::cfg::cfg_attr(a) else {
+                let Some((pred, inner)) = crate::crdgen::read::cfg::cfg_attr(a) else {
                     continue;
                 };
                 let Some(read) = inner.iter().find(|m| is_read(m)) else {
                     continue;
                 };
                 let name = read.path().to_token_stream().to_string();
-                let (what, fix) = match crate::crdgen::cfg::eval(&pred) {
+                let (what, fix) = match crate::crdgen::read::cfg::eval(&pred) {
                     // Never applies: the compiler never sees it, nor does the reader.
                     Some(false) => continue,
                     Some(true) => (
                         format!(
                             "`{}` on {place} of `{ident}`: its condition always holds, but the static reader reads `#[{name}]` only written as itself",
-                            crate::crdgen::cfg::written(a)
+                            crate::crdgen::read::cfg::written(a)
                         ),
                         format!(
                             "write it without `cfg_attr`: `#[{}]`, or {}",
-                            crate::crdgen::cfg::written(read),
+                            crate::crdgen::read::cfg::written(read),
                             FIX_EXACT.trim_start_matches("run ")
                         ),
                     ),
                     None => (
                         format!(
                             "`{}` on {place} of `{ident}`: whether `#[{name}]` applies depends on the build (features, target, `--cfg` flags), which the static reader cannot know",
-                            crate::crdgen::cfg::written(a)
+                            crate::crdgen::read::cfg::written(a)
                         ),
                         format!(
                             "{FIX_EXACT}, or write `#[{}]` without `cfg_attr`",
-                            crate::crdgen::cfg::written(read)
+                            crate::crdgen::read::cfg::written(read)
                         ),
                     ),
                 };
@@ -396,11 +396,11 @@ pub(crate) fn check_clashes(kinds: &[KindDef]) -> Result<(), CrdgenError> {
                 "the CRD name `{}.{}` (and its file {})",
                 names.plural,
                 k.group,
-                crate::crdgen::crd_path(&k.group, &names.plural).display()
+                crate::crdgen::kind::crd_path(&k.group, &names.plural).display()
             ),
         )];
         // A shortened file name is unique by its hash; checked all the same, so no CRD is lost.
-        let file = crate::crdgen::crd_path(&k.group, &names.plural);
+        let file = crate::crdgen::kind::crd_path(&k.group, &names.plural);
         claims.push((
             format!("file {}", file.display()),
             format!("the file {}", file.display()),

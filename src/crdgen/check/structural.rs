@@ -17,6 +17,8 @@ use super::{Place, Refusal};
 
 const TYPES: &[&str] = &["array", "boolean", "integer", "number", "object", "string"];
 
+/// One node's refusals, in the order of the upstream validation this ports (named in the module's
+/// doc): a port of long Go functions, kept as one function so it reads beside them.
 pub(super) fn check(s: &JSONSchemaProps, place: &Place, out: &mut Vec<Refusal>) {
     let mut refuse = |reason: String, fix: &str| out.push(Refusal::at(place, reason, fix));
     let ty = s.type_.as_deref().unwrap_or_default();

@@ -12,13 +12,15 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 
-use crate::crdgen::attrs::{self, MetaItem, MetaKind};
+use crate::crdgen::derive::schema::{self, RootSpec};
+use crate::crdgen::derive::structural;
+use crate::crdgen::derive::transforms::{self, Rewriter};
 use crate::crdgen::error::{CrdgenError, FIX_EXACT, Location};
-use crate::crdgen::loader::{Crate, DefId, DefItem};
-use crate::crdgen::resolve::Ty;
-use crate::crdgen::schema::{self, RootSpec, Rule};
-use crate::crdgen::structural;
-use crate::crdgen::transforms::{self, Rewriter};
+use crate::crdgen::read::attrs::{self, MetaItem, MetaKind};
+use crate::crdgen::read::loader::{Crate, DefId, DefItem};
+use crate::crdgen::read::resolve::Ty;
+use crate::crdgen::read::sources::Sources;
+use crate::crdgen::read::type_info::{self, Rule};
 use crate::syntax::Pos;
 
 /// One `#[derive(CustomResource)]` struct, its attributes read.
@@ -33,7 +35,7 @@ pub(crate) struct KindDef {
     pub storage: bool,
     pub crd: apiext::CustomResourceDefinition,
     /// The CRD's text, when it was rendered while the next kinds were built.
-    pub rendered: Option<crate::crdgen::render::Rendered>,
+    pub rendered: Option<crate::crdgen::kind::Rendered>,
     /// Where its `#[kube(...)]` wrote what the version sets beside its schema.
     pub written: VersionAttrs,
     /// Its `#[kube(status = "..")]` type, as written.
@@ -44,6 +46,8 @@ pub(crate) struct KindDef {
     pub pending: Option<PendingSchema>,
     /// What its schema was made from (kube-core's rewriter is rerun over it for its message).
     pub root_spec: Option<RootSpec>,
+    /// Where its `#[kube(validation = ...)]` rules were written.
+    pub sources: Sources,
 }
 
 /// A kind's schema as the generator made it, before the generator's transforms and the conversion
@@ -255,265 +259,212 @@ pub(crate) fn custom_resources(krate: &Crate) -> Vec<DefId> {
         .collect()
 }
 
-/// Read a `#[derive(CustomResource)]` struct and build its one-version CRD.
-pub(crate) fn build_kind(
-    krate: &Rc<Crate>,
-    d: DefId,
-    with_schema: bool,
-) -> Result<KindDef, CrdgenError> {
-    let def = &krate.defs[d];
-    let m = def.module;
-    // kube-derive ignores the spec's generics: it writes `spec: FooSpec` with no type arguments,
-    // which does not compile, so `--exact` cannot help either. Lifetimes and consts alike.
-    if let Some(p) = def.generics().params.first() {
-        use syn::spanned::Spanned;
-        let ident = def.ident();
-        let params = match p {
-            syn::GenericParam::Type(t) => t.ident.to_string(),
-            syn::GenericParam::Lifetime(l) => l.lifetime.to_string(),
-            syn::GenericParam::Const(c) => format!("const {}", c.ident),
-        };
-        return Err(CrdgenError::KubeCannotRender {
-            loc: krate.def_loc(d, p.span()),
-            what: format!(
-                "`{ident}` is generic (`{params}`): kube's `CustomResource` derive makes one kind of one spec type and writes `spec: {ident}` without type arguments, which does not compile (error[E0107]), with `--exact` as without"
-            ),
-            fix: format!(
-                "write the types in, e.g. `pub struct {ident} {{ pub t: Option<String> }}`; a generic helper struct is fine as a field's type with its argument (`pub t: Wrapper<String>`)"
-            ),
-        });
-    }
-    let items = attrs::meta_items(def.attrs(), "kube").map_err(|e| {
+/// A `#[derive(CustomResource)]` struct's `#[kube(...)]` items, parsed (what the source checks
+/// and [`KubeAttrs::read`] read); a generic struct, which kube-derive cannot derive, is refused.
+pub(crate) fn kube_items(krate: &Crate, d: DefId) -> Result<Vec<MetaItem>, CrdgenError> {
+    refuse_generics(krate, d)?;
+    attrs::meta_items(krate.defs[d].attrs(), "kube").map_err(|e| {
         bad_attr(
             krate,
             d,
             e.span(),
             format!("invalid #[kube] attribute: {e}"),
         )
-    })?;
-    crate::crdgen::source_checks::check_kube_attrs(krate, d, &items)?;
-    let (mut group, mut version, mut kind) = (None, None, None);
-    let mut doc = None;
-    let mut root = None;
-    let mut plural = None;
-    let mut singular = None;
-    let mut namespaced = false;
-    let mut no_spec = false;
-    let mut status: Option<(String, Pos)> = None;
-    let mut categories = Vec::new();
-    let mut shortnames = Vec::new();
-    let mut printcolumns = Vec::new();
-    let mut selectable = Vec::new();
-    let mut scale = None;
-    let mut annotations = Vec::new();
-    let mut labels = Vec::new();
-    let mut rules: Vec<Rule> = Vec::new();
-    let mut storage = true;
-    let mut served = true;
-    let mut deprecated: Option<Option<String>> = None;
-    let mut schema_mode = "derived".to_string();
-    let mut written = VersionAttrs::default();
-    for it in &items {
-        match it.name.as_str() {
-            "group" => group = Some(str_of(krate, d, it)?),
-            "version" => version = Some(str_of(krate, d, it)?),
-            "kind" => kind = Some(str_of(krate, d, it)?),
-            "doc" => doc = Some(str_of(krate, d, it)?),
-            "root" => root = Some(str_of(krate, d, it)?),
-            "plural" => plural = Some(str_of(krate, d, it)?),
-            "singular" => singular = Some(str_of(krate, d, it)?),
-            "namespaced" => namespaced = bool_of(krate, d, it)?,
-            "no_spec" => no_spec = bool_of(krate, d, it)?,
-            "status" => status = Some((str_of(krate, d, it)?, it.pos)),
-            "category" => categories.push(str_of(krate, d, it)?),
-            "shortname" => shortnames.push(str_of(krate, d, it)?),
-            "selectable" => {
-                selectable.push(str_of(krate, d, it)?);
-                written.selectable.push(krate.def_loc(d, it.pos));
-            }
-            "annotation" => annotations.push(kv(krate, d, it)?),
-            "label" => labels.push(kv(krate, d, it)?),
-            "storage" => {
-                storage = bool_of(krate, d, it)?;
-            }
-            "served" => served = bool_of(krate, d, it)?,
-            "deprecated" => {
-                deprecated = Some(match &it.kind {
-                    MetaKind::Flag => None,
-                    _ => Some(str_of(krate, d, it)?),
-                });
-                written.deprecated = Some(krate.def_loc(d, it.pos));
-            }
-            "schema" => schema_mode = str_of(krate, d, it)?,
-            "validation" => {
-                let MetaKind::Value(e) = &it.kind else {
-                    return Err(bad_attr(
-                        krate,
-                        d,
-                        it.pos,
-                        "`#[kube(validation = ...)]` expects a value".into(),
-                    ));
-                };
-                rules.push(schema::eval_rule(krate, m, &e.expr())?);
-            }
-            "printcolumn" => {
-                printcolumns.push(printcolumn(krate, d, it)?);
-                written.printcolumns.push(krate.def_loc(d, it.pos));
-            }
-            "scale" => {
-                scale = Some(scale_of(krate, d, it)?);
-                written.scale = Some(krate.def_loc(d, it.pos));
-            }
-            _ => {}
-        }
-    }
-    let ident_span = def.ident().span();
-    let missing = |n: &str| {
-        bad_attr(
-            krate,
-            d,
-            ident_span,
-            format!("#[derive(CustomResource)] needs `#[kube({n} = \"...\")]`"),
-        )
-    };
-    let group = group.ok_or_else(|| missing("group"))?;
-    let version = version.ok_or_else(|| missing("version"))?;
-    let kind = kind.ok_or_else(|| missing("kind"))?;
-    let ident = def.ident().to_string();
-    let struct_name = root.unwrap_or_else(|| kind.clone());
-    let name = singular.unwrap_or_else(|| kind.to_ascii_lowercase());
-    let plural = plural.unwrap_or_else(|| crate::names::to_plural(&name));
-    crate::crdgen::source_checks::check_crd_name(krate, d, &items, &plural, &group)?;
+    })
+}
 
-    let schema = match schema_mode.as_str() {
-        _ if !with_schema => None,
-        "disabled" => None,
-        "manual" => {
-            return Err(CrdgenError::Unsupported {
-                loc: krate.def_loc(d, ident_span),
-                what: format!(
-                    "`#[kube(schema = \"manual\")]` on `{ident}` (a hand-written `impl JsonSchema` for the root)"
-                ),
-                fix: FIX_EXACT.into(),
-            });
-        }
-        _ => {
-            let status_ty = match &status {
-                Some((p, span)) => {
-                    let path: syn::Type = syn::parse_str(p).map_err(|e| {
-                        bad_attr(krate, d, *span, format!("invalid status type: {e}"))
-                    })?;
-                    Some(krate.resolve_type(m, &path, Some(d)).map_err(|e| match e {
-                        CrdgenError::Unsupported { what, fix, .. } => CrdgenError::Unsupported {
-                            loc: krate.def_loc(d, *span),
-                            what,
-                            fix,
-                        },
-                        o => o,
-                    })?)
+/// kube-derive ignores the spec's generics: it writes `spec: FooSpec` with no type arguments,
+/// which does not compile, so `--exact` cannot help either. Lifetimes and consts alike.
+fn refuse_generics(krate: &Crate, d: DefId) -> Result<(), CrdgenError> {
+    let def = &krate.defs[d];
+    let Some(p) = def.generics().params.first() else {
+        return Ok(());
+    };
+    use syn::spanned::Spanned;
+    let ident = def.ident();
+    let params = match p {
+        syn::GenericParam::Type(t) => t.ident.to_string(),
+        syn::GenericParam::Lifetime(l) => l.lifetime.to_string(),
+        syn::GenericParam::Const(c) => format!("const {}", c.ident),
+    };
+    Err(CrdgenError::KubeCannotRender {
+        loc: krate.def_loc(d, p.span()),
+        what: format!(
+            "`{ident}` is generic (`{params}`): kube's `CustomResource` derive makes one kind of one spec type and writes `spec: {ident}` without type arguments, which does not compile (error[E0107]), with `--exact` as without"
+        ),
+        fix: format!(
+            "write the types in, e.g. `pub struct {ident} {{ pub t: Option<String> }}`; a generic helper struct is fine as a field's type with its argument (`pub t: Wrapper<String>`)"
+        ),
+    })
+}
+
+/// What a kind's `#[kube(...)]` says, each key read as kube-derive reads it (the names it
+/// derives when they are not written: singular, plural, root).
+pub(crate) struct KubeAttrs {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    /// The name of the root struct kube-derive writes (`root`, else the kind).
+    root: String,
+    doc: Option<String>,
+    singular: String,
+    pub plural: String,
+    namespaced: bool,
+    no_spec: bool,
+    /// The status type as written, and where.
+    status: Option<(String, Pos)>,
+    categories: Vec<String>,
+    shortnames: Vec<String>,
+    printcolumns: Vec<apiext::CustomResourceColumnDefinition>,
+    selectable: Vec<String>,
+    scale: Option<apiext::CustomResourceSubresourceScale>,
+    annotations: Vec<(String, String)>,
+    labels: Vec<(String, String)>,
+    /// The kind's own CEL rules (`#[kube(validation = ...)]`).
+    rules: Vec<Rule>,
+    storage: bool,
+    served: bool,
+    /// `deprecated` (`Some(None)`) or `deprecated = "warning"`.
+    deprecated: Option<Option<String>>,
+    schema_mode: String,
+    written: VersionAttrs,
+    /// Where its rules were written.
+    sources: Sources,
+}
+
+impl KubeAttrs {
+    /// Read `items`, the `#[kube(...)]` of the struct `d`.
+    pub fn read(krate: &Crate, d: DefId, items: &[MetaItem]) -> Result<KubeAttrs, CrdgenError> {
+        let m = krate.defs[d].module;
+        let (mut group, mut version, mut kind) = (None, None, None);
+        let (mut root, mut singular, mut plural) = (None, None, None);
+        let mut a = KubeAttrs {
+            group: String::new(),
+            version: String::new(),
+            kind: String::new(),
+            root: String::new(),
+            doc: None,
+            singular: String::new(),
+            plural: String::new(),
+            namespaced: false,
+            no_spec: false,
+            status: None,
+            categories: Vec::new(),
+            shortnames: Vec::new(),
+            printcolumns: Vec::new(),
+            selectable: Vec::new(),
+            scale: None,
+            annotations: Vec::new(),
+            labels: Vec::new(),
+            rules: Vec::new(),
+            storage: true,
+            served: true,
+            deprecated: None,
+            schema_mode: "derived".to_string(),
+            written: VersionAttrs::default(),
+            sources: Sources::default(),
+        };
+        for it in items {
+            match it.name.as_str() {
+                "group" => group = Some(str_of(krate, d, it)?),
+                "version" => version = Some(str_of(krate, d, it)?),
+                "kind" => kind = Some(str_of(krate, d, it)?),
+                "doc" => a.doc = Some(str_of(krate, d, it)?),
+                "root" => root = Some(str_of(krate, d, it)?),
+                "plural" => plural = Some(str_of(krate, d, it)?),
+                "singular" => singular = Some(str_of(krate, d, it)?),
+                "namespaced" => a.namespaced = bool_of(krate, d, it)?,
+                "no_spec" => a.no_spec = bool_of(krate, d, it)?,
+                "status" => a.status = Some((str_of(krate, d, it)?, it.pos)),
+                "category" => a.categories.push(str_of(krate, d, it)?),
+                "shortname" => a.shortnames.push(str_of(krate, d, it)?),
+                "selectable" => {
+                    a.selectable.push(str_of(krate, d, it)?);
+                    a.written.selectable.push(krate.def_loc(d, it.pos));
                 }
-                None => None,
-            };
-            let docstr = doc.unwrap_or_else(|| {
-                format!(" Auto-generated derived type for {ident} via `CustomResource`")
-            });
-            let spec = RootSpec {
-                spec: Ty::User(d),
-                status: status_ty,
-                no_spec,
-                doc: docstr,
-                root_name: struct_name,
-                rules,
-            };
-            let loc = krate.def_loc(d, ident_span);
-            let made = schema::with_crate(krate.clone(), || {
-                catch_quietly(AssertUnwindSafe(|| {
-                    schema::root_schema(&mut transforms::generator(Rewriter::Linear), &spec)
-                }))
-            })?
-            .map_err(|p| PendingSchema::panicked(&loc, &ident, p))?;
-            Some((
-                PendingSchema {
-                    schema: made,
-                    loc,
-                    ident: ident.clone(),
-                },
-                spec,
-            ))
+                "annotation" => a.annotations.push(kv(krate, d, it)?),
+                "label" => a.labels.push(kv(krate, d, it)?),
+                "storage" => a.storage = bool_of(krate, d, it)?,
+                "served" => a.served = bool_of(krate, d, it)?,
+                "deprecated" => {
+                    a.deprecated = Some(match &it.kind {
+                        MetaKind::Flag => None,
+                        _ => Some(str_of(krate, d, it)?),
+                    });
+                    a.written.deprecated = Some(krate.def_loc(d, it.pos));
+                }
+                "schema" => a.schema_mode = str_of(krate, d, it)?,
+                "validation" => {
+                    let MetaKind::Value(e) = &it.kind else {
+                        return Err(bad_attr(
+                            krate,
+                            d,
+                            it.pos,
+                            "`#[kube(validation = ...)]` expects a value".into(),
+                        ));
+                    };
+                    let rule = type_info::eval_rule(krate, m, &e.expr(), &mut a.sources)?;
+                    a.rules.push(rule);
+                }
+                "printcolumn" => {
+                    a.printcolumns.push(printcolumn(krate, d, it)?);
+                    a.written.printcolumns.push(krate.def_loc(d, it.pos));
+                }
+                "scale" => {
+                    a.scale = Some(scale_of(krate, d, it)?);
+                    a.written.scale = Some(krate.def_loc(d, it.pos));
+                }
+                _ => {}
+            }
         }
-    };
-    let (pending, root_spec) = schema.unzip();
+        let ident_span = krate.defs[d].ident().span();
+        let missing = |n: &str| {
+            bad_attr(
+                krate,
+                d,
+                ident_span,
+                format!("#[derive(CustomResource)] needs `#[kube({n} = \"...\")]`"),
+            )
+        };
+        a.group = group.ok_or_else(|| missing("group"))?;
+        a.version = version.ok_or_else(|| missing("version"))?;
+        a.kind = kind.ok_or_else(|| missing("kind"))?;
+        a.root = root.unwrap_or_else(|| a.kind.clone());
+        a.singular = singular.unwrap_or_else(|| a.kind.to_ascii_lowercase());
+        a.plural = plural.unwrap_or_else(|| crate::names::to_plural(&a.singular));
+        Ok(a)
+    }
+}
 
-    let opt = |v: Vec<String>| if v.is_empty() { None } else { Some(v) };
-    let map = |v: &Vec<(String, String)>| {
-        if v.is_empty() {
-            None
-        } else {
-            Some(v.iter().cloned().collect::<BTreeMap<String, String>>())
-        }
+/// The kind `d` as kube-derive's `crd()` builds it from its `#[kube(...)]` ([`KubeAttrs`]): its
+/// one-version CRD, and its schema (unless `with_schema` is false) made but not finished.
+pub(crate) fn build_kind(
+    krate: &Rc<Crate>,
+    d: DefId,
+    attrs: KubeAttrs,
+    with_schema: bool,
+) -> Result<KindDef, CrdgenError> {
+    let loc = krate.def_loc(d, krate.defs[d].ident().span());
+    let (pending, root_spec) = if with_schema {
+        root_schema(krate, d, &attrs)?.unzip()
+    } else {
+        (None, None)
     };
-    let (deprecated_flag, deprecation_warning) = match deprecated {
-        None => (None, None),
-        Some(None) => (Some(true), None),
-        Some(Some(w)) => (Some(true), Some(w)),
-    };
-    let crd = apiext::CustomResourceDefinition {
-        metadata: ObjectMeta {
-            annotations: map(&annotations),
-            labels: map(&labels),
-            name: Some(format!("{plural}.{group}")),
-            ..Default::default()
-        },
-        spec: apiext::CustomResourceDefinitionSpec {
-            group: group.clone(),
-            names: apiext::CustomResourceDefinitionNames {
-                categories: opt(categories),
-                kind: kind.clone(),
-                plural: plural.clone(),
-                short_names: opt(shortnames),
-                singular: Some(name),
-                ..Default::default()
-            },
-            scope: if namespaced { "Namespaced" } else { "Cluster" }.into(),
-            versions: vec![apiext::CustomResourceDefinitionVersion {
-                additional_printer_columns: if printcolumns.is_empty() {
-                    None
-                } else {
-                    Some(printcolumns)
-                },
-                deprecated: deprecated_flag,
-                deprecation_warning,
-                name: version.clone(),
-                // The schema goes in when it is finished (`PendingSchema`).
-                schema: Some(apiext::CustomResourceValidation {
-                    open_api_v3_schema: None,
-                }),
-                selectable_fields: if selectable.is_empty() {
-                    None
-                } else {
-                    Some(
-                        selectable
-                            .into_iter()
-                            .map(|json_path| apiext::SelectableField { json_path })
-                            .collect(),
-                    )
-                },
-                served,
-                storage,
-                subresources: status.as_ref().map(|_| apiext::CustomResourceSubresources {
-                    scale,
-                    status: Some(apiext::CustomResourceSubresourceStatus(serde_json::json!(
-                        {}
-                    ))),
-                }),
-            }],
-            ..Default::default()
-        },
-        ..Default::default()
-    };
+    let crd = crd_of(&attrs);
+    let KubeAttrs {
+        group,
+        version,
+        kind,
+        plural,
+        storage,
+        written,
+        status,
+        sources,
+        ..
+    } = attrs;
     Ok(KindDef {
         def: d,
-        loc: krate.def_loc(d, ident_span),
+        loc,
         group,
         version,
         kind,
@@ -526,7 +477,146 @@ pub(crate) fn build_kind(
         krate: 0,
         pending,
         root_spec,
+        sources,
     })
+}
+
+/// The schema of the kind `d` as its generator makes it (not finished: see [`PendingSchema`]),
+/// and what it was made from; none with `#[kube(schema = "disabled")]`.
+fn root_schema(
+    krate: &Rc<Crate>,
+    d: DefId,
+    attrs: &KubeAttrs,
+) -> Result<Option<(PendingSchema, RootSpec)>, CrdgenError> {
+    let def = &krate.defs[d];
+    let ident_span = def.ident().span();
+    let ident = def.ident().to_string();
+    match attrs.schema_mode.as_str() {
+        "disabled" => return Ok(None),
+        "manual" => {
+            return Err(CrdgenError::Unsupported {
+                loc: krate.def_loc(d, ident_span),
+                what: format!(
+                    "`#[kube(schema = \"manual\")]` on `{ident}` (a hand-written `impl JsonSchema` for the root)"
+                ),
+                fix: FIX_EXACT.into(),
+            });
+        }
+        _ => {}
+    }
+    let status_ty = match &attrs.status {
+        Some((p, span)) => {
+            let path: syn::Type = syn::parse_str(p)
+                .map_err(|e| bad_attr(krate, d, *span, format!("invalid status type: {e}")))?;
+            Some(
+                krate
+                    .resolve_type(def.module, &path, Some(d))
+                    .map_err(|e| match e {
+                        CrdgenError::Unsupported { what, fix, .. } => CrdgenError::Unsupported {
+                            loc: krate.def_loc(d, *span),
+                            what,
+                            fix,
+                        },
+                        o => o,
+                    })?,
+            )
+        }
+        None => None,
+    };
+    let docstr = attrs.doc.clone().unwrap_or_else(|| {
+        format!(" Auto-generated derived type for {ident} via `CustomResource`")
+    });
+    let spec = RootSpec {
+        spec: Ty::User(d),
+        status: status_ty,
+        no_spec: attrs.no_spec,
+        doc: docstr,
+        root_name: attrs.root.clone(),
+        rules: attrs.rules.clone(),
+    };
+    let loc = krate.def_loc(d, ident_span);
+    let made = schema::with_crate(krate.clone(), || {
+        catch_quietly(AssertUnwindSafe(|| {
+            schema::root_schema(&mut transforms::generator(Rewriter::Linear), &spec)
+        }))
+    })?
+    .map_err(|p| PendingSchema::panicked(&loc, &ident, p))?;
+    let pending = PendingSchema {
+        schema: made,
+        loc,
+        ident,
+    };
+    Ok(Some((pending, spec)))
+}
+
+/// The kind's one-version CRD as kube-derive's `crd()` writes it, its schema left empty (it goes
+/// in when it is finished, see [`PendingSchema`]).
+fn crd_of(a: &KubeAttrs) -> apiext::CustomResourceDefinition {
+    let opt = |v: &Vec<String>| (!v.is_empty()).then(|| v.clone());
+    let map = |v: &Vec<(String, String)>| {
+        (!v.is_empty()).then(|| v.iter().cloned().collect::<BTreeMap<String, String>>())
+    };
+    let (deprecated_flag, deprecation_warning) = match &a.deprecated {
+        None => (None, None),
+        Some(None) => (Some(true), None),
+        Some(Some(w)) => (Some(true), Some(w.clone())),
+    };
+    let version = apiext::CustomResourceDefinitionVersion {
+        additional_printer_columns: (!a.printcolumns.is_empty()).then(|| a.printcolumns.clone()),
+        deprecated: deprecated_flag,
+        deprecation_warning,
+        name: a.version.clone(),
+        // The schema goes in when it is finished (`PendingSchema`).
+        schema: Some(apiext::CustomResourceValidation {
+            open_api_v3_schema: None,
+        }),
+        selectable_fields: (!a.selectable.is_empty()).then(|| {
+            (a.selectable.iter())
+                .map(|json_path| apiext::SelectableField {
+                    json_path: json_path.clone(),
+                })
+                .collect()
+        }),
+        served: a.served,
+        storage: a.storage,
+        subresources: a
+            .status
+            .as_ref()
+            .map(|_| apiext::CustomResourceSubresources {
+                scale: a.scale.clone(),
+                status: Some(apiext::CustomResourceSubresourceStatus(serde_json::json!(
+                    {}
+                ))),
+            }),
+    };
+    apiext::CustomResourceDefinition {
+        metadata: ObjectMeta {
+            annotations: map(&a.annotations),
+            labels: map(&a.labels),
+            name: Some(format!("{}.{}", a.plural, a.group)),
+            ..Default::default()
+        },
+        spec: apiext::CustomResourceDefinitionSpec {
+            group: a.group.clone(),
+            names: apiext::CustomResourceDefinitionNames {
+                categories: opt(&a.categories),
+                kind: a.kind.clone(),
+                plural: a.plural.clone(),
+                short_names: opt(&a.shortnames),
+                singular: Some(a.singular.clone()),
+                ..Default::default()
+            },
+            scope: if a.namespaced {
+                "Namespaced"
+            } else {
+                "Cluster"
+            }
+            .into(),
+            versions: vec![version],
+            ..Default::default()
+        },
+        ..Default::default()
+    }
 }
 
 fn printcolumn(

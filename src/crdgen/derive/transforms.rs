@@ -25,7 +25,7 @@ use schemars::transform::{
 };
 use serde_json::Value;
 
-use crate::crdgen::structural::StructuralRewriter;
+use crate::crdgen::derive::structural::StructuralRewriter;
 
 /// Which implementation of kube-core's structural rewrite the generator runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

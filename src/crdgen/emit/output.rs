@@ -7,9 +7,9 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, JSONSchemaProps,
 };
 
+use crate::crdgen::emit::render;
 use crate::crdgen::error::CrdgenError;
-use crate::crdgen::render;
-use crate::crdgen::{Checks, KindCrd, crd_path};
+use crate::crdgen::kind::{Checks, KindCrd, crd_path};
 use crate::project::CrdSettings;
 use crate::workspace::{GeneratedFile, GeneratorOutput, SourceTree};
 use operator_rs_runtime::crd::UNKNOWN_INT_FORMATS;

@@ -9,7 +9,8 @@ use std::thread::{Scope, ScopedJoinHandle};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
-use crate::crdgen::crd::{PendingSchema, Refused, set_schema};
+use crate::crdgen::derive::crd::{PendingSchema, Refused, set_schema};
+use crate::crdgen::kind::Rendered;
 
 /// The YAML of a CRD: serde-saphyr over the typed CRD (field order is the struct's, so the text is
 /// deterministic).
@@ -50,13 +51,6 @@ fn json_len(crd: &CustomResourceDefinition) -> usize {
     }
     let mut count = Count(0);
     serde_json::to_writer(&mut count, crd).map_or(0, |()| count.0)
-}
-
-/// A CRD's YAML and the length of its JSON (as Go writes it: see `json_len`).
-#[derive(Debug, Clone)]
-pub(crate) struct Rendered {
-    pub yaml: String,
-    pub json_len: usize,
 }
 
 pub(crate) fn render(crd: &CustomResourceDefinition) -> Rendered {

@@ -11,7 +11,6 @@ use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
 use syn::{Expr, Token};
 
-use crate::crdgen::place_attrs::PlaceAttrs;
 use crate::syntax::meta::{self, Args, DerivePath};
 use crate::syntax::{DocComments, Pos, SetAsideAttrs};
 
@@ -221,7 +220,7 @@ pub(crate) fn meta_items_aside(
 }
 
 /// The keywords schemars lets serde_derive_internals parse (a schemars one overrides serde's).
-const SERDE_KEYWORDS: &[&str] = &[
+pub(crate) const SERDE_KEYWORDS: &[&str] = &[
     "rename",
     "rename_all",
     "rename_all_fields",
@@ -242,7 +241,8 @@ const SERDE_KEYWORDS: &[&str] = &[
     "try_from",
 ];
 
-/// The effective serde items after schemars' override rules, plus the schemars-only items.
+/// The effective serde items after schemars' override rules, plus the schemars-only items
+/// (what [`super::place_attrs::PlaceAttrs::merged`] gives).
 pub(crate) struct Merged<'a> {
     pub serde: Vec<&'a MetaItem>,
     pub schemars: &'a [MetaItem],
@@ -251,53 +251,6 @@ pub(crate) struct Merged<'a> {
     pub validate: &'a [MetaItem],
     /// `#[garde(...)]`, which schemars reads for validation keywords too.
     pub garde: &'a [MetaItem],
-}
-
-/// The items of one place's attributes merged as schemars reads them; the first attribute that
-/// does not parse (in the order `schemars`, `serde`, `validate`, `garde`) is the error.
-pub(crate) fn merged(place: &PlaceAttrs) -> syn::Result<Merged<'_>> {
-    fn items(parsed: &syn::Result<Vec<MetaItem>>) -> syn::Result<&[MetaItem]> {
-        parsed.as_deref().map_err(syn::Error::clone)
-    }
-    let schemars = items(&place.schemars)?;
-    let serde_all = items(&place.serde)?;
-    let validate = items(&place.validate)?;
-    let garde = items(&place.garde)?;
-    let mut schemars_names: Vec<&str> = Vec::new();
-    let mut unset: Vec<&str> = Vec::new();
-    let mut serde = Vec::new();
-    for m in schemars {
-        if matches!(m.kind, MetaKind::Not) {
-            unset.push(&m.name);
-        } else if SERDE_KEYWORDS.contains(&m.name.as_str()) {
-            schemars_names.push(&m.name);
-            serde.push(m);
-        }
-    }
-    if schemars_names.contains(&"skip") {
-        schemars_names.push("skip_serializing");
-        schemars_names.push("skip_deserializing");
-    }
-    let mut serde_with = Vec::new();
-    for m in serde_all {
-        if m.name == "with" || m.name == "serialize_with" {
-            serde_with.push(m);
-            continue;
-        }
-        if !schemars_names.contains(&m.name.as_str())
-            && !unset.contains(&m.name.as_str())
-            && SERDE_KEYWORDS.contains(&m.name.as_str())
-        {
-            serde.push(m);
-        }
-    }
-    Ok(Merged {
-        serde,
-        schemars,
-        serde_with,
-        validate,
-        garde,
-    })
 }
 
 /// serde's `RenameRule`.

@@ -2,7 +2,7 @@
 //! value holds whatever the build (`test`, which `generate crds` never is, and `all`/`any`/`not`
 //! of such), and the attributes a `cfg_attr` carries. A predicate that depends on the build
 //! (`feature = "..."`, `unix`, `debug_assertions`, a `--cfg` flag...) has no static value: the
-//! reader refuses it where it changes a schema (see [`crate::crdgen::source_checks`]) and points to
+//! reader refuses it where it changes a schema (see [`crate::crdgen::check::source_checks`]) and points to
 //! `--exact`, which compiles the crate.
 
 use proc_macro2::{Delimiter, TokenTree};

@@ -10,8 +10,8 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 use crate::crdgen::error::{CrdgenError, Location};
-use crate::crdgen::place_attrs::DefAttrs;
-use crate::crdgen::resolve::Res;
+use crate::crdgen::read::attrs;
+use crate::crdgen::read::place_attrs::{DefAttrs, PlaceAttrs};
 use crate::syntax::{Bodies, DocComments, Pos, Prepared, SetAsideAttrs};
 use crate::workspace::SourceTree;
 
@@ -97,6 +97,17 @@ impl Def {
 /// A path as written in a module: the module, a leading `::`, the segments.
 pub(crate) type PathKey = (ModId, bool, Vec<String>);
 
+/// What a path names (`resolve` finds it; [`Crate::resolved`] caches it).
+#[derive(Debug, Clone)]
+pub(crate) enum Res {
+    Def(DefId),
+    Module(ModId),
+    Fn(ModId, String),
+    Const(ModId, String),
+    /// A path outside the crate, canonical (`std::collections::BTreeMap`, `k8s_openapi::...`).
+    External(Vec<String>),
+}
+
 /// The crate: its files, modules, definitions and impl blocks.
 #[derive(Debug, Default)]
 pub(crate) struct Crate {
@@ -172,7 +183,7 @@ pub(crate) fn load(tree: &dyn SourceTree, root_rel: &Path) -> Result<Crate, Crdg
         .iter()
         .map(|def| {
             let file = krate.modules[def.module].file;
-            DefAttrs::parse(&def.item, def.attrs(), &mut set_aside[file])
+            def_attrs(&def.item, def.attrs(), &mut set_aside[file])
         })
         .collect();
     krate.derive_names = krate.resolve_derives();
@@ -219,9 +230,9 @@ fn parse(
 }
 
 /// Whether an item's `#[cfg]` never holds in the builds `generate crds` stands for (see
-/// [`crate::crdgen::cfg`]): the compiler never sees it.
+/// [`crate::crdgen::read::cfg`]): the compiler never sees it.
 fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
-    crate::crdgen::cfg::holds(attrs) == Some(false)
+    crate::crdgen::read::cfg::holds(attrs) == Some(false)
 }
 
 /// The fields of `fields` the compiler sees (those whose `#[cfg]` may hold).
@@ -383,7 +394,7 @@ fn add_module(
                         )?
                     };
                     krate.modules[child].public = matches!(m.vis, syn::Visibility::Public(_));
-                    if let Some(a) = crate::crdgen::cfg::undecided(&m.attrs) {
+                    if let Some(a) = crate::crdgen::read::cfg::undecided(&m.attrs) {
                         let at = krate.loc(file_id, a.pound_token.span);
                         krate.modules[child].undecided_cfg.get_or_insert(at);
                     }
@@ -658,4 +669,35 @@ fn normalize(p: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// The attributes of the definition `item` (whose own attributes are `own`), parsed once:
+/// `set_aside` holds the attributes of its file read without syn.
+fn def_attrs(item: &DefItem, own: &[syn::Attribute], set_aside: &mut SetAsideAttrs) -> DefAttrs {
+    let fields_of = |fields: &syn::Fields, set_aside: &mut SetAsideAttrs| {
+        fields
+            .iter()
+            .map(|f| PlaceAttrs::parse(&f.attrs, set_aside))
+            .collect()
+    };
+    let (fields, variants) = match item {
+        DefItem::Struct(s) => (fields_of(&s.fields, set_aside), Vec::new()),
+        DefItem::Enum(e) => (
+            Vec::new(),
+            e.variants
+                .iter()
+                .map(|v| {
+                    let own = PlaceAttrs::parse(&v.attrs, set_aside);
+                    (own, fields_of(&v.fields, set_aside))
+                })
+                .collect(),
+        ),
+        DefItem::Alias(_) => (Vec::new(), Vec::new()),
+    };
+    DefAttrs {
+        own: PlaceAttrs::parse(own, set_aside),
+        fields,
+        variants,
+        derives: attrs::derive_paths(own, set_aside),
+    }
 }

@@ -7,9 +7,9 @@
 use std::rc::Rc;
 
 use crate::crdgen::error::Location;
-use crate::crdgen::loader::{Crate, DefId};
-use crate::crdgen::resolve::Ty;
-use crate::crdgen::schema::{self, TypeInfo};
+use crate::crdgen::read::loader::{Crate, DefId};
+use crate::crdgen::read::resolve::Ty;
+use crate::crdgen::read::type_info::{self, TypeInfo};
 
 /// One step of a schema path.
 #[derive(Debug, PartialEq, Eq)]
@@ -72,7 +72,7 @@ pub(crate) fn field_at(
     part: Part,
 ) -> Option<Location> {
     // The type infos cached are those of the last crate read: this may be another.
-    schema::clear_type_infos();
+    type_info::clear_type_infos();
     let mut steps = steps(path).into_iter();
     let mut ty = match steps.next()? {
         Step::Property("spec") => Ty::User(kind.spec),

@@ -7,6 +7,6 @@ pub mod loader;
 pub mod locate;
 pub mod place_attrs;
 pub mod resolve;
-pub mod schema_fn;
-pub mod values;
+pub mod sources;
+pub mod type_info;
 pub mod watched;

@@ -1,10 +1,9 @@
 //! The attributes `generate crds` reads on every type, variant and field of the crate
 //! (`#[serde]`, `#[schemars]`, `#[validate]`, `#[garde]`, `#[x_kube]`), parsed once when the crate
-//! is loaded: the check of their keys ([`crate::crdgen::source_checks`]) and the schema's reading of them
-//! ([`crate::crdgen::schema`]) share the parse.
+//! is loaded: the check of their keys ([`crate::crdgen::check::source_checks`]) and the schema's reading of them
+//! ([`super::type_info`]) share the parse.
 
-use crate::crdgen::attrs::{self, MetaItem};
-use crate::crdgen::loader::DefItem;
+use crate::crdgen::read::attrs::{self, Merged, MetaItem, MetaKind, SERDE_KEYWORDS};
 use crate::syntax::SetAsideAttrs;
 use crate::syntax::meta::DerivePath;
 
@@ -20,7 +19,7 @@ pub(crate) struct PlaceAttrs {
 }
 
 impl PlaceAttrs {
-    fn parse(attrs: &[syn::Attribute], set_aside: &mut SetAsideAttrs) -> Self {
+    pub fn parse(attrs: &[syn::Attribute], set_aside: &mut SetAsideAttrs) -> Self {
         PlaceAttrs {
             serde: attrs::meta_items_aside(attrs, "serde", set_aside),
             schemars: attrs::meta_items(attrs, "schemars"),
@@ -53,34 +52,52 @@ pub(crate) struct DefAttrs {
     pub derives: Vec<DerivePath>,
 }
 
-impl DefAttrs {
-    /// `set_aside`: the attributes of the definition's file read without syn.
-    pub fn parse(item: &DefItem, own: &[syn::Attribute], set_aside: &mut SetAsideAttrs) -> Self {
-        let fields_of = |fields: &syn::Fields, set_aside: &mut SetAsideAttrs| {
-            fields
-                .iter()
-                .map(|f| PlaceAttrs::parse(&f.attrs, set_aside))
-                .collect()
-        };
-        let (fields, variants) = match item {
-            DefItem::Struct(s) => (fields_of(&s.fields, set_aside), Vec::new()),
-            DefItem::Enum(e) => (
-                Vec::new(),
-                e.variants
-                    .iter()
-                    .map(|v| {
-                        let own = PlaceAttrs::parse(&v.attrs, set_aside);
-                        (own, fields_of(&v.fields, set_aside))
-                    })
-                    .collect(),
-            ),
-            DefItem::Alias(_) => (Vec::new(), Vec::new()),
-        };
-        DefAttrs {
-            own: PlaceAttrs::parse(own, set_aside),
-            fields,
-            variants,
-            derives: attrs::derive_paths(own, set_aside),
+impl PlaceAttrs {
+    /// The items of one place's attributes merged as schemars reads them; the first attribute that
+    /// does not parse (in the order `schemars`, `serde`, `validate`, `garde`) is the error.
+    pub fn merged(&self) -> syn::Result<Merged<'_>> {
+        let place = self;
+        fn items(parsed: &syn::Result<Vec<MetaItem>>) -> syn::Result<&[MetaItem]> {
+            parsed.as_deref().map_err(syn::Error::clone)
         }
+        let schemars = items(&place.schemars)?;
+        let serde_all = items(&place.serde)?;
+        let validate = items(&place.validate)?;
+        let garde = items(&place.garde)?;
+        let mut schemars_names: Vec<&str> = Vec::new();
+        let mut unset: Vec<&str> = Vec::new();
+        let mut serde = Vec::new();
+        for m in schemars {
+            if matches!(m.kind, MetaKind::Not) {
+                unset.push(&m.name);
+            } else if SERDE_KEYWORDS.contains(&m.name.as_str()) {
+                schemars_names.push(&m.name);
+                serde.push(m);
+            }
+        }
+        if schemars_names.contains(&"skip") {
+            schemars_names.push("skip_serializing");
+            schemars_names.push("skip_deserializing");
+        }
+        let mut serde_with = Vec::new();
+        for m in serde_all {
+            if m.name == "with" || m.name == "serialize_with" {
+                serde_with.push(m);
+                continue;
+            }
+            if !schemars_names.contains(&m.name.as_str())
+                && !unset.contains(&m.name.as_str())
+                && SERDE_KEYWORDS.contains(&m.name.as_str())
+            {
+                serde.push(m);
+            }
+        }
+        Ok(Merged {
+            serde,
+            schemars,
+            serde_with,
+            validate,
+            garde,
+        })
     }
 }

@@ -8,19 +8,8 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 use crate::crdgen::error::{CrdgenError, FIX_EXACT};
-use crate::crdgen::k8s_table;
-use crate::crdgen::loader::{Crate, DefId, DefItem, ModId, PathKey};
-
-/// What a path names.
-#[derive(Debug, Clone)]
-pub(crate) enum Res {
-    Def(DefId),
-    Module(ModId),
-    Fn(ModId, String),
-    Const(ModId, String),
-    /// A path outside the crate, canonical (`std::collections::BTreeMap`, `k8s_openapi::...`).
-    External(Vec<String>),
-}
+use crate::crdgen::k8s;
+use crate::crdgen::read::loader::{Crate, DefId, DefItem, ModId, PathKey, Res};
 
 const EXTERN_CRATES: &[&str] = &[
     "std",
@@ -91,7 +80,7 @@ impl Crate {
                 }
                 Some(Res::External(mut p)) => {
                     p.push(name.to_string());
-                    if k8s_table::lookup(&p.join("::")).is_some() {
+                    if k8s::lookup(&p.join("::")).is_some() {
                         return Some(Res::External(p));
                     }
                 }
@@ -325,6 +314,51 @@ fn generic_args(seg: &syn::PathSegment) -> Vec<&syn::Type> {
     }
 }
 
+/// The leaf type std (or the prelude) names `name`, if it is one.
+fn std_leaf(name: &str) -> Option<Leaf> {
+    match name {
+        "bool" => Some(Leaf::Bool),
+        "i8" => Some(Leaf::I8),
+        "i16" => Some(Leaf::I16),
+        "i32" => Some(Leaf::I32),
+        "i64" => Some(Leaf::I64),
+        "i128" => Some(Leaf::I128),
+        "isize" => Some(Leaf::Isize),
+        "u8" => Some(Leaf::U8),
+        "u16" => Some(Leaf::U16),
+        "u32" => Some(Leaf::U32),
+        "u64" => Some(Leaf::U64),
+        "u128" => Some(Leaf::U128),
+        "usize" => Some(Leaf::Usize),
+        "f32" => Some(Leaf::F32),
+        "f64" => Some(Leaf::F64),
+        "char" => Some(Leaf::Char),
+        "String" | "str" => Some(Leaf::String),
+        "PathBuf" => Some(Leaf::PathBuf),
+        "NonZeroU32" => Some(Leaf::NonZeroU32),
+        "NonZeroU64" => Some(Leaf::NonZeroU64),
+        "NonZeroI32" => Some(Leaf::NonZeroI32),
+        "NonZeroI64" => Some(Leaf::NonZeroI64),
+        "IpAddr" => Some(Leaf::IpAddr),
+        "Ipv4Addr" => Some(Leaf::Ipv4Addr),
+        "Ipv6Addr" => Some(Leaf::Ipv6Addr),
+        "SocketAddr" => Some(Leaf::SocketAddr),
+        "NonZeroU8" => Some(Leaf::NonZeroU8),
+        "NonZeroU16" => Some(Leaf::NonZeroU16),
+        "NonZeroU128" => Some(Leaf::NonZeroU128),
+        "NonZeroUsize" => Some(Leaf::NonZeroUsize),
+        "NonZeroI8" => Some(Leaf::NonZeroI8),
+        "NonZeroI16" => Some(Leaf::NonZeroI16),
+        "NonZeroI128" => Some(Leaf::NonZeroI128),
+        "NonZeroIsize" => Some(Leaf::NonZeroIsize),
+        "SocketAddrV4" => Some(Leaf::SocketAddrV4),
+        "SocketAddrV6" => Some(Leaf::SocketAddrV6),
+        "Duration" => Some(Leaf::StdDuration),
+        "SystemTime" => Some(Leaf::SystemTime),
+        _ => None,
+    }
+}
+
 impl Crate {
     fn unsupported(&self, m: ModId, span: Span, what: String, fix: &str) -> CrdgenError {
         CrdgenError::Unsupported {
@@ -449,161 +483,148 @@ impl Crate {
                 )),
             }
         };
+        match res {
+            Some(Res::Def(d)) => self.resolve_def_type(m, d, args.len(), &arg, span(), &shown),
+            Some(Res::External(segs)) => {
+                self.resolve_external_type(m, &segs, args.len(), &arg, span(), &shown)
+            }
+            _ => Err(self.unknown_type(m, span(), &shown(), None)),
+        }
+    }
+
+    /// The type of the crate's definition `d`, written in module `m` with `n_args` type arguments
+    /// (`arg(i)` resolves one): an alias is resolved with its arguments bound, a generic type is
+    /// refused.
+    fn resolve_def_type(
+        &self,
+        m: ModId,
+        d: DefId,
+        n_args: usize,
+        arg: &dyn Fn(usize) -> Result<Ty, CrdgenError>,
+        span: Span,
+        shown: &dyn Fn() -> String,
+    ) -> Result<Ty, CrdgenError> {
+        let def = &self.defs[d];
+        if let DefItem::Alias(a) = &def.item {
+            let params: Vec<String> = a
+                .generics
+                .type_params()
+                .map(|p| p.ident.to_string())
+                .collect();
+            if params.len() != n_args {
+                return Err(self.unsupported(
+                    m,
+                    span,
+                    format!(
+                        "`{}`: the alias takes {} type arguments (defaulted alias parameters are not evaluated statically)",
+                        shown(),
+                        params.len()
+                    ),
+                    FIX_EXACT,
+                ));
+            }
+            let bound = params
+                .into_iter()
+                .enumerate()
+                .map(|(i, p)| Ok((p, arg(i)?)))
+                .collect::<Result<Vec<_>, CrdgenError>>()?;
+            return self.resolve_type_in(def.module, &a.ty, None, &bound);
+        }
+        if !def.generics().params.is_empty() {
+            let params = def
+                .generics()
+                .params
+                .iter()
+                .map(|p| quote::quote!(#p).to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(self.unsupported(
+                m,
+                span,
+                format!(
+                    "the generic type `{}`: the static reader reads each definition once, as written, and does not substitute type arguments for `{}<{params}>`'s parameters (schemars' derive makes one schema per instance, with the argument's schema, default and attributes in place of each parameter)",
+                    shown(),
+                    def.ident()
+                ),
+                &format!(
+                    "{FIX_EXACT}, or give the field a non-generic type (e.g. `struct {}I32 {{ .. }}` with the argument written in)",
+                    def.ident()
+                ),
+            ));
+        }
+        Ok(Ty::User(d))
+    }
+
+    /// The type outside the crate at `segs` (canonical), written in module `m`: k8s-openapi's,
+    /// std's and serde_json's, kube's `Duration`, and those of schemars' features.
+    fn resolve_external_type(
+        &self,
+        m: ModId,
+        segs: &[String],
+        n_args: usize,
+        arg: &dyn Fn(usize) -> Result<Ty, CrdgenError>,
+        span: Span,
+        shown: &dyn Fn() -> String,
+    ) -> Result<Ty, CrdgenError> {
         // A map's schema: its keys must be strings.
         let map = || -> Result<Ty, CrdgenError> {
             if !matches!(arg(0)?, Ty::Leaf(Leaf::String)) {
                 return Err(self.unsupported(
                     m,
-                    span(),
+                    span,
                     format!("the map `{}` with a key that is not a string", shown()),
                     FIX_EXACT,
                 ));
             }
             Ok(Ty::Map(Box::new(arg(1)?)))
         };
-        match res {
-            Some(Res::Def(d)) => {
-                let def = &self.defs[d];
-                if let DefItem::Alias(a) = &def.item {
-                    let params: Vec<String> = a
-                        .generics
-                        .type_params()
-                        .map(|p| p.ident.to_string())
-                        .collect();
-                    if params.len() != args.len() {
-                        return Err(self.unsupported(
-                            m,
-                            span(),
-                            format!(
-                                "`{}`: the alias takes {} type arguments (defaulted alias parameters are not evaluated statically)",
-                                shown(),
-                                params.len()
-                            ),
-                            FIX_EXACT,
-                        ));
-                    }
-                    let bound = params
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, p)| Ok((p, arg(i)?)))
-                        .collect::<Result<Vec<_>, CrdgenError>>()?;
-                    return self.resolve_type_in(def.module, &a.ty, None, &bound);
-                }
-                if !def.generics().params.is_empty() {
-                    let params = def
-                        .generics()
-                        .params
-                        .iter()
-                        .map(|p| quote::quote!(#p).to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ");
-                    return Err(self.unsupported(
-                        m,
-                        span(),
-                        format!(
-                            "the generic type `{}`: the static reader reads each definition once, as written, and does not substitute type arguments for `{}<{params}>`'s parameters (schemars' derive makes one schema per instance, with the argument's schema, default and attributes in place of each parameter)",
-                            shown(),
-                            def.ident()
-                        ),
-                        &format!(
-                            "{FIX_EXACT}, or give the field a non-generic type (e.g. `struct {}I32 {{ .. }}` with the argument written in)",
-                            def.ident()
-                        ),
-                    ));
-                }
-                Ok(Ty::User(d))
+        let joined = segs.join("::");
+        // k8s-openapi re-exports jiff (`k8s_openapi::jiff::Timestamp`): read below.
+        if segs[0] == "k8s_openapi" && segs.get(1).is_none_or(|s| s != "jiff") {
+            if k8s::lookup(&joined).is_some() {
+                return Ok(Ty::K8s(joined));
             }
-            Some(Res::External(segs)) => {
-                let joined = segs.join("::");
-                // k8s-openapi re-exports jiff (`k8s_openapi::jiff::Timestamp`): read below.
-                if segs[0] == "k8s_openapi" && segs.get(1).is_none_or(|s| s != "jiff") {
-                    if k8s_table::lookup(&joined).is_some() {
-                        return Ok(Ty::K8s(joined));
-                    }
-                    return Err(self.unsupported(
-                        m,
-                        span(),
-                        format!("`{joined}` is not a k8s-openapi type with a JSON schema"),
-                        "check the path (k8s-openapi's `schemars` feature provides a schema for every API type)",
-                    ));
-                }
-                let name = segs.last().map(String::as_str).unwrap_or("");
-                let std_like = segs.len() == 1 || segs[0] == "std";
-                if std_like {
-                    let leaf = match name {
-                        "bool" => Some(Leaf::Bool),
-                        "i8" => Some(Leaf::I8),
-                        "i16" => Some(Leaf::I16),
-                        "i32" => Some(Leaf::I32),
-                        "i64" => Some(Leaf::I64),
-                        "i128" => Some(Leaf::I128),
-                        "isize" => Some(Leaf::Isize),
-                        "u8" => Some(Leaf::U8),
-                        "u16" => Some(Leaf::U16),
-                        "u32" => Some(Leaf::U32),
-                        "u64" => Some(Leaf::U64),
-                        "u128" => Some(Leaf::U128),
-                        "usize" => Some(Leaf::Usize),
-                        "f32" => Some(Leaf::F32),
-                        "f64" => Some(Leaf::F64),
-                        "char" => Some(Leaf::Char),
-                        "String" | "str" => Some(Leaf::String),
-                        "PathBuf" => Some(Leaf::PathBuf),
-                        "NonZeroU32" => Some(Leaf::NonZeroU32),
-                        "NonZeroU64" => Some(Leaf::NonZeroU64),
-                        "NonZeroI32" => Some(Leaf::NonZeroI32),
-                        "NonZeroI64" => Some(Leaf::NonZeroI64),
-                        "IpAddr" => Some(Leaf::IpAddr),
-                        "Ipv4Addr" => Some(Leaf::Ipv4Addr),
-                        "Ipv6Addr" => Some(Leaf::Ipv6Addr),
-                        "SocketAddr" => Some(Leaf::SocketAddr),
-                        "NonZeroU8" => Some(Leaf::NonZeroU8),
-                        "NonZeroU16" => Some(Leaf::NonZeroU16),
-                        "NonZeroU128" => Some(Leaf::NonZeroU128),
-                        "NonZeroUsize" => Some(Leaf::NonZeroUsize),
-                        "NonZeroI8" => Some(Leaf::NonZeroI8),
-                        "NonZeroI16" => Some(Leaf::NonZeroI16),
-                        "NonZeroI128" => Some(Leaf::NonZeroI128),
-                        "NonZeroIsize" => Some(Leaf::NonZeroIsize),
-                        "SocketAddrV4" => Some(Leaf::SocketAddrV4),
-                        "SocketAddrV6" => Some(Leaf::SocketAddrV6),
-                        "Duration" => Some(Leaf::StdDuration),
-                        "SystemTime" => Some(Leaf::SystemTime),
-                        _ => None,
-                    };
-                    if let Some(l) = leaf {
-                        return Ok(Ty::Leaf(l));
-                    }
-                    match name {
-                        "Option" => return Ok(Ty::Option(Box::new(arg(0)?))),
-                        "Vec" => return Ok(Ty::Seq(SeqKind::Vec, Box::new(arg(0)?))),
-                        "VecDeque" => return Ok(Ty::Seq(SeqKind::VecDeque, Box::new(arg(0)?))),
-                        "LinkedList" => return Ok(Ty::Seq(SeqKind::LinkedList, Box::new(arg(0)?))),
-                        "BTreeSet" => return Ok(Ty::Seq(SeqKind::BTreeSet, Box::new(arg(0)?))),
-                        "HashSet" => return Ok(Ty::Seq(SeqKind::HashSet, Box::new(arg(0)?))),
-                        "BTreeMap" | "HashMap" => return map(),
-                        "Box" | "Rc" | "Arc" => return Ok(Ty::Boxed(Box::new(arg(0)?))),
-                        "Cow" => return arg(args.len().saturating_sub(1)),
-                        _ => {}
-                    }
-                }
-                if segs[0] == "serde_json" && name == "Value" {
-                    return Ok(Ty::Leaf(Leaf::JsonValue));
-                }
-                if segs[0] == "serde_json" && name == "Map" {
-                    return Ok(Ty::Leaf(Leaf::JsonMap));
-                }
-                if is_kube_duration(&segs) {
-                    return Ok(Ty::Leaf(Leaf::KubeDuration));
-                }
-                match schemars_feature_type(&segs) {
-                    Some(FeatureType::Leaf(l)) => Ok(Ty::Leaf(l)),
-                    Some(FeatureType::Map) => map(),
-                    Some(FeatureType::Set) => Ok(Ty::Seq(SeqKind::BTreeSet, Box::new(arg(0)?))),
-                    None => Err(self.unknown_type(m, span(), &shown(), Some(&joined))),
-                }
+            return Err(self.unsupported(
+                m,
+                span,
+                format!("`{joined}` is not a k8s-openapi type with a JSON schema"),
+                "check the path (k8s-openapi's `schemars` feature provides a schema for every API type)",
+            ));
+        }
+        let name = segs.last().map(String::as_str).unwrap_or("");
+        let std_like = segs.len() == 1 || segs[0] == "std";
+        if std_like {
+            let leaf = std_leaf(name);
+            if let Some(l) = leaf {
+                return Ok(Ty::Leaf(l));
             }
-            _ => Err(self.unknown_type(m, span(), &shown(), None)),
+            match name {
+                "Option" => return Ok(Ty::Option(Box::new(arg(0)?))),
+                "Vec" => return Ok(Ty::Seq(SeqKind::Vec, Box::new(arg(0)?))),
+                "VecDeque" => return Ok(Ty::Seq(SeqKind::VecDeque, Box::new(arg(0)?))),
+                "LinkedList" => return Ok(Ty::Seq(SeqKind::LinkedList, Box::new(arg(0)?))),
+                "BTreeSet" => return Ok(Ty::Seq(SeqKind::BTreeSet, Box::new(arg(0)?))),
+                "HashSet" => return Ok(Ty::Seq(SeqKind::HashSet, Box::new(arg(0)?))),
+                "BTreeMap" | "HashMap" => return map(),
+                "Box" | "Rc" | "Arc" => return Ok(Ty::Boxed(Box::new(arg(0)?))),
+                "Cow" => return arg(n_args.saturating_sub(1)),
+                _ => {}
+            }
+        }
+        if segs[0] == "serde_json" && name == "Value" {
+            return Ok(Ty::Leaf(Leaf::JsonValue));
+        }
+        if segs[0] == "serde_json" && name == "Map" {
+            return Ok(Ty::Leaf(Leaf::JsonMap));
+        }
+        if is_kube_duration(segs) {
+            return Ok(Ty::Leaf(Leaf::KubeDuration));
+        }
+        match schemars_feature_type(segs) {
+            Some(FeatureType::Leaf(l)) => Ok(Ty::Leaf(l)),
+            Some(FeatureType::Map) => map(),
+            Some(FeatureType::Set) => Ok(Ty::Seq(SeqKind::BTreeSet, Box::new(arg(0)?))),
+            None => Err(self.unknown_type(m, span, &shown(), Some(&joined))),
         }
     }
 

@@ -11,8 +11,8 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 
 use crate::crdgen::error::Location;
-use crate::crdgen::loader::{Crate, DefItem, ModId};
-use crate::crdgen::resolve::Res;
+use crate::crdgen::read::loader::Res;
+use crate::crdgen::read::loader::{Crate, DefItem, ModId};
 
 /// A place in the crate's source that makes a controller watch a kind: where it is, and where
 /// (module, name) the type it names is defined.

@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 use syn::spanned::Spanned;
 
 use crate::crdgen::error::{CrdgenError, FIX_EXACT};
-use crate::crdgen::loader::{Crate, DefId, ModId};
-use crate::crdgen::values::{Eval, single_expr};
+use crate::crdgen::read::loader::{Crate, DefId, ModId};
+use crate::crdgen::read::type_info::values::{Eval, single_expr};
 use crate::syntax::Pos;
 
 /// The schema that `path` (a `schema_with` function, written in module `m` at `at`) returns.

@@ -7,12 +7,13 @@ use proc_macro2::Span;
 use serde_json::{Map, Value};
 use syn::spanned::Spanned;
 
-use crate::crdgen::attrs;
 use crate::crdgen::error::{CrdgenError, FIX_EXACT};
-use crate::crdgen::k8s_table;
-use crate::crdgen::loader::{Crate, DefId, DefItem, ModId};
-use crate::crdgen::resolve::{Leaf, Res, Ty};
-use crate::crdgen::schema::{FieldInfo, TypeInfo, VariantInfo};
+use crate::crdgen::k8s;
+use crate::crdgen::read::attrs;
+use crate::crdgen::read::loader::Res;
+use crate::crdgen::read::loader::{Crate, DefId, DefItem, ModId};
+use crate::crdgen::read::resolve::{Leaf, Ty};
+use crate::crdgen::read::type_info::{FieldInfo, Tag, TypeInfo, VariantInfo};
 use crate::syntax::Pos;
 
 pub(crate) struct Eval<'a> {
@@ -26,6 +27,16 @@ fn not_plain(krate: &Crate, m: ModId, span: impl Into<Pos>, what: &str) -> Crdge
         what: format!("{what}, which is not a plain literal"),
         fix: format!("{FIX_EXACT}, or make it a literal"),
     }
+}
+
+/// The refusal of the expression `e` (in module `m`), which is no plain value.
+fn not_plain_expr(krate: &Crate, m: ModId, e: &syn::Expr) -> CrdgenError {
+    not_plain(
+        krate,
+        m,
+        e.span(),
+        &format!("the expression `{}`", quote::quote!(#e)),
+    )
 }
 
 impl<'a> Eval<'a> {
@@ -104,7 +115,7 @@ impl<'a> Eval<'a> {
                 let v = self.default_value(item, m, span)?;
                 Value::Array(vec![v; *n])
             }
-            Ty::K8s(p) => match k8s_table::lookup(p).and_then(|t| t.default()) {
+            Ty::K8s(p) => match k8s::lookup(p).and_then(|t| t.default()) {
                 Some(v) => v,
                 None => {
                     return Err(not_plain(
@@ -269,10 +280,9 @@ impl<'a> Eval<'a> {
         v: &VariantInfo,
     ) -> Result<Value, CrdgenError> {
         Ok(match (&info.tag, v.untagged) {
-            (_, true) | (crate::crdgen::schema::Tag::Untagged, _) => Value::Null,
-            (crate::crdgen::schema::Tag::External, _) => Value::String(v.ser_name.clone()),
-            (crate::crdgen::schema::Tag::Internal(t), _)
-            | (crate::crdgen::schema::Tag::Adjacent(t, _), _) => {
+            (_, true) | (Tag::Untagged, _) => Value::Null,
+            (Tag::External, _) => Value::String(v.ser_name.clone()),
+            (Tag::Internal(t), _) | (Tag::Adjacent(t, _), _) => {
                 serde_json::json!({ t.as_str(): v.ser_name })
             }
         })
@@ -432,14 +442,7 @@ impl<'a> Eval<'a> {
         m: ModId,
         self_def: Option<DefId>,
     ) -> Result<Value, CrdgenError> {
-        let bad = |k: &Crate| {
-            not_plain(
-                k,
-                m,
-                e.span(),
-                &format!("the expression `{}`", quote::quote!(#e)),
-            )
-        };
+        let bad = |k: &Crate| not_plain_expr(k, m, e);
         let ty = match ty {
             Ty::Boxed(inner) => inner.as_ref(),
             t => t,
@@ -464,21 +467,7 @@ impl<'a> Eval<'a> {
                 self.eval(&mc.receiver, ty, m, self_def)
             }
             syn::Expr::Macro(mac) if mac.mac.path.is_ident("vec") => {
-                let Ty::Seq(_, item) = ty else {
-                    return Err(bad(self.krate));
-                };
-                let items = mac
-                    .mac
-                    .parse_body_with(
-                        syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
-                    )
-                    .map_err(|_| bad(self.krate))?;
-                Ok(Value::Array(
-                    items
-                        .iter()
-                        .map(|x| self.eval(x, item, m, self_def))
-                        .collect::<Result<_, _>>()?,
-                ))
+                self.eval_vec_macro(e, mac, ty, m, self_def)
             }
             syn::Expr::Array(a) => {
                 let item = match ty {
@@ -492,156 +481,217 @@ impl<'a> Eval<'a> {
                         .collect::<Result<_, _>>()?,
                 ))
             }
-            syn::Expr::Call(c) => {
-                let syn::Expr::Path(fp) = &*c.func else {
+            syn::Expr::Call(c) => self.eval_call(e, c, ty, m, self_def),
+            syn::Expr::Path(p) => self.eval_path(e, p, ty, m, self_def),
+            syn::Expr::Struct(s) => self.eval_struct(e, s, m, self_def),
+            _ => Err(bad(self.krate)),
+        }
+    }
+
+    /// `vec![..]` (`e`) of a sequence type.
+    fn eval_vec_macro(
+        &mut self,
+        e: &syn::Expr,
+        mac: &syn::ExprMacro,
+        ty: &Ty,
+        m: ModId,
+        self_def: Option<DefId>,
+    ) -> Result<Value, CrdgenError> {
+        let bad = |k: &Crate| not_plain_expr(k, m, e);
+        let Ty::Seq(_, item) = ty else {
+            return Err(bad(self.krate));
+        };
+        let items = mac
+            .mac
+            .parse_body_with(
+                syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
+            )
+            .map_err(|_| bad(self.krate))?;
+        Ok(Value::Array(
+            items
+                .iter()
+                .map(|x| self.eval(x, item, m, self_def))
+                .collect::<Result<_, _>>()?,
+        ))
+    }
+
+    /// A call `e`: a variant or constructor whose value is its argument's, `Default`, or a
+    /// function of the crate without arguments.
+    fn eval_call(
+        &mut self,
+        e: &syn::Expr,
+        c: &syn::ExprCall,
+        ty: &Ty,
+        m: ModId,
+        self_def: Option<DefId>,
+    ) -> Result<Value, CrdgenError> {
+        let bad = |k: &Crate| not_plain_expr(k, m, e);
+        let syn::Expr::Path(fp) = &*c.func else {
+            return Err(bad(self.krate));
+        };
+        let segs: Vec<String> = fp
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        let last = segs.last().map(String::as_str).unwrap_or("");
+        match (last, c.args.len()) {
+            // `IntOrString::Int(3)` / `IntOrString::String(..)`: serialized as the value
+            // it holds (k8s-openapi's untagged `Serialize`).
+            ("Int" | "String", 1) if is_int_or_string(ty) => {
+                let held = Ty::Leaf(if last == "Int" {
+                    Leaf::I32
+                } else {
+                    Leaf::String
+                });
+                self.eval(&c.args[0], &held, m, self_def)
+            }
+            ("Some", 1) => {
+                let Ty::Option(inner) = ty else {
                     return Err(bad(self.krate));
                 };
-                let segs: Vec<String> = fp
-                    .path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect();
-                let last = segs.last().map(String::as_str).unwrap_or("");
-                match (last, c.args.len()) {
-                    // `IntOrString::Int(3)` / `IntOrString::String(..)`: serialized as the value
-                    // it holds (k8s-openapi's untagged `Serialize`).
-                    ("Int" | "String", 1) if is_int_or_string(ty) => {
-                        let held = Ty::Leaf(if last == "Int" {
-                            Leaf::I32
-                        } else {
-                            Leaf::String
-                        });
-                        self.eval(&c.args[0], &held, m, self_def)
-                    }
-                    ("Some", 1) => {
-                        let Ty::Option(inner) = ty else {
-                            return Err(bad(self.krate));
-                        };
-                        self.eval(&c.args[0], inner, m, self_def)
-                    }
-                    ("from" | "new" | "from_str", 1) if segs.len() >= 2 => {
-                        self.eval(&c.args[0], ty, m, self_def)
-                    }
-                    ("new" | "default", 0) => self.default_value(ty, m, e.span()),
-                    _ => {
-                        // A call of a function of the crate with no arguments.
-                        if c.args.is_empty() {
-                            let p = quote::quote!(#fp).to_string().replace(' ', "");
-                            return self.call_fn(&p, ty, m, self_def, e.span());
-                        }
-                        Err(bad(self.krate))
-                    }
-                }
+                self.eval(&c.args[0], inner, m, self_def)
             }
-            syn::Expr::Path(p) => {
-                if p.path.is_ident("None") {
-                    return Ok(Value::Null);
-                }
-                if let Some(Res::Const(cm, name)) = self.krate.resolve_path(m, &p.path, 0) {
-                    let (cty, cexpr) = self.krate.modules[cm].consts[&name].clone();
-                    let cty = self
-                        .krate
-                        .resolve_type(cm, &cty, None)
-                        .unwrap_or_else(|_| ty.clone());
-                    return self.eval(&cexpr, &cty, cm, None);
-                }
-                // A unit variant `Enum::Variant` / `Self::Variant`.
-                if p.path.segments.len() >= 2 {
-                    let n = p.path.segments.len();
-                    let vname = p.path.segments[n - 1].ident.to_string();
-                    let mut tpath = p.path.clone();
-                    tpath.segments = p.path.segments.iter().take(n - 1).cloned().collect();
-                    let d = if tpath.is_ident("Self") {
-                        self_def
-                    } else {
-                        match self.krate.resolve_path(m, &tpath, 0) {
-                            Some(Res::Def(d)) => Some(d),
-                            _ => None,
-                        }
-                    };
-                    if let Some(d) = d
-                        && let DefItem::Enum(_) = &self.krate.defs[d].item
-                    {
-                        let info = TypeInfo::of(self.krate, d)?;
-                        if let Some(v) = info.variants.iter().find(|v| v.ident == vname) {
-                            return self.serialize_unit_variant(&info, v);
-                        }
-                    }
+            ("from" | "new" | "from_str", 1) if segs.len() >= 2 => {
+                self.eval(&c.args[0], ty, m, self_def)
+            }
+            ("new" | "default", 0) => self.default_value(ty, m, e.span()),
+            _ => {
+                // A call of a function of the crate with no arguments.
+                if c.args.is_empty() {
+                    let p = quote::quote!(#fp).to_string().replace(' ', "");
+                    return self.call_fn(&p, ty, m, self_def, e.span());
                 }
                 Err(bad(self.krate))
             }
-            syn::Expr::Struct(s) => {
-                let d = if s.path.is_ident("Self") {
-                    self_def
-                } else {
-                    match self.krate.resolve_path(m, &s.path, 0) {
-                        Some(Res::Def(d)) => Some(d),
-                        _ => None,
-                    }
-                };
-                let Some(d) = d else {
-                    return Err(bad(self.krate));
-                };
-                let info = TypeInfo::of(self.krate, d)?;
-                let base = match &s.rest {
-                    Some(rest) => match &**rest {
-                        syn::Expr::Call(c) if c.args.is_empty() => {
-                            let p = &c.func;
-                            let txt = quote::quote!(#p).to_string().replace(' ', "");
-                            if txt.ends_with("default") {
-                                // Only a derived Default can serve as the base here.
-                                let dm = self.krate.defs[d].module;
-                                let mut members = Vec::new();
-                                for f in &info.fields {
-                                    members.push(if f.skip_ser {
-                                        Value::Null
-                                    } else {
-                                        self.default_value(&f.ty, dm, f.span)?
-                                    });
-                                }
-                                Some(members)
-                            } else {
-                                return Err(bad(self.krate));
-                            }
-                        }
-                        _ => return Err(bad(self.krate)),
-                    },
-                    None => None,
-                };
-                let mut members: Vec<Option<Value>> = match base {
-                    Some(b) => b.into_iter().map(Some).collect(),
-                    None => vec![None; info.fields.len()],
-                };
-                for fv in &s.fields {
-                    let syn::Member::Named(id) = &fv.member else {
-                        return Err(bad(self.krate));
-                    };
-                    let Some(idx) = info.fields.iter().position(|f| *id == f.ident.as_str()) else {
-                        return Err(bad(self.krate));
-                    };
-                    let field = &info.fields[idx];
-                    // A member serde never serializes is in no default: its value (often not a
-                    // plain one: a handle, a cache, a clock) is not evaluated.
-                    members[idx] = Some(if field.skip_ser {
-                        Value::Null
-                    } else {
-                        let fty = field.ty.clone();
-                        self.eval(&fv.expr, &fty, m, self_def)?
-                    });
-                }
-                if members.iter().any(Option::is_none) {
-                    return Err(bad(self.krate));
-                }
-                let members = members
-                    .into_iter()
-                    .map(|v| v.unwrap_or(Value::Null))
-                    .collect();
-                let fields = info.fields.clone();
-                self.serialize_struct(&info, &fields, members)
-            }
-            _ => Err(bad(self.krate)),
         }
+    }
+
+    /// A path `e`: `None`, a constant of the crate, or a unit variant of an enum of the crate.
+    fn eval_path(
+        &mut self,
+        e: &syn::Expr,
+        p: &syn::ExprPath,
+        ty: &Ty,
+        m: ModId,
+        self_def: Option<DefId>,
+    ) -> Result<Value, CrdgenError> {
+        let bad = |k: &Crate| not_plain_expr(k, m, e);
+        if p.path.is_ident("None") {
+            return Ok(Value::Null);
+        }
+        if let Some(Res::Const(cm, name)) = self.krate.resolve_path(m, &p.path, 0) {
+            let (cty, cexpr) = self.krate.modules[cm].consts[&name].clone();
+            let cty = self
+                .krate
+                .resolve_type(cm, &cty, None)
+                .unwrap_or_else(|_| ty.clone());
+            return self.eval(&cexpr, &cty, cm, None);
+        }
+        // A unit variant `Enum::Variant` / `Self::Variant`.
+        if p.path.segments.len() >= 2 {
+            let n = p.path.segments.len();
+            let vname = p.path.segments[n - 1].ident.to_string();
+            let mut tpath = p.path.clone();
+            tpath.segments = p.path.segments.iter().take(n - 1).cloned().collect();
+            let d = if tpath.is_ident("Self") {
+                self_def
+            } else {
+                match self.krate.resolve_path(m, &tpath, 0) {
+                    Some(Res::Def(d)) => Some(d),
+                    _ => None,
+                }
+            };
+            if let Some(d) = d
+                && let DefItem::Enum(_) = &self.krate.defs[d].item
+            {
+                let info = TypeInfo::of(self.krate, d)?;
+                if let Some(v) = info.variants.iter().find(|v| v.ident == vname) {
+                    return self.serialize_unit_variant(&info, v);
+                }
+            }
+        }
+        Err(bad(self.krate))
+    }
+
+    /// A struct literal `e` of a struct of the crate (`..Default::default()` for the rest, when
+    /// its `Default` is derived), serialized as serde does.
+    fn eval_struct(
+        &mut self,
+        e: &syn::Expr,
+        s: &syn::ExprStruct,
+        m: ModId,
+        self_def: Option<DefId>,
+    ) -> Result<Value, CrdgenError> {
+        let bad = |k: &Crate| not_plain_expr(k, m, e);
+        let d = if s.path.is_ident("Self") {
+            self_def
+        } else {
+            match self.krate.resolve_path(m, &s.path, 0) {
+                Some(Res::Def(d)) => Some(d),
+                _ => None,
+            }
+        };
+        let Some(d) = d else {
+            return Err(bad(self.krate));
+        };
+        let info = TypeInfo::of(self.krate, d)?;
+        let base = match &s.rest {
+            Some(rest) => match &**rest {
+                syn::Expr::Call(c) if c.args.is_empty() => {
+                    let p = &c.func;
+                    let txt = quote::quote!(#p).to_string().replace(' ', "");
+                    if txt.ends_with("default") {
+                        // Only a derived Default can serve as the base here.
+                        let dm = self.krate.defs[d].module;
+                        let mut members = Vec::new();
+                        for f in &info.fields {
+                            members.push(if f.skip_ser {
+                                Value::Null
+                            } else {
+                                self.default_value(&f.ty, dm, f.span)?
+                            });
+                        }
+                        Some(members)
+                    } else {
+                        return Err(bad(self.krate));
+                    }
+                }
+                _ => return Err(bad(self.krate)),
+            },
+            None => None,
+        };
+        let mut members: Vec<Option<Value>> = match base {
+            Some(b) => b.into_iter().map(Some).collect(),
+            None => vec![None; info.fields.len()],
+        };
+        for fv in &s.fields {
+            let syn::Member::Named(id) = &fv.member else {
+                return Err(bad(self.krate));
+            };
+            let Some(idx) = info.fields.iter().position(|f| *id == f.ident.as_str()) else {
+                return Err(bad(self.krate));
+            };
+            let field = &info.fields[idx];
+            // A member serde never serializes is in no default: its value (often not a
+            // plain one: a handle, a cache, a clock) is not evaluated.
+            members[idx] = Some(if field.skip_ser {
+                Value::Null
+            } else {
+                let fty = field.ty.clone();
+                self.eval(&fv.expr, &fty, m, self_def)?
+            });
+        }
+        if members.iter().any(Option::is_none) {
+            return Err(bad(self.krate));
+        }
+        let members = members
+            .into_iter()
+            .map(|v| v.unwrap_or(Value::Null))
+            .collect();
+        let fields = info.fields.clone();
+        self.serialize_struct(&info, &fields, members)
     }
 }
 

@@ -1,7 +1,8 @@
-//! Every type of k8s-openapi that implements `JsonSchema`, by its Rust path: its schema as the real
+//! The recorded Kubernetes schemas, a leaf of crdgen (it imports nothing of it): every type of
+//! k8s-openapi that implements `JsonSchema`, by its Rust path: its schema as the real
 //! type gives it to a `SchemaGenerator`, and its serialized `Default`.
 //!
-//! The schemas are data recorded from the real types ([`k8s_schemas`], generated and checked
+//! The schemas are data recorded from the real types ([`schemas`], generated and checked
 //! type by type against k8s-openapi by `tests/crdgen/k8s_schemas.rs`), not calls into k8s-openapi's
 //! `schemars` feature: compiling that feature (and every type's `Serialize` for the defaults)
 //! made about a quarter of operator-rs's cold build and 8 MB of its binary.
@@ -15,12 +16,11 @@
 use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
-#[path = "k8s_schemas.rs"]
-mod k8s_schemas;
+mod schemas;
 
 /// How a type's schema was recorded: every k8s-openapi type is one schemars keeps as a definition
 /// (`inline_schema()` is false; `tests/crdgen/k8s_schemas.rs` refuses to record one that is not), so the
-/// record holds its name in [`k8s_schemas::DEFINITIONS`].
+/// record holds its name in [`schemas::DEFINITIONS`].
 pub(crate) enum Recorded {
     Named(&'static str),
 }
@@ -43,7 +43,7 @@ pub struct K8sType(&'static Entry);
 
 /// The k8s-openapi type at `path` (`k8s_openapi::api::core::v1::PodSpec`), if there is one.
 pub fn lookup(path: &str) -> Option<K8sType> {
-    let types = k8s_schemas::TYPES;
+    let types = schemas::TYPES;
     types
         .binary_search_by(|e| e.path.cmp(path))
         .ok()
@@ -66,14 +66,14 @@ impl K8sType {
 
 fn parse(json: &str) -> Value {
     serde_json::from_str(json)
-        .expect("k8s_schemas.rs holds valid JSON (tests/crdgen/k8s_schemas.rs)")
+        .expect("k8s/schemas.rs holds valid JSON (tests/crdgen/k8s_schemas.rs)")
 }
 
 fn definition(name: &str) -> &'static str {
-    let defs = k8s_schemas::DEFINITIONS;
+    let defs = schemas::DEFINITIONS;
     match defs.binary_search_by(|(n, _)| (*n).cmp(name)) {
         Ok(i) => defs[i].1,
-        Err(_) => panic!("k8s_schemas.rs references `{name}` without recording it"),
+        Err(_) => panic!("k8s/schemas.rs references `{name}` without recording it"),
     }
 }
 
@@ -145,10 +145,10 @@ impl Inliner<'_> {
 
 /// The recorded name behind a reference (`'static`, for the pending list).
 fn definition_name(encoded: &str) -> &'static str {
-    let defs = k8s_schemas::DEFINITIONS;
+    let defs = schemas::DEFINITIONS;
     match defs.binary_search_by(|(n, _)| (*n).cmp(encoded)) {
         Ok(i) => defs[i].0,
-        Err(_) => panic!("k8s_schemas.rs references `{encoded}` without recording it"),
+        Err(_) => panic!("k8s/schemas.rs references `{encoded}` without recording it"),
     }
 }
 
@@ -158,9 +158,9 @@ mod tests {
 
     #[test]
     fn the_record_is_sorted_for_binary_search() {
-        let t = k8s_schemas::TYPES;
+        let t = schemas::TYPES;
         assert!(t.windows(2).all(|w| w[0].path < w[1].path));
-        let d = k8s_schemas::DEFINITIONS;
+        let d = schemas::DEFINITIONS;
         assert!(d.windows(2).all(|w| w[0].0 < w[1].0));
     }
 }

@@ -7,8 +7,8 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use crate::crdgen::crd::KindDef;
-use crate::crdgen::loader;
+use crate::crdgen::derive::crd::KindDef;
+use crate::crdgen::read::loader;
 use crate::project::Project;
 use crate::workspace::{DiskTree, GeneratorOutput};
 
@@ -110,7 +110,7 @@ fn finish(
     project: &Project,
     checks: crate::crdgen::Checks,
 ) -> Result<GeneratorOutput> {
-    let mut out = crate::crdgen::output::files(tree, crds, &project.crd, checks)
+    let mut out = crate::crdgen::emit::output::files(tree, crds, &project.crd, checks)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     out.warnings.extend(warnings);
     crate::crdgen::mark_stale(tree, &mut out).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -260,7 +260,7 @@ fn module_at(krate: &loader::Crate, m: usize, path: &[String]) -> Option<usize> 
 }
 
 fn root_struct_name(attrs: &[syn::Attribute]) -> Option<String> {
-    let items = crate::crdgen::attrs::meta_items(attrs, "kube").ok()?;
+    let items = crate::crdgen::read::attrs::meta_items(attrs, "kube").ok()?;
     items
         .iter()
         .find(|i| i.name == "root")
