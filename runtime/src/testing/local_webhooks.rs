@@ -3,7 +3,7 @@
 //!
 //! A manager started with `--webhook-local-url` points the cluster at itself, which takes
 //! rights its `config/rbac` rightly lacks (webhook configurations, CRDs). A test that runs the
-//! manager with exactly its RBAC does that part itself with [`LocalWebhooks::install`]: it
+//! manager with exactly its RBAC does that part itself with [`LocalWebhooks`]: it
 //! makes a CA and a serving certificate for `127.0.0.1` (written to a folder, as cert-manager's
 //! Secret is mounted), applies copies of `config/webhook/manifests.yaml` (with the patches of
 //! `config/webhook/kustomization.yaml`: selectors...) named

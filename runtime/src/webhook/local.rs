@@ -191,7 +191,7 @@ struct State {
     guard: Option<Guard>,
 }
 
-/// [`install_guarded`] without a guard: 0.1.0's form, kept for code written against it.
+/// `install_guarded` without a guard: 0.1.0's form, kept for code written against it.
 #[deprecated(
     since = "0.2.0",
     note = "the manager installs local webhooks itself (`--webhook-local-url`); this goes in 0.3.0"

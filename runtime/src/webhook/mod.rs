@@ -90,8 +90,8 @@ pub struct WebhookArgs {
     #[arg(long, value_enum, default_value_t = CertMode::Files)]
     pub webhook_cert_mode: CertMode,
 
-    /// Self-managed mode: the Service in front of the webhook server [default: `<operator
-    /// name>-webhook-service`].
+    /// Self-managed mode: the Service in front of the webhook server (default:
+    /// `<operator name>-webhook-service`).
     #[arg(long)]
     pub webhook_service_name: Option<String>,
 
@@ -100,8 +100,8 @@ pub struct WebhookArgs {
     #[arg(long)]
     pub webhook_service_namespace: Option<String>,
 
-    /// Self-managed mode: the Secret holding the CA and the serving certificate [default:
-    /// `<operator name>-webhook-server-cert`].
+    /// Self-managed mode: the Secret holding the CA and the serving certificate (default:
+    /// `<operator name>-webhook-server-cert`).
     #[arg(long)]
     pub webhook_secret_name: Option<String>,
 
