@@ -1,13 +1,14 @@
 //! The manager: flags, the Kubernetes client, and the lifecycle of every controller.
 //!
 //! [`Manager::run`] serves the probes and metrics, waits for the leader election Lease when
-//! `--leader-elect` is set, starts each [`Registration`] with its own [`ControllerContext`],
+//! `--leader-elect` is set, starts each [`Registration`] with its own [`Runtime`],
 //! and stops them all on SIGTERM/SIGINT (in-flight reconciles finish, then the Lease is
 //! released and the process exits 0) or at once when leadership is lost (exit 1).
 //!
-//! Submodules: [`health`] (probes, readiness), [`metrics`] (Prometheus; served over HTTPS to
-//! authorized clients ([`crate::auth`]) unless `--metrics-secure=false`), [`leader`] (Lease),
-//! [`telemetry`] (logging); [`shutdown`] (signals) is the crate's, shared with the webhook server.
+//! Around the controllers it serves the probes ([`Readiness`]), Prometheus metrics
+//! ([`Metrics`]; over HTTPS to authorized clients unless `--metrics-secure=false`), holds the
+//! leader election Lease (`--leader-elect`), sets up logging ([`LogFormat`]) and turns
+//! SIGTERM/SIGINT into a [`Shutdown`].
 //!
 //! ```no_run
 //! use clap::Parser;
@@ -33,10 +34,17 @@
 //! }
 //! ```
 
+// Plumbing of `Manager::run`. 0.1.0 made `health`, `leader`, `metrics` and `telemetry` public
+// modules: they stay reachable at those paths for code written against it, hidden from the
+// docs; what an operator needs of them is re-exported below. `namespaces` came later: private.
+#[doc(hidden)]
 pub mod health;
+#[doc(hidden)]
 pub mod leader;
+#[doc(hidden)]
 pub mod metrics;
-pub mod namespaces;
+mod namespaces;
+#[doc(hidden)]
 pub mod telemetry;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -52,18 +60,27 @@ use kube::runtime::events::Reporter;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
-use crate::address::AddressError;
 use crate::auth::DelegatedAuth;
 use crate::connect::ConnectError;
 use crate::tls::certs::{CertificateAuthority, CertsError};
 use crate::tls::{self, CertError, CertFiles, CertStore};
 use crate::webhook::{StartError as WebhookStartError, WebhookArgs, Webhooks};
 
-pub use crate::address::parse_bind_address;
+pub use crate::address::{AddressError, parse_bind_address};
 pub use crate::duration::parse_duration;
-pub use crate::shutdown::{self, Shutdown};
+pub use crate::shutdown::Shutdown;
+
+/// 0.1.0's path of [`Shutdown`] and the signal listener, now the crate's (shared with the
+/// webhook server): kept for code written against 0.1.0.
+#[doc(hidden)]
+pub mod shutdown {
+    pub use crate::shutdown::{Shutdown, listen_for_signals};
+}
 pub use health::{Readiness, ReadyHandle, ready_when_listed};
-pub use leader::{LeaderConfig, LeaderElector, LostLeadership};
+// The Lease election `--leader-elect` runs: plumbing, hidden (the runtime's tests drive it).
+pub use leader::LostLeadership;
+#[doc(hidden)]
+pub use leader::{LeaderConfig, LeaderElector};
 pub use metrics::{ControllerMetrics, Metrics, ReconcileTimer};
 pub use namespaces::{WatchNamespaceError, WatchNamespaces};
 pub use telemetry::LogFormat;
@@ -197,7 +214,7 @@ pub struct ManagerArgs {
 
     /// Serve metrics over HTTPS, to clients whose bearer token the API server accepts and
     /// allows `get` on the path (the `metrics-reader` ClusterRole); `--metrics-secure=false`
-    /// serves plain HTTP to anyone, for local runs (see [`crate::auth`]).
+    /// serves plain HTTP to anyone, for local runs.
     #[arg(
         long,
         env = "METRICS_SECURE",
@@ -277,8 +294,7 @@ pub struct ManagerArgs {
 }
 
 /// What a [`Registration`] runs: called once this replica may run it, with its own context.
-pub type RunFn =
-    Box<dyn FnOnce(ControllerContext) -> BoxFuture<'static, anyhow::Result<()>> + Send>;
+pub type RunFn = Box<dyn FnOnce(Runtime) -> BoxFuture<'static, anyhow::Result<()>> + Send>;
 
 /// Something the manager runs: a controller, or any task of the operator's own (a server, a
 /// periodic job). Like controller-runtime's `Runnable`, it runs only on the leader unless
@@ -306,7 +322,7 @@ impl Registration {
     /// Runs `run` under `name` (the `controller` label of its metrics, and its logs).
     pub fn new<F, Fut>(name: &'static str, run: F) -> Self
     where
-        F: FnOnce(ControllerContext) -> Fut + Send + 'static,
+        F: FnOnce(Runtime) -> Fut + Send + 'static,
         Fut: std::future::Future<Output = anyhow::Result<()>> + Send + 'static,
     {
         Self {
@@ -337,9 +353,21 @@ impl std::fmt::Debug for Registration {
     }
 }
 
-/// Everything one controller gets from the manager.
+/// 0.1.0's name of [`Runtime`], kept for code written against it.
+#[doc(hidden)]
+#[deprecated(
+    since = "0.2.0",
+    note = "use manager::Runtime (the same type, renamed)"
+)]
+pub type ControllerContext = Runtime;
+
+/// What the manager runs each [`Registration`] with (a controller, or a task of the
+/// operator's): the shared client, this runnable's metrics and settings, the shutdown signal,
+/// its readiness handle and the namespaces it watches. A controller's [`Context`] wraps it.
+///
+/// [`Context`]: crate::controller::Context
 #[derive(Clone)]
-pub struct ControllerContext {
+pub struct Runtime {
     /// The shared client (one connection pool for every controller).
     pub client: Client,
     /// Reporter of the events this controller publishes: controller = operator name,
@@ -363,7 +391,7 @@ pub struct ControllerContext {
     pub namespaces: WatchNamespaces,
 }
 
-impl ControllerContext {
+impl Runtime {
     /// A context over `client` (e.g. the mock of `testing::mock_context`) for unit tests of a controller:
     /// the operator is called `test`, and so is its field manager.
     pub fn for_tests(client: Client) -> Self {
@@ -620,7 +648,7 @@ impl Manager {
         };
 
         let start = |running: &mut JoinSet<_>, registration: Registration| {
-            let ctx = ControllerContext {
+            let ctx = Runtime {
                 client: client.clone(),
                 reporter: Reporter {
                     controller: name.clone(),

@@ -22,8 +22,8 @@ use kube::Client;
 use serde_json::{Value, json};
 
 use super::envtest::{Error, Result, kustomize};
+use crate::tls::certs::CertificateAuthority;
 use crate::webhook::CONVERSION_PATH;
-use crate::webhook::certs::CertificateAuthority;
 use crate::webhook::install::{self, InstallError, ca_bundle};
 
 /// How long the CA and the serving certificate are valid: longer than any test run.
