@@ -44,6 +44,7 @@ pub mod leader;
 #[doc(hidden)]
 pub mod metrics;
 mod namespaces;
+mod runnables;
 #[doc(hidden)]
 pub mod telemetry;
 #[cfg(test)]
@@ -65,6 +66,7 @@ use crate::connect::ConnectError;
 use crate::tls::certs::{CertificateAuthority, CertsError};
 use crate::tls::{self, CertError, CertFiles, CertStore};
 use crate::webhook::{StartError as WebhookStartError, WebhookArgs, Webhooks};
+use runnables::{Election, Running, Runtimes, Servers, release};
 
 pub use crate::address::{AddressError, parse_bind_address};
 pub use crate::duration::parse_duration;
@@ -596,6 +598,11 @@ impl Manager {
 
     /// Runs `controllers` until SIGTERM/SIGINT (`Ok`), lost leadership or a controller
     /// failing (`Err`).
+    ///
+    /// Its runnables start in groups, as controller-runtime's do (`runnable_group.go`): the
+    /// HTTP servers (metrics, probes), the webhook server, the registrations every replica
+    /// runs, and, once this replica leads (`--leader-elect`), the leader's; they stop in the
+    /// reverse order.
     pub async fn run(self, controllers: Vec<Registration>) -> Result<(), Error> {
         let namespaces = self.watch_namespaces()?;
         tracing::info!(namespaces = %namespaces, "watching");
@@ -618,101 +625,70 @@ impl Manager {
         } = self;
 
         let signals = shutdown::listen_for_signals(shutdown.clone()).map_err(Error::Signals)?;
-        let mut servers = JoinSet::new();
-        if let Some(listener) = metrics_listener {
-            let router = metrics::router(metrics.clone());
-            match secure_metrics {
-                Some(secure) => secure.serve(listener, router, &mut servers),
-                None => {
-                    servers.spawn(serve(listener, router));
-                }
-            }
-        }
-        if let Some(listener) = probe_listener {
-            servers.spawn(serve(listener, health::router(readiness.clone())));
-        }
-        let webhook_server = match webhooks {
-            Some(webhooks) => {
-                let ready = readiness.handle();
-                let setup = crate::webhook::setup::Setup {
-                    operator: &name,
-                    args: &args.webhook,
-                    client: &client,
-                    metrics: metrics.webhooks(),
-                    on_ready: Box::new(move || ready.set_ready()),
-                    guarded,
-                };
-                setup.start(webhooks, &mut servers).await?
-            }
-            None => None,
-        };
-
-        let start = |running: &mut JoinSet<_>, registration: Registration| {
-            let ctx = Runtime {
-                client: client.clone(),
-                reporter: Reporter {
-                    controller: name.clone(),
-                    instance: Some(identity.clone()),
-                },
-                field_manager: name.clone(),
-                metrics: metrics.controller(registration.name, args.concurrency),
-                config: Config::default().concurrency(args.concurrency),
-                reconcile_timeout: Some(args.reconcile_timeout).filter(|limit| !limit.is_zero()),
-                shutdown: shutdown.clone(),
-                ready: readiness.handle(),
-                namespaces: namespaces.clone(),
+        let mut servers = Servers::http(
+            metrics_listener,
+            secure_metrics,
+            probe_listener,
+            &metrics,
+            &readiness,
+        );
+        if let Some(webhooks) = webhooks {
+            let ready = readiness.handle();
+            let setup = crate::webhook::setup::Setup {
+                operator: &name,
+                args: &args.webhook,
+                client: &client,
+                metrics: metrics.webhooks(),
+                on_ready: Box::new(move || ready.set_ready()),
+                guarded,
             };
-            tracing::info!(controller = registration.name, "starting");
-            let (controller, run) = (registration.name, registration.run);
-            running.spawn(async move { (controller, run(ctx).await) });
+            servers.webhooks(setup, webhooks).await?;
+        }
+
+        let runtimes = Runtimes {
+            client: client.clone(),
+            name: name.clone(),
+            identity: identity.clone(),
+            concurrency: args.concurrency,
+            reconcile_timeout: Some(args.reconcile_timeout).filter(|limit| !limit.is_zero()),
+            metrics: metrics.clone(),
+            shutdown: shutdown.clone(),
+            readiness: readiness.clone(),
+            namespaces,
         };
         let (leader_only, everywhere): (Vec<_>, Vec<_>) =
             controllers.into_iter().partition(|r| r.leader_only);
-        let mut running = JoinSet::new();
-        for registration in everywhere {
-            start(&mut running, registration);
-        }
+        let mut running = Running::default();
+        running.start(&runtimes, everywhere);
 
         let result = async {
             let elector = if args.leader_elect {
-                let config = LeaderConfig {
-                    lease_name: (args.leader_election_id.clone())
-                        .unwrap_or_else(|| format!("{name}-leader")),
-                    namespace,
-                    identity: identity.clone(),
-                    lease_duration: args.leader_election_lease_duration,
-                    renew_deadline: args.leader_election_renew_deadline,
+                let election = Election {
+                    config: LeaderConfig {
+                        lease_name: (args.leader_election_id.clone())
+                            .unwrap_or_else(|| format!("{name}-leader")),
+                        namespace,
+                        identity: identity.clone(),
+                        lease_duration: args.leader_election_lease_duration,
+                        renew_deadline: args.leader_election_renew_deadline,
+                    },
+                    client: lease_client,
                 };
-                readiness.set_standby(true);
-                tracing::info!(lease = %config.lease_name, namespace = %config.namespace, %identity, "waiting for leadership");
-                let status = metrics.leader_status(&config.lease_name);
-                let elector = LeaderElector::new(lease_client, config.clone(), status)
-                    .await
-                    .map_err(|source| Error::Lease {
-                        namespace: config.namespace.clone(),
-                        name: config.lease_name.clone(),
-                        source,
-                    })?;
-                tokio::select! {
-                    biased;
-                    _ = shutdown.wait() => {
-                        tracing::info!("shut down while waiting for leadership");
-                        release(&elector).await;
-                        return Ok(());
-                    }
-                    _ = elector.acquire() => {}
+                match election.lead(&readiness, &metrics, &shutdown).await? {
+                    Some(elector) => Some(elector),
+                    // Shut down while waiting for leadership.
+                    None => return Ok(()),
                 }
-                Some(elector)
             } else {
                 None
             };
 
-            for registration in leader_only {
-                start(&mut running, registration);
-            }
+            running.start(&runtimes, leader_only);
             readiness.set_standby(false);
 
-            let outcome = supervise(&mut running, &shutdown, elector.as_ref(), args.graceful_shutdown_timeout).await;
+            let outcome = running
+                .supervise(&shutdown, elector.as_ref(), args.graceful_shutdown_timeout)
+                .await;
             if let Some(elector) = &elector {
                 release(elector).await;
             }
@@ -721,110 +697,12 @@ impl Manager {
         .await;
 
         signals.abort();
-        servers.abort_all();
-        if let Some(local) = webhook_server
-            && let Err(err) = local.uninstall(&client).await
-        {
-            tracing::warn!(error = %err, "removing the local webhook configurations failed");
-        }
+        servers.stop(&client).await;
         match &result {
             Ok(()) => tracing::info!("manager stopped"),
             Err(err) => tracing::error!(error = chain(err), "manager stopped"),
         }
         result
-    }
-}
-
-/// Waits for the shutdown signal, lost leadership or a controller ending, then stops the
-/// controllers: gracefully (bounded by `timeout`) on shutdown, at once on lost leadership.
-async fn supervise(
-    running: &mut JoinSet<(&'static str, anyhow::Result<()>)>,
-    shutdown: &Shutdown,
-    elector: Option<&LeaderElector>,
-    timeout: Duration,
-) -> Result<(), Error> {
-    // Renewals happen inside `hold()`, so it is polled until the very end.
-    let hold = async {
-        match elector {
-            Some(elector) => elector.hold().await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::pin!(hold);
-
-    let mut result = tokio::select! {
-        biased;
-        _ = shutdown.wait() => Ok(()),
-        lost = &mut hold => {
-            shutdown.trigger();
-            running.abort_all();
-            return Err(Error::LeadershipLost(lost));
-        }
-        Some(joined) = running.join_next() => {
-            if shutdown.is_triggered() {
-                // It stopped because of the shutdown, before this task noticed it.
-                stopped(joined);
-                Ok(())
-            } else {
-                shutdown.trigger();
-                Err(controller_exit(joined))
-            }
-        }
-    };
-
-    tracing::info!(in_flight = running.len(), "stopping controllers");
-    let drain = async {
-        while let Some(joined) = running.join_next().await {
-            stopped(joined);
-        }
-    };
-    tokio::select! {
-        _ = drain => {}
-        lost = &mut hold => {
-            running.abort_all();
-            return Err(Error::LeadershipLostWhileStopping(lost));
-        }
-        _ = tokio::time::sleep(timeout) => {
-            tracing::warn!(abandoned = running.len(), "graceful shutdown timed out");
-            running.abort_all();
-            if result.is_ok() {
-                result = Err(Error::ShutdownTimeout(timeout));
-            }
-        }
-    }
-    result
-}
-
-/// Releases the Lease, giving up after a few seconds: the process is about to exit anyway.
-async fn release(elector: &LeaderElector) {
-    match tokio::time::timeout(Duration::from_secs(5), elector.release()).await {
-        Ok(Ok(())) => {}
-        Ok(Err(err)) => tracing::warn!(error = %err, "releasing the lease failed"),
-        Err(_) => tracing::warn!("releasing the lease timed out"),
-    }
-}
-
-/// Logs how a controller ended during a shutdown.
-fn stopped(joined: Result<(&'static str, anyhow::Result<()>), tokio::task::JoinError>) {
-    match joined {
-        Ok((name, Ok(()))) => tracing::info!(controller = name, "controller stopped"),
-        other => {
-            let err = controller_exit(other);
-            tracing::error!(error = chain(&err), "controller failed while stopping");
-        }
-    }
-}
-
-fn controller_exit(
-    joined: Result<(&'static str, anyhow::Result<()>), tokio::task::JoinError>,
-) -> Error {
-    match joined {
-        Ok((controller, Ok(()))) => Error::ControllerExited { controller },
-        Ok((controller, Err(err))) => Error::ControllerFailed {
-            controller,
-            source: err.into(),
-        },
-        Err(err) => Error::ControllerPanicked(err),
     }
 }
 
