@@ -663,17 +663,7 @@ impl Manager {
 
         let result = async {
             let elector = if args.leader_elect {
-                let election = Election {
-                    config: LeaderConfig {
-                        lease_name: (args.leader_election_id.clone())
-                            .unwrap_or_else(|| format!("{name}-leader")),
-                        namespace,
-                        identity: identity.clone(),
-                        lease_duration: args.leader_election_lease_duration,
-                        renew_deadline: args.leader_election_renew_deadline,
-                    },
-                    client: lease_client,
-                };
+                let election = Election::new(&args, &name, namespace, identity, lease_client);
                 match election.lead(&readiness, &metrics, &shutdown).await? {
                     Some(elector) => Some(elector),
                     // Shut down while waiting for leadership.

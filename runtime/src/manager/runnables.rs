@@ -13,8 +13,8 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 use super::{
-    Error, LeaderConfig, LeaderElector, Metrics, Readiness, Registration, Runtime, SecureMetrics,
-    Shutdown, WatchNamespaces, chain, health, metrics, serve,
+    Error, LeaderConfig, LeaderElector, ManagerArgs, Metrics, Readiness, Registration, Runtime,
+    SecureMetrics, Shutdown, WatchNamespaces, chain, health, metrics, serve,
 };
 use crate::webhook::Webhooks;
 use crate::webhook::local::LocalInstall;
@@ -144,11 +144,31 @@ impl Running {
 
 /// The leader election of `--leader-elect`: the Lease, and the client that holds it.
 pub(super) struct Election {
-    pub(super) config: LeaderConfig,
-    pub(super) client: Client,
+    config: LeaderConfig,
+    client: Client,
 }
 
 impl Election {
+    /// The election `args` configure, of the operator `name` (its Lease `<name>-leader` unless
+    /// `--leader-election-id`), in `namespace`, as `identity`.
+    pub(super) fn new(
+        args: &ManagerArgs,
+        name: &str,
+        namespace: String,
+        identity: String,
+        client: Client,
+    ) -> Self {
+        let config = LeaderConfig {
+            lease_name: (args.leader_election_id.clone())
+                .unwrap_or_else(|| format!("{name}-leader")),
+            namespace,
+            identity,
+            lease_duration: args.leader_election_lease_duration,
+            renew_deadline: args.leader_election_renew_deadline,
+        };
+        Self { config, client }
+    }
+
     /// Waits for leadership, on standby (not ready) meanwhile; `None` if the manager was shut
     /// down first (the Lease released).
     pub(super) async fn lead(
