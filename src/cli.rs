@@ -253,7 +253,7 @@ pub struct UpdateArgs {
 
 #[derive(Debug, Args)]
 pub struct InitArgs {
-    /// The domain of the project's API groups (groups become <group>.<domain>).
+    /// The domain of the project's API groups (groups become `<group>.<domain>`).
     #[arg(long, default_value = "my.domain")]
     pub domain: String,
     /// The repository the project lives in (recorded in PROJECT and Cargo.toml).
@@ -331,7 +331,7 @@ pub enum CreateCommand {
 /// so with `mut_arg` (see `create webhook`'s `--version`, `edit api`'s `--group`).
 #[derive(Debug, Clone, Args)]
 pub struct KindArgs {
-    /// The API group without the domain, e.g. `cache` (for cache.<domain>); a built-in kind's
+    /// The API group without the domain, e.g. `cache` (for `cache.<domain>`); a built-in kind's
     /// group, e.g. `apps`, or `core` for core/v1.
     #[arg(long, default_value = "")]
     pub group: String,
@@ -460,7 +460,7 @@ pub struct CreateApiArgs {
     #[arg(long, value_name = "RUST_PATH", conflicts_with_all = ["resource", "image"])]
     pub external_api_path: Option<String>,
     /// With --external-api-path: the crate that holds the type, added to Cargo.toml's
-    /// [dependencies], as `name@version` (e.g. `kcr_cert_manager_io@3`).
+    /// `[dependencies]`, as `name@version` (e.g. `kcr_cert_manager_io@3`).
     #[arg(long, value_name = "NAME@VERSION", requires = "external_api_path")]
     pub external_api_crate: Option<String>,
     /// With --external-api-path: the domain the group is qualified with, e.g. `io` for

@@ -20,6 +20,10 @@
 //! - [`vendor`] is the runtime crate as generated projects get it;
 //! - [`webhookgen`] collects `+kubebuilder:webhook` markers into `config/webhook/manifests.yaml`.
 
+// This library is the CLI's insides, documented for its contributors: module docs name the
+// private items that do the work (read with `cargo doc --document-private-items`).
+#![allow(rustdoc::private_intra_doc_links)]
+
 pub mod builtin;
 pub mod cli;
 pub mod cluster;

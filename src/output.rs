@@ -2,7 +2,8 @@
 //! when the stream cannot take the text (a full disk, `ENOSPC`; a closed pipe, `EPIPE`, as in
 //! `operator-rs generate crds --check | head -1`). A command's outcome is its files and its exit
 //! code; a stream that cannot take its messages changes neither, so write errors are ignored.
-//! Every message of the tool goes through [`outln!`], [`out!`] (stdout) or [`errln!`] (stderr);
+//! Every message of the tool goes through [`outln!`](crate::outln), [`out!`](crate::out) (stdout) or
+//! [`errln!`](crate::errln) (stderr);
 //! an error is worded by [`error_text`].
 
 use std::io::Write;

@@ -637,6 +637,33 @@ pub async fn old_calls(client: kube::Client, configurations: Vec<serde_json::Val
     let _: Option<operator_rs_runtime::manager::RunFn> = None;
     let _ = operator_rs_runtime::manager::Shutdown::default();
 }
+
+/// 0.1.0's names that 0.2.0 renamed, and its public plumbing, now hidden from the docs.
+pub fn old_names() {
+    use operator_rs_runtime::controller::Reconcile;
+    use operator_rs_runtime::manager::ControllerContext;
+    use operator_rs_runtime::manager::health::Readiness;
+    use operator_rs_runtime::manager::shutdown::{Shutdown, listen_for_signals};
+    use operator_rs_runtime::webhook::certs::{CertificateAuthority, now};
+    use operator_rs_runtime::webhook::tls::CertStore;
+
+    let _: Option<Reconcile<()>> = None;
+    let _ = ControllerContext::for_tests;
+    let _ = Readiness::new().handle().is_ready();
+    let _ = Shutdown::new().is_triggered();
+    let _ = listen_for_signals;
+    let _: Option<CertStore> = None;
+    let _: Option<CertificateAuthority> = None;
+    let _ = now();
+    let _ = operator_rs_runtime::controller::strip::<k8s_openapi::api::core::v1::ConfigMap>;
+    let _ = operator_rs_runtime::controller::error_policy::<k8s_openapi::api::core::v1::ConfigMap>;
+    let _: Option<operator_rs_runtime::manager::LeaderConfig> = None;
+    let _ = operator_rs_runtime::manager::telemetry::LogFormat::Json;
+    let _ = operator_rs_runtime::manager::metrics::Metrics::new().encode();
+    let _: Option<operator_rs_runtime::webhook::server::ServerError> = None;
+    let _: Option<operator_rs_runtime::webhook::self_managed::SelfManagedError> = None;
+    let _ = operator_rs_runtime::webhook::metrics::WebhookMetrics::register;
+}
 "#;
 
 #[test]
@@ -694,6 +721,14 @@ fn code_written_against_0_1_0_builds_with_deprecation_warnings() {
         (
             "use of deprecated function `operator_rs_runtime::webhook::local::install`",
             "",
+        ),
+        (
+            "use of deprecated type alias `operator_rs_runtime::controller::Reconcile`",
+            "use controller::ReconcileLoop (the same type, renamed)",
+        ),
+        (
+            "use of deprecated type alias `operator_rs_runtime::manager::ControllerContext`",
+            "use manager::Runtime (the same type, renamed)",
         ),
     ] {
         assert!(

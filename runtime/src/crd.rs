@@ -103,7 +103,7 @@ impl CrdSettings {
 /// controller-gen's `crd:maxDescLen`: 0 drops the description; otherwise one longer than `max`
 /// bytes is cut at the last sentence end within them, else at the last space (plus `...`), else
 /// at `max` (plus `...`).
-pub fn truncate_description(desc: &str, max: usize) -> Option<String> {
+pub(crate) fn truncate_description(desc: &str, max: usize) -> Option<String> {
     if max == 0 {
         return None;
     }
@@ -150,7 +150,10 @@ fn is_sentence_terminal(c: char) -> bool {
 }
 
 /// Call `f` on `schema` and every schema below it.
-pub fn for_each_schema(schema: &mut JSONSchemaProps, f: &mut impl FnMut(&mut JSONSchemaProps)) {
+pub(crate) fn for_each_schema(
+    schema: &mut JSONSchemaProps,
+    f: &mut impl FnMut(&mut JSONSchemaProps),
+) {
     f(schema);
     for list in [&mut schema.all_of, &mut schema.any_of, &mut schema.one_of]
         .into_iter()

@@ -6,9 +6,9 @@ mod support;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use operator_rs_runtime::manager::ControllerContext;
 use operator_rs_runtime::manager::Manager;
 use operator_rs_runtime::manager::Registration;
+use operator_rs_runtime::manager::Runtime;
 use operator_rs_runtime::skip_unless_available;
 use operator_rs_runtime::testing::envtest::Envtest;
 
@@ -21,7 +21,7 @@ const LEASE: &str = "test-operator-leader";
 static STARTED: AtomicBool = AtomicBool::new(false);
 static FINISHED: AtomicBool = AtomicBool::new(false);
 
-async fn controller(ctx: ControllerContext) -> anyhow::Result<()> {
+async fn controller(ctx: Runtime) -> anyhow::Result<()> {
     ctx.ready.set_ready();
     STARTED.store(true, Ordering::SeqCst);
     ctx.shutdown.wait().await;

@@ -10,7 +10,7 @@ use operator_rs_runtime::manager::Manager;
 use operator_rs_runtime::skip_unless_available;
 use operator_rs_runtime::testing::envtest::{Envtest, ServiceAccountAccess};
 use operator_rs_runtime::testing::metrics::{Scraped, metrics_reader, scrape};
-use operator_rs_runtime::tls::certs::CertificateAuthority;
+use operator_rs_runtime::webhook::certs::CertificateAuthority;
 use tokio_rustls::rustls::pki_types::CertificateDer;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 

@@ -5,12 +5,15 @@
 //! the previous release's listing (`runtime/api/<version>.txt`) is gone unless it was
 //! deprecated there.
 //!
-//! A line is `<path> [#[deprecated] ]<kind and signature>`: `webhook::Defaulter trait
+//! A line is `<path> [#[doc(hidden)] ][#[deprecated] ]<kind and signature>`: `webhook::Defaulter trait
 //! Defaulter<K>: ...`, a trait's method `webhook::Defaulter::apply_defaults fn ...`, a struct's
 //! public field `manager::ManagerArgs::leader_elect field: bool`, an enum's variant, an
 //! inherent method, a trait implemented for a type (`manager::ManagerArgs::impl(Default)`), a
 //! re-export of another crate's item (`controller::Action use kube::runtime::controller::Action`).
-//! Items compiled only in tests (`#[cfg(test)]`) are left out; every feature counts as on.
+//! Items compiled only in tests (`#[cfg(test)]`) are left out; every feature counts as on. The
+//! lines without `#[doc(hidden)]` are what `cargo doc` shows; a hidden line (an item, or what
+//! is reachable only through a hidden module or `pub use`) is still a path users' code may
+//! name, so it is listed, and kept, all the same.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -93,7 +96,10 @@ pub fn removed(old: &str, new: &str) -> Vec<String> {
     let deprecated: BTreeSet<&str> = old
         .lines()
         .filter_map(|l| l.split_once(' '))
-        .filter(|(_, rest)| rest.starts_with("#[deprecated]"))
+        .filter(|(_, rest)| {
+            let rest = rest.strip_prefix(HIDDEN).map_or(*rest, str::trim_start);
+            rest.starts_with("#[deprecated]")
+        })
         .map(|(path, _)| path)
         .collect();
     let is_deprecated = |path: &str| {
@@ -213,6 +219,28 @@ fn attrs_of(item: &syn::Item) -> &[syn::Attribute] {
 fn is_deprecated(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| a.path().is_ident("deprecated"))
 }
+
+/// `#[doc(hidden)]`: reachable, but not in the docs (an item kept for code written against an
+/// older release, or plumbing the crate's own tests use).
+fn is_doc_hidden(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("doc")
+            && a.parse_args::<syn::Ident>()
+                .is_ok_and(|ident| ident == "hidden")
+    })
+}
+
+/// `line` (`<path> <rest>`) marked `#[doc(hidden)]` after its path, once.
+fn mark_hidden(line: &str) -> String {
+    match line.split_once(' ') {
+        Some((_, rest)) if rest.starts_with(HIDDEN) => line.to_string(),
+        Some((path, rest)) => format!("{path} {HIDDEN} {rest}"),
+        None => line.to_string(),
+    }
+}
+
+/// The mark of a line the docs do not show.
+const HIDDEN: &str = "#[doc(hidden)]";
 
 fn is_pub(vis: &syn::Visibility) -> bool {
     matches!(vis, syn::Visibility::Public(_))
@@ -454,11 +482,49 @@ impl Crate {
             return;
         }
         stack.push(module.to_vec());
+        let hidden_uses = self.hidden_uses(module);
         for (name, target) in self.exports(module, 0) {
             let path = join(prefix, &name);
-            self.emit_target(&target, &path, lines, stack);
+            let mut below = BTreeSet::new();
+            self.emit_target(&target, &path, &mut below, stack);
+            if hidden_uses.contains(&name) || self.is_hidden(&target) {
+                // Hidden from the docs, and so is everything reachable only through it.
+                below = below.into_iter().map(|l| mark_hidden(&l)).collect();
+            }
+            lines.extend(below);
         }
         stack.pop();
+    }
+
+    /// The names `module` exports through a `#[doc(hidden)] pub use`.
+    fn hidden_uses(&self, module: &[String]) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for item in self.items(module) {
+            let syn::Item::Use(u) = item else { continue };
+            if !is_pub(&u.vis) || !is_doc_hidden(&u.attrs) {
+                continue;
+            }
+            let (mut names, mut globs) = (Vec::new(), Vec::new());
+            flatten_use(&u.tree, &mut Vec::new(), &mut names, &mut globs);
+            out.extend(names.into_iter().map(|(name, _)| name));
+            for glob in globs {
+                if let Some(Target::Module(m)) = self.resolve(module, &glob, 0) {
+                    out.extend(self.exports(&m, 1).into_keys());
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether `target` itself says `#[doc(hidden)]` (a module's declaration, an item).
+    fn is_hidden(&self, target: &Target) -> bool {
+        match target {
+            Target::Module(m) => self.module_item(m).is_some_and(|i| is_doc_hidden(&i.attrs)),
+            Target::Local(module, name) => self
+                .item(module, name)
+                .is_some_and(|i| is_doc_hidden(attrs_of(i))),
+            Target::External(_) => false,
+        }
     }
 
     fn emit_target(
@@ -913,6 +979,45 @@ mod tests {
             ty("impl Resource<DynamicType = ()>"),
             "impl Resource<DynamicType = ()>"
         );
+    }
+
+    fn listing_of(files: &[(&str, &str)]) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        listing(dir.path()).unwrap()
+    }
+
+    #[test]
+    fn hidden_items_and_what_is_reachable_only_through_them_are_marked() {
+        let lines = listing_of(&[
+            (
+                "lib.rs",
+                "pub mod a;\n#[doc(hidden)]\npub mod old;\nmod private;\n\
+                 pub use private::Shown;\n#[doc(hidden)]\npub use private::Kept;\n\
+                 #[doc(hidden)]\n#[deprecated]\npub fn gone() {}\n",
+            ),
+            ("a.rs", "pub struct A;\n#[doc = \"shown\"]\npub fn f() {}\n"),
+            ("old.rs", "pub struct B { pub x: u8 }\n"),
+            ("private.rs", "pub struct Shown;\npub struct Kept;\n"),
+        ]);
+        assert_eq!(
+            lines,
+            "Kept #[doc(hidden)] struct Kept\n\
+             Shown struct Shown\n\
+             a mod\n\
+             a::A struct A\n\
+             a::f fn f()\n\
+             gone #[doc(hidden)] #[deprecated] fn gone()\n\
+             old #[doc(hidden)] mod\n\
+             old::B #[doc(hidden)] struct B\n\
+             old::B::x #[doc(hidden)] field: u8\n"
+        );
+        // A hidden deprecated item may go in the next release, as a shown one.
+        assert!(removed(&lines, "").iter().all(|l| !l.starts_with("gone ")));
     }
 
     #[test]

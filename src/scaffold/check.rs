@@ -3,7 +3,7 @@
 //! writes nothing, rather than leave a project that does not compile.
 //!
 //! It parses at item level, and only the items it cannot vouch for: a file is cut into its
-//! top-level items ([`super::rust_items`]), and an item byte-identical to a plain-text top-level
+//! top-level items (`entries::rust_items`), and an item byte-identical to a plain-text top-level
 //! item of an embedded template (of a whole file, not a fragment) is known to parse (the `template_items_are_known_good` test parses each
 //! one and checks the names read from its head), so only the items rendered from the context
 //! (and those a user wrote) are parsed. Items parse on their own as they do in their file, so

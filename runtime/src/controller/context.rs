@@ -18,7 +18,7 @@ use tracing::warn;
 use super::error::{Error, Result};
 use super::events::Events;
 use super::{Cached, Object, ScopedApi};
-use crate::manager::{ControllerContext, ControllerMetrics};
+use crate::manager::{ControllerMetrics, Runtime};
 
 /// The caches of owned kinds, by type.
 #[derive(Default)]
@@ -36,7 +36,7 @@ impl Caches {
 
 /// What every reconcile of a controller of `K` shares.
 pub struct Context<K: Object> {
-    manager: ControllerContext,
+    runtime: Runtime,
     store: Store<K>,
     events: Events,
     caches: Caches,
@@ -45,10 +45,10 @@ pub struct Context<K: Object> {
 }
 
 impl<K: Object> Context<K> {
-    pub(crate) fn new(manager: ControllerContext, store: Store<K>, caches: Caches) -> Self {
-        let events = Events::new(manager.client.clone(), manager.reporter.clone());
+    pub(crate) fn new(runtime: Runtime, store: Store<K>, caches: Caches) -> Self {
+        let events = Events::new(runtime.client.clone(), runtime.reporter.clone());
         Self {
-            manager,
+            runtime,
             store,
             events,
             caches,
@@ -56,11 +56,11 @@ impl<K: Object> Context<K> {
         }
     }
 
-    /// A context over `manager` (e.g. from `testing::mock_context`) for unit tests of a
+    /// A context over `runtime` (e.g. from `testing::mock_context`) for unit tests of a
     /// reconciler, with empty caches; give it the caches it reads with
     /// [`Context::with_store`] and [`Context::with_cache`].
-    pub fn for_tests(manager: ControllerContext) -> Self {
-        Self::new(manager, reflector::store().0, Caches::default())
+    pub fn for_tests(runtime: Runtime) -> Self {
+        Self::new(runtime, reflector::store().0, Caches::default())
     }
 
     /// This context with `store` as the cache of the reconciled kind.
@@ -82,23 +82,23 @@ impl<K: Object> Context<K> {
 
     /// The client.
     pub fn client(&self) -> Client {
-        self.manager.client.clone()
+        self.runtime.client.clone()
     }
 
     /// This controller's metrics.
     pub fn metrics(&self) -> &ControllerMetrics {
-        &self.manager.metrics
+        &self.runtime.metrics
     }
 
     /// How long one reconcile may run before it is cancelled (`--reconcile-timeout`); `None`:
     /// no limit.
     pub fn reconcile_timeout(&self) -> Option<std::time::Duration> {
-        self.manager.reconcile_timeout
+        self.runtime.reconcile_timeout
     }
 
     /// The field manager of this operator's server-side applies.
     pub fn field_manager(&self) -> &str {
-        &self.manager.field_manager
+        &self.runtime.field_manager
     }
 
     /// Parameters of a server-side apply as this operator: its field manager, with `force`

@@ -78,9 +78,12 @@ pub use kube::runtime::controller::Action;
 pub use kube::runtime::events::EventType;
 pub use kube::runtime::watcher::Config as WatchConfig;
 pub use scope::ScopedApi;
+// What every cache drops from an object; public in 0.1.0, hidden since: the controller applies
+// it itself (`Controller::trim` adds to it).
+#[doc(hidden)]
 pub use watch::strip;
 
-use crate::manager::{ControllerContext, ReadyHandle, Registration, ready_when_listed};
+use crate::manager::{ReadyHandle, Registration, Runtime, ready_when_listed};
 
 /// Objects per page of an initial list: smaller pages bound the memory of a relist.
 pub const PAGE_SIZE: u32 = 100;
@@ -145,7 +148,7 @@ pub trait Reconciler: Send + Sync + 'static {
 /// An owned kind's watch, started with the controller (see [`Controller::owns`]).
 type OwnedWatch<K> = Box<
     dyn FnOnce(
-            &ControllerContext,
+            &Runtime,
             &mut context::Caches,
             ReadyHandle,
         ) -> futures::stream::BoxStream<
@@ -191,8 +194,8 @@ impl<R: Reconciler> Controller<R> {
     }
 
     /// Trims each object before it is cached (kube's `WatchStreamExt::modify`), after the
-    /// runtime's own [`strip`]: `trim` drops what reconcile never reads, so the cache holds
-    /// less. Reconcile gets the trimmed object.
+    /// runtime's own trimming (`managedFields`, the last-applied annotation): `trim` drops
+    /// what reconcile never reads, so the cache holds less. Reconcile gets the trimmed object.
     pub fn trim(mut self, trim: fn(&mut R::Kind)) -> Self {
         self.trim = trim;
         self
@@ -209,7 +212,7 @@ impl<R: Reconciler> Controller<R> {
     /// holds only that. `PartialObjectMeta<C>` caches metadata only.
     ///
     /// Like the reconciled kind, `C` is watched only in the manager's namespaces (one watch per
-    /// namespace, see [`ControllerContext::namespaces`]), or cluster-wide if it is cluster-scoped.
+    /// namespace, see [`Runtime::namespaces`]), or cluster-wide if it is cluster-scoped.
     pub fn owns<C: Cached + Resource<Scope: ScopedApi>>(mut self, config: watcher::Config) -> Self {
         self.owned.push(Box::new(move |ctx, caches, ready| {
             let (store, writer) = reflector::store::<C>();
@@ -241,7 +244,7 @@ impl<R: Reconciler> Controller<R> {
     }
 
     /// Runs the controller until the manager shuts down.
-    pub async fn run(self, manager: ControllerContext) -> std::result::Result<(), StartError> {
+    pub async fn run(self, manager: Runtime) -> std::result::Result<(), StartError> {
         let Self {
             name,
             reconciler,
@@ -282,7 +285,7 @@ impl<R: Reconciler> Controller<R> {
         let config = manager.config.clone();
         let shutdown = manager.shutdown.wait();
         let context = Arc::new(Context::new(manager, reader.clone(), caches));
-        let reconciler = Arc::new(Reconcile {
+        let reconciler = Arc::new(ReconcileLoop {
             reconciler,
             finalizer,
         });
@@ -319,15 +322,25 @@ impl<R: Reconciler> Controller<R> {
     }
 }
 
-/// A [`Reconciler`] wrapped in the plumbing every reconcile goes through.
-pub struct Reconcile<R> {
+/// One turn of the reconcile loop: a [`Reconciler`] wrapped in the plumbing every reconcile
+/// goes through (the finalizer, the deadline, metrics, the backoff reset). The controller runs
+/// it for every object; a unit test calls [`ReconcileLoop::reconcile`] as the controller would.
+pub struct ReconcileLoop<R> {
     reconciler: R,
     finalizer: Option<&'static str>,
 }
 
-impl<R: Reconciler> Reconcile<R> {
+/// 0.1.0's name of [`ReconcileLoop`], kept for code written against it.
+#[doc(hidden)]
+#[deprecated(
+    since = "0.2.0",
+    note = "use controller::ReconcileLoop (the same type, renamed)"
+)]
+pub type Reconcile<R> = ReconcileLoop<R>;
+
+impl<R: Reconciler> ReconcileLoop<R> {
     /// Wraps `reconciler`, with the finalizer `finalizer` if given: for unit tests, which
-    /// call [`Reconcile::reconcile`] as the controller would.
+    /// call [`ReconcileLoop::reconcile`] as the controller would.
     pub fn new(reconciler: R, finalizer: Option<&'static str>) -> Self {
         Self {
             reconciler,
@@ -384,6 +397,9 @@ impl<R: Reconciler> Reconcile<R> {
     }
 }
 
+// What the controller does with a failed reconcile; public in 0.1.0, hidden since: an operator
+// never calls it.
+#[doc(hidden)]
 /// Requeues a failed object with a per-object exponential backoff ([`backoff`]), reset by the
 /// next successful reconcile, and counts the error under its bounded label.
 pub fn error_policy<K: Object>(obj: Arc<K>, error: &Error, ctx: &Context<K>) -> Action {

@@ -59,7 +59,7 @@ async fn reconcile(
 ) -> (Result<Action>, Context<ConfigMap>) {
     let (manager, verifier) = mock_context();
     let ctx = Context::for_tests(manager);
-    let reconcile = Reconcile::new(logic, finalizer);
+    let reconcile = ReconcileLoop::new(logic, finalizer);
     let result = verifier
         .run(server, reconcile.reconcile(Arc::new(obj), &ctx))
         .await;
@@ -160,7 +160,7 @@ async fn an_owned_cache_still_listing_requeues_shortly_without_an_error() {
     let (store, mut writer) = reflector::store::<ConfigMap>();
     writer.apply_watcher_event(&watcher::Event::Init);
     let ctx = Context::for_tests(manager).with_cache(store);
-    let reconcile = Reconcile::new(Logic { owned: true }, None);
+    let reconcile = ReconcileLoop::new(Logic { owned: true }, None);
     let obj = Arc::new(object(&[], false));
     let action = verifier
         .run(async |_server| {}, reconcile.reconcile(obj.clone(), &ctx))
@@ -215,7 +215,7 @@ async fn a_reconcile_past_its_deadline_is_cancelled_counted_and_backed_off() {
     manager.reconcile_timeout = Some(deadline);
     let ctx = Context::for_tests(manager);
     let cancelled = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let reconcile = Reconcile::new(Stuck(cancelled.clone()), None);
+    let reconcile = ReconcileLoop::new(Stuck(cancelled.clone()), None);
     let obj = Arc::new(object(&[], false));
     let started = tokio::time::Instant::now();
     let running = reconcile.reconcile(obj.clone(), &ctx);

@@ -1,13 +1,14 @@
 //! The manager: flags, the Kubernetes client, and the lifecycle of every controller.
 //!
 //! [`Manager::run`] serves the probes and metrics, waits for the leader election Lease when
-//! `--leader-elect` is set, starts each [`Registration`] with its own [`ControllerContext`],
+//! `--leader-elect` is set, starts each [`Registration`] with its own [`Runtime`],
 //! and stops them all on SIGTERM/SIGINT (in-flight reconciles finish, then the Lease is
 //! released and the process exits 0) or at once when leadership is lost (exit 1).
 //!
-//! Submodules: [`health`] (probes, readiness), [`metrics`] (Prometheus; served over HTTPS to
-//! authorized clients ([`crate::auth`]) unless `--metrics-secure=false`), [`leader`] (Lease),
-//! [`telemetry`] (logging); [`shutdown`] (signals) is the crate's, shared with the webhook server.
+//! Around the controllers it serves the probes ([`Readiness`]), Prometheus metrics
+//! ([`Metrics`]; over HTTPS to authorized clients unless `--metrics-secure=false`), holds the
+//! leader election Lease (`--leader-elect`), sets up logging ([`LogFormat`]) and turns
+//! SIGTERM/SIGINT into a [`Shutdown`].
 //!
 //! ```no_run
 //! use clap::Parser;
@@ -33,10 +34,18 @@
 //! }
 //! ```
 
+// Plumbing of `Manager::run`. 0.1.0 made `health`, `leader`, `metrics` and `telemetry` public
+// modules: they stay reachable at those paths for code written against it, hidden from the
+// docs; what an operator needs of them is re-exported below. `namespaces` came later: private.
+#[doc(hidden)]
 pub mod health;
+#[doc(hidden)]
 pub mod leader;
+#[doc(hidden)]
 pub mod metrics;
-pub mod namespaces;
+mod namespaces;
+mod runnables;
+#[doc(hidden)]
 pub mod telemetry;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -52,18 +61,28 @@ use kube::runtime::events::Reporter;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
-use crate::address::AddressError;
 use crate::auth::DelegatedAuth;
 use crate::connect::ConnectError;
 use crate::tls::certs::{CertificateAuthority, CertsError};
 use crate::tls::{self, CertError, CertFiles, CertStore};
 use crate::webhook::{StartError as WebhookStartError, WebhookArgs, Webhooks};
+use runnables::{Election, Running, Runtimes, Servers, release};
 
-pub use crate::address::parse_bind_address;
+pub use crate::address::{AddressError, parse_bind_address};
 pub use crate::duration::parse_duration;
-pub use crate::shutdown::{self, Shutdown};
+pub use crate::shutdown::Shutdown;
+
+/// 0.1.0's path of [`Shutdown`] and the signal listener, now the crate's (shared with the
+/// webhook server): kept for code written against 0.1.0.
+#[doc(hidden)]
+pub mod shutdown {
+    pub use crate::shutdown::{Shutdown, listen_for_signals};
+}
 pub use health::{Readiness, ReadyHandle, ready_when_listed};
-pub use leader::{LeaderConfig, LeaderElector, LostLeadership};
+// The Lease election `--leader-elect` runs: plumbing, hidden (the runtime's tests drive it).
+pub use leader::LostLeadership;
+#[doc(hidden)]
+pub use leader::{LeaderConfig, LeaderElector};
 pub use metrics::{ControllerMetrics, Metrics, ReconcileTimer};
 pub use namespaces::{WatchNamespaceError, WatchNamespaces};
 pub use telemetry::LogFormat;
@@ -197,7 +216,7 @@ pub struct ManagerArgs {
 
     /// Serve metrics over HTTPS, to clients whose bearer token the API server accepts and
     /// allows `get` on the path (the `metrics-reader` ClusterRole); `--metrics-secure=false`
-    /// serves plain HTTP to anyone, for local runs (see [`crate::auth`]).
+    /// serves plain HTTP to anyone, for local runs.
     #[arg(
         long,
         env = "METRICS_SECURE",
@@ -277,8 +296,7 @@ pub struct ManagerArgs {
 }
 
 /// What a [`Registration`] runs: called once this replica may run it, with its own context.
-pub type RunFn =
-    Box<dyn FnOnce(ControllerContext) -> BoxFuture<'static, anyhow::Result<()>> + Send>;
+pub type RunFn = Box<dyn FnOnce(Runtime) -> BoxFuture<'static, anyhow::Result<()>> + Send>;
 
 /// Something the manager runs: a controller, or any task of the operator's own (a server, a
 /// periodic job). Like controller-runtime's `Runnable`, it runs only on the leader unless
@@ -306,7 +324,7 @@ impl Registration {
     /// Runs `run` under `name` (the `controller` label of its metrics, and its logs).
     pub fn new<F, Fut>(name: &'static str, run: F) -> Self
     where
-        F: FnOnce(ControllerContext) -> Fut + Send + 'static,
+        F: FnOnce(Runtime) -> Fut + Send + 'static,
         Fut: std::future::Future<Output = anyhow::Result<()>> + Send + 'static,
     {
         Self {
@@ -337,9 +355,21 @@ impl std::fmt::Debug for Registration {
     }
 }
 
-/// Everything one controller gets from the manager.
+/// 0.1.0's name of [`Runtime`], kept for code written against it.
+#[doc(hidden)]
+#[deprecated(
+    since = "0.2.0",
+    note = "use manager::Runtime (the same type, renamed)"
+)]
+pub type ControllerContext = Runtime;
+
+/// What the manager runs each [`Registration`] with (a controller, or a task of the
+/// operator's): the shared client, this runnable's metrics and settings, the shutdown signal,
+/// its readiness handle and the namespaces it watches. A controller's [`Context`] wraps it.
+///
+/// [`Context`]: crate::controller::Context
 #[derive(Clone)]
-pub struct ControllerContext {
+pub struct Runtime {
     /// The shared client (one connection pool for every controller).
     pub client: Client,
     /// Reporter of the events this controller publishes: controller = operator name,
@@ -363,7 +393,7 @@ pub struct ControllerContext {
     pub namespaces: WatchNamespaces,
 }
 
-impl ControllerContext {
+impl Runtime {
     /// A context over `client` (e.g. the mock of `testing::mock_context`) for unit tests of a controller:
     /// the operator is called `test`, and so is its field manager.
     pub fn for_tests(client: Client) -> Self {
@@ -568,6 +598,11 @@ impl Manager {
 
     /// Runs `controllers` until SIGTERM/SIGINT (`Ok`), lost leadership or a controller
     /// failing (`Err`).
+    ///
+    /// Its runnables start in groups, as controller-runtime's do (`runnable_group.go`): the
+    /// HTTP servers (metrics, probes), the webhook server, the registrations every replica
+    /// runs, and, once this replica leads (`--leader-elect`), the leader's; they stop in the
+    /// reverse order.
     pub async fn run(self, controllers: Vec<Registration>) -> Result<(), Error> {
         let namespaces = self.watch_namespaces()?;
         tracing::info!(namespaces = %namespaces, "watching");
@@ -590,101 +625,60 @@ impl Manager {
         } = self;
 
         let signals = shutdown::listen_for_signals(shutdown.clone()).map_err(Error::Signals)?;
-        let mut servers = JoinSet::new();
-        if let Some(listener) = metrics_listener {
-            let router = metrics::router(metrics.clone());
-            match secure_metrics {
-                Some(secure) => secure.serve(listener, router, &mut servers),
-                None => {
-                    servers.spawn(serve(listener, router));
-                }
-            }
-        }
-        if let Some(listener) = probe_listener {
-            servers.spawn(serve(listener, health::router(readiness.clone())));
-        }
-        let webhook_server = match webhooks {
-            Some(webhooks) => {
-                let ready = readiness.handle();
-                let setup = crate::webhook::setup::Setup {
-                    operator: &name,
-                    args: &args.webhook,
-                    client: &client,
-                    metrics: metrics.webhooks(),
-                    on_ready: Box::new(move || ready.set_ready()),
-                    guarded,
-                };
-                setup.start(webhooks, &mut servers).await?
-            }
-            None => None,
-        };
-
-        let start = |running: &mut JoinSet<_>, registration: Registration| {
-            let ctx = ControllerContext {
-                client: client.clone(),
-                reporter: Reporter {
-                    controller: name.clone(),
-                    instance: Some(identity.clone()),
-                },
-                field_manager: name.clone(),
-                metrics: metrics.controller(registration.name, args.concurrency),
-                config: Config::default().concurrency(args.concurrency),
-                reconcile_timeout: Some(args.reconcile_timeout).filter(|limit| !limit.is_zero()),
-                shutdown: shutdown.clone(),
-                ready: readiness.handle(),
-                namespaces: namespaces.clone(),
+        let mut servers = Servers::http(
+            metrics_listener,
+            secure_metrics,
+            probe_listener,
+            &metrics,
+            &readiness,
+        );
+        if let Some(webhooks) = webhooks {
+            let ready = readiness.handle();
+            let setup = crate::webhook::setup::Setup {
+                operator: &name,
+                args: &args.webhook,
+                client: &client,
+                metrics: metrics.webhooks(),
+                on_ready: Box::new(move || ready.set_ready()),
+                guarded,
             };
-            tracing::info!(controller = registration.name, "starting");
-            let (controller, run) = (registration.name, registration.run);
-            running.spawn(async move { (controller, run(ctx).await) });
+            servers.webhooks(setup, webhooks).await?;
+        }
+
+        let runtimes = Runtimes {
+            client: client.clone(),
+            name: name.clone(),
+            identity: identity.clone(),
+            concurrency: args.concurrency,
+            reconcile_timeout: Some(args.reconcile_timeout).filter(|limit| !limit.is_zero()),
+            metrics: metrics.clone(),
+            shutdown: shutdown.clone(),
+            readiness: readiness.clone(),
+            namespaces,
         };
         let (leader_only, everywhere): (Vec<_>, Vec<_>) =
             controllers.into_iter().partition(|r| r.leader_only);
-        let mut running = JoinSet::new();
-        for registration in everywhere {
-            start(&mut running, registration);
-        }
+        let mut running = Running::default();
+        running.start(&runtimes, everywhere);
 
         let result = async {
             let elector = if args.leader_elect {
-                let config = LeaderConfig {
-                    lease_name: (args.leader_election_id.clone())
-                        .unwrap_or_else(|| format!("{name}-leader")),
-                    namespace,
-                    identity: identity.clone(),
-                    lease_duration: args.leader_election_lease_duration,
-                    renew_deadline: args.leader_election_renew_deadline,
-                };
-                readiness.set_standby(true);
-                tracing::info!(lease = %config.lease_name, namespace = %config.namespace, %identity, "waiting for leadership");
-                let status = metrics.leader_status(&config.lease_name);
-                let elector = LeaderElector::new(lease_client, config.clone(), status)
-                    .await
-                    .map_err(|source| Error::Lease {
-                        namespace: config.namespace.clone(),
-                        name: config.lease_name.clone(),
-                        source,
-                    })?;
-                tokio::select! {
-                    biased;
-                    _ = shutdown.wait() => {
-                        tracing::info!("shut down while waiting for leadership");
-                        release(&elector).await;
-                        return Ok(());
-                    }
-                    _ = elector.acquire() => {}
+                let election = Election::new(&args, &name, namespace, identity, lease_client);
+                match election.lead(&readiness, &metrics, &shutdown).await? {
+                    Some(elector) => Some(elector),
+                    // Shut down while waiting for leadership.
+                    None => return Ok(()),
                 }
-                Some(elector)
             } else {
                 None
             };
 
-            for registration in leader_only {
-                start(&mut running, registration);
-            }
+            running.start(&runtimes, leader_only);
             readiness.set_standby(false);
 
-            let outcome = supervise(&mut running, &shutdown, elector.as_ref(), args.graceful_shutdown_timeout).await;
+            let outcome = running
+                .supervise(&shutdown, elector.as_ref(), args.graceful_shutdown_timeout)
+                .await;
             if let Some(elector) = &elector {
                 release(elector).await;
             }
@@ -693,110 +687,12 @@ impl Manager {
         .await;
 
         signals.abort();
-        servers.abort_all();
-        if let Some(local) = webhook_server
-            && let Err(err) = local.uninstall(&client).await
-        {
-            tracing::warn!(error = %err, "removing the local webhook configurations failed");
-        }
+        servers.stop(&client).await;
         match &result {
             Ok(()) => tracing::info!("manager stopped"),
             Err(err) => tracing::error!(error = chain(err), "manager stopped"),
         }
         result
-    }
-}
-
-/// Waits for the shutdown signal, lost leadership or a controller ending, then stops the
-/// controllers: gracefully (bounded by `timeout`) on shutdown, at once on lost leadership.
-async fn supervise(
-    running: &mut JoinSet<(&'static str, anyhow::Result<()>)>,
-    shutdown: &Shutdown,
-    elector: Option<&LeaderElector>,
-    timeout: Duration,
-) -> Result<(), Error> {
-    // Renewals happen inside `hold()`, so it is polled until the very end.
-    let hold = async {
-        match elector {
-            Some(elector) => elector.hold().await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::pin!(hold);
-
-    let mut result = tokio::select! {
-        biased;
-        _ = shutdown.wait() => Ok(()),
-        lost = &mut hold => {
-            shutdown.trigger();
-            running.abort_all();
-            return Err(Error::LeadershipLost(lost));
-        }
-        Some(joined) = running.join_next() => {
-            if shutdown.is_triggered() {
-                // It stopped because of the shutdown, before this task noticed it.
-                stopped(joined);
-                Ok(())
-            } else {
-                shutdown.trigger();
-                Err(controller_exit(joined))
-            }
-        }
-    };
-
-    tracing::info!(in_flight = running.len(), "stopping controllers");
-    let drain = async {
-        while let Some(joined) = running.join_next().await {
-            stopped(joined);
-        }
-    };
-    tokio::select! {
-        _ = drain => {}
-        lost = &mut hold => {
-            running.abort_all();
-            return Err(Error::LeadershipLostWhileStopping(lost));
-        }
-        _ = tokio::time::sleep(timeout) => {
-            tracing::warn!(abandoned = running.len(), "graceful shutdown timed out");
-            running.abort_all();
-            if result.is_ok() {
-                result = Err(Error::ShutdownTimeout(timeout));
-            }
-        }
-    }
-    result
-}
-
-/// Releases the Lease, giving up after a few seconds: the process is about to exit anyway.
-async fn release(elector: &LeaderElector) {
-    match tokio::time::timeout(Duration::from_secs(5), elector.release()).await {
-        Ok(Ok(())) => {}
-        Ok(Err(err)) => tracing::warn!(error = %err, "releasing the lease failed"),
-        Err(_) => tracing::warn!("releasing the lease timed out"),
-    }
-}
-
-/// Logs how a controller ended during a shutdown.
-fn stopped(joined: Result<(&'static str, anyhow::Result<()>), tokio::task::JoinError>) {
-    match joined {
-        Ok((name, Ok(()))) => tracing::info!(controller = name, "controller stopped"),
-        other => {
-            let err = controller_exit(other);
-            tracing::error!(error = chain(&err), "controller failed while stopping");
-        }
-    }
-}
-
-fn controller_exit(
-    joined: Result<(&'static str, anyhow::Result<()>), tokio::task::JoinError>,
-) -> Error {
-    match joined {
-        Ok((controller, Ok(()))) => Error::ControllerExited { controller },
-        Ok((controller, Err(err))) => Error::ControllerFailed {
-            controller,
-            source: err.into(),
-        },
-        Err(err) => Error::ControllerPanicked(err),
     }
 }
 

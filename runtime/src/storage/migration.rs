@@ -1,42 +1,5 @@
-//! Storage version migration of one kind, as kube-storage-version-migrator does it.
-//!
-//! Moving a CRD's storage version changes where new writes go, not the objects already in
-//! etcd, and the CRD's `status.storedVersions` keeps every version objects may still be stored
-//! in; kube-apiserver refuses to drop a version from the CRD while it is listed there. The
-//! migration:
-//!
-//! 1. finds the CRD of the group and kind and its storage version (refused: no such CRD, no
-//!    storage version, or missing rights, checked with SelfSubjectAccessReviews before any write);
-//! 2. rewrites every object in the storage version ([`Method::Rewrite`], the default): a paged
-//!    list (an expired continue token restarts the list), and for each object an update of the
-//!    object as read, with its resourceVersion. The API server re-encodes it in the storage
-//!    version (an update that changes nothing is not written at all: an object already stored
-//!    in the storage version costs no write). A conflict (the object changed since the list)
-//!    re-reads it and writes that; an object deleted meanwhile is skipped. Or
-//!    [`Method::StorageVersionMigration`]: creates a `storagemigration.k8s.io`
-//!    StorageVersionMigration and waits for kube-controller-manager to finish it (GA in
-//!    Kubernetes 1.37; in 1.35/1.36 served only with kube-apiserver's `StorageVersionMigrator`
-//!    feature gate and `--runtime-config=storagemigration.k8s.io/v1beta1=true`, and carried out
-//!    only with kube-controller-manager's `StorageVersionMigrator` and `InformerResourceVersion`
-//!    gates);
-//! 3. sets `status.storedVersions` to the storage version alone (only if the storage version
-//!    is still the one migrated to).
-//!
-//! Running it twice is safe (the second run finds `storedVersions` narrowed and does nothing),
-//! and an interrupted run is completed by running it again: `storedVersions` is narrowed only
-//! after every object was rewritten.
-//!
-//! ```no_run
-//! # async fn f(client: kube::Client) -> Result<(), operator_rs_runtime::storage::MigrationError> {
-//! use operator_rs_runtime::storage::{Options, migrate};
-//!
-//! let report = migrate(&client, &Options::new("cache.example.com", "Memcached"), |p| {
-//!     eprintln!("{p}")
-//! })
-//! .await?;
-//! println!("{} objects rewritten", report.counts.rewritten);
-//! # Ok(()) }
-//! ```
+//! Storage version migration of one kind, as kube-storage-version-migrator does it: the
+//! steps are in the docs of [`crate::storage`], which re-exports what an operator uses.
 
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -335,7 +298,7 @@ fn status_code(error: &kube::Error) -> Option<u16> {
 }
 
 /// Migrates every object of `options.kind` to its CRD's storage version and narrows the CRD's
-/// `status.storedVersions` to it; `progress` hears each step. See the [module docs](self).
+/// `status.storedVersions` to it; `progress` hears each step. See the [module docs](crate::storage).
 pub async fn migrate(
     client: &kube::Client,
     options: &Options,

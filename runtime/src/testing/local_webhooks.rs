@@ -3,7 +3,7 @@
 //!
 //! A manager started with `--webhook-local-url` points the cluster at itself, which takes
 //! rights its `config/rbac` rightly lacks (webhook configurations, CRDs). A test that runs the
-//! manager with exactly its RBAC does that part itself with [`LocalWebhooks::install`]: it
+//! manager with exactly its RBAC does that part itself with [`LocalWebhooks`]: it
 //! makes a CA and a serving certificate for `127.0.0.1` (written to a folder, as cert-manager's
 //! Secret is mounted), applies copies of `config/webhook/manifests.yaml` (with the patches of
 //! `config/webhook/kustomization.yaml`: selectors...) named
@@ -22,8 +22,8 @@ use kube::Client;
 use serde_json::{Value, json};
 
 use super::envtest::{Error, Result, kustomize};
+use crate::tls::certs::CertificateAuthority;
 use crate::webhook::CONVERSION_PATH;
-use crate::webhook::certs::CertificateAuthority;
 use crate::webhook::install::{self, InstallError, ca_bundle};
 
 /// How long the CA and the serving certificate are valid: longer than any test run.

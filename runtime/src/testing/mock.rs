@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::manager::ControllerContext;
+use crate::manager::Runtime;
 
 /// A request on its way to the mock API server, with where its answer goes.
 type Exchange = (Request<Body>, oneshot::Sender<Response<Body>>);
@@ -63,9 +63,9 @@ pub struct Received {
 pub struct ApiServerVerifier(mpsc::UnboundedReceiver<Exchange>);
 
 /// A controller context whose client talks to the returned [`ApiServerVerifier`].
-pub fn mock_context() -> (ControllerContext, ApiServerVerifier) {
+pub fn mock_context() -> (Runtime, ApiServerVerifier) {
     let (requests, received) = mpsc::unbounded_channel();
-    let ctx = ControllerContext::for_tests(Client::new(MockService(requests), "default"));
+    let ctx = Runtime::for_tests(Client::new(MockService(requests), "default"));
     (ctx, ApiServerVerifier(received))
 }
 

@@ -4,8 +4,8 @@
 //! - [`local_configurations`] and [`apply`]: `--webhook-local-url` creates its own copies of
 //!   the configurations (named `<operator>-local-<name>`) pointing at a URL, and removes them
 //!   on a clean shutdown ([`remove`]).
-//! - [`set_conversion`], [`restore_conversion`] and [`clear_conversion`]: a CRD's conversion
-//!   webhook; [`conversion`] reads it.
+//! - [`set_conversion`], `restore_conversion` and [`clear_conversion`]: a CRD's conversion
+//!   webhook; `conversion` reads it.
 //! - [`inject_ca_bundle`]: self-managed certificates keep the `caBundle` of every
 //!   configuration and CRD that calls the operator's Service current, as cert-manager's CA
 //!   injector does for kubebuilder projects.

@@ -26,11 +26,11 @@ use std::time::Duration;
 use kube::Client;
 use serde_json::{Value, json};
 
-use super::certs::{CertificateAuthority, CertsError};
 use super::guard::{Guard, Plan};
 use super::install::{self, InstallError, ca_bundle};
-use super::tls::{CertError, CertStore};
 use super::{CONVERSION_PATH, Endpoint, Webhooks};
+use crate::tls::certs::{CertificateAuthority, CertsError};
+use crate::tls::{CertError, CertStore};
 
 /// How long the local CA and certificate are valid: a development session.
 const VALIDITY: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -191,7 +191,7 @@ struct State {
     guard: Option<Guard>,
 }
 
-/// [`install_guarded`] without a guard: 0.1.0's form, kept for code written against it.
+/// `install_guarded` without a guard: 0.1.0's form, kept for code written against it.
 #[deprecated(
     since = "0.2.0",
     note = "the manager installs local webhooks itself (`--webhook-local-url`); this goes in 0.3.0"

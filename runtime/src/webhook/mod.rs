@@ -13,28 +13,45 @@
 //! Certificates ([`WebhookArgs`]): by default `tls.crt` and `tls.key` from
 //! `--webhook-cert-dir` (a Secret cert-manager writes, mounted there), reloaded when they
 //! change. `--webhook-cert-mode self-managed` makes and rotates them itself, in a Secret, and
-//! keeps the `caBundle` of its webhook configurations and CRDs current ([`self_managed`]).
+//! keeps the `caBundle` of its webhook configurations and CRDs current.
 //! `--webhook-local-url https://host:port` runs the manager outside the cluster: it makes a
 //! CA and a certificate for `host`, and points the cluster's webhook configurations and CRD
-//! conversions at itself until it stops ([`local`]), or, if it dies, until its guard
-//! takes them back.
+//! conversions at itself until it stops, or, if it dies, until its guard takes them back.
 //!
-//! Submodules: [`admission`], [`conversion`], [`server`] (routing), [`install`] (writing
-//! `caBundle` and URLs into the cluster), [`metrics`]; [`tls`] (certificates served and
-//! reloaded, HTTPS) and [`certs`] (making certificates) are the crate's, shared with the
-//! metrics endpoint.
+//! Submodules: [`admission`] (the defaulter and validator traits, requests and rejections) and
+//! [`conversion`] (hub and spokes); their items are re-exported here.
 
 pub mod admission;
 pub mod conversion;
 pub(crate) mod guard;
+// Plumbing the manager runs from `WebhookArgs` and `Manager::webhooks`. 0.1.0 made these
+// modules public: they stay reachable at those paths for code written against it, hidden from
+// the docs; what an operator needs of them is re-exported here.
+#[doc(hidden)]
 pub mod install;
+#[doc(hidden)]
 pub mod local;
+#[doc(hidden)]
 pub mod metrics;
+#[doc(hidden)]
 pub mod self_managed;
+#[doc(hidden)]
 pub mod server;
 pub(crate) mod setup;
-/// Certificates and their reloading, shared with the metrics endpoint ([`crate::tls`]).
-pub use crate::tls::{self, certs};
+
+/// 0.1.0's path of the served certificate and its reloading, now the crate's private `tls`
+/// (shared with the metrics endpoint): kept for code written against 0.1.0.
+#[doc(hidden)]
+pub mod tls {
+    pub use crate::tls::{CertError, CertFiles, CertStore, certs, watch_files};
+}
+/// 0.1.0's path of making certificates, now private: kept for code written against 0.1.0.
+#[doc(hidden)]
+pub mod certs {
+    pub use crate::tls::certs::{
+        CertificateAuthority, CertsError, ServingCert, needs_renewal, now,
+    };
+}
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -90,8 +107,8 @@ pub struct WebhookArgs {
     #[arg(long, value_enum, default_value_t = CertMode::Files)]
     pub webhook_cert_mode: CertMode,
 
-    /// Self-managed mode: the Service in front of the webhook server [default: `<operator
-    /// name>-webhook-service`].
+    /// Self-managed mode: the Service in front of the webhook server (default:
+    /// `<operator name>-webhook-service`).
     #[arg(long)]
     pub webhook_service_name: Option<String>,
 
@@ -100,8 +117,8 @@ pub struct WebhookArgs {
     #[arg(long)]
     pub webhook_service_namespace: Option<String>,
 
-    /// Self-managed mode: the Secret holding the CA and the serving certificate [default:
-    /// `<operator name>-webhook-server-cert`].
+    /// Self-managed mode: the Secret holding the CA and the serving certificate (default:
+    /// `<operator name>-webhook-server-cert`).
     #[arg(long)]
     pub webhook_secret_name: Option<String>,
 

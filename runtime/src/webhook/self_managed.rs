@@ -20,10 +20,10 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
 
-use super::certs::{CertificateAuthority, CertsError, ServingCert, needs_renewal};
 use super::install::{InstallError, ServiceRef, inject_ca_bundle};
-use super::tls::{CertError, CertStore};
 use crate::shutdown::Shutdown;
+use crate::tls::certs::{CertificateAuthority, CertsError, ServingCert, needs_renewal};
+use crate::tls::{CertError, CertStore};
 
 /// How long a CA is valid.
 pub const CA_VALIDITY: Duration = Duration::from_secs(10 * 365 * 24 * 3600);

@@ -16,9 +16,9 @@ use tokio::net::TcpListener;
 
 use super::conversion::Conversions;
 use super::metrics::WebhookMetrics;
-use super::tls::CertStore;
 use super::{CONVERSION_PATH, Endpoint, Webhooks, answer_admission, answer_conversion};
 use crate::shutdown::Shutdown;
+use crate::tls::CertStore;
 pub use crate::tls::serve_tls;
 
 /// Why the webhooks cannot be served.

@@ -14,10 +14,10 @@ use super::local::{self, LocalError, LocalInstall, LocalUrl};
 use super::metrics::WebhookMetrics;
 use super::self_managed::SelfManaged;
 use super::server::{self, ServerError};
-use super::tls::{self, CertFiles, CertStore};
 use super::{CertMode, WebhookArgs, Webhooks};
 use crate::address::{AddressError, parse_bind_address};
 use crate::shutdown::Shutdown;
+use crate::tls::{self, CertFiles, CertStore};
 
 /// How often `--webhook-cert-dir` is checked for new files.
 const CERT_POLL_INTERVAL: Duration = Duration::from_secs(10);

@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use operator_rs_runtime::manager::ControllerContext;
 use operator_rs_runtime::manager::Manager;
 use operator_rs_runtime::manager::ManagerArgs;
 use operator_rs_runtime::manager::Registration;
+use operator_rs_runtime::manager::Runtime;
 use operator_rs_runtime::skip_unless_available;
 use operator_rs_runtime::testing::envtest::Envtest;
 
@@ -71,7 +71,7 @@ impl Drop for DropFlag {
 
 /// A controller with one reconcile in flight for its whole life: it reports ready once the
 /// test says its caches synced, and needs 300ms to finish after the shutdown.
-async fn draining_controller(probe: &'static Probe, ctx: ControllerContext) -> anyhow::Result<()> {
+async fn draining_controller(probe: &'static Probe, ctx: Runtime) -> anyhow::Result<()> {
     let _dropped = DropFlag(probe);
     probe.started.store(true, Ordering::SeqCst);
     let timer = ctx.metrics.reconcile_started();
@@ -326,7 +326,7 @@ async fn a_controller_that_returns_early_stops_the_manager_with_an_error() -> an
     Ok(())
 }
 
-async fn stops_at_once(ctx: ControllerContext) -> anyhow::Result<()> {
+async fn stops_at_once(ctx: Runtime) -> anyhow::Result<()> {
     ctx.ready.set_ready();
     ctx.shutdown.wait().await;
     Ok(())
@@ -379,7 +379,7 @@ async fn helper_replica() {
     );
     let manager_args = args(&namespace, &["--leader-elect", &kubeconfig]);
     let manager = Manager::new("test-operator", manager_args).await.unwrap();
-    let controller = Registration::new("replica", |ctx: ControllerContext| async move {
+    let controller = Registration::new("replica", |ctx: Runtime| async move {
         ctx.ready.set_ready();
         println!("{REPLICA_STARTED}");
         ctx.shutdown.wait().await;

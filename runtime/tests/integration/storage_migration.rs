@@ -13,7 +13,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, PostParams, ResourceExt};
 use kube::core::GroupVersionKind;
 use operator_rs_runtime::skip_unless_available;
-use operator_rs_runtime::storage::migration::migration_api_version;
+use operator_rs_runtime::storage::migration_api_version;
 use operator_rs_runtime::storage::{Method, MigrationError, Options, Progress, migrate};
 use operator_rs_runtime::testing::envtest::Envtest;
 use serde_json::json;

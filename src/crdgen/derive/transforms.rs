@@ -14,7 +14,7 @@
 //!   between adds a `type`, or a subschema the first did not visit);
 //! - a transform this module does not know runs, and so does every one after it.
 //!
-//! `tests/crdgen/transforms.rs` checks [`run`] against running every transform, on generated
+//! `tests/crdgen/transforms.rs` checks [`run`](crate::crdgen::derive::transforms::run) against running every transform, on generated
 //! schemas.
 
 use schemars::Schema;

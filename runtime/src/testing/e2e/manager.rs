@@ -168,7 +168,9 @@ impl ManagerProcessBuilder {
     }
 }
 
-/// A manager binary running on this machine (see the [module docs](self)).
+/// A manager binary running on this machine: started by [`ManagerProcessBuilder`], waited for
+/// until ready, watched for exits and RBAC refusals in its log, measured, and stopped as
+/// Kubernetes stops a pod.
 ///
 /// ```no_run
 /// # async fn f() {
@@ -338,7 +340,7 @@ impl ManagerProcess {
         format!("{}:\n{}", self.log.display(), &log[start..])
     }
 
-    /// A memory figure from /proc/<pid>/status (`VmHWM`: its peak, `VmRSS`: now), in MiB; 0
+    /// A memory figure from `/proc/<pid>/status` (`VmHWM`: its peak, `VmRSS`: now), in MiB; 0
     /// where there is no such file.
     pub fn memory(&self, field: &str) -> f64 {
         let pid = self.child.id();
