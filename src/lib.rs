@@ -2,6 +2,7 @@
 //!
 //! The binary (`src/main.rs`) is a thin shell over this library:
 //! - [`cli`] parses the command line;
+//! - [`chart`] builds `dist/chart`, a Helm chart of what `config/` deploys;
 //! - [`commands`] carries out each command;
 //! - [`cluster`] talks to the user's cluster (`migrate-storage`, the storedVersions check);
 //! - [`scaffold`] renders the embedded templates and inserts fragments at markers;
@@ -20,6 +21,7 @@
 //! - [`webhookgen`] collects `+kubebuilder:webhook` markers into `config/webhook/manifests.yaml`.
 
 pub mod builtin;
+pub mod chart;
 pub mod cli;
 pub mod cluster;
 pub mod commands;
