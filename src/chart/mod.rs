@@ -142,19 +142,26 @@ pub fn generate(
     // values.yaml: the user's values over the model's defaults; their own top-level keys kept.
     let values_rel = dir.join("values.yaml");
     let defaults_json = serde_json::to_value(&defaults).expect("values serialize");
-    let (merged, extra) = match tree.read(&values_rel)? {
+    let current = tree.read(&values_rel)?;
+    let (merged, extra, user) = match &current {
         Some(text) => {
-            let user: Value = serde_saphyr::from_str(&text)
+            let user: Value = serde_saphyr::from_str(text)
                 .with_context(|| format!("{}: not valid YAML", values_rel.display()))?;
-            merge_user_values(&values_rel, defaults_json, user)?
+            let (merged, extra) = merge_user_values(&values_rel, defaults_json, user.clone())?;
+            (merged, extra, Some(user))
         }
-        None => (defaults_json, serde_json::Map::new()),
+        None => (defaults_json, serde_json::Map::new(), None),
     };
     let schema = values::schema(&extra);
     let descriptions = values::descriptions(&schema);
+    // The user's file as they wrote it (comments, order) while it holds every value.
+    let contents = match (current, user) {
+        (Some(text), Some(user)) if user == merged => text,
+        _ => values_yaml(&merged, &descriptions),
+    };
     out.files.push(GeneratedFile {
         path: values_rel,
-        contents: values_yaml(&merged, &descriptions),
+        contents,
     });
     out.files.push(GeneratedFile {
         path: dir.join("values.schema.json"),

@@ -1,0 +1,708 @@
+//! `operator-rs generate chart` held to Helm itself, with no helm binary: the Helm 4 SDK of the
+//! PyPI package helm-python-sdk (pinned in .ci/run) through tests/chart/helm_driver.py. A project
+//! with two kinds and webhooks gets a chart that lints (strict), renders in every combination of
+//! its toggles, refuses a wrong type or an unknown key by its schema, grants exactly the RBAC
+//! rules `config/default` grants, and keeps the user's edits when regenerated after `create
+//! api`; on the real control plane it installs (server-side apply) in the toggle combinations,
+//! upgrades, rolls back and uninstalls with the CRDs kept (`crd.keep`). Without the package the
+//! tests print SKIPPED and pass.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::*;
+use operator_rs_runtime::testing::envtest::Envtest;
+use serde_json::{Value, json};
+
+const NAME: &str = "chart-op";
+
+/// The driver's answer to `request`; `None` (with a SKIPPED line) when the SDK is missing.
+fn helm(request: Value) -> Option<Value> {
+    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chart/helm_driver.py");
+    let mut child = Command::new("python3")
+        .arg(&driver)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(request.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    if out.status.code() == Some(3) {
+        eprintln!(
+            "SKIPPED: the Helm SDK is not installed: {}",
+            String::from_utf8_lossy(&out.stdout).trim()
+        );
+        return None;
+    }
+    assert!(
+        out.status.success(),
+        "helm_driver.py failed on {request}:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).expect("the driver prints JSON"))
+}
+
+/// Whether the SDK is there (a SKIPPED line when not).
+fn sdk() -> bool {
+    helm(json!({"op": "validate", "chart": "/nonexistent"})).is_some()
+}
+
+/// A project with two kinds (one with an image, for an environment variable) and webhooks on one.
+fn project(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = init_project(name);
+    let dir = project_dir(&tmp, name);
+    ok(
+        &dir,
+        &words(
+            "create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211",
+        ),
+    );
+    ok(
+        &dir,
+        &words("create api --group cache --version v1 --kind Redis"),
+    );
+    ok(
+        &dir,
+        &words(
+            "create webhook --group cache --version v1alpha1 --kind Memcached --defaulting --programmatic-validation",
+        ),
+    );
+    ok(&dir, &words("generate chart"));
+    (tmp, dir)
+}
+
+fn chart(dir: &Path) -> String {
+    dir.join("dist/chart").to_str().unwrap().to_string()
+}
+
+/// Every document the chart renders, parsed.
+fn documents(manifests: &Value) -> Vec<Value> {
+    let mut docs = Vec::new();
+    for (path, text) in manifests.as_object().unwrap() {
+        if path.ends_with("NOTES.txt") {
+            continue;
+        }
+        let parsed: Vec<Value> = serde_saphyr::from_multiple(text.as_str().unwrap())
+            .unwrap_or_else(|e| panic!("{path} does not render to YAML: {e}\n{text}"));
+        docs.extend(parsed.into_iter().filter(|d| d.is_object()));
+    }
+    docs
+}
+
+/// The toggles, each combination of them as values.
+const TOGGLES: &[&str] = &[
+    "crd.enabled",
+    "rbacHelpers.enabled",
+    "metrics.enabled",
+    "metrics.secure",
+    "webhook.enabled",
+    "certManager.enabled",
+    "prometheus.enabled",
+    "networkPolicy.enabled",
+];
+
+fn toggled(bits: usize) -> Value {
+    let mut values = json!({});
+    for (i, t) in TOGGLES.iter().enumerate() {
+        let (a, b) = t.split_once('.').unwrap();
+        values
+            .as_object_mut()
+            .unwrap()
+            .entry(a)
+            .or_insert(json!({}))[b] = json!(bits & (1 << i) != 0);
+    }
+    values
+}
+
+fn is_on(values: &Value, toggle: &str) -> bool {
+    let (a, b) = toggle.split_once('.').unwrap();
+    values[a][b] == true
+}
+
+fn manager(docs: &[Value]) -> &Value {
+    let d = docs
+        .iter()
+        .find(|d| d["kind"] == "Deployment")
+        .expect("a Deployment");
+    &d["spec"]["template"]["spec"]["containers"][0]
+}
+
+#[test]
+fn the_chart_lints_renders_every_toggle_combination_and_its_schema_refuses_typos() {
+    if !sdk() {
+        return;
+    }
+    let (_tmp, dir) = project("chart-render");
+    let lint = helm(json!({"op": "lint", "chart": chart(&dir)})).unwrap();
+    assert_eq!(lint["errors"], json!([]), "{lint}");
+    for m in lint["messages"].as_array().unwrap() {
+        assert!(m["severity"].as_i64().unwrap() <= 1, "lint: {m}");
+    }
+
+    let values_list: Vec<Value> = (0..1 << TOGGLES.len()).map(toggled).collect();
+    let rendered = helm(json!({"op": "render_many", "chart": chart(&dir), "values_list": values_list, "namespace": "ops"})).unwrap();
+    for (values, result) in values_list
+        .iter()
+        .zip(rendered["results"].as_array().unwrap())
+    {
+        let docs = documents(
+            result
+                .get("manifests")
+                .unwrap_or_else(|| panic!("{values}: {result}")),
+        );
+        let count = |kind: &str| docs.iter().filter(|d| d["kind"] == kind).count();
+        assert_eq!(
+            count("CustomResourceDefinition"),
+            if is_on(values, "crd.enabled") { 2 } else { 0 },
+            "{values}"
+        );
+        let helpers = docs
+            .iter()
+            .filter(|d| {
+                d["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or("")
+                    .ends_with("-editor-role")
+            })
+            .count();
+        assert_eq!(
+            helpers,
+            if is_on(values, "rbacHelpers.enabled") {
+                2
+            } else {
+                0
+            },
+            "{values}"
+        );
+        let webhooks = is_on(values, "webhook.enabled");
+        let cert_manager = webhooks && is_on(values, "certManager.enabled");
+        assert_eq!(
+            count("ValidatingWebhookConfiguration"),
+            webhooks as usize,
+            "{values}"
+        );
+        assert_eq!(count("Certificate"), cert_manager as usize, "{values}");
+        let metrics = is_on(values, "metrics.enabled");
+        assert_eq!(
+            count("ServiceMonitor"),
+            (metrics && is_on(values, "prometheus.enabled")) as usize,
+            "{values}"
+        );
+        assert_eq!(
+            count("NetworkPolicy"),
+            if is_on(values, "networkPolicy.enabled") {
+                metrics as usize + webhooks as usize
+            } else {
+                0
+            },
+            "{values}"
+        );
+        // Every namespaced object in the release's namespace.
+        for d in &docs {
+            if d["metadata"]["namespace"].is_string() {
+                assert_eq!(d["metadata"]["namespace"], "ops", "{d}");
+            }
+        }
+        // The manager's flags follow the values; its env has no name twice.
+        let c = manager(&docs);
+        let args: Vec<&str> = c["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            args.contains(&"--metrics-bind-address=:8443"),
+            metrics,
+            "{values} {args:?}"
+        );
+        assert_eq!(
+            args.contains(&"--metrics-bind-address=0"),
+            !metrics,
+            "{values} {args:?}"
+        );
+        assert_eq!(
+            args.contains(&"--metrics-secure=false"),
+            metrics && !is_on(values, "metrics.secure"),
+            "{args:?}"
+        );
+        assert_eq!(
+            args.contains(&"--webhook-cert-mode=self-managed"),
+            webhooks && !cert_manager,
+            "{args:?}"
+        );
+        assert_eq!(
+            args.contains(&"--webhook-bind-address=0"),
+            !webhooks,
+            "{args:?}"
+        );
+        let mut names: Vec<&str> = c["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        let n = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), n, "duplicate env: {names:?}");
+    }
+
+    // Values: image repository and tag apart, env merged by name, flags from values.
+    let custom = json!({"manager": {
+        "image": {"repository": "registry.example.com/chart-op", "tag": "1.2.3"},
+        "env": {"MEMCACHED_IMAGE": "memcached:1.7", "EXTRA": "x"},
+        "watchNamespaces": ["a", "b"],
+        "args": ["--concurrency=4"],
+        "leaderElect": false,
+    }});
+    let r = helm(json!({"op": "render", "chart": chart(&dir), "values": custom})).unwrap();
+    let docs = documents(&r["manifests"]);
+    let c = manager(&docs);
+    assert_eq!(c["image"], "registry.example.com/chart-op:1.2.3");
+    let env: Vec<(&str, &str)> = c["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| Some((e["name"].as_str()?, e["value"].as_str()?)))
+        .collect();
+    assert_eq!(env, [("EXTRA", "x"), ("MEMCACHED_IMAGE", "memcached:1.7")]);
+    let args: Vec<&str> = c["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(
+        args.contains(&"--watch-namespace=a,b") && args.contains(&"--concurrency=4"),
+        "{args:?}"
+    );
+    assert!(!args.contains(&"--leader-elect"), "{args:?}");
+    let digest = json!({"manager": {"image": {"repository": "r/op", "tag": "sha256:0123"}}});
+    let r = helm(json!({"op": "render", "chart": chart(&dir), "values": digest})).unwrap();
+    assert_eq!(
+        manager(&documents(&r["manifests"]))["image"],
+        "r/op@sha256:0123"
+    );
+
+    // The schema refuses a wrong type, an unknown key (at any depth), a reserved env name.
+    for (bad, says) in [
+        (json!({"manager": {"replicas": "two"}}), "replicas"),
+        (json!({"manger": {"replicas": 2}}), "manger"),
+        (json!({"metrics": {"enabled": "yes"}}), "enabled"),
+        (json!({"webhook": {"enable": true}}), "enable"),
+        (
+            json!({"manager": {"image": {"pullPolicy": "Sometimes"}}}),
+            "pullPolicy",
+        ),
+        (
+            json!({"manager": {"env": {"POD_NAMESPACE": "x"}}}),
+            "POD_NAMESPACE",
+        ),
+        (json!({"metrics": {"port": 70000}}), "port"),
+    ] {
+        let r = helm(json!({"op": "validate", "chart": chart(&dir), "values": bad})).unwrap();
+        let error = r["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{bad} was accepted"));
+        assert!(error.contains(says), "{bad}: {error}");
+    }
+}
+
+/// (kind, name) -> the object's RBAC content (rules, roleRef, subjects), namespaces as given.
+fn rbac(docs: &[Value]) -> std::collections::BTreeMap<(String, String, String), Value> {
+    docs.iter()
+        .filter(|d| {
+            [
+                "Role",
+                "ClusterRole",
+                "RoleBinding",
+                "ClusterRoleBinding",
+                "ServiceAccount",
+            ]
+            .contains(&d["kind"].as_str().unwrap_or(""))
+        })
+        .map(|d| {
+            (
+                (
+                    d["kind"].as_str().unwrap().to_string(),
+                    d["metadata"]["name"].as_str().unwrap().to_string(),
+                    d["metadata"]["namespace"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string(),
+                ),
+                json!({"rules": d["rules"], "roleRef": d["roleRef"], "subjects": d["subjects"]}),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_chart_grants_exactly_the_rbac_of_config_default() {
+    if !sdk() {
+        return;
+    }
+    let (_tmp, dir) = project(NAME);
+    // A Role in another namespace, from a marker, stays there in both.
+    let controller = dir.join("src/controllers/redis.rs");
+    let text = std::fs::read_to_string(&controller).unwrap();
+    let marker = "// +kubebuilder:rbac:groups=\"\",namespace=team-a,resources=configmaps,verbs=get;list;watch\n";
+    std::fs::write(&controller, format!("{marker}{text}")).unwrap();
+    ok(&dir, &words("generate manifests"));
+    ok(&dir, &words("generate chart"));
+
+    let kustomized = kustomize(&dir, "config/default");
+    let r = helm(
+        json!({"op": "render", "chart": chart(&dir), "namespace": format!("{NAME}-system"),
+        "values": {"rbacHelpers": {"enabled": true}}}),
+    )
+    .unwrap();
+    let charted = documents(&r["manifests"]);
+    let (want, got) = (rbac(&kustomized), rbac(&charted));
+    assert!(
+        want.keys().any(|(_, _, ns)| ns == "team-a"),
+        "{:?}",
+        want.keys()
+    );
+    assert_eq!(got, want, "chart RBAC vs config/default RBAC");
+}
+
+#[test]
+fn regenerating_after_create_api_keeps_the_users_chart_edits() {
+    let (_tmp, dir) = project("chart-regen");
+    let chart_dir = dir.join("dist/chart");
+    let edit = |rel: &str, f: &dyn Fn(String) -> String| {
+        let p = chart_dir.join(rel);
+        let text = std::fs::read_to_string(&p).unwrap();
+        std::fs::write(&p, f(text)).unwrap();
+    };
+    edit("Chart.yaml", &|t| {
+        t.replace("version: \"0.1.0\"", "version: 1.2.3")
+            .replace("appVersion: \"0.1.0\"", "appVersion: 9.9.9")
+    });
+    edit("values.yaml", &|t| {
+        t.replace("replicas: 1", "replicas: 3") + "# mine\nmyExtra:\n  enabled: true\n"
+    });
+    edit("templates/NOTES.txt", &|_| "my notes\n".into());
+    std::fs::write(
+        chart_dir.join("templates/extra.yaml"),
+        "{{- if .Values.myExtra.enabled }}\n# mine\n{{- end }}\n",
+    )
+    .unwrap();
+    // A value of the user's own goes into the schema; the user's values.yaml stays as written.
+    let check = run(&dir, &words("generate chart --check"));
+    assert_eq!(check.code, 1, "{}{}", check.stdout, check.stderr);
+    assert!(check.stdout.contains("myExtra"), "{}", check.stdout);
+    ok(&dir, &words("generate chart"));
+    let values_text = std::fs::read_to_string(chart_dir.join("values.yaml")).unwrap();
+    assert!(values_text.contains("# mine"), "{values_text}");
+    let check = run(&dir, &words("generate chart --check"));
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+
+    ok(
+        &dir,
+        &words("create api --group cache --version v1 --kind Valkey"),
+    );
+    let check = run(&dir, &words("generate chart --check"));
+    assert_eq!(
+        check.code, 1,
+        "a new kind makes the chart stale: {}",
+        check.stderr
+    );
+    assert!(
+        check.stdout.contains("cache.example.com_valkeys.yaml"),
+        "{}",
+        check.stdout
+    );
+    ok(&dir, &words("generate chart"));
+
+    let read = |rel: &str| std::fs::read_to_string(chart_dir.join(rel)).unwrap();
+    let chart_yaml: Value = serde_saphyr::from_str(&read("Chart.yaml")).unwrap();
+    assert_eq!(
+        (&chart_yaml["version"], &chart_yaml["appVersion"]),
+        (&json!("1.2.3"), &json!("9.9.9")),
+        "{chart_yaml}"
+    );
+    let values: Value = serde_saphyr::from_str(&read("values.yaml")).unwrap();
+    assert_eq!(values["manager"]["replicas"], 3);
+    assert_eq!(values["myExtra"], json!({"enabled": true}));
+    assert_eq!(read("templates/NOTES.txt"), "my notes\n");
+    assert!(read("templates/extra.yaml").contains("# mine"));
+    assert!(
+        chart_dir
+            .join("templates/crd/cache.example.com_valkeys.yaml")
+            .exists()
+    );
+    let schema: Value = serde_json::from_str(&read("values.schema.json")).unwrap();
+    assert_eq!(schema["properties"]["myExtra"]["type"], "object");
+
+    // An edited generated template is refused (listed, nothing written) unless --force.
+    edit("templates/manager/manager.yaml", &|t| {
+        t.replace(
+            "terminationGracePeriodSeconds: 10",
+            "terminationGracePeriodSeconds: 30",
+        )
+    });
+    ok(
+        &dir,
+        &words("create api --group cache --version v1 --kind Dragonfly"),
+    );
+    let before = snapshot(&chart_dir);
+    let refused = run(&dir, &words("generate chart"));
+    assert_ne!(refused.code, 0);
+    assert!(
+        refused
+            .stderr
+            .contains("dist/chart/templates/manager/manager.yaml")
+            && refused.stderr.contains("--force"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(
+        snapshot(&chart_dir),
+        before,
+        "a refused generate chart wrote nothing"
+    );
+    ok(&dir, &words("generate chart --force"));
+    assert!(read("templates/manager/manager.yaml").contains("terminationGracePeriodSeconds: 10"));
+    assert!(
+        chart_dir
+            .join("templates/crd/cache.example.com_dragonflies.yaml")
+            .exists()
+    );
+
+    // A values.yaml value of the wrong type is refused, naming the file.
+    edit("values.yaml", &|t| {
+        t.replace("replicas: 3", "replicas: three")
+    });
+    let refused = run(&dir, &words("generate chart"));
+    assert_ne!(refused.code, 0);
+    assert!(
+        refused.stderr.contains("dist/chart/values.yaml"),
+        "{}",
+        refused.stderr
+    );
+}
+
+fn kubectl(kubeconfig: &Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .output()
+        .expect("kubectl runs");
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// A CRD of another project's kind (cert-manager's, prometheus-operator's), any content allowed.
+fn foreign_crd(group: &str, kind: &str, plural: &str) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{group}")},
+        "spec": {
+            "group": group,
+            "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase(), "listKind": format!("{kind}List")},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}],
+        }
+    })
+}
+
+#[test]
+fn the_chart_installs_upgrades_rolls_back_and_uninstalls_on_a_real_api_server() {
+    if !sdk() || !Envtest::available() {
+        return;
+    }
+    let env = Envtest::shared().expect("the control plane starts");
+    let kubeconfig = env.kubeconfig().to_path_buf();
+    let (_tmp, dir) = project("chart-install");
+    let crds = dir.join("foreign-crds.json");
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": [
+        foreign_crd("cert-manager.io", "Certificate", "certificates"),
+        foreign_crd("cert-manager.io", "Issuer", "issuers"),
+        foreign_crd("monitoring.coreos.com", "ServiceMonitor", "servicemonitors"),
+    ]});
+    std::fs::write(&crds, list.to_string()).unwrap();
+    let (applied, out) = kubectl(
+        &kubeconfig,
+        &["apply", "--server-side", "-f", crds.to_str().unwrap()],
+    );
+    assert!(applied, "{out}");
+    kubectl(
+        &kubeconfig,
+        &[
+            "wait",
+            "--for=condition=Established",
+            "crd/servicemonitors.monitoring.coreos.com",
+            "crd/certificates.cert-manager.io",
+            "crd/issuers.cert-manager.io",
+        ],
+    );
+
+    let ns = "chart-install-system";
+    let release = |op: &str, values: Value| {
+        let r = helm(
+            json!({"op": op, "chart": chart(&dir), "name": "chart-install", "namespace": ns,
+            "kubeconfig": kubeconfig, "values": values}),
+        )
+        .unwrap();
+        assert!(r.get("error").is_none(), "{op} {values}: {r}");
+        r
+    };
+    let get = |what: &str| kubectl(&kubeconfig, &["-n", ns, "get", what, "-o", "json"]);
+    let deployment = || -> Value {
+        serde_json::from_str(&get("deployment/chart-install-controller-manager").1).unwrap()
+    };
+
+    // Install (server-side apply), then upgrades through the toggle combinations.
+    let installed = release(
+        "install",
+        json!({"prometheus": {"enabled": true}, "networkPolicy": {"enabled": true}, "rbacHelpers": {"enabled": true}}),
+    );
+    assert_eq!(installed["release"]["revision"], 1, "{installed}");
+    for what in [
+        "certificate/chart-install-serving-cert",
+        "servicemonitor/chart-install-controller-manager-metrics-monitor",
+        "networkpolicy/chart-install-allow-metrics-traffic",
+    ] {
+        assert!(get(what).0, "{what} installed");
+    }
+    assert!(kubectl(&kubeconfig, &["get", "crd/memcacheds.cache.example.com"]).0);
+    assert!(
+        kubectl(
+            &kubeconfig,
+            &["get", "clusterrole/chart-install-memcached-editor-role"]
+        )
+        .0
+    );
+    // Each upgrade's values over the chart's defaults (no reuse): what each turns off is gone,
+    // what the one before turned off is back.
+    let args = |d: &Value| d["spec"]["template"]["spec"]["containers"][0]["args"].to_string();
+    let exists = |what: &str| get(what).0;
+    let upgrade = |revision: i64, values: Value| {
+        let upgraded = release("upgrade", values);
+        assert_eq!(upgraded["release"]["revision"], revision, "{upgraded}");
+    };
+    upgrade(
+        2,
+        json!({"certManager": {"enabled": false}, "manager": {"replicas": 2}}),
+    );
+    let d = deployment();
+    assert_eq!(d["spec"]["replicas"], 2);
+    assert!(
+        args(&d).contains("--webhook-cert-mode=self-managed"),
+        "{}",
+        args(&d)
+    );
+    assert!(
+        !exists("certificate/chart-install-serving-cert"),
+        "certManager off: no Certificate"
+    );
+    assert!(
+        exists("role/chart-install-webhook-cert-role"),
+        "self-managed: its Role"
+    );
+
+    upgrade(
+        3,
+        json!({"webhook": {"enabled": false}, "metrics": {"enabled": false}}),
+    );
+    let d = deployment();
+    assert!(
+        args(&d).contains("--webhook-bind-address=0")
+            && args(&d).contains("--metrics-bind-address=0"),
+        "{}",
+        args(&d)
+    );
+    assert!(
+        !kubectl(
+            &kubeconfig,
+            &[
+                "get",
+                "validatingwebhookconfiguration/chart-install-validating-webhook-configuration"
+            ]
+        )
+        .0
+    );
+    assert!(!exists(
+        "service/chart-install-controller-manager-metrics-service"
+    ));
+    assert!(!exists(
+        "servicemonitor/chart-install-controller-manager-metrics-monitor"
+    ));
+
+    upgrade(
+        4,
+        json!({"metrics": {"secure": false}, "crd": {"enabled": true, "keep": false}}),
+    );
+    let d = deployment();
+    assert!(args(&d).contains("--metrics-secure=false"), "{}", args(&d));
+    assert!(
+        exists("certificate/chart-install-serving-cert"),
+        "certManager back on"
+    );
+    assert!(
+        kubectl(
+            &kubeconfig,
+            &[
+                "get",
+                "validatingwebhookconfiguration/chart-install-validating-webhook-configuration"
+            ]
+        )
+        .0
+    );
+
+    // Rollback to revision 2 (self-managed certificates, two replicas).
+    let r = helm(json!({"op": "rollback", "name": "chart-install", "namespace": ns, "version": 2, "kubeconfig": kubeconfig})).unwrap();
+    assert!(r.get("error").is_none(), "{r}");
+    let d = deployment();
+    assert_eq!(d["spec"]["replicas"], 2, "{d}");
+    assert!(
+        args(&d).contains("--webhook-cert-mode=self-managed"),
+        "{}",
+        args(&d)
+    );
+
+    // Uninstall: everything goes but the CRDs (crd.keep, as revision 2 has it).
+    let r = helm(json!({"op": "uninstall", "name": "chart-install", "namespace": ns, "kubeconfig": kubeconfig})).unwrap();
+    assert!(r.get("error").is_none(), "{r}");
+    assert!(
+        !get("deployment/chart-install-controller-manager").0,
+        "the Deployment is gone"
+    );
+    assert!(
+        !kubectl(
+            &kubeconfig,
+            &["get", "clusterrole/chart-install-manager-role"]
+        )
+        .0,
+        "the ClusterRole is gone"
+    );
+    assert!(
+        kubectl(&kubeconfig, &["get", "crd/memcacheds.cache.example.com"]).0,
+        "the CRD is kept"
+    );
+    assert!(
+        kubectl(&kubeconfig, &["get", "crd/redises.cache.example.com"]).0,
+        "the CRD is kept"
+    );
+}
