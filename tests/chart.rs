@@ -706,3 +706,96 @@ fn the_chart_installs_upgrades_rolls_back_and_uninstalls_on_a_real_api_server() 
         "the CRD is kept"
     );
 }
+
+/// `make <target>` in `dir` with operator-rs (this build) on PATH, helm as the Helm SDK's
+/// tests/chart/helm_cli.py, and the control plane's kubeconfig.
+fn make(dir: &Path, target_and_vars: &[&str], kubeconfig: &Path) -> (bool, String) {
+    let bin = dir.join("../path-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let link = bin.join("operator-rs");
+    if !link.exists() {
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_operator-rs"), &link).unwrap();
+    }
+    let cli = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chart/helm_cli.py");
+    let out = Command::new("make")
+        .args(target_and_vars)
+        .arg(format!("HELM=python3 {}", cli.display()))
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env("KUBECONFIG", kubeconfig)
+        .current_dir(dir)
+        .output()
+        .expect("make runs");
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+#[test]
+fn make_helm_deploy_installs_exactly_the_image_img_names() {
+    if !sdk() || !Envtest::available() {
+        return;
+    }
+    let env = Envtest::shared().expect("the control plane starts");
+    let kubeconfig = env.kubeconfig().to_path_buf();
+    let (_tmp, dir) = project("chart-make");
+    let ns = "chart-make-system";
+    let image = || -> Option<String> {
+        let (found, out) = kubectl(
+            &kubeconfig,
+            &[
+                "-n",
+                ns,
+                "get",
+                "deployment/chart-make-controller-manager",
+                "-o",
+                "json",
+            ],
+        );
+        found.then(|| {
+            let d: Value = serde_json::from_str(&out).unwrap();
+            d["spec"]["template"]["spec"]["containers"][0]["image"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+    };
+
+    // No IMG (or an empty one): refused before anything is generated or installed.
+    for vars in [vec!["helm-deploy"], vec!["helm-deploy", "IMG="]] {
+        let (done, out) = make(&dir, &vars, &kubeconfig);
+        assert!(!done && out.contains("IMG is not set"), "{vars:?}: {out}");
+        assert_eq!(image(), None, "nothing installed");
+    }
+    let (linted, out) = make(&dir, &["helm-lint"], &kubeconfig);
+    assert!(linted, "{out}");
+    // The CRDs are another test's release's on the shared control plane (kept by crd.keep).
+    let no_cert_manager = "HELM_ARGS=--set certManager.enabled=false --set crd.enabled=false";
+    for img in [
+        "registry.example.com/chart-make:1.2.3",
+        "registry.example.com:5000/team/chart-make:0.1.0-rc.1",
+        "registry.example.com/chart-make@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    ] {
+        let (done, out) = make(
+            &dir,
+            &["helm-deploy", &format!("IMG={img}"), no_cert_manager],
+            &kubeconfig,
+        );
+        assert!(done, "{img}: {out}");
+        assert_eq!(image().as_deref(), Some(img), "{out}");
+    }
+    let (done, out) = make(&dir, &["helm-uninstall"], &kubeconfig);
+    assert!(done, "{out}");
+    assert_eq!(image(), None, "uninstalled");
+}
