@@ -799,3 +799,57 @@ fn make_helm_deploy_installs_exactly_the_image_img_names() {
     assert!(done, "{out}");
     assert_eq!(image(), None, "uninstalled");
 }
+
+#[test]
+fn the_generated_readmes_helm_chart_block_runs_as_written() {
+    if !sdk() || !Envtest::available() {
+        return;
+    }
+    let env = Envtest::shared().expect("the control plane starts");
+    let tmp = init_project("chart-readme");
+    let dir = project_dir(&tmp, "chart-readme");
+    // A kind of its own: the other tests' CRDs belong to their releases on this control plane.
+    ok(
+        &dir,
+        &words("create api --group ship --version v1 --kind Harbor"),
+    );
+    let mut shell = common::readme::UserShell::new(&dir, &[("KUBECONFIG", env.kubeconfig())]);
+    let cli = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chart/helm_cli.py");
+    shell.set("HELM", &format!("python3 {}", cli.display()));
+    let generated = read(&dir, "README.md");
+    let lines = common::readme::sh_blocks(&generated, "## Helm chart").concat();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    let image = "registry.example.com/chart-readme:0.3.0";
+    for line in &lines {
+        shell.run(&line.replace("<some-registry>/chart-readme:tag", image));
+        if line.starts_with("make helm-deploy") {
+            let (_, out) = kubectl(
+                env.kubeconfig(),
+                &[
+                    "-n",
+                    "chart-readme-system",
+                    "get",
+                    "deployment/chart-readme-controller-manager",
+                    "-o",
+                    "jsonpath={.spec.template.spec.containers[0].image}",
+                ],
+            );
+            assert_eq!(out, image);
+        }
+    }
+    assert!(dir.join("dist/chart/values.schema.json").exists());
+    let (gone, _) = kubectl(
+        env.kubeconfig(),
+        &[
+            "-n",
+            "chart-readme-system",
+            "get",
+            "deployment/chart-readme-controller-manager",
+        ],
+    );
+    assert!(!gone, "helm-uninstall removed the manager");
+    assert!(
+        kubectl(env.kubeconfig(), &["get", "crd/harbors.ship.example.com"]).0,
+        "crd.keep kept the CRD"
+    );
+}
