@@ -853,3 +853,70 @@ fn the_generated_readmes_helm_chart_block_runs_as_written() {
         "crd.keep kept the CRD"
     );
 }
+
+/// The webhook configurations, by kind and name, without labels.
+fn webhook_configurations(docs: &[Value]) -> std::collections::BTreeMap<(String, String), Value> {
+    docs.iter()
+        .filter(|d| {
+            d["kind"]
+                .as_str()
+                .unwrap_or("")
+                .ends_with("WebhookConfiguration")
+        })
+        .map(|d| {
+            let mut d = d.clone();
+            if let Some(meta) = d["metadata"].as_object_mut() {
+                meta.remove("labels");
+            }
+            // Their order in the list means nothing to the API server.
+            if let Some(hooks) = d["webhooks"].as_array_mut() {
+                hooks.sort_by_key(|h| h["name"].as_str().unwrap_or("").to_string());
+            }
+            (
+                (
+                    d["kind"].as_str().unwrap().to_string(),
+                    d["metadata"]["name"].as_str().unwrap().to_string(),
+                ),
+                d,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_chart_has_exactly_the_webhook_configurations_of_config_default() {
+    if !sdk() {
+        return;
+    }
+    // Webhooks on a kind of the project and on a built-in kind (whose configurations
+    // config/webhook/kustomization.yaml patches with a namespaceSelector sparing the manager's
+    // namespace).
+    let (_tmp, dir) = project("chart-hooks");
+    ok(
+        &dir,
+        &words(
+            "create webhook --group core --version v1 --kind ConfigMap --defaulting --programmatic-validation",
+        ),
+    );
+    ok(&dir, &words("generate chart"));
+    let kustomized = kustomize(&dir, "config/default");
+    let want = webhook_configurations(&kustomized);
+    assert!(
+        want.values().any(|w| w.to_string().contains("NotIn")),
+        "{want:?}"
+    );
+    let r = helm(json!({"op": "render", "chart": chart(&dir), "namespace": "chart-hooks-system"}))
+        .unwrap();
+    assert_eq!(webhook_configurations(&documents(&r["manifests"])), want);
+    // In another namespace, the selector spares that one.
+    let r = helm(json!({"op": "render", "chart": chart(&dir), "namespace": "elsewhere"})).unwrap();
+    let got = webhook_configurations(&documents(&r["manifests"]));
+    assert!(
+        got.values()
+            .any(|w| w.to_string().contains("\"elsewhere\""))
+            && !got
+                .values()
+                .any(|w| w.to_string().contains("chart-hooks-system\"")),
+        "{got:?}"
+    );
+}

@@ -127,6 +127,7 @@ pub fn read(tree: &dyn SourceTree, project: &Project) -> Result<Model> {
         for f in kustomization_files(tree, "config/webhook")? {
             webhooks.extend(documents(tree, &f)?);
         }
+        apply_webhook_patches(tree, &mut webhooks)?;
         for f in kustomization_files(tree, "config/webhook-self-managed")? {
             webhook_self_managed_rbac.extend(documents(tree, &f)?);
         }
@@ -170,6 +171,66 @@ pub fn read(tree: &dyn SourceTree, project: &Project) -> Result<Model> {
         network_policies,
         deployment,
     })
+}
+
+/// The strategic-merge patches of config/webhook/kustomization.yaml (inline `patch:` objects,
+/// such as the `namespaceSelector` `create webhook` writes for a kind the project does not own)
+/// applied to the webhook configurations they name, as kustomize applies them: each `webhooks`
+/// entry merged into the one of its `name`, other fields merged key by key. JSON patches (a list,
+/// like the cert-manager annotation) are the chart's own business and are left out.
+fn apply_webhook_patches(tree: &dyn SourceTree, objects: &mut [Object]) -> Result<()> {
+    let rel = Path::new("config/webhook/kustomization.yaml");
+    let Some(text) = tree.read(rel)? else {
+        return Ok(());
+    };
+    let k: Value = serde_saphyr::from_str(&text)
+        .with_context(|| format!("{}: not valid YAML", rel.display()))?;
+    for entry in k["patches"].as_array().into_iter().flatten() {
+        let Some(patch) = entry["patch"].as_str() else {
+            continue;
+        };
+        let Ok(Value::Object(patch)) = serde_saphyr::from_str::<Value>(patch) else {
+            continue;
+        };
+        let patch = Value::Object(patch);
+        for o in objects.iter_mut() {
+            if o.value["kind"] == patch["kind"]
+                && o.value["metadata"]["name"] == patch["metadata"]["name"]
+            {
+                strategic_merge(&mut o.value, &patch);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `patch` merged into `base`: mappings key by key, lists of named items (`webhooks`) by name,
+/// anything else replaced.
+fn strategic_merge(base: &mut Value, patch: &Value) {
+    match (base, patch) {
+        (Value::Object(b), Value::Object(p)) => {
+            for (k, v) in p {
+                match b.get_mut(k) {
+                    Some(existing) => strategic_merge(existing, v),
+                    None => {
+                        b.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (Value::Array(b), Value::Array(p))
+            if p.iter().all(|i| i["name"].is_string())
+                && b.iter().all(|i| i["name"].is_string()) =>
+        {
+            for item in p {
+                match b.iter_mut().find(|e| e["name"] == item["name"]) {
+                    Some(existing) => strategic_merge(existing, item),
+                    None => b.push(item.clone()),
+                }
+            }
+        }
+        (b, p) => *b = p.clone(),
+    }
 }
 
 /// Kinds of object with no namespace.

@@ -137,6 +137,30 @@ fn inject_ca(node: &mut Node, prefix: &str) {
     }
 }
 
+/// A webhook's `namespaceSelector` values naming config/default's namespace for the manager
+/// (`<project>-system`) name the release's namespace instead.
+fn own_namespace_is_the_releases(node: &mut Node, project: &str) {
+    let own = format!("{project}-system");
+    let Some(Node::Seq(hooks)) = node.get_mut("webhooks") else {
+        return;
+    };
+    for h in hooks {
+        let Some(Node::Seq(exprs)) = h.node.at_mut(&["namespaceSelector", "matchExpressions"])
+        else {
+            continue;
+        };
+        for e in exprs {
+            if let Some(Node::Seq(values)) = e.node.get_mut("values") {
+                for v in values {
+                    if v.node.as_str() == Some(own.as_str()) {
+                        v.node = release_namespace();
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The chart's templates and the values' defaults.
 pub fn build(model: &Model) -> (Vec<Template>, Values) {
     let prefix = format!("{}-", model.project_name);
@@ -268,6 +292,7 @@ pub fn build(model: &Model) -> (Vec<Template>, Values) {
             &|o, mut n| {
                 if o.kind().ends_with("WebhookConfiguration") {
                     inject_ca(&mut n, p);
+                    own_namespace_is_the_releases(&mut n, &model.project_name);
                 }
                 if o.kind() == "Service"
                     && let Some(Node::Seq(ports)) = n.at_mut(&["spec", "ports"])
