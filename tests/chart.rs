@@ -920,3 +920,138 @@ fn the_chart_has_exactly_the_webhook_configurations_of_config_default() {
         "{got:?}"
     );
 }
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+#[test]
+fn the_manager_installed_from_the_chart_reconciles_under_the_charts_service_account() {
+    if runs_elsewhere("chart_manager") || !sdk() || !Envtest::available() {
+        return;
+    }
+    use operator_rs_runtime::testing::e2e::{ManagerProcess, reconciled};
+    let env = Envtest::shared().expect("the control plane starts");
+    let admin = env.kubeconfig().to_path_buf();
+    let tmp = init_project("chart-run");
+    let dir = project_dir(&tmp, "chart-run");
+    ok(
+        &dir,
+        &words("create api --group fleet --version v1 --kind Beacon"),
+    );
+    ok(&dir, &words("generate chart"));
+    cargo(&dir, &["build", "--bin", "manager"]);
+
+    // The chart installed (its Deployment never runs here: no kubelet) ...
+    let ns = "chart-run-system";
+    let installed = helm(
+        json!({"op": "install", "chart": chart(&dir), "name": "chart-run",
+        "namespace": ns, "kubeconfig": admin}),
+    )
+    .unwrap();
+    assert!(installed.get("error").is_none(), "{installed}");
+    // ... and its manager run here as a process with the token of the chart's ServiceAccount.
+    let (made, token) = kubectl(
+        &admin,
+        &["-n", ns, "create", "token", "chart-run-controller-manager"],
+    );
+    assert!(made, "{token}");
+    let account = tmp.path().join("chart-sa.kubeconfig");
+    std::fs::copy(&admin, &account).unwrap();
+    for args in [
+        vec![
+            "config",
+            "set-credentials",
+            "chart-sa",
+            &format!("--token={}", token.trim()),
+        ],
+        vec!["config", "set-context", "--current", "--user=chart-sa"],
+    ] {
+        let (done, out) = kubectl(
+            &account,
+            &args.iter().map(|s| s.as_ref()).collect::<Vec<&str>>(),
+        );
+        assert!(done, "{out}");
+    }
+    let (who, out) = kubectl(
+        &account,
+        &[
+            "auth",
+            "whoami",
+            "-o",
+            "jsonpath={.status.userInfo.username}",
+        ],
+    );
+    assert!(
+        who && out == format!("system:serviceaccount:{ns}:chart-run-controller-manager"),
+        "{out}"
+    );
+
+    block_on(async {
+        let log = tmp.path().join("manager.log");
+        let manager = ManagerProcess::builder(dir.join("target/debug/manager"))
+            .name("chart-run")
+            .kubeconfig(&account)
+            .arg("--leader-elect")
+            .arg("--metrics-secure=false")
+            .env("POD_NAMESPACE", ns)
+            .log(&log)
+            .start(env.client().unwrap())
+            .await;
+        let sample = dir.join("config/samples/fleet_v1_beacon.yaml");
+        let (created, out) = kubectl(
+            &admin,
+            &[
+                "-n",
+                "default",
+                "apply",
+                "--server-side",
+                "-f",
+                sample.to_str().unwrap(),
+            ],
+        );
+        assert!(created, "{out}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        loop {
+            let (_, out) = kubectl(
+                &admin,
+                &["-n", "default", "get", "beacon/beacon-sample", "-o", "json"],
+            );
+            if serde_json::from_str::<Value>(&out).is_ok_and(|o| reconciled(&o)) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the sample was not reconciled: {out}\n{}",
+                manager.tail()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        }
+        let text = std::fs::read_to_string(&log).unwrap().to_lowercase();
+        assert!(
+            !text.contains("forbidden"),
+            "the manager was refused a request:\n{text}"
+        );
+        let (deleted, out) = kubectl(
+            &admin,
+            &[
+                "-n",
+                "default",
+                "delete",
+                "beacon/beacon-sample",
+                "--wait=true",
+                "--timeout=60s",
+            ],
+        );
+        assert!(deleted, "{out}");
+        assert!(manager.stop(), "the manager exits 0 on SIGTERM");
+    });
+    let r =
+        helm(json!({"op": "uninstall", "name": "chart-run", "namespace": ns, "kubeconfig": admin}))
+            .unwrap();
+    assert!(r.get("error").is_none(), "{r}");
+}
