@@ -590,6 +590,11 @@ pub enum GenerateCommand {
         after_help = "Examples:\n  operator-rs generate manifests && operator-rs generate chart\n  operator-rs generate chart --check   # in CI: exit 1 with a diff when stale\n\nBuilt from config/ (run `generate manifests` first). Kept on regeneration: Chart.yaml's version\nand appVersion, your values in values.yaml, NOTES.txt, templates of your own. A generated\ntemplate you edited is listed and kept unless --force."
     )]
     Chart(GenerateChartArgs),
+    /// grafana/: dashboards of the manager's metrics (runtime, resources, custom metrics).
+    #[command(
+        after_help = "Examples:\n  operator-rs generate dashboards\n  operator-rs generate dashboards --check\n\nCustom metrics: list them in grafana/custom-metrics/config.yaml (written once), e.g.\n  customMetrics:\n  - metric: memcached_deployments_created_total\n    type: counter   # counter | gauge | histogram"
+    )]
+    Dashboards(CheckArgs),
 }
 
 #[derive(Debug, Clone, Args)]

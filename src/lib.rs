@@ -11,6 +11,7 @@
 //! - [`output`] prints without panicking on a full disk or a closed pipe;
 //! - [`names`] validates and derives names (groups, versions, kinds, plurals, Rust identifiers);
 //! - [`workspace`] is the project's files as a command sees them: the disk overlaid with pending writes;
+//! - [`dashboards`] writes the Grafana dashboards of the manager's metrics;
 //! - [`crdgen`] derives CRD YAML from the user's Spec/Status structs without compiling;
 //! - [`fromcrd`] writes Rust types for a kind the project does not own, from its CRD file;
 //! - [`markers`] finds `+kubebuilder:` markers in Rust comments (never in literals) and reads their arguments;
@@ -26,6 +27,7 @@ pub mod cli;
 pub mod cluster;
 pub mod commands;
 pub mod crdgen;
+pub mod dashboards;
 pub mod fromcrd;
 pub mod install_source;
 pub mod markers;

@@ -944,6 +944,7 @@ fn the_manager_installed_from_the_chart_reconciles_under_the_charts_service_acco
         &words("create api --group fleet --version v1 --kind Beacon"),
     );
     ok(&dir, &words("generate chart"));
+    ok(&dir, &words("generate dashboards"));
     cargo(&dir, &["build", "--bin", "manager"]);
 
     // The chart installed (its Deployment never runs here: no kubelet) ...
@@ -1036,6 +1037,23 @@ fn the_manager_installed_from_the_chart_reconciles_under_the_charts_service_acco
             !text.contains("forbidden"),
             "the manager was refused a request:\n{text}"
         );
+
+        // Every metric a dashboard queries is in this manager's scrape.
+        let scrape = operator_rs_runtime::testing::e2e::scrape_metrics(manager.metrics_address())
+            .await
+            .expect("the manager serves /metrics");
+        let served: std::collections::BTreeSet<&str> = (scrape.lines())
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.split(['{', ' ']).next())
+            .collect();
+        let queried = dashboard_metrics(&dir);
+        assert!(queried.len() >= 6, "{queried:?}");
+        for metric in &queried {
+            assert!(
+                served.contains(metric.as_str()),
+                "{metric} is not served:\n{scrape}"
+            );
+        }
         let (deleted, out) = kubectl(
             &admin,
             &[
@@ -1054,4 +1072,113 @@ fn the_manager_installed_from_the_chart_reconciles_under_the_charts_service_acco
         helm(json!({"op": "uninstall", "name": "chart-run", "namespace": ns, "kubeconfig": admin}))
             .unwrap();
     assert!(r.get("error").is_none(), "{r}");
+}
+
+/// The metrics the dashboards of `dir`'s grafana/ query (each query names them as
+/// `metric{job=~"$job"}`), after checking each dashboard has what Grafana's schema requires.
+fn dashboard_metrics(dir: &Path) -> std::collections::BTreeSet<String> {
+    let mut metrics = std::collections::BTreeSet::new();
+    let mut files = vec![
+        dir.join("grafana/controller-runtime-metrics.json"),
+        dir.join("grafana/controller-resources-metrics.json"),
+    ];
+    let custom = dir.join("grafana/custom-metrics/custom-metrics-dashboard.json");
+    if custom.exists() {
+        files.push(custom);
+    }
+    for file in files {
+        let d: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap())
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let uid = d["uid"].as_str().unwrap();
+        assert!(!uid.is_empty() && uid.len() <= 40, "{uid}");
+        assert!(d["title"].is_string() && d["schemaVersion"].is_u64(), "{d}");
+        let mut exprs = Vec::new();
+        for p in d["panels"].as_array().unwrap() {
+            assert!(p["id"].is_u64() && p["type"] == "timeseries", "{p}");
+            for k in ["h", "w", "x", "y"] {
+                assert!(p["gridPos"][k].is_u64(), "{p}");
+            }
+            for t in p["targets"].as_array().unwrap() {
+                assert!(t["refId"].is_string(), "{t}");
+                exprs.push(t["expr"].as_str().unwrap().to_string());
+            }
+        }
+        for v in d["templating"]["list"].as_array().unwrap() {
+            exprs.push(v["query"].as_str().unwrap().to_string());
+        }
+        for e in exprs {
+            let mut rest = e.as_str();
+            while let Some(at) = rest.find('{') {
+                let head = &rest[..at];
+                let start = head
+                    .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+                    .map_or(0, |i| i + 1);
+                if start < head.len() {
+                    metrics.insert(head[start..].to_string());
+                }
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    metrics
+}
+
+#[test]
+fn dashboards_chart_the_runtimes_metrics_and_the_custom_ones_configured() {
+    let tmp = init_project("dash-op");
+    let dir = project_dir(&tmp, "dash-op");
+    ok(&dir, &words("generate dashboards"));
+    let config = read(&dir, "grafana/custom-metrics/config.yaml");
+    assert!(config.contains("customMetrics: []"), "{config}");
+    assert!(
+        !dir.join("grafana/custom-metrics/custom-metrics-dashboard.json")
+            .exists()
+    );
+    assert_eq!(run(&dir, &words("generate dashboards --check")).code, 0);
+    let builtin = dashboard_metrics(&dir);
+    for m in [
+        "controller_runtime_reconcile_total",
+        "controller_runtime_reconcile_time_seconds_bucket",
+        "controller_runtime_active_workers",
+        "process_cpu_seconds_total",
+        "process_resident_memory_bytes",
+    ] {
+        assert!(builtin.contains(m), "{m} not charted: {builtin:?}");
+    }
+
+    // The user's metrics: one panel each.
+    std::fs::write(
+        dir.join("grafana/custom-metrics/config.yaml"),
+        "customMetrics:\n- metric: dash_items_total\n  type: counter\n- metric: dash_queue\n  type: gauge\n- metric: dash_latency_seconds\n  type: histogram\n",
+    )
+    .unwrap();
+    assert_eq!(run(&dir, &words("generate dashboards --check")).code, 1);
+    ok(&dir, &words("generate dashboards"));
+    let all = dashboard_metrics(&dir);
+    for m in [
+        "dash_items_total",
+        "dash_queue",
+        "dash_latency_seconds_bucket",
+    ] {
+        assert!(all.contains(m), "{m} not charted: {all:?}");
+    }
+
+    // A bad entry is refused, naming the file and the entry, and nothing is written.
+    for (config, says) in [
+        (
+            "customMetrics:\n- metric: dash-items\n  type: counter\n",
+            "customMetrics[0].metric",
+        ),
+        (
+            "customMetrics:\n- metric: dash_items\n  type: summary\n",
+            "grafana/custom-metrics/config.yaml",
+        ),
+    ] {
+        std::fs::write(dir.join("grafana/custom-metrics/config.yaml"), config).unwrap();
+        let before = snapshot(&dir);
+        let r = run(&dir, &words("generate dashboards"));
+        assert_ne!(r.code, 0);
+        assert!(r.stderr.contains(says), "{config}: {}", r.stderr);
+        assert_eq!(snapshot(&dir), before);
+    }
 }
