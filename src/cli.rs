@@ -635,6 +635,26 @@ pub enum GenerateCommand {
     /// CRDs, RBAC and webhook configurations together.
     #[command(after_help = "Example:\n  operator-rs generate manifests")]
     Manifests(GenerateCrdsArgs),
+    /// dist/chart: a Helm chart of what config/ deploys, with values and their schema.
+    #[command(
+        after_help = "Examples:\n  operator-rs generate manifests && operator-rs generate chart\n  operator-rs generate chart --check   # in CI: exit 1 with a diff when stale\n\nBuilt from config/ (run `generate manifests` first). Kept on regeneration: Chart.yaml's version\nand appVersion, your values in values.yaml, NOTES.txt, templates of your own. A generated\ntemplate you edited is listed and kept unless --force."
+    )]
+    Chart(GenerateChartArgs),
+    /// grafana/: dashboards of the manager's metrics (runtime, resources, custom metrics).
+    #[command(
+        after_help = "Examples:\n  operator-rs generate dashboards\n  operator-rs generate dashboards --check\n\nCustom metrics: list them in grafana/custom-metrics/config.yaml (written once), e.g.\n  customMetrics:\n  - metric: memcached_deployments_created_total\n    type: counter   # counter | gauge | histogram"
+    )]
+    Dashboards(CheckArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GenerateChartArgs {
+    /// Write nothing; exit 1 and print a unified diff when a file is stale or missing.
+    #[arg(long)]
+    pub check: bool,
+    /// Overwrite generated templates edited since they were generated.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -2,6 +2,7 @@
 //!
 //! The binary (`src/main.rs`) is a thin shell over this library:
 //! - [`cli`] parses the command line;
+//! - [`chart`] builds `dist/chart`, a Helm chart of what `config/` deploys;
 //! - [`commands`] carries out each command;
 //! - [`cluster`] talks to the user's cluster (`migrate-storage`, the storedVersions check);
 //! - [`scaffold`] renders the embedded templates and inserts fragments at markers;
@@ -11,6 +12,7 @@
 //! - [`names`] validates and derives names (groups, versions, kinds, plurals, Rust identifiers);
 //! - [`workspace`] is the project's files as a command sees them: the disk overlaid with pending writes;
 //! - [`envtest`] installs the control-plane binaries of the integration tests (setup-envtest's job);
+//! - [`dashboards`] writes the Grafana dashboards of the manager's metrics;
 //! - [`crdgen`] derives CRD YAML from the user's Spec/Status structs without compiling;
 //! - [`fromcrd`] writes Rust types for a kind the project does not own, from its CRD file;
 //! - [`markers`] finds `+kubebuilder:` markers in Rust comments (never in literals) and reads their arguments;
@@ -25,10 +27,12 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub mod builtin;
+pub mod chart;
 pub mod cli;
 pub mod cluster;
 pub mod commands;
 pub mod crdgen;
+pub mod dashboards;
 pub mod envtest;
 pub mod fromcrd;
 pub mod install_source;

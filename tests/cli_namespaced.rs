@@ -95,6 +95,7 @@ fn init_namespaced_and_create_api_give_roles_not_cluster_roles() {
         [
             "scoped-op-leader-election-role",
             "scoped-op-manager-role",
+            "scoped-op-memcached-admin-role",
             "scoped-op-memcached-editor-role",
             "scoped-op-memcached-viewer-role",
         ]

@@ -244,6 +244,20 @@ pub fn run_webhooks(root: &Path, check: bool) -> Result<i32> {
     finish(root, ("webhook configurations", "webhooks"), &output, check)
 }
 
+/// `generate chart`: dist/chart from what config/ deploys.
+pub fn run_chart(root: &Path, args: &crate::cli::GenerateChartArgs) -> Result<i32> {
+    let project = Project::load(root)?;
+    let output = crate::chart::generate(&DiskTree::new(root), &project, args.force, args.check)?;
+    finish(root, ("chart files", "chart"), &output, args.check)
+}
+
+/// `generate dashboards`: grafana/ from the runtime's metrics and the custom metrics' config.
+pub fn run_dashboards(root: &Path, check: bool) -> Result<i32> {
+    let project = Project::load(root)?;
+    let output = crate::dashboards::generate(&DiskTree::new(root), &project)?;
+    finish(root, ("dashboards", "dashboards"), &output, check)
+}
+
 /// `generate manifests`: CRDs, RBAC and webhook configurations; all are checked before any
 /// is written.
 pub fn run_manifests(root: &Path, args: &crate::cli::GenerateCrdsArgs) -> Result<i32> {

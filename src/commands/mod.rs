@@ -93,6 +93,10 @@ pub fn run(mut cli: Cli) -> Result<i32> {
         Command::Generate(GenerateCommand::Webhooks(args)) => {
             generate::run_webhooks(&root, args.check)
         }
+        Command::Generate(GenerateCommand::Chart(args)) => generate::run_chart(&root, &args),
+        Command::Generate(GenerateCommand::Dashboards(args)) => {
+            generate::run_dashboards(&root, args.check)
+        }
         Command::Generate(GenerateCommand::Manifests(args)) => {
             generate::run_manifests(&root, &args)
         }

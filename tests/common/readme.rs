@@ -68,6 +68,12 @@ pub const BLOCKS: &[(Readme, &str, Runs)] = &[
         "## Distribution",
         Runs::In("tests/generated_project.rs"),
     ),
+    (
+        Readme::Generated,
+        "## Helm chart",
+        // With helm as the Helm SDK's tests/chart/helm_cli.py (no helm binary here).
+        Runs::In("tests/chart.rs"),
+    ),
 ];
 
 /// Which README a section is in.
