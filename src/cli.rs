@@ -564,7 +564,7 @@ pub struct EnvtestArgs {
     /// [default: controller-tools' envtest-releases.yaml on GitHub]
     #[arg(long, value_name = "URL|FILE", env = "OPERATOR_RS_ENVTEST_INDEX")]
     pub index: Option<String>,
-    /// Where versions are installed (in k8s/<version>-<os>-<arch>)
+    /// Where versions are installed (in `k8s/<version>-<os>-<arch>`)
     /// [default: $XDG_CACHE_HOME/operator-rs/envtest, else ~/.cache/operator-rs/envtest]
     #[arg(long, value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,

@@ -706,7 +706,7 @@ pub struct WatchedVersion {
 }
 
 /// Every version of the crate's own kinds that a controller watches or owns, or that is the hub
-/// of a conversion, read from the source (see [`watched`]).
+/// of a conversion, read from the source (see `watched`).
 pub fn watched_versions(tree: &dyn SourceTree) -> Result<Vec<WatchedVersion>, CrdgenError> {
     let found = static_kinds(tree, false, None)?;
     let mut out = Vec::new();

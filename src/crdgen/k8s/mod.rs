@@ -2,14 +2,14 @@
 //! k8s-openapi that implements `JsonSchema`, by its Rust path: its schema as the real
 //! type gives it to a `SchemaGenerator`, and its serialized `Default`.
 //!
-//! The schemas are data recorded from the real types ([`schemas`], generated and checked
+//! The schemas are data recorded from the real types (`schemas`, generated and checked
 //! type by type against k8s-openapi by `tests/crdgen/k8s_schemas.rs`), not calls into k8s-openapi's
 //! `schemars` feature: compiling that feature (and every type's `Serialize` for the defaults)
 //! made about a quarter of operator-rs's cold build and 8 MB of its binary.
 //!
 //! The record keeps each type in the form schemars gives it without inlining: the types it
 //! holds are `{"$ref": "#/components/schemas/<name>", ...}` with their siblings (a field's
-//! description). [`K8sType::schema`] inlines them as schemars does with `inline_subschemas`:
+//! description). [`K8sType::schema`](crate::crdgen::k8s::K8sType::schema) inlines them as schemars does with `inline_subschemas`:
 //! the referenced type's schema with the siblings written over it, and a reference (plus a
 //! definition in the generator) where a type contains itself.
 
