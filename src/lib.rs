@@ -11,6 +11,7 @@
 //! - [`names`] validates and derives names (groups, versions, kinds, plurals, Rust identifiers);
 //! - [`workspace`] is the project's files as a command sees them: the disk overlaid with pending writes;
 //! - [`crdgen`] derives CRD YAML from the user's Spec/Status structs without compiling;
+//! - [`import`] reads a kubebuilder Go project and translates its API, controllers and markers to Rust;
 //! - [`fromcrd`] writes Rust types for a kind the project does not own, from its CRD file;
 //! - [`markers`] finds `+kubebuilder:` markers in Rust comments (never in literals) and reads their arguments;
 //! - [`release`] is this operator-rs's version and scaffold fingerprint, what PROJECT records;
@@ -25,6 +26,7 @@ pub mod cluster;
 pub mod commands;
 pub mod crdgen;
 pub mod fromcrd;
+pub mod import;
 pub mod install_source;
 pub mod markers;
 pub mod names;
