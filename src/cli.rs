@@ -59,6 +59,13 @@ pub enum Command {
         after_help = "Examples:\n  operator-rs update --dry-run   # list what would change\n  operator-rs update             # in a clean git tree; then cargo build && cargo test\n  operator-rs update --from-binary bin/operator-rs-0.1.0"
     )]
     Update(UpdateArgs),
+    /// Make an operator-rs project of a kubebuilder (go/v4) project: its PROJECT, API types with
+    /// their markers, controllers (stubs with their RBAC markers), webhooks, samples; what is not
+    /// translated is listed in IMPORT.md with its Go file:line.
+    #[command(
+        after_help = "Example:\n  mkdir memcached-operator-rs && cd memcached-operator-rs\n  operator-rs import ../memcached-operator\n  operator-rs generate manifests --check && cargo build"
+    )]
+    Import(ImportArgs),
     /// Print the version of operator-rs and of what it scaffolds.
     #[command(after_help = "Example:\n  operator-rs version")]
     Version,
@@ -233,6 +240,15 @@ pub struct UpdateArgs {
     /// Do not run `cargo check --all-targets` in the project after the update.
     #[arg(long)]
     pub no_check: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The kubebuilder project's folder (the one with its PROJECT file).
+    pub source: std::path::PathBuf,
+    /// Overwrite files that already exist in the target folder.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]

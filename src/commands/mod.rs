@@ -6,6 +6,7 @@ pub mod create_webhook;
 pub mod edit_api;
 pub mod edit_scope;
 pub mod generate;
+pub mod import;
 pub mod init;
 pub mod migrate_storage;
 pub mod scaffold_record;
@@ -31,6 +32,7 @@ fn paths_under(root: &Path, cli: &mut Cli) {
         Command::Create(CreateCommand::Api(a)) => a.from_crd.as_mut(),
         Command::Update(a) => a.from_binary.as_mut(),
         Command::MigrateStorage(a) => a.kubeconfig.as_mut(),
+        Command::Import(a) => Some(&mut a.source),
         _ => None,
     };
     if let Some(p) = path.filter(|p| p.is_relative()) {
@@ -97,6 +99,7 @@ pub fn run(mut cli: Cli) -> Result<i32> {
         Command::UpgradeRuntime { check } => upgrade_runtime::run(&root, check),
         Command::MigrateStorage(args) => migrate_storage::run(&root, &args).map(|_| 0),
         Command::Update(args) => update::run(&root, &args),
+        Command::Import(args) => import::run(&root, &args).map(|_| 0),
         Command::Version => {
             crate::out!("{}", version::text());
             Ok(0)

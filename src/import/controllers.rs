@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::go::{self, At, GoFile, Marker};
 use super::report::Report;
@@ -35,7 +35,7 @@ pub fn read(source: &Path, project: &GoProjectFile, report: &mut Report) -> Resu
             );
             continue;
         }
-        let file = go::read_file(&full, &shown)?;
+        let file = go::read_file_lenient(&full, &shown, report)?;
         for setup in file.funcs.iter().filter(|f| f.name == "SetupWithManager") {
             let Some(receiver) = &setup.receiver else { continue };
             match stub(&file, setup, receiver, project, report) {
@@ -64,6 +64,11 @@ fn go_files(source: &Path, dir: &Path) -> Result<Vec<(PathBuf, PathBuf)>> {
     }
     out.sort();
     Ok(out)
+}
+
+fn first_line(s: &str) -> String {
+    let first = s.lines().next().unwrap_or("");
+    if s.contains('\n') { format!("{first} ...") } else { first.to_string() }
 }
 
 /// `&crewv1.Captain{}` -> (`crewv1`, `Captain`).
@@ -106,6 +111,7 @@ fn stub(
     let mut for_kind = None;
     let mut owns = Vec::new();
     let mut named = None;
+    let mut other_setup = None;
     for (method, args, at) in &setup.calls {
         match method.as_str() {
             "For" => for_kind = type_of_arg(args).map(|t| (t, at.clone())),
@@ -115,12 +121,23 @@ fn stub(
             },
             "Named" => named = Some(super::markers::unquote(args)),
             "Complete" | "NewControllerManagedBy" | "Build" => {}
-            other => report.add(
+            "Watches" | "WatchesMetadata" | "WatchesRawSource" | "WithOptions" | "WithEventFilter"
+            | "WithLogConstructor" => report.add(
                 at,
-                format!("{other}({args}) in SetupWithManager"),
+                format!("{method}({}) in SetupWithManager", first_line(args)),
                 "not translated: watches, predicates and options are wired by hand on the Rust `Controller` (see operator_rs_runtime::controller::Controller)",
             ),
+            _ => {
+                other_setup.get_or_insert((method.clone(), at.clone()));
+            }
         }
+    }
+    if let Some((method, at)) = other_setup {
+        report.add(
+            &at,
+            format!("SetupWithManager's own setup ({method}...)"),
+            "not translated: what SetupWithManager does besides building the controller (field indexers...) is done in Rust in `registration()` or the controller's cache",
+        );
     }
     let Some(((pkg, kind), for_at)) = for_kind else {
         report.add(&setup.at, "a SetupWithManager without For(...)", "not translated: add the controller by hand");
@@ -252,7 +269,7 @@ pub fn webhook_markers(source: &Path, report: &mut Report) -> Result<Vec<Marker>
             );
             continue;
         }
-        let file = go::read_file(&full, &shown).with_context(|| format!("reading {}", shown.display()))?;
+        let file = go::read_file_lenient(&full, &shown, report)?;
         out.extend(file.markers.iter().filter(|m| m.text.starts_with("kubebuilder:webhook:")).cloned());
         for f in &file.funcs {
             if matches!(

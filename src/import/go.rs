@@ -136,9 +136,32 @@ pub fn read_file(full: &Path, shown: &Path) -> Result<GoFile> {
     parse(&text, shown)
 }
 
+/// Reads a Go file whose declarations only are needed (a controller, a webhook): a part the Go
+/// grammar does not read (a newer Go syntax in a function body) is noted in `report`, and the
+/// rest read as tree-sitter recovers it.
+pub fn read_file_lenient(full: &Path, shown: &Path, report: &mut super::report::Report) -> Result<GoFile> {
+    let text = std::fs::read_to_string(full).with_context(|| format!("reading {}", full.display()))?;
+    match parse_with(&text, shown, true) {
+        Ok((file, Some(at))) => {
+            report.add(
+                &at,
+                "Go the grammar does not read",
+                "tree-sitter-go recovered the rest of the file; check this function's translation",
+            );
+            Ok(file)
+        }
+        Ok((file, None)) => Ok(file),
+        Err(e) => Err(e),
+    }
+}
+
 /// Parses Go source text; `shown` is the path messages name. A file tree-sitter finds errors in
 /// is refused at the first one.
 pub fn parse(text: &str, shown: &Path) -> Result<GoFile> {
+    parse_with(text, shown, false).map(|(f, _)| f)
+}
+
+fn parse_with(text: &str, shown: &Path, lenient: bool) -> Result<(GoFile, Option<At>)> {
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_go::LANGUAGE.into())
@@ -147,7 +170,10 @@ pub fn parse(text: &str, shown: &Path) -> Result<GoFile> {
         bail!("{}: could not be parsed as Go", shown.display());
     };
     let root = tree.root_node();
-    if root.has_error() {
+    let mut recovered = None;
+    if root.has_error() && lenient {
+        recovered = Some(at(shown, first_error(root).unwrap_or(root)));
+    } else if root.has_error() {
         let bad = first_error(root).unwrap_or(root);
         bail!(
             "{}: not valid Go here ({}); import reads the Go sources of a project that builds\n  fix the file (go build ./... must pass), then run operator-rs import again",
@@ -211,7 +237,7 @@ pub fn parse(text: &str, shown: &Path) -> Result<GoFile> {
             _ => {}
         }
     }
-    Ok(file)
+    Ok((file, recovered))
 }
 
 fn first_error(node: Node) -> Option<Node> {

@@ -210,9 +210,13 @@ pub fn rule(args_text: &str) -> Option<String> {
     Some(e)
 }
 
-/// Markers that mean nothing to a Rust project (deepcopy, registration, docs generation).
+/// Markers that mean nothing to a Rust project (deepcopy, registration, docs generation): `name`
+/// is the marker's name or its whole text.
 pub fn no_counterpart(name: &str) -> bool {
-    name.starts_with("kubebuilder:object:")
+    let name = name.split('=').next().unwrap_or(name);
+    name == "kubebuilder:object"
+        || name == "kubebuilder:ac"
+        || name.starts_with("kubebuilder:object:")
         || name.starts_with("kubebuilder:ac:")
         || name.starts_with("kubebuilder:docs-gen")
         || name.starts_with("genclient")
@@ -324,7 +328,7 @@ pub fn field_rules(markers: &[Marker], rules: &mut FieldRules, report: &mut Repo
             "kubebuilder:validation:items:MinLength" => rules.items_min_len = Some(a),
             "kubebuilder:validation:items:MaxLength" => rules.items_max_len = Some(a),
             "kubebuilder:validation:items:Pattern" => rules.items_pattern = Some(unquote(&a)),
-            n if no_counterpart(n) => {}
+            _ if no_counterpart(&m.text) => {}
             _ => report.add(
                 &m.at,
                 format!("+{}", m.text),

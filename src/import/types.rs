@@ -316,7 +316,7 @@ fn kube_attribute(
                     extra.push(format!("selectable = {}", lit(&v)));
                 }
             }
-            n if markers::no_counterpart(n) => {}
+            _ if markers::no_counterpart(&m.text) => {}
             _ => report.add(
                 &m.at,
                 format!("+{}", m.text),
@@ -625,7 +625,7 @@ impl Writer<'_> {
                 || name == "mapType"
             {
                 type_markers.push(m.clone());
-            } else if !markers::no_counterpart(name) && kube.is_none() {
+            } else if !markers::no_counterpart(&m.text) && kube.is_none() {
                 type_markers.push(m.clone());
             }
         }
