@@ -190,6 +190,16 @@ fn lay_out(stage: &Path, imported: &mut Imported) -> Result<()> {
         }
     }
 
+    // The CRDs as controller-gen wrote them for the Go project (PROJECT's `crd:` options).
+    let mut project = crate::project::Project::load(stage)?;
+    project.crd.controller_gen = true;
+    project.crd.max_desc_len = imported.max_desc_len;
+    let previous = std::fs::read_to_string(stage.join(crate::project::FILE))?;
+    std::fs::write(
+        stage.join(crate::project::FILE),
+        project.render_over(Some(&previous))?,
+    )?;
+
     // The translated files over the scaffolded ones.
     let mut put: BTreeMap<PathBuf, String> = BTreeMap::new();
     for (index, module, text) in &imported.kinds {

@@ -247,11 +247,16 @@ pub fn field_rules(markers: &[Marker], rules: &mut FieldRules, report: &mut Repo
             "nullable" => rules.nullable = true,
             "kubebuilder:validation:Minimum" => rules.min = Some(a),
             "kubebuilder:validation:Maximum" => rules.max = Some(a),
+            // `=false` is the schema's default: controller-gen writes nothing.
             "kubebuilder:validation:ExclusiveMinimum" => {
-                rules.extend.push(("exclusiveMinimum".into(), v()))
+                if v() != Value::Bool(false) {
+                    rules.extend.push(("exclusiveMinimum".into(), v()))
+                }
             }
             "kubebuilder:validation:ExclusiveMaximum" => {
-                rules.extend.push(("exclusiveMaximum".into(), v()))
+                if v() != Value::Bool(false) {
+                    rules.extend.push(("exclusiveMaximum".into(), v()))
+                }
             }
             "kubebuilder:validation:MinLength" => rules.min_len = Some(a),
             "kubebuilder:validation:MaxLength" => rules.max_len = Some(a),

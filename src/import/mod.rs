@@ -141,6 +141,8 @@ pub struct Imported {
     pub samples: Vec<(PathBuf, String)>,
     /// The storage version of each kind with several versions (kind -> version).
     pub storage: BTreeMap<(String, String), String>,
+    /// controller-gen's `crd:maxDescLen=N` of the Makefile's `manifests` target.
+    pub max_desc_len: Option<usize>,
     pub report: Report,
 }
 
@@ -291,6 +293,7 @@ pub fn read(source: &Path) -> Result<Imported> {
     let controllers = controllers::read(source, &project, &mut report)?;
     let webhook_markers = controllers::webhook_markers(source, &mut report)?;
     let samples = read_samples(source)?;
+    let max_desc_len = controller_gen_options(source, &mut report);
     Ok(Imported {
         source: source.to_path_buf(),
         project,
@@ -299,8 +302,37 @@ pub fn read(source: &Path) -> Result<Imported> {
         webhook_markers,
         samples,
         storage,
+        max_desc_len,
         report,
     })
+}
+
+/// The `crd:` options the Makefile passes controller-gen: `maxDescLen` is kept (PROJECT's
+/// `crd: {maxDescLen}`), others are reported.
+fn controller_gen_options(source: &Path, report: &mut Report) -> Option<usize> {
+    let text = std::fs::read_to_string(source.join("Makefile")).ok()?;
+    let mut max = None;
+    for (i, line) in text.lines().enumerate() {
+        if !line.contains("CONTROLLER_GEN)") {
+            continue;
+        }
+        for word in line.split_whitespace() {
+            let Some(options) = word.strip_prefix("crd:") else {
+                continue;
+            };
+            for option in options.split(',') {
+                match option.split_once('=') {
+                    Some(("maxDescLen", n)) => max = n.parse().ok(),
+                    _ => report.add(
+                        &go::At { file: "Makefile".into(), line: i + 1, col: 1 },
+                        format!("controller-gen's crd:{option}"),
+                        "not translated: PROJECT's `crd:` takes knownFormatsOnly, maxDescLen and controllerGen",
+                    ),
+                }
+            }
+        }
+    }
+    max
 }
 
 /// A multigroup project maps to today's layout (`src/api/<version>/<kind>.rs`) only when no two
