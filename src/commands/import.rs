@@ -185,7 +185,8 @@ fn lay_out(stage: &Path, imported: &mut Imported) -> Result<()> {
                 c.extend(w(&["--spoke", &hooks.spoke.join(",")]));
             }
         }
-        if c.len() > 9 {
+        // Some webhook asked for, beyond the 8 words that name the kind.
+        if c.len() > 8 {
             replay(stage, &c)?;
         }
     }
@@ -212,23 +213,30 @@ fn lay_out(stage: &Path, imported: &mut Imported) -> Result<()> {
     let mut mod_rs = std::fs::read_to_string(stage.join("src/controllers/mod.rs")).unwrap_or_default();
     let mut stubbed = BTreeSet::new();
     for stub in &imported.controllers {
-        let r = &p.resources[stub.resource];
-        let module = if stub.name == r.kind.to_lowercase() {
+        let r = stub.resource.map(|i| &p.resources[i]);
+        let module = if let Some(r) = r
+            && stub.name == r.kind.to_lowercase()
+        {
             crate::names::kind_snake(&r.kind)
         } else {
             stub.module.clone()
         };
         let path = PathBuf::from(format!("src/controllers/{module}.rs"));
         if !stage.join(&path).exists() && !mod_rs.is_empty() {
-            mod_rs = mod_rs
-                .replace(
-                    "// +operator-rs:scaffold:modules",
-                    &format!("// The {} controller (imported).\npub mod {module};\n// +operator-rs:scaffold:modules", stub.name),
-                )
-                .replace(
+            let what = match stub.resource {
+                Some(_) => format!("The {} controller (imported).", stub.name),
+                None => format!("The RBAC of the Go {} controller (its kind is not imported).", stub.name),
+            };
+            mod_rs = mod_rs.replace(
+                "// +operator-rs:scaffold:modules",
+                &format!("// {what}\npub mod {module};\n// +operator-rs:scaffold:modules"),
+            );
+            if stub.resource.is_some() {
+                mod_rs = mod_rs.replace(
                     "        // +operator-rs:scaffold:controllers",
                     &format!("        {module}::registration(),\n        // +operator-rs:scaffold:controllers"),
                 );
+            }
         }
         stubbed.insert(module);
         put.insert(path, stub.text.clone());

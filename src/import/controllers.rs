@@ -18,8 +18,9 @@ pub struct Stub {
     pub name: String,
     /// The Rust module (`captain_backup`).
     pub module: String,
-    /// The index in PROJECT's resources of the kind it reconciles.
-    pub resource: usize,
+    /// The index in PROJECT's resources of the kind it reconciles; None for a controller of an
+    /// external kind, kept as its RBAC markers only.
+    pub resource: Option<usize>,
     pub text: String,
 }
 
@@ -144,12 +145,25 @@ fn stub(
         return None;
     };
     let Some((kind_path, resource)) = rust_type(file, &pkg, &kind, project) else {
+        let name = named.unwrap_or_else(|| kind.to_lowercase());
+        let module = name.replace(['-', '.'], "_");
         report.add(
             &for_at,
             format!("the controller of {pkg}.{kind}"),
-            "its kind is external (another project's API): not translated; add it with `operator-rs create api --external-api-path ...` (README: Kinds this project does not own)",
+            format!("its kind is external (another project's API): only its RBAC markers are kept, in src/controllers/{module}.rs; add the controller with `operator-rs create api --external-api-path ...` (README: Kinds this project does not own)"),
         );
-        return None;
+        let mut text = format!(
+            "//! The RBAC of the Go controller of {pkg}.{kind} ({}), whose kind is another\n//! project's: the controller is not imported (see IMPORT.md); its markers keep role.yaml as\n//! the Go project's.\n",
+            file.path.display()
+        );
+        let rbac: Vec<&Marker> = file.markers.iter().filter(|m| m.text.starts_with("kubebuilder:rbac:")).collect();
+        if !rbac.is_empty() {
+            text.push('\n');
+        }
+        for m in rbac {
+            text.push_str(&format!("// +{}\n", m.text));
+        }
+        return Some(Stub { name, module, resource: None, text });
     };
     let Some(resource) = resource.or_else(|| {
         project.resources.iter().position(|r: &GoResource| r.kind == kind && r.core)
@@ -181,7 +195,7 @@ fn stub(
     Some(Stub {
         name,
         module,
-        resource,
+        resource: Some(resource),
         text,
     })
 }

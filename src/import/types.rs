@@ -151,6 +151,7 @@ pub fn kind_module(
             .package_markers()
             .iter()
             .any(|m| m.text == "kubebuilder:validation:Optional"),
+        errors: Vec::new(),
     };
     // The spec first, as the kind's derive.
     let Some((_, spec)) = pkg.find(&spec_name) else {
@@ -178,6 +179,9 @@ pub fn kind_module(
                 TypeBody::Named(_) => w.write_named(&decl),
             }
         }
+    }
+    if !w.errors.is_empty() {
+        bail!("{}\nNothing was written.", w.errors.join("\n"));
     }
     let mut header = format!(
         "//! The `{}` kind of `{}/{}`, imported from its Go types by `operator-rs import`.\n//!\n//! How kubebuilder's CRD markers are written in Rust: docs/markers.md in operator-rs.\n\n",
@@ -351,6 +355,8 @@ struct Writer<'a> {
     /// Types that derive `KubeSchema` (they carry `x_kube` rules).
     kube_schema: BTreeSet<String>,
     package_optional: bool,
+    /// Fields whose Go type has no Rust form: the import is refused with all of them.
+    errors: Vec<String>,
 }
 
 fn doc_lines(doc: &str, indent: &str) -> String {
@@ -686,11 +692,11 @@ impl Writer<'_> {
         let ty = match mapped {
             Mapped::Ok(t) => t,
             Mapped::No(why) => {
-                self.report.add(
-                    &f.at,
-                    format!("the field {}", f.name.as_deref().unwrap_or(json)),
-                    format!("{why}; it is left out of the Rust type (add it by hand)"),
-                );
+                self.errors.push(format!(
+                    "{}: the field {} cannot be mapped: {why}\n  give it a type a CRD schema can describe (a struct of the package, a string, number, bool, slice, map with string keys, or an apimachinery / k8s.io/api type), then run operator-rs import again",
+                    f.at,
+                    f.name.as_deref().unwrap_or(json)
+                ));
                 return (String::new(), false);
             }
         };
