@@ -365,6 +365,82 @@ mod tests {
     }
 
     #[test]
+    fn controller_gen_writes_the_crd_as_controller_gen_does() {
+        let condition = serde_json::json!({
+            "type": "object",
+            "required": ["lastTransitionTime", "message", "reason", "status", "type"],
+            "properties": {
+                "lastTransitionTime": {"type": "string", "format": "date-time"},
+                "message": {"type": "string"},
+                "observedGeneration": {"type": "integer", "format": "int64"},
+                "reason": {"type": "string"},
+                "status": {"type": "string"},
+                "type": {"type": "string"}
+            }
+        });
+        let mut crd: CustomResourceDefinition = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {
+                "group": "example.com",
+                "names": {"kind": "Widget", "plural": "widgets"},
+                "scope": "Namespaced",
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {
+                        "type": "object", "title": "Widget",
+                        "properties": {
+                            "spec": {"type": "object", "properties": {
+                                "mode": {"type": "string", "nullable": true,
+                                         "enum": ["Fast", "Slow", null]},
+                                "template": {"type": "object", "properties": {
+                                    "metadata": {"type": "object", "description": "Its metadata.",
+                                        "properties": super::OBJECT_META.iter()
+                                            .map(|k| (k.to_string(), serde_json::json!({"type": "string"})))
+                                            .collect::<serde_json::Map<_, _>>()}
+                                }}
+                            }},
+                            "status": {"type": "object", "nullable": true, "properties": {
+                                "conditions": {"type": "array", "items": condition}
+                            }}
+                        }
+                    }}
+                }]
+            }
+        }))
+        .unwrap();
+        let settings = CrdSettings {
+            controller_gen: true,
+            ..CrdSettings::default()
+        };
+        assert!(!settings.leaves_schemas_as_they_are());
+        settings.apply_to_crd(&mut crd);
+        let crd = serde_json::to_value(&crd).unwrap();
+        assert_eq!(crd["spec"]["names"]["listKind"], "WidgetList");
+        let root = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+        assert!(root.get("title").is_none());
+        assert_eq!(root["properties"]["metadata"], serde_json::json!({"type": "object"}));
+        assert_eq!(root["properties"]["kind"]["type"], "string");
+        assert!(
+            root["properties"]["apiVersion"]["description"]
+                .as_str()
+                .unwrap()
+                .starts_with("APIVersion defines")
+        );
+        let mode = &root["properties"]["spec"]["properties"]["mode"];
+        assert_eq!(*mode, serde_json::json!({"type": "string", "enum": ["Fast", "Slow"]}));
+        assert!(root["properties"]["status"].get("nullable").is_none());
+        assert_eq!(
+            root["properties"]["spec"]["properties"]["template"]["properties"]["metadata"],
+            serde_json::json!({"type": "object", "description": "Its metadata."})
+        );
+        let c = &root["properties"]["status"]["properties"]["conditions"]["items"]["properties"];
+        assert_eq!(c["status"]["enum"], serde_json::json!(["True", "False", "Unknown"]));
+        assert_eq!(c["reason"]["minLength"], 1);
+        assert_eq!(c["type"]["maxLength"], 316);
+        assert_eq!(c["message"]["maxLength"], 32768);
+        assert_eq!(c["observedGeneration"]["minimum"], 0.0);
+    }
+
+    #[test]
     fn every_version_of_a_crd_is_tailored() {
         let version = |name: &str, storage: bool| {
             serde_json::json!({

@@ -29,7 +29,7 @@ pub fn run(root: &Path, args: &ImportArgs) -> Result<()> {
             args.source.display()
         );
     }
-    let staging = tempfile::tempdir().context("making a staging folder")?;
+    let staging = staging_folder()?;
     let stage = staging.path().join(&imported.project.project_name);
     let mut imported = imported;
     crate::output::quietly(|| lay_out(&stage, &mut imported))?;
@@ -61,6 +61,21 @@ pub fn run(root: &Path, args: &ImportArgs) -> Result<()> {
     }
     crate::errln!("\nNext: cargo build && cargo test, then port what IMPORT.md lists");
     Ok(())
+}
+
+/// A folder for the project as it is laid out, in memory where the system has a tmpfs
+/// (`/dev/shm`): the replayed commands' durable writes (their journals are synced to disk) cost
+/// nothing there, and only the final write into the target folder is durable.
+fn staging_folder() -> Result<tempfile::TempDir> {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir()
+        && let Ok(dir) = tempfile::Builder::new()
+            .prefix("operator-rs-import-")
+            .tempdir_in(shm)
+    {
+        return Ok(dir);
+    }
+    tempfile::tempdir().context("making a staging folder")
 }
 
 /// Runs one command of this tool on the staging folder.
@@ -254,6 +269,15 @@ fn lay_out(stage: &Path, imported: &mut Imported) -> Result<()> {
         PathBuf::from(report::FILE),
         imported.report.markdown(&imported.source.display().to_string()),
     );
+    for (rel, text) in &mut put {
+        // The translated Rust as rustfmt lays it out (the project's `cargo fmt --check` holds);
+        // as written when rustfmt is not installed.
+        if rel.extension().is_some_and(|e| e == "rs")
+            && let Some(formatted) = super::edit_api::kube_attr::rustfmt_source(text, stage)
+        {
+            *text = formatted;
+        }
+    }
     for (rel, text) in &put {
         let full = stage.join(rel);
         if let Some(parent) = full.parent() {

@@ -581,8 +581,10 @@ impl Writer<'_> {
             .filter(|c| c.ty.as_deref() == Some(decl.name.as_str()))
             .collect();
         let mut s = String::new();
+        // The Go type's doc as a plain comment: a doc comment would be the schema's description
+        // wherever the enum is used, where controller-gen writes the field's.
         if let Some(doc) = description(&decl.comments.doc) {
-            s.push_str(&doc_lines(&doc, ""));
+            s.push_str(&doc_lines(&doc, "").replace("///", "//"));
         }
         s.push_str("#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]\n");
         s.push_str(&format!("pub enum {} {{\n", decl.name));
@@ -753,7 +755,6 @@ impl Writer<'_> {
             serde.push(format!("rename = {}", lit(&json)));
             ident
         };
-        let is_value = ty == "serde_json::Value";
         let rust_ty = if inline {
             ty.clone()
         } else if optional {
@@ -768,10 +769,6 @@ impl Writer<'_> {
             } else if ty == "String" && !is_pointer {
                 serde.push("default".into());
                 serde.push("skip_serializing_if = \"String::is_empty\"".into());
-                ty.clone()
-            } else if is_value {
-                serde.push("default".into());
-                serde.push("skip_serializing_if = \"serde_json::Value::is_null\"".into());
                 ty.clone()
             } else {
                 serde.push("default".into());
