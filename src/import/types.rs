@@ -721,6 +721,13 @@ impl Writer<'_> {
                 rules.extend.insert(0, (k, v));
             }
         }
+        if let Some((path, name)) = k8s_api_type(&f.ty, file) {
+            self.report.add(
+                &f.at,
+                format!("the schema of {path}.{name}"),
+                "k8s-openapi's schema of it (Kubernetes 1.37), which lacks the Go type's +listType/+mapType markers and defaults and may have fields of a newer Kubernetes: check the CRD's difference there",
+            );
+        }
         let is_pointer = matches!(f.ty, GoType::Pointer(_));
         let is_list = ty.starts_with("Vec<");
         let is_map = ty.starts_with("BTreeMap<");
@@ -786,6 +793,19 @@ impl Writer<'_> {
         }
         s.push_str(&format!("    pub {name}: {rust_ty},\n"));
         (s, kube_schema)
+    }
+}
+
+/// The k8s.io/api type a field's type is (through pointers and slices): its package and name.
+fn k8s_api_type(ty: &GoType, file: &GoFile) -> Option<(String, String)> {
+    match ty {
+        GoType::Pointer(inner) | GoType::Slice(inner) | GoType::Array(_, inner) => k8s_api_type(inner, file),
+        GoType::Map(_, v) => k8s_api_type(v, file),
+        GoType::Qualified(pkg, name) => {
+            let path = file.import(pkg)?;
+            path.starts_with("k8s.io/api/").then(|| (path.to_string(), name.clone()))
+        }
+        _ => None,
     }
 }
 
