@@ -25,15 +25,20 @@ fn import(name: &str) -> (tempfile::TempDir, PathBuf) {
     let source = fixture(name);
     let r = run(
         tmp.path(),
-        &["-C", dir.to_str().unwrap(), "import", source.to_str().unwrap()],
+        &[
+            "-C",
+            dir.to_str().unwrap(),
+            "import",
+            source.to_str().unwrap(),
+        ],
     );
     assert_eq!(r.code, 0, "import {name} failed:\n{}", r.stderr);
     (tmp, dir)
 }
 
 fn docs(path: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     serde_saphyr::from_multiple::<Value>(&text)
         .unwrap_or_else(|e| panic!("{} is not YAML: {e}", path.display()))
         .into_iter()
@@ -73,7 +78,11 @@ fn normalize(v: &mut Value) {
 fn differences(go: &Value, rs: &Value, path: &str, out: &mut Vec<String>) {
     let short = |v: &Value| {
         let s = v.to_string();
-        if s.len() > 160 { format!("{}...", &s[..160]) } else { s }
+        if s.len() > 160 {
+            format!("{}...", &s[..160])
+        } else {
+            s
+        }
     };
     match (go, rs) {
         (Value::Object(a), Value::Object(b)) => {
@@ -84,7 +93,9 @@ fn differences(go: &Value, rs: &Value, path: &str, out: &mut Vec<String>) {
                 let p = format!("{path}.{k}");
                 match (a.get(k), b.get(k)) {
                     (Some(x), Some(y)) => differences(x, y, &p, out),
-                    (Some(x), None) => out.push(format!("{p}: only in the Go project's: {}", short(x))),
+                    (Some(x), None) => {
+                        out.push(format!("{p}: only in the Go project's: {}", short(x)))
+                    }
                     (None, Some(y)) => out.push(format!("{p}: only in the imported: {}", short(y))),
                     (None, None) => {}
                 }
@@ -182,16 +193,25 @@ fn keyed_differences(
         };
         if rules {
             let set = |v: &Value| -> Vec<String> {
-                let mut s: Vec<String> = v.as_array().into_iter().flatten().map(Value::to_string).collect();
+                let mut s: Vec<String> = v
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(Value::to_string)
+                    .collect();
                 s.sort();
                 s
             };
             let (gs, rs) = (set(g), set(r));
             for rule in gs.iter().filter(|x| !rs.contains(x)) {
-                out.push(format!("{file}: {kind} {name}: rule only in the Go project's: {rule}"));
+                out.push(format!(
+                    "{file}: {kind} {name}: rule only in the Go project's: {rule}"
+                ));
             }
             for rule in rs.iter().filter(|x| !gs.contains(x)) {
-                out.push(format!("{file}: {kind} {name}: rule only in the imported: {rule}"));
+                out.push(format!(
+                    "{file}: {kind} {name}: rule only in the imported: {rule}"
+                ));
             }
         } else {
             let mut d = Vec::new();
@@ -227,7 +247,12 @@ fn same_api(name: &str) -> (tempfile::TempDir, PathBuf, Vec<String>) {
     if go_hooks.exists() {
         let go = webhooks(&go_hooks);
         let rs = webhooks(&dir.join("config/webhook/manifests.yaml"));
-        diffs.extend(keyed_differences("config/webhook/manifests.yaml", &go, &rs, false));
+        diffs.extend(keyed_differences(
+            "config/webhook/manifests.yaml",
+            &go,
+            &rs,
+            false,
+        ));
     }
     (tmp, dir, diffs)
 }
@@ -238,7 +263,10 @@ fn assert_same_api(name: &str, except: &[(&str, &str)]) {
     let (_tmp, dir, diffs) = same_api(name);
     let report = std::fs::read_to_string(dir.join("IMPORT.md")).unwrap();
     for (_, reported) in except {
-        assert!(report.contains(reported), "IMPORT.md lists {reported:?}:\n{report}");
+        assert!(
+            report.contains(reported),
+            "IMPORT.md lists {reported:?}:\n{report}"
+        );
     }
     let diffs: Vec<String> = diffs
         .into_iter()
@@ -258,7 +286,10 @@ fn project_v4_imports_with_the_same_crds_rbac_and_webhooks() {
     // its webhook is not imported, and IMPORT.md says so.
     assert_same_api(
         "project-v4",
-        &[("MutatingWebhookConfiguration missuer-v1.kb.io", "the external kind Issuer")],
+        &[(
+            "MutatingWebhookConfiguration missuer-v1.kb.io",
+            "the external kind Issuer",
+        )],
     );
 }
 
@@ -306,13 +337,19 @@ fn project_v4_import_writes_its_report_and_records_its_commands() {
     }
     // The second controller of Captain, wired with its Go name and RBAC markers.
     let backup = std::fs::read_to_string(dir.join("src/controllers/captain_backup.rs")).unwrap();
-    assert!(backup.contains("pub const NAME: &str = \"captain-backup\";"), "{backup}");
+    assert!(
+        backup.contains("pub const NAME: &str = \"captain-backup\";"),
+        "{backup}"
+    );
     assert!(
         backup.contains("// +kubebuilder:rbac:groups=crew.testproject.org,resources=captains,verbs=get;list;watch;create;update;patch;delete"),
         "{backup}"
     );
     let controllers = std::fs::read_to_string(dir.join("src/controllers/mod.rs")).unwrap();
-    assert!(controllers.contains("captain_backup::registration(),"), "{controllers}");
+    assert!(
+        controllers.contains("captain_backup::registration(),"),
+        "{controllers}"
+    );
     // A webhook at the Go project's custom path is served there.
     let hooks = std::fs::read_to_string(dir.join("src/webhooks/mod.rs")).unwrap();
     assert!(
@@ -334,12 +371,19 @@ fn the_readme_import_walk_builds_and_lints_clean() {
         "### Coming from kubebuilder: `operator-rs import`",
     )
     .concat();
-    assert!(block[1].starts_with("operator-rs import ../memcached-operator"), "{block:?}");
+    assert!(
+        block[1].starts_with("operator-rs import ../memcached-operator"),
+        "{block:?}"
+    );
     let tmp = tempfile::tempdir().unwrap();
-    common::copy_dir(&fixture("getting-started"), &tmp.path().join("memcached-operator"));
+    common::copy_dir(
+        &fixture("getting-started"),
+        &tmp.path().join("memcached-operator"),
+    );
     assert_eq!(block[3], "cargo build", "{block:?}");
     // The import and the check as one script (the first line's `cd` holds for the others).
-    common::readme::UserShell::new(tmp.path(), &[]).run(&format!("set -e\n{}", block[..3].join("\n")));
+    common::readme::UserShell::new(tmp.path(), &[])
+        .run(&format!("set -e\n{}", block[..3].join("\n")));
     let dir = tmp.path().join("memcached-operator-rs");
     // The build with the versions this workspace built (no registry), then as written.
     common::seed_lock(&dir);
@@ -375,13 +419,26 @@ fn refused(source: &Path, expect: &[&str]) -> Run {
     let dir = tmp.path().join("out");
     let r = run(
         tmp.path(),
-        &["-C", dir.to_str().unwrap(), "import", source.to_str().unwrap()],
+        &[
+            "-C",
+            dir.to_str().unwrap(),
+            "import",
+            source.to_str().unwrap(),
+        ],
     );
     assert_ne!(r.code, 0, "refused: {}", r.stderr);
     for e in expect {
-        assert!(r.stderr.contains(e), "the refusal says {e:?}:\n{}", r.stderr);
+        assert!(
+            r.stderr.contains(e),
+            "the refusal says {e:?}:\n{}",
+            r.stderr
+        );
     }
-    assert!(snapshot_of(&dir).is_empty(), "nothing written: {:?}", snapshot_of(&dir));
+    assert!(
+        snapshot_of(&dir).is_empty(),
+        "nothing written: {:?}",
+        snapshot_of(&dir)
+    );
     r
 }
 
@@ -398,7 +455,10 @@ fn edited(name: &str, file: &str, edit: impl Fn(&str) -> String) -> tempfile::Te
 #[test]
 fn a_folder_that_is_no_kubebuilder_project_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    refused(tmp.path(), &["not a kubebuilder project (it has no PROJECT file)"]);
+    refused(
+        tmp.path(),
+        &["not a kubebuilder project (it has no PROJECT file)"],
+    );
 }
 
 #[test]
@@ -408,7 +468,11 @@ fn an_unsupported_layout_is_refused_at_its_line() {
     });
     refused(
         src.path(),
-        &["PROJECT:", "the layout go.kubebuilder.io/v3 is not supported", "go/v4"],
+        &[
+            "PROJECT:",
+            "the layout go.kubebuilder.io/v3 is not supported",
+            "go/v4",
+        ],
     );
 }
 
@@ -421,7 +485,10 @@ fn a_type_with_no_schema_is_refused_at_its_go_line() {
             1,
         )
     });
-    let r = refused(src.path(), &["the field Notify cannot be mapped", "Nothing was written"]);
+    let r = refused(
+        src.path(),
+        &["the field Notify cannot be mapped", "Nothing was written"],
+    );
     let line = std::fs::read_to_string(src.path().join("api/v1alpha1/memcached_types.go"))
         .unwrap()
         .lines()
@@ -429,7 +496,8 @@ fn a_type_with_no_schema_is_refused_at_its_go_line() {
         .unwrap()
         + 1;
     assert!(
-        r.stderr.contains(&format!("api/v1alpha1/memcached_types.go:{line}:")),
+        r.stderr
+            .contains(&format!("api/v1alpha1/memcached_types.go:{line}:")),
         "{}",
         r.stderr
     );
@@ -438,7 +506,11 @@ fn a_type_with_no_schema_is_refused_at_its_go_line() {
 #[test]
 fn a_multigroup_project_with_one_kind_in_two_groups_is_refused() {
     let src = edited("project-v4", "PROJECT", |t| {
-        let t = t.replacen("domain: testproject.org\n", "domain: testproject.org\nmultigroup: true\n", 1);
+        let t = t.replacen(
+            "domain: testproject.org\n",
+            "domain: testproject.org\nmultigroup: true\n",
+            1,
+        );
         // Sailor in a second group, beside crew's.
         t.replacen(
             "  group: crew\n  kind: Sailor\n  path: sigs.k8s.io/kubebuilder/testdata/project-v4/api/v1",
@@ -461,12 +533,20 @@ fn a_users_file_in_the_target_is_not_overwritten() {
     let source = fixture("getting-started");
     let r = run(
         tmp.path(),
-        &["-C", dir.to_str().unwrap(), "import", source.to_str().unwrap()],
+        &[
+            "-C",
+            dir.to_str().unwrap(),
+            "import",
+            source.to_str().unwrap(),
+        ],
     );
     assert_ne!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("Makefile"), "{}", r.stderr);
     assert_eq!(snapshot_of(&dir), vec![PathBuf::from("Makefile")]);
-    assert_eq!(std::fs::read_to_string(dir.join("Makefile")).unwrap(), "mine\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("Makefile")).unwrap(),
+        "mine\n"
+    );
 }
 
 /// A kubebuilder project written here, with every kind of field and marker import maps: the
@@ -639,13 +719,24 @@ fn every_field_and_marker_kind_becomes_the_schema_controller_gen_writes() {
     let dir = tmp.path().join("widgets");
     let r = run(
         tmp.path(),
-        &["-C", dir.to_str().unwrap(), "import", src.path().to_str().unwrap()],
+        &[
+            "-C",
+            dir.to_str().unwrap(),
+            "import",
+            src.path().to_str().unwrap(),
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let crd = docs(&dir.join("config/crd/bases/toys.example.com_widgets.yaml")).remove(0);
     assert_eq!(crd["spec"]["scope"], "Cluster");
-    assert_eq!(crd["spec"]["names"]["shortNames"], serde_json::json!(["wd", "wdg"]));
-    assert_eq!(crd["spec"]["names"]["categories"], serde_json::json!(["all"]));
+    assert_eq!(
+        crd["spec"]["names"]["shortNames"],
+        serde_json::json!(["wd", "wdg"])
+    );
+    assert_eq!(
+        crd["spec"]["names"]["categories"],
+        serde_json::json!(["all"])
+    );
     assert_eq!(crd["spec"]["names"]["listKind"], "WidgetList");
     let version = &crd["spec"]["versions"][0];
     assert_eq!(
@@ -657,7 +748,10 @@ fn every_field_and_marker_kind_becomes_the_schema_controller_gen_writes() {
         serde_json::json!([{"name": "Mode", "type": "string", "jsonPath": ".spec.mode", "description": "How it runs"}])
     );
     let root = &version["schema"]["openAPIV3Schema"];
-    assert_eq!(root["description"], "Widget is the Schema for the widgets API.");
+    assert_eq!(
+        root["description"],
+        "Widget is the Schema for the widgets API."
+    );
     let spec = at(root, "properties.spec");
     assert_eq!(
         spec["x-kubernetes-validations"],
@@ -673,7 +767,10 @@ fn every_field_and_marker_kind_becomes_the_schema_controller_gen_writes() {
     assert_eq!(required, ["hosts", "maxReplicas", "size"]);
     let p = |name: &str| at(spec, &format!("properties.{name}")).clone();
     // The embedded struct's fields are the spec's.
-    assert_eq!(p("owner"), serde_json::json!({"type": "string", "description": "owner of the widget."}));
+    assert_eq!(
+        p("owner"),
+        serde_json::json!({"type": "string", "description": "owner of the widget."})
+    );
     assert_eq!(p("minReplicas")["default"], 1);
     assert_eq!(p("minReplicas")["format"], "int32");
     assert_eq!(p("mode")["enum"], serde_json::json!(["Fast", "Slow"]));
@@ -685,14 +782,29 @@ fn every_field_and_marker_kind_becomes_the_schema_controller_gen_writes() {
     assert_eq!(hosts["x-kubernetes-list-type"], "set");
     let ports = p("ports");
     assert_eq!(ports["x-kubernetes-list-type"], "map");
-    assert_eq!(ports["x-kubernetes-list-map-keys"], serde_json::json!(["name"]));
+    assert_eq!(
+        ports["x-kubernetes-list-map-keys"],
+        serde_json::json!(["name"])
+    );
     // A named type's markers apply where it is used.
     assert_eq!(ports["items"]["properties"]["name"]["maxLength"], 63);
-    assert_eq!(ports["items"]["properties"]["name"]["pattern"], "^[a-z]([-a-z0-9]*[a-z0-9])?$");
+    assert_eq!(
+        ports["items"]["properties"]["name"]["pattern"],
+        "^[a-z]([-a-z0-9]*[a-z0-9])?$"
+    );
     // Numbers compare as numbers (`1` = `1.0`), as the API server reads them.
-    assert_eq!(ports["items"]["properties"]["port"]["minimum"].as_f64(), Some(1.0));
-    assert_eq!(ports["items"]["properties"]["port"]["maximum"].as_f64(), Some(65535.0));
-    assert_eq!(p("labels")["additionalProperties"], serde_json::json!({"type": "string"}));
+    assert_eq!(
+        ports["items"]["properties"]["port"]["minimum"].as_f64(),
+        Some(1.0)
+    );
+    assert_eq!(
+        ports["items"]["properties"]["port"]["maximum"].as_f64(),
+        Some(65535.0)
+    );
+    assert_eq!(
+        p("labels")["additionalProperties"],
+        serde_json::json!({"type": "string"})
+    );
     assert_eq!(p("size")["x-kubernetes-int-or-string"], true);
     assert_eq!(p("target")["x-kubernetes-int-or-string"], true);
     assert_eq!(p("config")["x-kubernetes-preserve-unknown-fields"], true);
@@ -704,11 +816,17 @@ fn every_field_and_marker_kind_becomes_the_schema_controller_gen_writes() {
     assert_eq!(p("ratio")["exclusiveMinimum"], true);
     assert!(spec["properties"].get("internal").is_none());
     // No `nullable` where Go has no +nullable (controller-gen's CRD).
-    let text = std::fs::read_to_string(dir.join("config/crd/bases/toys.example.com_widgets.yaml")).unwrap();
+    let text = std::fs::read_to_string(dir.join("config/crd/bases/toys.example.com_widgets.yaml"))
+        .unwrap();
     assert!(!text.contains("nullable"), "{text}");
     // The Rust types: an enum with its constants' docs, doc comments from Go.
     let rust = std::fs::read_to_string(dir.join("src/api/v1/widget.rs")).unwrap();
-    for line in ["pub enum Mode {", "/// Fast runs fast.", "/// hosts served.", "pub template: Option<PodTemplateSpec>,"] {
+    for line in [
+        "pub enum Mode {",
+        "/// Fast runs fast.",
+        "/// hosts served.",
+        "pub template: Option<PodTemplateSpec>,",
+    ] {
         assert!(rust.contains(line), "{line:?} in:\n{rust}");
     }
     let check = run(&dir, &["generate", "manifests", "--check"]);

@@ -154,10 +154,12 @@ fn as_controller_gen(root: &mut JSONSchemaProps) {
     props
         .entry("kind".into())
         .or_insert_with(|| string(KIND_DESCRIPTION));
-    props.entry("metadata".into()).or_insert_with(|| JSONSchemaProps {
-        type_: Some("object".into()),
-        ..Default::default()
-    });
+    props
+        .entry("metadata".into())
+        .or_insert_with(|| JSONSchemaProps {
+            type_: Some("object".into()),
+            ..Default::default()
+        });
     for_each_schema(root, &mut |s| {
         if s.nullable == Some(true) {
             s.nullable = None;
@@ -169,9 +171,10 @@ fn as_controller_gen(root: &mut JSONSchemaProps) {
             return;
         };
         for p in props.values_mut() {
-            let is_meta = p.properties.as_ref().is_some_and(|m| {
-                OBJECT_META.iter().all(|k| m.contains_key(*k))
-            });
+            let is_meta = p
+                .properties
+                .as_ref()
+                .is_some_and(|m| OBJECT_META.iter().all(|k| m.contains_key(*k)));
             if is_meta {
                 p.properties = None;
                 p.required = None;
@@ -417,7 +420,10 @@ mod tests {
         assert_eq!(crd["spec"]["names"]["listKind"], "WidgetList");
         let root = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
         assert!(root.get("title").is_none());
-        assert_eq!(root["properties"]["metadata"], serde_json::json!({"type": "object"}));
+        assert_eq!(
+            root["properties"]["metadata"],
+            serde_json::json!({"type": "object"})
+        );
         assert_eq!(root["properties"]["kind"]["type"], "string");
         assert!(
             root["properties"]["apiVersion"]["description"]
@@ -426,14 +432,20 @@ mod tests {
                 .starts_with("APIVersion defines")
         );
         let mode = &root["properties"]["spec"]["properties"]["mode"];
-        assert_eq!(*mode, serde_json::json!({"type": "string", "enum": ["Fast", "Slow"]}));
+        assert_eq!(
+            *mode,
+            serde_json::json!({"type": "string", "enum": ["Fast", "Slow"]})
+        );
         assert!(root["properties"]["status"].get("nullable").is_none());
         assert_eq!(
             root["properties"]["spec"]["properties"]["template"]["properties"]["metadata"],
             serde_json::json!({"type": "object", "description": "Its metadata."})
         );
         let c = &root["properties"]["status"]["properties"]["conditions"]["items"]["properties"];
-        assert_eq!(c["status"]["enum"], serde_json::json!(["True", "False", "Unknown"]));
+        assert_eq!(
+            c["status"]["enum"],
+            serde_json::json!(["True", "False", "Unknown"])
+        );
         assert_eq!(c["reason"]["minLength"], 1);
         assert_eq!(c["type"]["maxLength"], 316);
         assert_eq!(c["message"]["maxLength"], 32768);
@@ -466,6 +478,7 @@ mod tests {
         let settings = CrdSettings {
             known_formats_only: true,
             max_desc_len: Some(0),
+            ..CrdSettings::default()
         };
         settings.apply_to_crd(&mut crd);
         for version in &crd.spec.versions {

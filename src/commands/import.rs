@@ -80,7 +80,11 @@ fn staging_folder() -> Result<tempfile::TempDir> {
 
 /// Runs one command of this tool on the staging folder.
 fn replay(stage: &Path, words: &[String]) -> Result<()> {
-    let mut argv = vec!["operator-rs".to_string(), "-C".into(), stage.display().to_string()];
+    let mut argv = vec![
+        "operator-rs".to_string(),
+        "-C".into(),
+        stage.display().to_string(),
+    ];
     argv.extend(words.iter().cloned());
     let cli = Cli::try_parse_from(&argv).map_err(|e| anyhow!("{e}"))?;
     let code = super::run(cli).with_context(|| format!("operator-rs {}", words.join(" ")))?;
@@ -97,7 +101,13 @@ fn w(s: &[&str]) -> Vec<String> {
 /// The project in `stage`: replayed commands, then the translated files over them.
 fn lay_out(stage: &Path, imported: &mut Imported) -> Result<()> {
     let p = imported.project.clone();
-    let mut init = w(&["init", "--domain", &p.domain, "--project-name", &p.project_name]);
+    let mut init = w(&[
+        "init",
+        "--domain",
+        &p.domain,
+        "--project-name",
+        &p.project_name,
+    ]);
     if !p.repo.is_empty() {
         init.extend(w(&["--repo", &p.repo]));
     }
@@ -147,8 +157,16 @@ fn lay_out(stage: &Path, imported: &mut Imported) -> Result<()> {
                 );
             }
             let mut c = w(&[
-                "create", "api", "--group", &r.group, "--version", &r.version, "--kind", &r.kind,
-                "--plural", &r.plural(),
+                "create",
+                "api",
+                "--group",
+                &r.group,
+                "--version",
+                &r.version,
+                "--kind",
+                &r.kind,
+                "--plural",
+                &r.plural(),
             ]);
             if !r.api.as_ref().is_some_and(|a| a.namespaced) {
                 c.push("--namespaced=false".into());
@@ -161,7 +179,14 @@ fn lay_out(stage: &Path, imported: &mut Imported) -> Result<()> {
             replay(
                 stage,
                 &w(&[
-                    "create", "api", "--group", &r.group, "--version", &r.version, "--kind", &r.kind,
+                    "create",
+                    "api",
+                    "--group",
+                    &r.group,
+                    "--version",
+                    &r.version,
+                    "--kind",
+                    &r.kind,
                     "--resource=false",
                 ]),
             )?;
@@ -177,7 +202,17 @@ fn lay_out(stage: &Path, imported: &mut Imported) -> Result<()> {
         if first.as_deref() != Some(version.as_str()) {
             replay(
                 stage,
-                &w(&["edit", "api", "--group", group, "--version", version, "--kind", kind, "--storage"]),
+                &w(&[
+                    "edit",
+                    "api",
+                    "--group",
+                    group,
+                    "--version",
+                    version,
+                    "--kind",
+                    kind,
+                    "--storage",
+                ]),
             )?;
         }
     }
@@ -187,7 +222,16 @@ fn lay_out(stage: &Path, imported: &mut Imported) -> Result<()> {
         if r.external {
             continue;
         }
-        let mut c = w(&["create", "webhook", "--group", &r.group, "--version", &r.version, "--kind", &r.kind]);
+        let mut c = w(&[
+            "create",
+            "webhook",
+            "--group",
+            &r.group,
+            "--version",
+            &r.version,
+            "--kind",
+            &r.kind,
+        ]);
         if hooks.defaulting {
             c.push("--defaulting".into());
         }
@@ -225,7 +269,8 @@ fn lay_out(stage: &Path, imported: &mut Imported) -> Result<()> {
             text.clone(),
         );
     }
-    let mut mod_rs = std::fs::read_to_string(stage.join("src/controllers/mod.rs")).unwrap_or_default();
+    let mut mod_rs =
+        std::fs::read_to_string(stage.join("src/controllers/mod.rs")).unwrap_or_default();
     let mut stubbed = BTreeSet::new();
     for stub in &imported.controllers {
         let r = stub.resource.map(|i| &p.resources[i]);
@@ -240,7 +285,10 @@ fn lay_out(stage: &Path, imported: &mut Imported) -> Result<()> {
         if !stage.join(&path).exists() && !mod_rs.is_empty() {
             let what = match stub.resource {
                 Some(_) => format!("The {} controller (imported).", stub.name),
-                None => format!("The RBAC of the Go {} controller (its kind is not imported).", stub.name),
+                None => format!(
+                    "The RBAC of the Go {} controller (its kind is not imported).",
+                    stub.name
+                ),
             };
             mod_rs = mod_rs.replace(
                 "// +operator-rs:scaffold:modules",
@@ -267,7 +315,9 @@ fn lay_out(stage: &Path, imported: &mut Imported) -> Result<()> {
     }
     put.insert(
         PathBuf::from(report::FILE),
-        imported.report.markdown(&imported.source.display().to_string()),
+        imported
+            .report
+            .markdown(&imported.source.display().to_string()),
     );
     for (rel, text) in &mut put {
         // The translated Rust as rustfmt lays it out (the project's `cargo fmt --check` holds);

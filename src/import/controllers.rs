@@ -38,7 +38,9 @@ pub fn read(source: &Path, project: &GoProjectFile, report: &mut Report) -> Resu
         }
         let file = go::read_file_lenient(&full, &shown, report)?;
         for setup in file.funcs.iter().filter(|f| f.name == "SetupWithManager") {
-            let Some(receiver) = &setup.receiver else { continue };
+            let Some(receiver) = &setup.receiver else {
+                continue;
+            };
             match stub(&file, setup, receiver, project, report) {
                 Some(s) => stubs.push(s),
                 None => continue,
@@ -52,7 +54,9 @@ fn go_files(source: &Path, dir: &Path) -> Result<Vec<(PathBuf, PathBuf)>> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(source.join(&d)) else { continue };
+        let Ok(entries) = std::fs::read_dir(source.join(&d)) else {
+            continue;
+        };
         for e in entries.flatten() {
             let p = e.path();
             let rel = d.join(e.file_name());
@@ -69,7 +73,11 @@ fn go_files(source: &Path, dir: &Path) -> Result<Vec<(PathBuf, PathBuf)>> {
 
 fn first_line(s: &str) -> String {
     let first = s.lines().next().unwrap_or("");
-    if s.contains('\n') { format!("{first} ...") } else { first.to_string() }
+    if s.contains('\n') {
+        format!("{first} ...")
+    } else {
+        first.to_string()
+    }
 }
 
 /// `&crewv1.Captain{}` -> (`crewv1`, `Captain`).
@@ -81,7 +89,12 @@ fn type_of_arg(arg: &str) -> Option<(String, String)> {
 }
 
 /// The Rust path of a Go type of a controller's file: a kind of the project, or a k8s.io/api type.
-fn rust_type(file: &GoFile, pkg: &str, name: &str, project: &GoProjectFile) -> Option<(String, Option<usize>)> {
+fn rust_type(
+    file: &GoFile,
+    pkg: &str,
+    name: &str,
+    project: &GoProjectFile,
+) -> Option<(String, Option<usize>)> {
     let path = file.import(pkg)?;
     if let Some(i) = project
         .resources
@@ -99,7 +112,10 @@ fn rust_type(file: &GoFile, pkg: &str, name: &str, project: &GoProjectFile) -> O
 
 fn builtin_path(go_path: &str, name: &str) -> Option<String> {
     let rest = go_path.strip_prefix("k8s.io/api/")?;
-    Some(format!("k8s_openapi::api::{}::{name}", rest.replace('/', "::")))
+    Some(format!(
+        "k8s_openapi::api::{}::{name}",
+        rest.replace('/', "::")
+    ))
 }
 
 fn stub(
@@ -141,7 +157,11 @@ fn stub(
         );
     }
     let Some(((pkg, kind), for_at)) = for_kind else {
-        report.add(&setup.at, "a SetupWithManager without For(...)", "not translated: add the controller by hand");
+        report.add(
+            &setup.at,
+            "a SetupWithManager without For(...)",
+            "not translated: add the controller by hand",
+        );
         return None;
     };
     let Some((kind_path, resource)) = rust_type(file, &pkg, &kind, project) else {
@@ -156,19 +176,35 @@ fn stub(
             "//! The RBAC of the Go controller of {pkg}.{kind} ({}), whose kind is another\n//! project's: the controller is not imported (see IMPORT.md); its markers keep role.yaml as\n//! the Go project's.\n",
             file.path.display()
         );
-        let rbac: Vec<&Marker> = file.markers.iter().filter(|m| m.text.starts_with("kubebuilder:rbac:")).collect();
+        let rbac: Vec<&Marker> = file
+            .markers
+            .iter()
+            .filter(|m| m.text.starts_with("kubebuilder:rbac:"))
+            .collect();
         if !rbac.is_empty() {
             text.push('\n');
         }
         for m in rbac {
             text.push_str(&format!("// +{}\n", m.text));
         }
-        return Some(Stub { name, module, resource: None, text });
+        return Some(Stub {
+            name,
+            module,
+            resource: None,
+            text,
+        });
     };
     let Some(resource) = resource.or_else(|| {
-        project.resources.iter().position(|r: &GoResource| r.kind == kind && r.core)
+        project
+            .resources
+            .iter()
+            .position(|r: &GoResource| r.kind == kind && r.core)
     }) else {
-        report.add(&for_at, format!("the controller of {pkg}.{kind}"), "PROJECT does not record its kind; not translated");
+        report.add(
+            &for_at,
+            format!("the controller of {pkg}.{kind}"),
+            "PROJECT does not record its kind; not translated",
+        );
         return None;
     };
     let name = named.unwrap_or_else(|| kind.to_lowercase());
@@ -191,7 +227,9 @@ fn stub(
     }
     let r = &project.resources[resource];
     let finalizer = (!r.core).then(|| r.qualified_group());
-    let text = render(file, &name, &kind, &kind_path, &owns, &rbac, reconcile, receiver, finalizer);
+    let text = render(
+        file, &name, &kind, &kind_path, &owns, &rbac, reconcile, receiver, finalizer,
+    );
     Some(Stub {
         name,
         module,
@@ -251,7 +289,9 @@ fn render(
         "/// The logic of the {name} controller (Go: `{receiver}`).\npub struct Reconciler;\n\n"
     ));
     s.push_str("impl operator_rs_runtime::controller::Reconciler for Reconciler {\n    type Kind = Kind;\n\n");
-    s.push_str("    async fn apply(&self, _obj: Arc<Kind>, _ctx: &Context<Kind>) -> Result<Action> {\n");
+    s.push_str(
+        "    async fn apply(&self, _obj: Arc<Kind>, _ctx: &Context<Kind>) -> Result<Action> {\n",
+    );
     if let Some(r) = reconcile {
         s.push_str(&format!(
             "        // TODO(user): port the Go Reconcile ({}:{}):\n",
@@ -284,11 +324,21 @@ pub fn webhook_markers(source: &Path, report: &mut Report) -> Result<Vec<Marker>
             continue;
         }
         let file = go::read_file_lenient(&full, &shown, report)?;
-        out.extend(file.markers.iter().filter(|m| m.text.starts_with("kubebuilder:webhook:")).cloned());
+        out.extend(
+            file.markers
+                .iter()
+                .filter(|m| m.text.starts_with("kubebuilder:webhook:"))
+                .cloned(),
+        );
         for f in &file.funcs {
             if matches!(
                 f.name.as_str(),
-                "Default" | "ValidateCreate" | "ValidateUpdate" | "ValidateDelete" | "ConvertTo" | "ConvertFrom"
+                "Default"
+                    | "ValidateCreate"
+                    | "ValidateUpdate"
+                    | "ValidateDelete"
+                    | "ConvertTo"
+                    | "ConvertFrom"
             ) {
                 report.add(
                     &f.at,

@@ -132,15 +132,21 @@ impl GoFile {
 
 /// Reads one Go file; `shown` is the path messages name.
 pub fn read_file(full: &Path, shown: &Path) -> Result<GoFile> {
-    let text = std::fs::read_to_string(full).with_context(|| format!("reading {}", full.display()))?;
+    let text =
+        std::fs::read_to_string(full).with_context(|| format!("reading {}", full.display()))?;
     parse(&text, shown)
 }
 
 /// Reads a Go file whose declarations only are needed (a controller, a webhook): a part the Go
 /// grammar does not read (a newer Go syntax in a function body) is noted in `report`, and the
 /// rest read as tree-sitter recovers it.
-pub fn read_file_lenient(full: &Path, shown: &Path, report: &mut super::report::Report) -> Result<GoFile> {
-    let text = std::fs::read_to_string(full).with_context(|| format!("reading {}", full.display()))?;
+pub fn read_file_lenient(
+    full: &Path,
+    shown: &Path,
+    report: &mut super::report::Report,
+) -> Result<GoFile> {
+    let text =
+        std::fs::read_to_string(full).with_context(|| format!("reading {}", full.display()))?;
     match parse_with(&text, shown, true) {
         Ok((file, Some(at))) => {
             report.add(
@@ -573,7 +579,13 @@ impl Reader<'_> {
         {
             let args = node
                 .child_by_field_name("arguments")
-                .map(|a| self.text(a).trim_start_matches('(').trim_end_matches(')').trim().to_string())
+                .map(|a| {
+                    self.text(a)
+                        .trim_start_matches('(')
+                        .trim_end_matches(')')
+                        .trim()
+                        .to_string()
+                })
                 .unwrap_or_default();
             out.push((self.text(method).to_string(), args, self.at(method)));
         }
@@ -651,39 +663,70 @@ type Thing struct {
     fn reads_types_fields_markers_and_consts() {
         let f = parse(SRC, Path::new("api/v1/thing_types.go")).expect("parses");
         assert_eq!(f.package, "v1");
-        assert_eq!(f.import("metav1"), Some("k8s.io/apimachinery/pkg/apis/meta/v1"));
+        assert_eq!(
+            f.import("metav1"),
+            Some("k8s.io/apimachinery/pkg/apis/meta/v1")
+        );
         let thing = f.types.iter().find(|t| t.name == "Thing").expect("Thing");
         assert_eq!(thing.comments.doc, vec![" Thing is a thing.".to_string()]);
-        let markers: Vec<&str> = thing.comments.markers.iter().map(|m| m.text.as_str()).collect();
-        assert_eq!(markers, ["kubebuilder:object:root=true", "kubebuilder:subresource:status"]);
+        let markers: Vec<&str> = thing
+            .comments
+            .markers
+            .iter()
+            .map(|m| m.text.as_str())
+            .collect();
+        assert_eq!(
+            markers,
+            [
+                "kubebuilder:object:root=true",
+                "kubebuilder:subresource:status"
+            ]
+        );
         let TypeBody::Struct(fields) = &thing.body else {
             panic!("a struct")
         };
         assert_eq!(fields[0].name, None);
         assert_eq!(fields[0].json.as_deref(), Some(",inline"));
         let replicas = &fields[1];
-        assert_eq!(replicas.ty, GoType::Pointer(Box::new(GoType::Ident("int32".into()))));
+        assert_eq!(
+            replicas.ty,
+            GoType::Pointer(Box::new(GoType::Ident("int32".into())))
+        );
         assert_eq!(replicas.at.line, 27);
-        let m: Vec<&str> = replicas.comments.markers.iter().map(|m| m.text.as_str()).collect();
+        let m: Vec<&str> = replicas
+            .comments
+            .markers
+            .iter()
+            .map(|m| m.text.as_str())
+            .collect();
         assert_eq!(m, ["kubebuilder:validation:Minimum=1", "optional"]);
         // A trailing comment is not the next field's doc.
         assert!(fields[3].comments.markers.is_empty());
         assert_eq!(f.consts.len(), 2);
         assert_eq!(f.consts[0].doc, vec![" Allow allows.".to_string()]);
         let policy = f.types.iter().find(|t| t.name == "Policy").expect("Policy");
-        assert_eq!(policy.comments.markers[0].text, "kubebuilder:validation:Enum=Allow;Forbid");
+        assert_eq!(
+            policy.comments.markers[0].text,
+            "kubebuilder:validation:Enum=Allow;Forbid"
+        );
     }
 
     #[test]
     fn refuses_what_is_not_go_at_its_line() {
-        let err = parse("package v1\n\ntype X struct {\n  A int `json:\"a\"\n", Path::new("x.go"))
-            .expect_err("refused");
+        let err = parse(
+            "package v1\n\ntype X struct {\n  A int `json:\"a\"\n",
+            Path::new("x.go"),
+        )
+        .expect_err("refused");
         assert!(err.to_string().starts_with("x.go:"), "{err}");
     }
 
     #[test]
     fn json_tags() {
-        assert_eq!(json_tag("`json:\"a,omitempty\" yaml:\"b\"`").as_deref(), Some("a,omitempty"));
+        assert_eq!(
+            json_tag("`json:\"a,omitempty\" yaml:\"b\"`").as_deref(),
+            Some("a,omitempty")
+        );
         assert_eq!(json_tag("`yaml:\"b\"`"), None);
     }
 }

@@ -195,7 +195,10 @@ pub fn rule(args_text: &str) -> Option<String> {
         e.push_str(&format!(".message({})", lit(&m)));
     }
     if let Some(m) = get("messageExpression") {
-        e.push_str(&format!(".message(Message::Expression({}.into()))", lit(&m)));
+        e.push_str(&format!(
+            ".message(Message::Expression({}.into()))",
+            lit(&m)
+        ));
     }
     if let Some(r) = get("reason") {
         let r = r.rsplit('.').next().unwrap_or(&r).to_string();
@@ -445,7 +448,10 @@ mod tests {
             split("kubebuilder:validation:Maximum=10"),
             ("kubebuilder:validation:Maximum", "10")
         );
-        assert_eq!(split("kubebuilder:default:=Allow"), ("kubebuilder:default", "Allow"));
+        assert_eq!(
+            split("kubebuilder:default:=Allow"),
+            ("kubebuilder:default", "Allow")
+        );
         assert_eq!(
             split("kubebuilder:printcolumn:name=\"A\",type=string"),
             ("kubebuilder:printcolumn", "name=\"A\",type=string")
@@ -465,7 +471,10 @@ mod tests {
     #[test]
     fn rules_become_attributes() {
         let r = rule("rule=\"self.a <= self.b\",message=\"a, at most b\"").expect("a rule");
-        assert_eq!(r, "Rule::new(\"self.a <= self.b\").message(\"a, at most b\")");
+        assert_eq!(
+            r,
+            "Rule::new(\"self.a <= self.b\").message(\"a, at most b\")"
+        );
         assert_eq!(value("{a,b}"), serde_json::json!(["a", "b"]));
         assert_eq!(value("3"), serde_json::json!(3));
         assert_eq!(value("Allow"), serde_json::json!("Allow"));

@@ -279,9 +279,8 @@ pub fn read(source: &Path) -> Result<Imported> {
             kind: r.kind.clone(),
             plural: r.plural(),
             namespaced: r.api.as_ref().is_some_and(|a| a.namespaced),
-            storage: several.then(|| {
-                storage.get(&(r.group.clone(), r.kind.clone())) == Some(&r.version)
-            }),
+            storage: several
+                .then(|| storage.get(&(r.group.clone(), r.kind.clone())) == Some(&r.version)),
         };
         let module = crate::names::kind_snake(&r.kind);
         let version_declared = declared.entry(dir.clone()).or_default();
@@ -401,9 +400,14 @@ fn read_samples(source: &Path) -> Result<Vec<(PathBuf, String)>> {
     let mut out = Vec::new();
     for e in entries.flatten() {
         let p = e.path();
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+        let name = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_string();
         if name.ends_with(".yaml") && name != "kustomization.yaml" {
-            let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+            let text =
+                std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
             out.push((PathBuf::from("config/samples").join(name), text));
         }
     }

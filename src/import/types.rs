@@ -32,7 +32,10 @@ impl Package {
 
     /// The package markers (`+kubebuilder:validation:Optional` on the package...).
     fn package_markers(&self) -> Vec<&super::go::Marker> {
-        self.files.iter().flat_map(|f| f.package_markers.iter()).collect()
+        self.files
+            .iter()
+            .flat_map(|f| f.package_markers.iter())
+            .collect()
     }
 }
 
@@ -155,10 +158,21 @@ pub fn kind_module(
     };
     // The spec first, as the kind's derive.
     let Some((_, spec)) = pkg.find(&spec_name) else {
-        bail!("{}: the spec type {spec_name} is not in the package", spec_field.at);
+        bail!(
+            "{}: the spec type {spec_name} is not in the package",
+            spec_field.at
+        );
     };
-    let spec_doc = description(&spec_field.comments.doc).or_else(|| description(&spec.comments.doc));
-    let kube = kube_attribute(info, file, root, status_name.as_deref(), has_status_marker, w.report);
+    let spec_doc =
+        description(&spec_field.comments.doc).or_else(|| description(&spec.comments.doc));
+    let kube = kube_attribute(
+        info,
+        file,
+        root,
+        status_name.as_deref(),
+        has_status_marker,
+        w.report,
+    );
     w.declared.insert(spec_name.clone());
     if let Some(status) = &status_name
         && has_status_marker
@@ -175,7 +189,9 @@ pub fn kind_module(
             w.declared.insert(name.clone());
             let decl = decl.clone();
             match &decl.body {
-                TypeBody::Struct(_) => w.write_struct(&decl, doc.or_else(|| description(&decl.comments.doc)), None),
+                TypeBody::Struct(_) => {
+                    w.write_struct(&decl, doc.or_else(|| description(&decl.comments.doc)), None)
+                }
                 TypeBody::Named(_) => w.write_named(&decl),
             }
         }
@@ -264,13 +280,19 @@ fn kube_attribute(
                         "path" => {}
                         "scope" => namespaced = v != "Cluster",
                         "shortName" => extra.extend(
-                            v.split(';').map(|s| format!("shortname = {}", lit(s.trim()))),
+                            v.split(';')
+                                .map(|s| format!("shortname = {}", lit(s.trim()))),
                         ),
                         "categories" => extra.extend(
-                            v.split(';').map(|s| format!("category = {}", lit(s.trim()))),
+                            v.split(';')
+                                .map(|s| format!("category = {}", lit(s.trim()))),
                         ),
                         "singular" => extra.push(format!("singular = {}", lit(&v))),
-                        _ => report.add(&m.at, format!("+{}", m.text), format!("the argument {k} has no Rust form")),
+                        _ => report.add(
+                            &m.at,
+                            format!("+{}", m.text),
+                            format!("the argument {k} has no Rust form"),
+                        ),
                     }
                 }
             }
@@ -284,7 +306,11 @@ fn kube_attribute(
                         "description" => parts.push(format!("description = {}", lit(&v))),
                         "format" => parts.push(format!("format = {}", lit(&v))),
                         "priority" => parts.push(format!("priority = {v}")),
-                        _ => report.add(&m.at, format!("+{}", m.text), format!("the argument {k} has no Rust form")),
+                        _ => report.add(
+                            &m.at,
+                            format!("+{}", m.text),
+                            format!("the argument {k} has no Rust form"),
+                        ),
                     }
                 }
                 extra.push(format!("printcolumn({})", parts.join(", ")));
@@ -303,11 +329,19 @@ fn kube_attribute(
             "kubebuilder:unservedversion" => extra.push("served = false".into()),
             "kubebuilder:validation:XValidation" => match markers::rule(arg) {
                 Some(r) => extra.push(format!("validation = {r}")),
-                None => report.add(&m.at, format!("+{}", m.text), "an XValidation marker without rule="),
+                None => report.add(
+                    &m.at,
+                    format!("+{}", m.text),
+                    "an XValidation marker without rule=",
+                ),
             },
             "kubebuilder:metadata" => {
                 for (k, v) in markers::args(arg) {
-                    let key = if k == "annotations" { "annotation" } else { "label" };
+                    let key = if k == "annotations" {
+                        "annotation"
+                    } else {
+                        "label"
+                    };
                     for pair in v.split(';') {
                         if let Some((a, b)) = pair.split_once('=') {
                             extra.push(format!("{key}({}, {})", lit(a.trim()), lit(b.trim())));
@@ -316,7 +350,10 @@ fn kube_attribute(
                 }
             }
             "kubebuilder:selectablefield" => {
-                if let Some((_, v)) = markers::args(arg).into_iter().find(|(k, _)| k == "JSONPath") {
+                if let Some((_, v)) = markers::args(arg)
+                    .into_iter()
+                    .find(|(k, _)| k == "JSONPath")
+                {
                     extra.push(format!("selectable = {}", lit(&v)));
                 }
             }
@@ -470,7 +507,9 @@ impl Writer<'_> {
                             }
                         }
                     },
-                    None => Mapped::No(format!("the type {other} is not declared in the API package")),
+                    None => Mapped::No(format!(
+                        "the type {other} is not declared in the API package"
+                    )),
                 },
             },
             GoType::Pointer(inner) => self.map(inner, file),
@@ -498,13 +537,17 @@ impl Writer<'_> {
                 let path = file.import(pkg).unwrap_or(pkg.as_str()).to_string();
                 self.qualified(&path, name)
             }
-            GoType::Other(text) => Mapped::No(format!("the Go type `{text}` has no schema import can map")),
+            GoType::Other(text) => {
+                Mapped::No(format!("the Go type `{text}` has no schema import can map"))
+            }
         }
     }
 
     fn string_like(&self, ty: &GoType) -> bool {
         match ty {
-            GoType::Ident(n) => matches!(self.local(n), Some(TypeDecl { body: TypeBody::Named(GoType::Ident(u)), .. }) if u == "string"),
+            GoType::Ident(n) => {
+                matches!(self.local(n), Some(TypeDecl { body: TypeBody::Named(GoType::Ident(u)), .. }) if u == "string")
+            }
             _ => false,
         }
     }
@@ -520,19 +563,22 @@ impl Writer<'_> {
             ("k8s.io/apimachinery/pkg/apis/meta/v1", ty) => {
                 k8s(&mut self.imports, "apimachinery::pkg::apis::meta::v1", ty)
             }
-            ("k8s.io/apimachinery/pkg/api/resource", "Quantity") => {
-                k8s(&mut self.imports, "apimachinery::pkg::api::resource", "Quantity")
-            }
-            ("k8s.io/apimachinery/pkg/util/intstr", "IntOrString") => {
-                k8s(&mut self.imports, "apimachinery::pkg::util::intstr", "IntOrString")
-            }
+            ("k8s.io/apimachinery/pkg/api/resource", "Quantity") => k8s(
+                &mut self.imports,
+                "apimachinery::pkg::api::resource",
+                "Quantity",
+            ),
+            ("k8s.io/apimachinery/pkg/util/intstr", "IntOrString") => k8s(
+                &mut self.imports,
+                "apimachinery::pkg::util::intstr",
+                "IntOrString",
+            ),
             ("k8s.io/apimachinery/pkg/runtime", "RawExtension") => {
                 Mapped::Ok("RawExtension".into())
             }
-            (
-                "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1",
-                "JSON",
-            ) => Mapped::Ok("JSON".into()),
+            ("k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1", "JSON") => {
+                Mapped::Ok("JSON".into())
+            }
             (p, ty) if p.starts_with("k8s.io/api/") => {
                 let rest = &p["k8s.io/api/".len()..];
                 let module = format!("api::{}", rest.replace(['/', '.'], "::"));
@@ -594,7 +640,9 @@ impl Writer<'_> {
                 serde_json::Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            let konst = consts.iter().find(|c| markers::unquote(c.value.trim()) == text);
+            let konst = consts
+                .iter()
+                .find(|c| markers::unquote(c.value.trim()) == text);
             let mut variant = heck::ToUpperCamelCase::to_upper_camel_case(text.as_str());
             if variant.is_empty() || variant.starts_with(|c: char| c.is_ascii_digit()) {
                 variant = format!("V{variant}");
@@ -605,7 +653,10 @@ impl Writer<'_> {
             if let Some(doc) = konst.and_then(|c| description(&c.doc)) {
                 s.push_str(&doc_lines(&doc, "    "));
             }
-            s.push_str(&format!("    #[serde(rename = {})]\n    {variant},\n", lit(&text)));
+            s.push_str(&format!(
+                "    #[serde(rename = {})]\n    {variant},\n",
+                lit(&text)
+            ));
         }
         s.push_str("}\n");
         self.out.push(s);
@@ -707,12 +758,18 @@ impl Writer<'_> {
                 "serde_json::Value".to_string(),
                 vec![
                     ("type".to_string(), serde_json::json!("object")),
-                    ("x-kubernetes-preserve-unknown-fields".to_string(), serde_json::json!(true)),
+                    (
+                        "x-kubernetes-preserve-unknown-fields".to_string(),
+                        serde_json::json!(true),
+                    ),
                 ],
             ),
             "JSON" => (
                 "serde_json::Value".to_string(),
-                vec![("x-kubernetes-preserve-unknown-fields".to_string(), serde_json::json!(true))],
+                vec![(
+                    "x-kubernetes-preserve-unknown-fields".to_string(),
+                    serde_json::json!(true),
+                )],
             ),
             _ => (ty, Vec::new()),
         };
@@ -799,11 +856,14 @@ impl Writer<'_> {
 /// The k8s.io/api type a field's type is (through pointers and slices): its package and name.
 fn k8s_api_type(ty: &GoType, file: &GoFile) -> Option<(String, String)> {
     match ty {
-        GoType::Pointer(inner) | GoType::Slice(inner) | GoType::Array(_, inner) => k8s_api_type(inner, file),
+        GoType::Pointer(inner) | GoType::Slice(inner) | GoType::Array(_, inner) => {
+            k8s_api_type(inner, file)
+        }
         GoType::Map(_, v) => k8s_api_type(v, file),
         GoType::Qualified(pkg, name) => {
             let path = file.import(pkg)?;
-            path.starts_with("k8s.io/api/").then(|| (path.to_string(), name.clone()))
+            path.starts_with("k8s.io/api/")
+                .then(|| (path.to_string(), name.clone()))
         }
         _ => None,
     }
