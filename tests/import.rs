@@ -60,12 +60,12 @@ fn normalize(v: &mut Value) {
                     normalize(child);
                 }
             }
-            if let Some(Value::Object(meta)) = map.get_mut("metadata") {
-                if let Some(Value::Object(a)) = meta.get_mut("annotations") {
-                    a.remove("controller-gen.kubebuilder.io/version");
-                    if a.is_empty() {
-                        meta.remove("annotations");
-                    }
+            if let Some(Value::Object(meta)) = map.get_mut("metadata")
+                && let Some(Value::Object(a)) = meta.get_mut("annotations")
+            {
+                a.remove("controller-gen.kubebuilder.io/version");
+                if a.is_empty() {
+                    meta.remove("annotations");
                 }
             }
         }

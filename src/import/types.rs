@@ -677,14 +677,13 @@ impl Writer<'_> {
         let mut type_markers = Vec::new();
         for m in &decl.comments.markers {
             let (name, _) = markers::split(&m.text);
-            // Markers of the type that apply to its schema.
-            if name.starts_with("kubebuilder:validation:")
+            // Markers of the type that apply to its schema; on the spec only those (its other
+            // markers are the kind's, read from the root type).
+            let schema_marker = name.starts_with("kubebuilder:validation:")
                 || name.starts_with("kubebuilder:pruning:")
                 || name == "structType"
-                || name == "mapType"
-            {
-                type_markers.push(m.clone());
-            } else if !markers::no_counterpart(&m.text) && kube.is_none() {
+                || name == "mapType";
+            if schema_marker || (!markers::no_counterpart(&m.text) && kube.is_none()) {
                 type_markers.push(m.clone());
             }
         }
