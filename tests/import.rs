@@ -832,3 +832,25 @@ fn every_field_and_marker_kind_becomes_the_schema_controller_gen_writes() {
     let check = run(&dir, &["generate", "manifests", "--check"]);
     assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
 }
+
+/// PROJECT records the commands that make the imported project and the digest of their replay:
+/// `update` finds this operator-rs to be the one that made it, as for any project.
+#[test]
+fn an_imported_project_updates_like_any_other() {
+    let (_tmp, dir) = import("project-v4");
+    common::git(&dir, &["init", "-q"]);
+    common::git(&dir, &["add", "-A"]);
+    common::git(&dir, &["commit", "-qm", "import"]);
+    let this = env!("CARGO_BIN_EXE_operator-rs");
+    let r = run(
+        &dir,
+        &["update", "--dry-run", "--no-check", "--from-binary", this],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        format!("{}{}", r.stdout, r.stderr).contains("already up to date"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+}

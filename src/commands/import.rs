@@ -98,8 +98,18 @@ fn w(s: &[&str]) -> Vec<String> {
     s.iter().map(|s| s.to_string()).collect()
 }
 
-/// The project in `stage`: replayed commands, then the translated files over them.
+/// The project in `stage`: the commands that make it, then the translated files over them.
 fn lay_out(stage: &Path, imported: &mut Imported) -> Result<()> {
+    // The commands record no scaffold as they run; PROJECT records it once, from a replay of
+    // them all, as `update` replays them.
+    super::scaffold_record::replaying(|| run_commands(stage, imported))?;
+    let mut project = crate::project::Project::load(stage)?;
+    super::scaffold_record::stamp(stage, &mut project);
+    translate(stage, imported, project)
+}
+
+/// `init`, `create api` per kind version, `edit api --storage`, `create webhook`, in `stage`.
+fn run_commands(stage: &Path, imported: &mut Imported) -> Result<()> {
     let p = imported.project.clone();
     let mut init = w(&[
         "init",
@@ -250,8 +260,18 @@ fn lay_out(stage: &Path, imported: &mut Imported) -> Result<()> {
         }
     }
 
+    Ok(())
+}
+
+/// The translated files over the scaffolded ones in `stage`, `project` (stamped) with the CRD
+/// options, and the manifests generated.
+fn translate(
+    stage: &Path,
+    imported: &mut Imported,
+    mut project: crate::project::Project,
+) -> Result<()> {
+    let p = imported.project.clone();
     // The CRDs as controller-gen wrote them for the Go project (PROJECT's `crd:` options).
-    let mut project = crate::project::Project::load(stage)?;
     project.crd.controller_gen = true;
     project.crd.max_desc_len = imported.max_desc_len;
     let previous = std::fs::read_to_string(stage.join(crate::project::FILE))?;
