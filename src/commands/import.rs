@@ -333,6 +333,16 @@ fn translate(
     for (rel, text) in &imported.samples {
         put.insert(rel.clone(), text.clone());
     }
+    // The Go project's config/ files the operator-rs layout has no counterpart of.
+    for rel in config_files(&imported.source.join("config"), Path::new("config")) {
+        if !stage.join(&rel).exists() && !put.contains_key(&rel) {
+            imported.report.add(
+                &import::go::At { file: rel.clone(), line: 1, col: 1 },
+                "a config/ file of the Go project",
+                "not carried over: operator-rs's config/ has no such file; copy it, and add it to its kustomization.yaml, if the deployment needs it",
+            );
+        }
+    }
     put.insert(
         PathBuf::from(report::FILE),
         imported
@@ -427,6 +437,24 @@ fn webhook_wiring(stage: &Path, imported: &Imported) -> Result<Vec<(PathBuf, Str
     let mut new = out.join("\n");
     new.push('\n');
     Ok(vec![(rel, new)])
+}
+
+/// Every file under `dir`, as `rel`-prefixed relative paths.
+fn config_files(dir: &Path, rel: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let path = rel.join(e.file_name());
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(config_files(&e.path(), &path));
+        } else {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Every file of the staged project, relative to it.

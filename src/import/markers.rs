@@ -247,7 +247,14 @@ pub fn field_rules(markers: &[Marker], rules: &mut FieldRules, report: &mut Repo
             "required" | "kubebuilder:validation:Required" | "k8s:required" => {
                 rules.optional = Some(false)
             }
-            "nullable" => rules.nullable = true,
+            "nullable" => {
+                rules.nullable = true;
+                report.add(
+                    &m.at,
+                    "+nullable",
+                    "not kept: PROJECT's `crd: {controllerGen: true}` writes no `nullable` (kube-derive would write it on every Option); to keep it, remove controllerGen and accept `nullable` on every optional field",
+                );
+            }
             "kubebuilder:validation:Minimum" => rules.min = Some(a),
             "kubebuilder:validation:Maximum" => rules.max = Some(a),
             // `=false` is the schema's default: controller-gen writes nothing.
