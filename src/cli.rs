@@ -64,6 +64,13 @@ pub enum Command {
     /// for KUBEBUILDER_ASSETS.
     #[command(after_help = ENVTEST_HELP)]
     Envtest(EnvtestArgs),
+    /// Make an operator-rs project of a kubebuilder (go/v4) project: its PROJECT, API types with
+    /// their markers, controllers (stubs with their RBAC markers), webhooks, samples; what is not
+    /// translated is listed in IMPORT.md with its Go file:line.
+    #[command(
+        after_help = "Example:\n  mkdir memcached-operator-rs && cd memcached-operator-rs\n  operator-rs import ../memcached-operator\n  operator-rs generate manifests --check && cargo build"
+    )]
+    Import(ImportArgs),
     /// Print the version of operator-rs and of what it scaffolds.
     #[command(after_help = "Example:\n  operator-rs version")]
     Version,
@@ -249,6 +256,15 @@ pub struct UpdateArgs {
     /// Do not run `cargo check --all-targets` in the project after the update.
     #[arg(long)]
     pub no_check: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The kubebuilder project's folder (the one with its PROJECT file).
+    pub source: std::path::PathBuf,
+    /// Overwrite files that already exist in the target folder.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]

@@ -14,6 +14,7 @@
 //! - [`envtest`] installs the control-plane binaries of the integration tests (setup-envtest's job);
 //! - [`dashboards`] writes the Grafana dashboards of the manager's metrics;
 //! - [`crdgen`] derives CRD YAML from the user's Spec/Status structs without compiling;
+//! - [`import`] reads a kubebuilder Go project and translates its API, controllers and markers to Rust;
 //! - [`fromcrd`] writes Rust types for a kind the project does not own, from its CRD file;
 //! - [`markers`] finds `+kubebuilder:` markers in Rust comments (never in literals) and reads their arguments;
 //! - [`release`] is this operator-rs's version and scaffold fingerprint, what PROJECT records;
@@ -35,6 +36,7 @@ pub mod crdgen;
 pub mod dashboards;
 pub mod envtest;
 pub mod fromcrd;
+pub mod import;
 pub mod install_source;
 pub mod markers;
 pub mod names;

@@ -26,14 +26,37 @@ pub fn error_text(error: &anyhow::Error) -> String {
     text
 }
 
+/// Set while a command runs others on its behalf (`import` replays `init` and `create api` in
+/// a staging folder): their messages are not the user's.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Runs `f` with the tool's messages silenced (see [`QUIET`]).
+pub fn quietly<T>(f: impl FnOnce() -> T) -> T {
+    use std::sync::atomic::Ordering;
+    let was = QUIET.swap(true, Ordering::SeqCst);
+    let result = f();
+    QUIET.store(was, Ordering::SeqCst);
+    result
+}
+
+fn quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Write `args` to stdout, ignoring a stream that cannot take it.
 pub fn stdout(args: std::fmt::Arguments<'_>) {
+    if quiet() {
+        return;
+    }
     let mut out = std::io::stdout().lock();
     let _ = out.write_fmt(args).and_then(|()| out.flush());
 }
 
 /// Write `args` to stderr, ignoring a stream that cannot take it.
 pub fn stderr(args: std::fmt::Arguments<'_>) {
+    if quiet() {
+        return;
+    }
     let _ = std::io::stderr().lock().write_fmt(args);
 }
 

@@ -4,7 +4,7 @@
 //! The types are the single source of truth: PROJECT is never the place to make such a change.
 
 mod guards;
-mod kube_attr;
+pub(crate) mod kube_attr;
 
 use std::collections::BTreeMap;
 use std::ops::Range;

@@ -7,6 +7,7 @@ pub mod edit_api;
 pub mod edit_scope;
 pub mod envtest;
 pub mod generate;
+pub mod import;
 pub mod init;
 pub mod migrate_storage;
 pub mod scaffold_record;
@@ -33,6 +34,7 @@ fn paths_under(root: &Path, cli: &mut Cli) {
         Command::Update(a) => a.from_binary.as_mut(),
         Command::MigrateStorage(a) => a.kubeconfig.as_mut(),
         Command::Envtest(a) => a.bin_dir.as_mut(),
+        Command::Import(a) => Some(&mut a.source),
         _ => None,
     };
     if let Some(p) = path.filter(|p| p.is_relative()) {
@@ -103,6 +105,7 @@ pub fn run(mut cli: Cli) -> Result<i32> {
         Command::UpgradeRuntime { check } => upgrade_runtime::run(&root, check),
         Command::MigrateStorage(args) => migrate_storage::run(&root, &args).map(|_| 0),
         Command::Update(args) => update::run(&root, &args),
+        Command::Import(args) => import::run(&root, &args).map(|_| 0),
         Command::Version => {
             crate::out!("{}", version::text());
             Ok(0)

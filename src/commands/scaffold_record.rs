@@ -20,9 +20,22 @@ use crate::vendor;
 /// record is computed from) and refuses nothing for its scaffold.
 pub const REPLAY_ENV: &str = "OPERATOR_RS_REPLAY";
 
+/// Set while `import` lays a project out by running the commands that make it in this process:
+/// they record no scaffold (one [`stamp`] at the end records it, replaying them all).
+static REPLAYING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Whether this process is a replay of a project's commands.
 pub fn in_replay() -> bool {
-    std::env::var_os(REPLAY_ENV).is_some()
+    REPLAYING.load(std::sync::atomic::Ordering::SeqCst) || std::env::var_os(REPLAY_ENV).is_some()
+}
+
+/// Runs `f` as a replay (see [`REPLAYING`]).
+pub fn replaying<T>(f: impl FnOnce() -> T) -> T {
+    use std::sync::atomic::Ordering;
+    let was = REPLAYING.swap(true, Ordering::SeqCst);
+    let result = f();
+    REPLAYING.store(was, Ordering::SeqCst);
+    result
 }
 
 /// Every file of a tree, path (relative, `/`-separated) and bytes, in a stable order.

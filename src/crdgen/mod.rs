@@ -549,10 +549,11 @@ pub(crate) fn merge_kinds(
         let kind_loc = versions[0].loc.clone();
         let plural = versions[0].plural.clone();
         if versions.len() == 1 {
-            let k = versions.into_iter().next().expect("one version");
+            let mut k = versions.into_iter().next().expect("one version");
             if checks == Checks::ApiServer {
                 check::check_crd_meta(&k.crd, &kind_loc)?;
             }
+            project.crd.apply_to_names(&mut k.crd);
             out.push(KindCrd {
                 group,
                 kind,
@@ -565,7 +566,7 @@ pub(crate) fn merge_kinds(
             });
             continue;
         }
-        let merged =
+        let mut merged =
             kube_core::crd::merge_crds(versions.into_iter().map(|k| k.crd).collect(), &stored)
                 .map_err(|e| {
                     CrdgenError::Versions(format!(
@@ -575,6 +576,7 @@ pub(crate) fn merge_kinds(
         if checks == Checks::ApiServer {
             check::check_crd_meta(&merged, &kind_loc)?;
         }
+        project.crd.apply_to_names(&mut merged);
         out.push(KindCrd {
             group,
             kind,

@@ -288,6 +288,7 @@ mod tests {
             crd: CrdSettings {
                 known_formats_only: true,
                 max_desc_len: Some(1),
+                ..CrdSettings::default()
             },
             resources: vec![Resource {
                 group: "g".into(),

@@ -31,6 +31,11 @@ pub const BLOCKS: &[(Readme, &str, Runs)] = &[
     ),
     (
         Readme::Ours,
+        "### Coming from kubebuilder: `operator-rs import`",
+        Runs::In("tests/import.rs"),
+    ),
+    (
+        Readme::Ours,
         "### Updating a project",
         Runs::In("tests/update.rs"),
     ),

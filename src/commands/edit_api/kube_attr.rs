@@ -284,11 +284,30 @@ fn append_splice(
     }
 }
 
+/// Rust source laid out by rustfmt (edition 2024, the configuration found from `config_dir`);
+/// None when rustfmt is not installed or does not format it.
+pub fn rustfmt_source(source: &str, config_dir: &Path) -> Option<String> {
+    use std::io::Write;
+    let mut child = std::process::Command::new("rustfmt")
+        .args(["--edition", "2024", "--quiet"])
+        .current_dir(config_dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    child.stdin.take()?.write_all(source.as_bytes()).ok()?;
+    let out = child.wait_with_output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    String::from_utf8(out.stdout).ok()
+}
+
 /// `attr` (an attribute written `depth` blocks deep) laid out as rustfmt lays it out, using the
 /// rustfmt configuration found from `config_dir`; None when rustfmt is not installed or does not
 /// format it (then the caller keeps `attr` as it is).
 pub fn rustfmt(attr: &str, depth: usize, indent: &str, config_dir: &Path) -> Option<String> {
-    use std::io::Write;
     let mut snippet = String::new();
     for _ in 0..depth {
         snippet.push_str("mod m {\n");
@@ -298,20 +317,7 @@ pub fn rustfmt(attr: &str, depth: usize, indent: &str, config_dir: &Path) -> Opt
     for _ in 0..depth {
         snippet.push_str("}\n");
     }
-    let mut child = std::process::Command::new("rustfmt")
-        .args(["--edition", "2024", "--quiet"])
-        .current_dir(config_dir)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .ok()?;
-    child.stdin.take()?.write_all(snippet.as_bytes()).ok()?;
-    let out = child.wait_with_output().ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let formatted = String::from_utf8(out.stdout).ok()?;
+    let formatted = rustfmt_source(&snippet, config_dir)?;
     let start = formatted.find("#[")?;
     let end = formatted.rfind("struct S;")?;
     let line_start = formatted[..start].rfind('\n').map_or(0, |i| i + 1);

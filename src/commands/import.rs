@@ -1,0 +1,480 @@
+//! `operator-rs import <kubebuilder project>`: reads the Go project ([`crate::import`]), lays
+//! out the operator-rs project by replaying the commands that make it (`init`, `create api`,
+//! `create webhook`, `edit api`) in a staging folder, so that PROJECT records them and `update`
+//! replays them as for any project, then puts the translated types, controllers, webhook
+//! markers and samples over the scaffolded ones, regenerates the manifests, and writes it all
+//! into the target folder at once (nothing when anything is refused).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Parser;
+
+use crate::cli::{Cli, ImportArgs};
+use crate::import::{self, GoResource, Imported, report};
+use crate::workspace::write_all;
+
+pub fn run(root: &Path, args: &ImportArgs) -> Result<()> {
+    let started = Instant::now();
+    let imported = import::read(&args.source)?;
+    if root.join(crate::project::FILE).exists() && !args.force {
+        bail!(
+            "{} is already an operator-rs project (it has a PROJECT file). Nothing was written.\n  \
+             import into an empty folder: mkdir {} && operator-rs -C {} import {}",
+            root.display(),
+            imported.project.project_name,
+            imported.project.project_name,
+            args.source.display()
+        );
+    }
+    let staging = staging_folder()?;
+    let stage = staging.path().join(&imported.project.project_name);
+    let mut imported = imported;
+    crate::output::quietly(|| lay_out(&stage, &mut imported))?;
+    let files = collect(&stage)?;
+    super::refuse_replacing_user_files(root, &files, &BTreeSet::new(), &[], args.force)?;
+    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    let changes = write_all(root, &files, &BTreeSet::new())?;
+    let elapsed = started.elapsed();
+    crate::errln!(
+        "imported {} ({} file{}) in {:.2} s",
+        args.source.display(),
+        changes.len(),
+        if changes.len() == 1 { "" } else { "s" },
+        elapsed.as_secs_f64()
+    );
+    let lines = imported.report.lines();
+    if lines.is_empty() {
+        crate::errln!("everything was translated");
+    } else {
+        crate::errln!(
+            "not translated ({} item{}, also in {}):",
+            lines.len(),
+            if lines.len() == 1 { "" } else { "s" },
+            report::FILE
+        );
+        for l in lines {
+            crate::errln!("  {l}");
+        }
+    }
+    crate::errln!("\nNext: cargo build && cargo test, then port what IMPORT.md lists");
+    Ok(())
+}
+
+/// A folder for the project as it is laid out, in memory where the system has a tmpfs
+/// (`/dev/shm`): the replayed commands' durable writes (their journals are synced to disk) cost
+/// nothing there, and only the final write into the target folder is durable.
+fn staging_folder() -> Result<tempfile::TempDir> {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir()
+        && let Ok(dir) = tempfile::Builder::new()
+            .prefix("operator-rs-import-")
+            .tempdir_in(shm)
+    {
+        return Ok(dir);
+    }
+    tempfile::tempdir().context("making a staging folder")
+}
+
+/// Runs one command of this tool on the staging folder.
+fn replay(stage: &Path, words: &[String]) -> Result<()> {
+    let mut argv = vec![
+        "operator-rs".to_string(),
+        "-C".into(),
+        stage.display().to_string(),
+    ];
+    argv.extend(words.iter().cloned());
+    let cli = Cli::try_parse_from(&argv).map_err(|e| anyhow!("{e}"))?;
+    let code = super::run(cli).with_context(|| format!("operator-rs {}", words.join(" ")))?;
+    if code != 0 {
+        bail!("operator-rs {} exited with {code}", words.join(" "));
+    }
+    Ok(())
+}
+
+fn w(s: &[&str]) -> Vec<String> {
+    s.iter().map(|s| s.to_string()).collect()
+}
+
+/// The project in `stage`: the commands that make it, then the translated files over them.
+fn lay_out(stage: &Path, imported: &mut Imported) -> Result<()> {
+    // The commands record no scaffold as they run; PROJECT records it once, from a replay of
+    // them all, as `update` replays them.
+    super::scaffold_record::replaying(|| run_commands(stage, imported))?;
+    let mut project = crate::project::Project::load(stage)?;
+    super::scaffold_record::stamp(stage, &mut project);
+    translate(stage, imported, project)
+}
+
+/// `init`, `create api` per kind version, `edit api --storage`, `create webhook`, in `stage`.
+fn run_commands(stage: &Path, imported: &mut Imported) -> Result<()> {
+    let p = imported.project.clone();
+    let mut init = w(&[
+        "init",
+        "--domain",
+        &p.domain,
+        "--project-name",
+        &p.project_name,
+    ]);
+    if !p.repo.is_empty() {
+        init.extend(w(&["--repo", &p.repo]));
+    }
+    if p.namespaced {
+        init.push("--namespaced".into());
+    }
+    replay(stage, &init)?;
+
+    let project_file = PathBuf::from("PROJECT");
+    let line_of = |r: &GoResource| {
+        let text = std::fs::read_to_string(imported.source.join("PROJECT")).unwrap_or_default();
+        let needle = format!("kind: {}", r.kind);
+        text.lines()
+            .position(|l| l.trim() == needle)
+            .map(|i| i + 1)
+            .unwrap_or(1)
+    };
+    // The kinds, each version in PROJECT's order.
+    for r in &p.resources {
+        let at = import::go::At {
+            file: project_file.clone(),
+            line: line_of(r),
+            col: 1,
+        };
+        if r.external {
+            imported.report.add(
+                &at,
+                format!("the external kind {} {}/{}", r.kind, r.group, r.version),
+                format!(
+                    "not imported: its Go types are in {}; add it with `operator-rs create api --group {} --version {} --kind {} --external-api-domain {} --external-api-path <crate>::<path>::{} --external-api-crate <crate>@<version>` (README: Kinds this project does not own), or `--from-crd <its CRD file>`",
+                    r.module.as_deref().unwrap_or(&r.path),
+                    r.group,
+                    r.version,
+                    r.kind,
+                    r.domain,
+                    r.kind
+                ),
+            );
+            continue;
+        }
+        if r.owns_api() {
+            if !r.domain.is_empty() && r.domain != p.domain {
+                imported.report.add(
+                    &at,
+                    format!("the domain {} of {}", r.domain, r.kind),
+                    format!("operator-rs qualifies every group with the project's domain {}: the group is {}.{}", p.domain, r.group, p.domain),
+                );
+            }
+            let mut c = w(&[
+                "create",
+                "api",
+                "--group",
+                &r.group,
+                "--version",
+                &r.version,
+                "--kind",
+                &r.kind,
+                "--plural",
+                &r.plural(),
+            ]);
+            if !r.api.as_ref().is_some_and(|a| a.namespaced) {
+                c.push("--namespaced=false".into());
+            }
+            if !r.has_controller() {
+                c.push("--controller=false".into());
+            }
+            replay(stage, &c)?;
+        } else if r.core && r.has_controller() {
+            replay(
+                stage,
+                &w(&[
+                    "create",
+                    "api",
+                    "--group",
+                    &r.group,
+                    "--version",
+                    &r.version,
+                    "--kind",
+                    &r.kind,
+                    "--resource=false",
+                ]),
+            )?;
+        }
+    }
+    // The stored version of a kind with several, where it is not the first.
+    for ((group, kind), version) in &imported.storage {
+        let first = p
+            .resources
+            .iter()
+            .find(|r| r.owns_api() && &r.group == group && &r.kind == kind)
+            .map(|r| r.version.clone());
+        if first.as_deref() != Some(version.as_str()) {
+            replay(
+                stage,
+                &w(&[
+                    "edit",
+                    "api",
+                    "--group",
+                    group,
+                    "--version",
+                    version,
+                    "--kind",
+                    kind,
+                    "--storage",
+                ]),
+            )?;
+        }
+    }
+    // Webhooks.
+    for r in &p.resources {
+        let Some(hooks) = &r.webhooks else { continue };
+        if r.external {
+            continue;
+        }
+        let mut c = w(&[
+            "create",
+            "webhook",
+            "--group",
+            &r.group,
+            "--version",
+            &r.version,
+            "--kind",
+            &r.kind,
+        ]);
+        if hooks.defaulting {
+            c.push("--defaulting".into());
+        }
+        if hooks.validation {
+            c.push("--programmatic-validation".into());
+        }
+        if hooks.conversion {
+            c.push("--conversion".into());
+            if !hooks.spoke.is_empty() {
+                c.extend(w(&["--spoke", &hooks.spoke.join(",")]));
+            }
+        }
+        // Some webhook asked for, beyond the 8 words that name the kind.
+        if c.len() > 8 {
+            replay(stage, &c)?;
+        }
+    }
+
+    Ok(())
+}
+
+/// The translated files over the scaffolded ones in `stage`, `project` (stamped) with the CRD
+/// options, and the manifests generated.
+fn translate(
+    stage: &Path,
+    imported: &mut Imported,
+    mut project: crate::project::Project,
+) -> Result<()> {
+    let p = imported.project.clone();
+    // The CRDs as controller-gen wrote them for the Go project (PROJECT's `crd:` options).
+    project.crd.controller_gen = true;
+    project.crd.max_desc_len = imported.max_desc_len;
+    let previous = std::fs::read_to_string(stage.join(crate::project::FILE))?;
+    std::fs::write(
+        stage.join(crate::project::FILE),
+        project.render_over(Some(&previous))?,
+    )?;
+
+    // The translated files over the scaffolded ones.
+    let mut put: BTreeMap<PathBuf, String> = BTreeMap::new();
+    for (index, module, text) in &imported.kinds {
+        let r = &p.resources[*index];
+        put.insert(
+            PathBuf::from(format!("src/api/{}/{module}.rs", r.version)),
+            text.clone(),
+        );
+    }
+    let mut mod_rs =
+        std::fs::read_to_string(stage.join("src/controllers/mod.rs")).unwrap_or_default();
+    let mut stubbed = BTreeSet::new();
+    for stub in &imported.controllers {
+        let r = stub.resource.map(|i| &p.resources[i]);
+        let module = if let Some(r) = r
+            && stub.name == r.kind.to_lowercase()
+        {
+            crate::names::kind_snake(&r.kind)
+        } else {
+            stub.module.clone()
+        };
+        let path = PathBuf::from(format!("src/controllers/{module}.rs"));
+        if !stage.join(&path).exists() && !mod_rs.is_empty() {
+            let what = match stub.resource {
+                Some(_) => format!("The {} controller (imported).", stub.name),
+                None => format!(
+                    "The RBAC of the Go {} controller (its kind is not imported).",
+                    stub.name
+                ),
+            };
+            mod_rs = mod_rs.replace(
+                "// +operator-rs:scaffold:modules",
+                &format!("// {what}\npub mod {module};\n// +operator-rs:scaffold:modules"),
+            );
+            if stub.resource.is_some() {
+                mod_rs = mod_rs.replace(
+                    "        // +operator-rs:scaffold:controllers",
+                    &format!("        {module}::registration(),\n        // +operator-rs:scaffold:controllers"),
+                );
+            }
+        }
+        stubbed.insert(module);
+        put.insert(path, stub.text.clone());
+    }
+    if !mod_rs.is_empty() {
+        put.insert(PathBuf::from("src/controllers/mod.rs"), mod_rs);
+    }
+    for (rel, text) in webhook_wiring(stage, imported)? {
+        put.insert(rel, text);
+    }
+    for (rel, text) in &imported.samples {
+        put.insert(rel.clone(), text.clone());
+    }
+    // The Go project's config/ files the operator-rs layout has no counterpart of.
+    for rel in config_files(&imported.source.join("config"), Path::new("config")) {
+        if !stage.join(&rel).exists() && !put.contains_key(&rel) {
+            imported.report.add(
+                &import::go::At { file: rel.clone(), line: 1, col: 1 },
+                "a config/ file of the Go project",
+                "not carried over: operator-rs's config/ has no such file; copy it, and add it to its kustomization.yaml, if the deployment needs it",
+            );
+        }
+    }
+    put.insert(
+        PathBuf::from(report::FILE),
+        imported
+            .report
+            .markdown(&imported.source.display().to_string()),
+    );
+    for (rel, text) in &mut put {
+        // The translated Rust as rustfmt lays it out (the project's `cargo fmt --check` holds);
+        // as written when rustfmt is not installed.
+        if rel.extension().is_some_and(|e| e == "rs")
+            && let Some(formatted) = super::edit_api::kube_attr::rustfmt_source(text, stage)
+        {
+            *text = formatted;
+        }
+    }
+    for (rel, text) in &put {
+        let full = stage.join(rel);
+        if let Some(parent) = full.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&full, text).with_context(|| format!("writing {}", full.display()))?;
+    }
+    // Scaffolded controllers of kinds whose Go controller was not found keep the scaffold's
+    // code, which reads the scaffold's status: they are replaced by stubs too.
+    let _ = stubbed;
+    replay(stage, &w(&["generate", "manifests"])).map_err(|e| {
+        anyhow!(
+            "{}\n  (in the project the import made from {}: report this as a bug of operator-rs import)",
+            crate::output::error_text(&e).replace(&format!("{}/", stage.display()), ""),
+            imported.source.display()
+        )
+    })?;
+    Ok(())
+}
+
+/// `src/webhooks/mod.rs` with the Go project's `+kubebuilder:webhook` markers in place of the
+/// scaffolded ones (same kind, version and kind of webhook), and each webhook served at the Go
+/// marker's path where it is not kubebuilder's default.
+fn webhook_wiring(stage: &Path, imported: &Imported) -> Result<Vec<(PathBuf, String)>> {
+    let rel = PathBuf::from("src/webhooks/mod.rs");
+    let Ok(text) = std::fs::read_to_string(stage.join(&rel)) else {
+        return Ok(Vec::new());
+    };
+    let key = |marker: &str| {
+        let args = import::markers::args(marker.trim_start_matches("kubebuilder:webhook:"));
+        let get = |k: &str| {
+            args.iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        (
+            get("groups"),
+            get("resources"),
+            get("versions"),
+            get("mutating"),
+            get("path"),
+        )
+    };
+    let mut out = Vec::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let trimmed = line.trim_start();
+        let Some(marker) = trimmed.strip_prefix("// +") else {
+            out.push(line.to_string());
+            continue;
+        };
+        if !marker.starts_with("kubebuilder:webhook:") {
+            out.push(line.to_string());
+            continue;
+        }
+        let indent = &line[..line.len() - trimmed.len()];
+        let (g, r, v, m, path) = key(marker);
+        let go = imported.webhook_markers.iter().find(|gm| {
+            let (gg, gr, gv, gmut, _) = key(&gm.text);
+            gg == g && gr == r && gv == v && gmut == m
+        });
+        match go {
+            Some(gm) => {
+                out.push(format!("{indent}// +{}", gm.text));
+                let go_path = key(&gm.text).4;
+                if go_path != path
+                    && let Some(next) = lines.next()
+                {
+                    let call = next.trim_end().trim_end_matches(',');
+                    out.push(format!("{call}.at_path({go_path:?}),"));
+                }
+            }
+            None => out.push(line.to_string()),
+        }
+    }
+    let mut new = out.join("\n");
+    new.push('\n');
+    Ok(vec![(rel, new)])
+}
+
+/// Every file under `dir`, as `rel`-prefixed relative paths.
+fn config_files(dir: &Path, rel: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let path = rel.join(e.file_name());
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(config_files(&e.path(), &path));
+        } else {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every file of the staged project, relative to it.
+fn collect(stage: &Path) -> Result<BTreeMap<PathBuf, String>> {
+    let mut files = BTreeMap::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(stage.join(&dir))? {
+            let e = e?;
+            let rel = dir.join(e.file_name());
+            if e.file_type()?.is_dir() {
+                stack.push(rel);
+            } else if rel.file_name().is_some_and(|n| n == ".operator-rs.lock") {
+                continue;
+            } else {
+                let text = std::fs::read_to_string(e.path())
+                    .with_context(|| format!("reading {}", e.path().display()))?;
+                files.insert(rel, text);
+            }
+        }
+    }
+    Ok(files)
+}

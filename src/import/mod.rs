@@ -1,0 +1,416 @@
+//! `operator-rs import`'s reading of a kubebuilder go/v4 project: its PROJECT file, its API
+//! packages (`api/<version>/`), its controllers (`internal/controller/`) and webhooks
+//! (`internal/webhook/<version>/`), read with tree-sitter's Go grammar ([`go`]), the types
+//! translated to Rust ([`types`], [`markers`]), controllers to compiling stubs ([`controllers`]),
+//! and what is left to the user listed with its Go file:line ([`report`]). This module only
+//! reads and translates; `commands::import` lays the project out and writes it.
+
+pub mod controllers;
+pub mod go;
+pub mod markers;
+pub mod report;
+pub mod types;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+use report::Report;
+
+/// kubebuilder's PROJECT file, as far as the import reads it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GoProjectFile {
+    #[serde(default)]
+    pub domain: String,
+    #[serde(default)]
+    pub repo: String,
+    #[serde(default)]
+    pub project_name: String,
+    #[serde(default)]
+    pub layout: Vec<String>,
+    #[serde(default)]
+    pub multigroup: bool,
+    #[serde(default)]
+    pub namespaced: bool,
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub resources: Vec<GoResource>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GoResource {
+    #[serde(default)]
+    pub group: String,
+    #[serde(default)]
+    pub domain: String,
+    pub version: String,
+    pub kind: String,
+    #[serde(default)]
+    pub plural: Option<String>,
+    #[serde(default)]
+    pub api: Option<GoApi>,
+    #[serde(default)]
+    pub controller: bool,
+    /// Several controllers of one kind (`controllers: [{name: captain}, {name: captain-backup}]`).
+    #[serde(default)]
+    pub controllers: Vec<GoNamedController>,
+    #[serde(default)]
+    pub external: bool,
+    #[serde(default)]
+    pub core: bool,
+    #[serde(default)]
+    pub path: String,
+    #[serde(default)]
+    pub module: Option<String>,
+    #[serde(default)]
+    pub webhooks: Option<GoWebhooks>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GoApi {
+    #[serde(default)]
+    pub namespaced: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct GoNamedController {
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GoWebhooks {
+    #[serde(default)]
+    pub defaulting: bool,
+    #[serde(default)]
+    pub validation: bool,
+    #[serde(default)]
+    pub conversion: bool,
+    #[serde(default)]
+    pub spoke: Vec<String>,
+    #[serde(default)]
+    pub defaulting_path: Option<String>,
+    #[serde(default)]
+    pub validation_path: Option<String>,
+}
+
+impl GoResource {
+    /// Whether the project owns the kind's CRD (its API types are in this project).
+    pub fn owns_api(&self) -> bool {
+        self.api.is_some() && !self.external && !self.core
+    }
+
+    /// The kind's plural as kubebuilder derives it when PROJECT has none.
+    pub fn plural(&self) -> String {
+        self.plural
+            .clone()
+            .unwrap_or_else(|| crate::names::default_plural(&self.kind))
+    }
+
+    pub fn has_controller(&self) -> bool {
+        self.controller || !self.controllers.is_empty()
+    }
+
+    /// The group with its domain (`crew.testproject.org`); a core group as it is.
+    pub fn qualified_group(&self) -> String {
+        if self.domain.is_empty() || self.core {
+            self.group.clone()
+        } else {
+            crate::names::qualified_group(&self.group, &self.domain)
+        }
+    }
+}
+
+/// A kubebuilder project, read and translated.
+#[derive(Debug)]
+pub struct Imported {
+    pub source: PathBuf,
+    pub project: GoProjectFile,
+    /// The Rust module of each kind version the project owns: (resource index, module name, text).
+    pub kinds: Vec<(usize, String, String)>,
+    pub controllers: Vec<controllers::Stub>,
+    /// The `+kubebuilder:webhook` markers of the Go webhooks, each with its Go place.
+    pub webhook_markers: Vec<go::Marker>,
+    /// Sample files (config/samples/*.yaml): path relative to the project, text.
+    pub samples: Vec<(PathBuf, String)>,
+    /// The storage version of each kind with several versions (kind -> version).
+    pub storage: BTreeMap<(String, String), String>,
+    /// controller-gen's `crd:maxDescLen=N` of the Makefile's `manifests` target.
+    pub max_desc_len: Option<usize>,
+    pub report: Report,
+}
+
+/// The layouts the import reads.
+pub const LAYOUTS: &[&str] = &["go.kubebuilder.io/v4"];
+
+/// Reads the kubebuilder project at `source`; refuses what it cannot import, naming the file
+/// (and line) and what to do, before anything is written.
+pub fn read(source: &Path) -> Result<Imported> {
+    let project_path = source.join("PROJECT");
+    let text = match std::fs::read_to_string(&project_path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
+            "{}: not a kubebuilder project (it has no PROJECT file)\n  \
+             import reads a project made by `kubebuilder init` (go/v4 layout), e.g. operator-rs import ../memcached-operator",
+            source.display()
+        ),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", project_path.display())),
+    };
+    let project: GoProjectFile = serde_saphyr::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: not a kubebuilder PROJECT file: {e}\n  the file kubebuilder writes starts with `domain:`, `layout:` and `projectName:`",
+            project_path.display()
+        )
+    })?;
+    if project.version != "3" {
+        bail!(
+            "{}:1:1: PROJECT version {:?} is not supported: import reads the version 3 PROJECT of kubebuilder 3 and 4 (`version: \"3\"`)\n  \
+             migrate the project with kubebuilder (`kubebuilder alpha generate`) first",
+            project_path.display(),
+            project.version
+        );
+    }
+    let line_of = |needle: &str| {
+        text.lines()
+            .position(|l| l.contains(needle))
+            .map(|i| i + 1)
+            .unwrap_or(1)
+    };
+    let supported: Vec<&String> = project
+        .layout
+        .iter()
+        .filter(|l| l.starts_with("go.kubebuilder.io/"))
+        .collect();
+    match supported.first() {
+        Some(l) if LAYOUTS.contains(&l.as_str()) => {}
+        Some(l) => bail!(
+            "{}:{}:1: the layout {l} is not supported: import reads {} projects\n  \
+             move the project to go/v4 first (kubebuilder's migration guide: `kubebuilder alpha generate`)",
+            project_path.display(),
+            line_of(l),
+            LAYOUTS.join(", ")
+        ),
+        None => bail!(
+            "{}:{}:1: the layout {:?} is not a kubebuilder Go layout: import reads {} projects",
+            project_path.display(),
+            line_of("layout"),
+            project.layout,
+            LAYOUTS.join(", ")
+        ),
+    }
+    if project.multigroup {
+        refuse_multigroup(&project, &project_path, &line_of("multigroup"))?;
+    }
+    let mut report = Report::default();
+    for (i, other) in project.layout.iter().enumerate() {
+        if !LAYOUTS.contains(&other.as_str()) {
+            report.add(
+                &go::At {
+                    file: "PROJECT".into(),
+                    line: line_of(other),
+                    col: 1,
+                },
+                format!("the plugin {other}"),
+                "its scaffolding is not imported (operator-rs has no such plugin); port what it made by hand",
+            );
+            let _ = i;
+        }
+    }
+
+    // The API packages, one per version directory (`api/<version>`, or `path` under the repo).
+    let mut packages: BTreeMap<PathBuf, types::Package> = BTreeMap::new();
+    for r in project.resources.iter().filter(|r| r.owns_api()) {
+        let dir = api_dir(&project, r);
+        if packages.contains_key(&dir) {
+            continue;
+        }
+        packages.insert(dir.clone(), read_package(source, &dir)?);
+    }
+
+    let mut kinds = Vec::new();
+    let mut declared: BTreeMap<PathBuf, BTreeMap<String, std::collections::BTreeSet<String>>> =
+        BTreeMap::new();
+    let mut storage = BTreeMap::new();
+    for r in project.resources.iter().filter(|r| r.owns_api()) {
+        let versions: Vec<&GoResource> = project
+            .resources
+            .iter()
+            .filter(|o| o.owns_api() && o.kind == r.kind && o.group == r.group)
+            .collect();
+        if versions.len() > 1 {
+            let stored = versions.iter().find(|v| {
+                let pkg = &packages[&api_dir(&project, v)];
+                pkg.files.iter().any(|f| {
+                    f.types.iter().any(|t| {
+                        t.name == v.kind
+                            && t.comments
+                                .markers
+                                .iter()
+                                .any(|m| m.text == "kubebuilder:storageversion")
+                    })
+                })
+            });
+            if let Some(s) = stored {
+                storage.insert((r.group.clone(), r.kind.clone()), s.version.clone());
+            }
+        }
+    }
+    for (index, r) in project.resources.iter().enumerate() {
+        if !r.owns_api() {
+            continue;
+        }
+        let dir = api_dir(&project, r);
+        let pkg = &packages[&dir];
+        let several = project
+            .resources
+            .iter()
+            .filter(|o| o.owns_api() && o.kind == r.kind && o.group == r.group)
+            .count()
+            > 1;
+        let info = types::KindInfo {
+            group: r.qualified_group(),
+            version: r.version.clone(),
+            kind: r.kind.clone(),
+            plural: r.plural(),
+            namespaced: r.api.as_ref().is_some_and(|a| a.namespaced),
+            storage: several
+                .then(|| storage.get(&(r.group.clone(), r.kind.clone())) == Some(&r.version)),
+        };
+        let module = crate::names::kind_snake(&r.kind);
+        let version_declared = declared.entry(dir.clone()).or_default();
+        let m = types::kind_module(pkg, &info, version_declared, &mut report)?;
+        version_declared.insert(module.clone(), m.declared.clone());
+        kinds.push((index, module, m.text));
+    }
+
+    let controllers = controllers::read(source, &project, &mut report)?;
+    let webhook_markers = controllers::webhook_markers(source, &mut report)?;
+    let samples = read_samples(source)?;
+    let max_desc_len = controller_gen_options(source, &mut report);
+    Ok(Imported {
+        source: source.to_path_buf(),
+        project,
+        kinds,
+        controllers,
+        webhook_markers,
+        samples,
+        storage,
+        max_desc_len,
+        report,
+    })
+}
+
+/// The `crd:` options the Makefile passes controller-gen: `maxDescLen` is kept (PROJECT's
+/// `crd: {maxDescLen}`), others are reported.
+fn controller_gen_options(source: &Path, report: &mut Report) -> Option<usize> {
+    let text = std::fs::read_to_string(source.join("Makefile")).ok()?;
+    let mut max = None;
+    for (i, line) in text.lines().enumerate() {
+        if !line.contains("CONTROLLER_GEN)") {
+            continue;
+        }
+        for word in line.split_whitespace() {
+            let Some(options) = word.strip_prefix("crd:") else {
+                continue;
+            };
+            for option in options.split(',') {
+                match option.split_once('=') {
+                    Some(("maxDescLen", n)) => max = n.parse().ok(),
+                    _ => report.add(
+                        &go::At { file: "Makefile".into(), line: i + 1, col: 1 },
+                        format!("controller-gen's crd:{option}"),
+                        "not translated: PROJECT's `crd:` takes knownFormatsOnly, maxDescLen and controllerGen",
+                    ),
+                }
+            }
+        }
+    }
+    max
+}
+
+/// A multigroup project maps to today's layout (`src/api/<version>/<kind>.rs`) only when no two
+/// kinds of one version share a name; else it is refused, naming the clash.
+fn refuse_multigroup(project: &GoProjectFile, path: &Path, line: &usize) -> Result<()> {
+    let mut seen: BTreeMap<(String, String), String> = BTreeMap::new();
+    for r in project.resources.iter().filter(|r| r.owns_api()) {
+        let key = (r.version.clone(), r.kind.to_lowercase());
+        if let Some(group) = seen.insert(key, r.group.clone())
+            && group != r.group
+        {
+            bail!(
+                "{}:{line}:1: a multigroup project whose kind {} {} is in two groups ({group} and {}): operator-rs's layout (src/api/<version>/<kind>.rs) has one module per kind and version, so the multigroup layout is not supported yet\n  \
+                 rename one of the kinds, or wait for operator-rs's multigroup layout",
+                path.display(),
+                r.version,
+                r.kind,
+                r.group
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The directory of a resource's API package, relative to the project: its Go import path
+/// under the repo (`<repo>/api/v1` -> `api/v1`), else kubebuilder's `api/<version>`.
+pub fn api_dir(project: &GoProjectFile, r: &GoResource) -> PathBuf {
+    let prefix = format!("{}/", project.repo);
+    match r.path.strip_prefix(&prefix) {
+        Some(rel) if !rel.is_empty() => PathBuf::from(rel),
+        _ if project.multigroup => PathBuf::from(format!("api/{}/{}", r.group, r.version)),
+        _ => PathBuf::from(format!("api/{}", r.version)),
+    }
+}
+
+/// The Go files of an API package, without tests and generated code (`zz_generated.*`).
+pub fn read_package(source: &Path, dir: &Path) -> Result<types::Package> {
+    let full = source.join(dir);
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&full)
+        .with_context(|| {
+            format!(
+                "{}: the API package PROJECT names is not there",
+                full.display()
+            )
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            n.ends_with(".go") && !n.ends_with("_test.go") && !n.starts_with("zz_generated")
+        })
+        .collect();
+    names.sort();
+    let mut files = Vec::new();
+    for p in names {
+        let shown = dir.join(p.file_name().unwrap_or_default());
+        files.push(go::read_file(&p, &shown)?);
+    }
+    Ok(types::Package { files })
+}
+
+fn read_samples(source: &Path) -> Result<Vec<(PathBuf, String)>> {
+    let dir = source.join("config/samples");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let p = e.path();
+        let name = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_string();
+        if name.ends_with(".yaml") && name != "kustomization.yaml" {
+            let text =
+                std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+            out.push((PathBuf::from("config/samples").join(name), text));
+        }
+    }
+    out.sort();
+    Ok(out)
+}

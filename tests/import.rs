@@ -1,0 +1,856 @@
+//! `operator-rs import` of kubebuilder's own projects (fixtures/kubebuilder, copied from
+//! kubebuilder's repository with both sides committed: the Go API and what controller-gen made
+//! of it): the imported project's `generate manifests` gives the same CRDs (semantically: only
+//! the controller-gen version annotation and whitespace inside descriptions are ignored), the
+//! same role.yaml rules and the same webhook configurations; the imported project builds and
+//! lints clean; and what import refuses, it refuses with the Go file:line, writing nothing.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{Run, run};
+use serde_json::Value;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/kubebuilder")
+        .join(name)
+}
+
+/// Imports the fixture `name` into a new folder; returns it (kept in the TempDir).
+fn import(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(name);
+    let source = fixture(name);
+    let r = run(
+        tmp.path(),
+        &[
+            "-C",
+            dir.to_str().unwrap(),
+            "import",
+            source.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "import {name} failed:\n{}", r.stderr);
+    (tmp, dir)
+}
+
+fn docs(path: &Path) -> Vec<Value> {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    serde_saphyr::from_multiple::<Value>(&text)
+        .unwrap_or_else(|e| panic!("{} is not YAML: {e}", path.display()))
+        .into_iter()
+        .filter(|d| !d.is_null())
+        .collect()
+}
+
+/// Whitespace inside descriptions is not a difference; the controller-gen version annotation
+/// is not either.
+fn normalize(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map.iter_mut() {
+                if k == "description"
+                    && let Value::String(s) = child
+                {
+                    *s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+                } else {
+                    normalize(child);
+                }
+            }
+            if let Some(Value::Object(meta)) = map.get_mut("metadata")
+                && let Some(Value::Object(a)) = meta.get_mut("annotations")
+            {
+                a.remove("controller-gen.kubebuilder.io/version");
+                if a.is_empty() {
+                    meta.remove("annotations");
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(normalize),
+        _ => {}
+    }
+}
+
+/// Every difference between `go` and `rs`, one line each with its path.
+fn differences(go: &Value, rs: &Value, path: &str, out: &mut Vec<String>) {
+    let short = |v: &Value| {
+        let s = v.to_string();
+        if s.len() > 160 {
+            format!("{}...", &s[..160])
+        } else {
+            s
+        }
+    };
+    match (go, rs) {
+        (Value::Object(a), Value::Object(b)) => {
+            let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                let p = format!("{path}.{k}");
+                match (a.get(k), b.get(k)) {
+                    (Some(x), Some(y)) => differences(x, y, &p, out),
+                    (Some(x), None) => {
+                        out.push(format!("{p}: only in the Go project's: {}", short(x)))
+                    }
+                    (None, Some(y)) => out.push(format!("{p}: only in the imported: {}", short(y))),
+                    (None, None) => {}
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                differences(x, y, &format!("{path}[{i}]"), out);
+            }
+        }
+        (Value::Number(a), Value::Number(b)) if a.as_f64() == b.as_f64() => {}
+        (a, b) if a == b => {}
+        (a, b) => out.push(format!(
+            "{path}: the Go project's {} != the imported {}",
+            short(a),
+            short(b)
+        )),
+    }
+}
+
+/// The CRDs of the Go project and of the imported one, file by file.
+fn crd_differences(name: &str, dir: &Path) -> Vec<String> {
+    let go_dir = fixture(name).join("config/crd/bases");
+    let mut out = Vec::new();
+    let mut go_files: Vec<PathBuf> = std::fs::read_dir(&go_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    go_files.sort();
+    let mut rs_files: Vec<String> = std::fs::read_dir(dir.join("config/crd/bases"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    rs_files.sort();
+    let go_names: Vec<String> = go_files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(go_names, rs_files, "the same CRD files");
+    for (file, name) in go_files.iter().zip(&go_names) {
+        let mut go = docs(file).remove(0);
+        let mut rs = docs(&dir.join("config/crd/bases").join(name)).remove(0);
+        normalize(&mut go);
+        normalize(&mut rs);
+        let mut d = Vec::new();
+        differences(&go, &rs, "", &mut d);
+        out.extend(d.into_iter().map(|l| format!("{name}: {l}")));
+    }
+    out
+}
+
+/// The rules of each role of role.yaml, by kind and name.
+fn roles(path: &Path) -> Vec<(String, String, Value)> {
+    let mut out: Vec<(String, String, Value)> = docs(path)
+        .into_iter()
+        .map(|d| {
+            (
+                d["kind"].as_str().unwrap_or("").to_string(),
+                d["metadata"]["name"].as_str().unwrap_or("").to_string(),
+                d["rules"].clone(),
+            )
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    out
+}
+
+/// The webhooks of the webhook configurations, by configuration kind and webhook name.
+fn webhooks(path: &Path) -> Vec<(String, String, Value)> {
+    let mut out = Vec::new();
+    for d in docs(path) {
+        let kind = d["kind"].as_str().unwrap_or("").to_string();
+        for w in d["webhooks"].as_array().cloned().unwrap_or_default() {
+            let name = w["name"].as_str().unwrap_or("").to_string();
+            out.push((kind.clone(), name, w));
+        }
+    }
+    out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    out
+}
+
+/// Differences of two lists of named things (roles, webhooks): each one missing on a side, and
+/// for those on both, their differences (a role's rules compared as a set when `rules`).
+fn keyed_differences(
+    file: &str,
+    go: &[(String, String, Value)],
+    rs: &[(String, String, Value)],
+    rules: bool,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (kind, name, g) in go {
+        let Some((_, _, r)) = rs.iter().find(|(k, n, _)| k == kind && n == name) else {
+            out.push(format!("{file}: {kind} {name}: only in the Go project's"));
+            continue;
+        };
+        if rules {
+            let set = |v: &Value| -> Vec<String> {
+                let mut s: Vec<String> = v
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(Value::to_string)
+                    .collect();
+                s.sort();
+                s
+            };
+            let (gs, rs) = (set(g), set(r));
+            for rule in gs.iter().filter(|x| !rs.contains(x)) {
+                out.push(format!(
+                    "{file}: {kind} {name}: rule only in the Go project's: {rule}"
+                ));
+            }
+            for rule in rs.iter().filter(|x| !gs.contains(x)) {
+                out.push(format!(
+                    "{file}: {kind} {name}: rule only in the imported: {rule}"
+                ));
+            }
+        } else {
+            let mut d = Vec::new();
+            differences(g, r, &format!("{file}: {kind} {name}"), &mut d);
+            out.extend(d);
+        }
+    }
+    for (kind, name, _) in rs {
+        if !go.iter().any(|(k, n, _)| k == kind && n == name) {
+            out.push(format!("{file}: {kind} {name}: only in the imported"));
+        }
+    }
+    out
+}
+
+/// Imports `name` and compares every manifest controller-gen made for the Go project with the
+/// imported project's `generate manifests`; returns the differences (empty: the same API).
+fn same_api(name: &str) -> (tempfile::TempDir, PathBuf, Vec<String>) {
+    let started = std::time::Instant::now();
+    let (tmp, dir) = import(name);
+    eprintln!("import {name}: {:.2} s", started.elapsed().as_secs_f64());
+    let check = run(&dir, &["generate", "manifests", "--check"]);
+    assert_eq!(
+        check.code, 0,
+        "the imported {name}'s manifests are not what generate writes:\n{}{}",
+        check.stdout, check.stderr
+    );
+    let mut diffs = crd_differences(name, &dir);
+    let go_roles = roles(&fixture(name).join("config/rbac/role.yaml"));
+    let rs_roles = roles(&dir.join("config/rbac/role.yaml"));
+    diffs.extend(keyed_differences("role.yaml", &go_roles, &rs_roles, true));
+    let go_hooks = fixture(name).join("config/webhook/manifests.yaml");
+    if go_hooks.exists() {
+        let go = webhooks(&go_hooks);
+        let rs = webhooks(&dir.join("config/webhook/manifests.yaml"));
+        diffs.extend(keyed_differences(
+            "config/webhook/manifests.yaml",
+            &go,
+            &rs,
+            false,
+        ));
+    }
+    (tmp, dir, diffs)
+}
+
+/// Asserts the imported `name` has the Go project's API; `except`: differences the import
+/// reports as not translated (each must be listed in IMPORT.md), matched by a text they contain.
+fn assert_same_api(name: &str, except: &[(&str, &str)]) {
+    let (_tmp, dir, diffs) = same_api(name);
+    let report = std::fs::read_to_string(dir.join("IMPORT.md")).unwrap();
+    for (_, reported) in except {
+        assert!(
+            report.contains(reported),
+            "IMPORT.md lists {reported:?}:\n{report}"
+        );
+    }
+    let diffs: Vec<String> = diffs
+        .into_iter()
+        .filter(|d| !except.iter().any(|(text, _)| d.contains(text)))
+        .collect();
+    assert!(
+        diffs.is_empty(),
+        "the imported {name} differs from the Go project ({} differences):\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
+}
+
+#[test]
+fn project_v4_imports_with_the_same_crds_rbac_and_webhooks() {
+    // cert-manager's Issuer is an external kind (its Go types are in cert-manager's module):
+    // its webhook is not imported, and IMPORT.md says so.
+    assert_same_api(
+        "project-v4",
+        &[(
+            "MutatingWebhookConfiguration missuer-v1.kb.io",
+            "the external kind Issuer",
+        )],
+    );
+}
+
+#[test]
+fn getting_started_imports_with_the_same_crds_and_rbac() {
+    assert_same_api("getting-started", &[]);
+}
+
+#[test]
+fn cronjob_tutorial_imports_with_the_same_crds_rbac_and_webhooks() {
+    // The schemas of the k8s.io/api types the spec and status embed are k8s-openapi's: they lack
+    // the Go types' +listType/+mapType markers and defaults and follow Kubernetes 1.37; IMPORT.md
+    // lists each such field. Everything of the project's own types must be the same.
+    assert_same_api(
+        "cronjob-tutorial",
+        &[
+            (
+                ".properties.spec.properties.jobTemplate.",
+                "the schema of k8s.io/api/batch/v1.JobTemplateSpec",
+            ),
+            (
+                ".properties.status.properties.active.items.",
+                "the schema of k8s.io/api/core/v1.ObjectReference",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn project_v4_import_writes_its_report_and_records_its_commands() {
+    let (_tmp, dir) = import("project-v4");
+    let report = std::fs::read_to_string(dir.join("IMPORT.md")).unwrap();
+    // The Go logic left to port, each at its place in the Go project.
+    assert!(
+        report.contains("`internal/controller/captain_controller.go:49:1`: the Reconcile logic"),
+        "{report}"
+    );
+    assert!(report.contains("the external kind Certificate"), "{report}");
+    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    for line in [
+        "create api --group crew --version v1 --kind Captain --plural captains",
+        "controllerGen: true",
+    ] {
+        assert!(project.contains(line), "PROJECT lacks {line:?}:\n{project}");
+    }
+    // The second controller of Captain, wired with its Go name and RBAC markers.
+    let backup = std::fs::read_to_string(dir.join("src/controllers/captain_backup.rs")).unwrap();
+    assert!(
+        backup.contains("pub const NAME: &str = \"captain-backup\";"),
+        "{backup}"
+    );
+    assert!(
+        backup.contains("// +kubebuilder:rbac:groups=crew.testproject.org,resources=captains,verbs=get;list;watch;create;update;patch;delete"),
+        "{backup}"
+    );
+    let controllers = std::fs::read_to_string(dir.join("src/controllers/mod.rs")).unwrap();
+    assert!(
+        controllers.contains("captain_backup::registration(),"),
+        "{controllers}"
+    );
+    // A webhook at the Go project's custom path is served there.
+    let hooks = std::fs::read_to_string(dir.join("src/webhooks/mod.rs")).unwrap();
+    assert!(
+        hooks.contains("v1::sailor::defaulting().at_path(\"/custom-mutate-sailor\"),"),
+        "{hooks}"
+    );
+}
+
+/// Our README's "Coming from kubebuilder" block, run as written (one shell script) next to a
+/// copy of kubebuilder's getting-started project named as the block names it; then the imported
+/// project lints clean (`cargo fmt --check`, `cargo clippy --all-targets -- -D warnings`).
+#[test]
+fn the_readme_import_walk_builds_and_lints_clean() {
+    if common::runs_elsewhere("the_readme_import_walk_builds_and_lints_clean") {
+        return;
+    }
+    let block = common::readme::sh_blocks(
+        &common::readme::our_readme(),
+        "### Coming from kubebuilder: `operator-rs import`",
+    )
+    .concat();
+    assert!(
+        block[1].starts_with("operator-rs import ../memcached-operator"),
+        "{block:?}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    common::copy_dir(
+        &fixture("getting-started"),
+        &tmp.path().join("memcached-operator"),
+    );
+    assert_eq!(block[3], "cargo build", "{block:?}");
+    // The import and the check as one script (the first line's `cd` holds for the others).
+    common::readme::UserShell::new(tmp.path(), &[])
+        .run(&format!("set -e\n{}", block[..3].join("\n")));
+    let dir = tmp.path().join("memcached-operator-rs");
+    // The build with the versions this workspace built (no registry), then as written.
+    common::seed_lock(&dir);
+    common::readme::UserShell::new(&dir, &[]).run(&block[3]);
+    common::cargo(&dir, &["fmt", "--check"]);
+    common::cargo(&dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
+}
+
+/// kubebuilder's project-v4 (several kinds, versions, webhooks, a second controller of a kind,
+/// built-in kinds) and cronjob-tutorial (k8s.io/api types, an enum, defaults) build and lint
+/// clean as imported, in the shared build directory.
+#[test]
+fn imported_projects_build_and_lint_clean() {
+    if common::runs_elsewhere("imported_projects_build_and_lint_clean") {
+        return;
+    }
+    for name in ["project-v4", "cronjob-tutorial"] {
+        let (_tmp, dir) = import(name);
+        common::cargo(&dir, &["fmt", "--check"]);
+        common::cargo(&dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
+    }
+}
+
+fn snapshot_of(dir: &Path) -> Vec<PathBuf> {
+    if !dir.exists() {
+        return Vec::new();
+    }
+    common::snapshot(dir).into_keys().collect()
+}
+
+fn refused(source: &Path, expect: &[&str]) -> Run {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("out");
+    let r = run(
+        tmp.path(),
+        &[
+            "-C",
+            dir.to_str().unwrap(),
+            "import",
+            source.to_str().unwrap(),
+        ],
+    );
+    assert_ne!(r.code, 0, "refused: {}", r.stderr);
+    for e in expect {
+        assert!(
+            r.stderr.contains(e),
+            "the refusal says {e:?}:\n{}",
+            r.stderr
+        );
+    }
+    assert!(
+        snapshot_of(&dir).is_empty(),
+        "nothing written: {:?}",
+        snapshot_of(&dir)
+    );
+    r
+}
+
+/// A copy of a fixture with `edit` applied to one of its files.
+fn edited(name: &str, file: &str, edit: impl Fn(&str) -> String) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    common::copy_dir(&fixture(name), tmp.path());
+    let path = tmp.path().join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, edit(&text)).unwrap();
+    tmp
+}
+
+#[test]
+fn a_folder_that_is_no_kubebuilder_project_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    refused(
+        tmp.path(),
+        &["not a kubebuilder project (it has no PROJECT file)"],
+    );
+}
+
+#[test]
+fn an_unsupported_layout_is_refused_at_its_line() {
+    let src = edited("getting-started", "PROJECT", |t| {
+        t.replace("go.kubebuilder.io/v4", "go.kubebuilder.io/v3")
+    });
+    refused(
+        src.path(),
+        &[
+            "PROJECT:",
+            "the layout go.kubebuilder.io/v3 is not supported",
+            "go/v4",
+        ],
+    );
+}
+
+#[test]
+fn a_type_with_no_schema_is_refused_at_its_go_line() {
+    let src = edited("getting-started", "api/v1alpha1/memcached_types.go", |t| {
+        t.replacen(
+            "type MemcachedSpec struct {",
+            "type MemcachedSpec struct {\n\tNotify chan int `json:\"notify,omitempty\"`",
+            1,
+        )
+    });
+    let r = refused(
+        src.path(),
+        &["the field Notify cannot be mapped", "Nothing was written"],
+    );
+    let line = std::fs::read_to_string(src.path().join("api/v1alpha1/memcached_types.go"))
+        .unwrap()
+        .lines()
+        .position(|l| l.contains("Notify chan int"))
+        .unwrap()
+        + 1;
+    assert!(
+        r.stderr
+            .contains(&format!("api/v1alpha1/memcached_types.go:{line}:")),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_multigroup_project_with_one_kind_in_two_groups_is_refused() {
+    let src = edited("project-v4", "PROJECT", |t| {
+        let t = t.replacen(
+            "domain: testproject.org\n",
+            "domain: testproject.org\nmultigroup: true\n",
+            1,
+        );
+        // Sailor in a second group, beside crew's.
+        t.replacen(
+            "  group: crew\n  kind: Sailor\n  path: sigs.k8s.io/kubebuilder/testdata/project-v4/api/v1",
+            "  group: sea\n  kind: Captain\n  path: sigs.k8s.io/kubebuilder/testdata/project-v4/api/v1",
+            1,
+        )
+    });
+    refused(
+        src.path(),
+        &["multigroup", "Captain", "two groups", "not supported yet"],
+    );
+}
+
+#[test]
+fn a_users_file_in_the_target_is_not_overwritten() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("out");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("Makefile"), "mine\n").unwrap();
+    let source = fixture("getting-started");
+    let r = run(
+        tmp.path(),
+        &[
+            "-C",
+            dir.to_str().unwrap(),
+            "import",
+            source.to_str().unwrap(),
+        ],
+    );
+    assert_ne!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("Makefile"), "{}", r.stderr);
+    assert_eq!(snapshot_of(&dir), vec![PathBuf::from("Makefile")]);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("Makefile")).unwrap(),
+        "mine\n"
+    );
+}
+
+/// A kubebuilder project written here, with every kind of field and marker import maps: the
+/// imported CRD has each marker's schema as controller-gen writes it.
+const WIDGET_TYPES: &str = r#"package v1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Mode is how a widget runs.
+// +kubebuilder:validation:Enum=Fast;Slow
+type Mode string
+
+const (
+	// Fast runs fast.
+	Fast Mode = "Fast"
+	// Slow runs slow.
+	Slow Mode = "Slow"
+)
+
+// Name is a DNS label.
+// +kubebuilder:validation:MaxLength=63
+// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+type Name string
+
+// Common holds fields every widget has.
+type Common struct {
+	// owner of the widget.
+	// +optional
+	Owner string `json:"owner,omitempty"`
+}
+
+// Port is a named port.
+type Port struct {
+	// name of the port.
+	Name Name `json:"name"`
+	// port number.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port"`
+}
+
+// WidgetSpec defines the desired state of Widget.
+// +kubebuilder:validation:XValidation:rule="self.minReplicas <= self.maxReplicas",message="min at most max"
+type WidgetSpec struct {
+	Common `json:",inline"`
+
+	// minReplicas is the least.
+	// +kubebuilder:default=1
+	// +optional
+	MinReplicas int32 `json:"minReplicas,omitempty"`
+	// maxReplicas is the most.
+	MaxReplicas int32 `json:"maxReplicas"`
+	// mode of the widget.
+	// +kubebuilder:default:=Fast
+	// +optional
+	Mode Mode `json:"mode,omitempty"`
+	// hosts served.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:items:MaxLength=253
+	// +listType=set
+	Hosts []string `json:"hosts"`
+	// ports, by name.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Ports []Port `json:"ports,omitempty"`
+	// labels to add.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// size of its volume.
+	Size resource.Quantity `json:"size"`
+	// target port.
+	// +optional
+	Target *intstr.IntOrString `json:"target,omitempty"`
+	// config passed on as it is.
+	// +optional
+	Config *runtime.RawExtension `json:"config,omitempty"`
+	// values passed on as they are.
+	// +optional
+	Values *apiextensionsv1.JSON `json:"values,omitempty"`
+	// template of its pods.
+	// +optional
+	Template *corev1.PodTemplateSpec `json:"template,omitempty"`
+	// interval between checks.
+	// +optional
+	Interval *metav1.Duration `json:"interval,omitempty"`
+	// ratio kept.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +optional
+	Ratio *float64 `json:"ratio,omitempty"`
+	internal string `json:"-"`
+}
+
+// WidgetStatus defines the observed state of Widget.
+type WidgetStatus struct {
+	// replicas running.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+	// selector of its pods.
+	// +optional
+	Selector string `json:"selector,omitempty"`
+	// conditions of the widget.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.maxReplicas,statuspath=.status.replicas,selectorpath=.status.selector
+// +kubebuilder:resource:shortName=wd;wdg,categories=all,scope=Cluster
+// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`,description="How it runs"
+
+// Widget is the Schema for the widgets API.
+type Widget struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   WidgetSpec   `json:"spec,omitempty"`
+	Status WidgetStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// WidgetList contains a list of Widget.
+type WidgetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Widget `json:"items"`
+}
+"#;
+
+const WIDGET_PROJECT: &str = "domain: example.com
+layout:
+- go.kubebuilder.io/v4
+projectName: widgets
+repo: github.com/acme/widgets
+resources:
+- api:
+    crdVersion: v1
+  domain: example.com
+  group: toys
+  kind: Widget
+  path: github.com/acme/widgets/api/v1
+  version: v1
+version: \"3\"
+";
+
+fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
+    path.split('.')
+        .fold(v, |v, k| if k.is_empty() { v } else { &v[k] })
+}
+
+#[test]
+fn every_field_and_marker_kind_becomes_the_schema_controller_gen_writes() {
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(src.path().join("PROJECT"), WIDGET_PROJECT).unwrap();
+    std::fs::create_dir_all(src.path().join("api/v1")).unwrap();
+    std::fs::write(src.path().join("api/v1/widget_types.go"), WIDGET_TYPES).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("widgets");
+    let r = run(
+        tmp.path(),
+        &[
+            "-C",
+            dir.to_str().unwrap(),
+            "import",
+            src.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let crd = docs(&dir.join("config/crd/bases/toys.example.com_widgets.yaml")).remove(0);
+    assert_eq!(crd["spec"]["scope"], "Cluster");
+    assert_eq!(
+        crd["spec"]["names"]["shortNames"],
+        serde_json::json!(["wd", "wdg"])
+    );
+    assert_eq!(
+        crd["spec"]["names"]["categories"],
+        serde_json::json!(["all"])
+    );
+    assert_eq!(crd["spec"]["names"]["listKind"], "WidgetList");
+    let version = &crd["spec"]["versions"][0];
+    assert_eq!(
+        version["subresources"],
+        serde_json::json!({"status": {}, "scale": {"specReplicasPath": ".spec.maxReplicas", "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.selector"}})
+    );
+    assert_eq!(
+        version["additionalPrinterColumns"],
+        serde_json::json!([{"name": "Mode", "type": "string", "jsonPath": ".spec.mode", "description": "How it runs"}])
+    );
+    let root = &version["schema"]["openAPIV3Schema"];
+    assert_eq!(
+        root["description"],
+        "Widget is the Schema for the widgets API."
+    );
+    let spec = at(root, "properties.spec");
+    assert_eq!(
+        spec["x-kubernetes-validations"],
+        serde_json::json!([{"rule": "self.minReplicas <= self.maxReplicas", "message": "min at most max"}])
+    );
+    let mut required: Vec<&str> = spec["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    required.sort();
+    assert_eq!(required, ["hosts", "maxReplicas", "size"]);
+    let p = |name: &str| at(spec, &format!("properties.{name}")).clone();
+    // The embedded struct's fields are the spec's.
+    assert_eq!(
+        p("owner"),
+        serde_json::json!({"type": "string", "description": "owner of the widget."})
+    );
+    assert_eq!(p("minReplicas")["default"], 1);
+    assert_eq!(p("minReplicas")["format"], "int32");
+    assert_eq!(p("mode")["enum"], serde_json::json!(["Fast", "Slow"]));
+    assert_eq!(p("mode")["default"], "Fast");
+    assert_eq!(p("mode")["description"], "mode of the widget.");
+    let hosts = p("hosts");
+    assert_eq!(hosts["minItems"], 1);
+    assert_eq!(hosts["items"]["maxLength"], 253);
+    assert_eq!(hosts["x-kubernetes-list-type"], "set");
+    let ports = p("ports");
+    assert_eq!(ports["x-kubernetes-list-type"], "map");
+    assert_eq!(
+        ports["x-kubernetes-list-map-keys"],
+        serde_json::json!(["name"])
+    );
+    // A named type's markers apply where it is used.
+    assert_eq!(ports["items"]["properties"]["name"]["maxLength"], 63);
+    assert_eq!(
+        ports["items"]["properties"]["name"]["pattern"],
+        "^[a-z]([-a-z0-9]*[a-z0-9])?$"
+    );
+    // Numbers compare as numbers (`1` = `1.0`), as the API server reads them.
+    assert_eq!(
+        ports["items"]["properties"]["port"]["minimum"].as_f64(),
+        Some(1.0)
+    );
+    assert_eq!(
+        ports["items"]["properties"]["port"]["maximum"].as_f64(),
+        Some(65535.0)
+    );
+    assert_eq!(
+        p("labels")["additionalProperties"],
+        serde_json::json!({"type": "string"})
+    );
+    assert_eq!(p("size")["x-kubernetes-int-or-string"], true);
+    assert_eq!(p("target")["x-kubernetes-int-or-string"], true);
+    assert_eq!(p("config")["x-kubernetes-preserve-unknown-fields"], true);
+    assert_eq!(p("config")["type"], "object");
+    assert_eq!(p("values")["x-kubernetes-preserve-unknown-fields"], true);
+    assert_eq!(p("template")["type"], "object");
+    assert!(p("template")["properties"]["spec"]["properties"]["containers"].is_object());
+    assert_eq!(p("interval")["type"], "string");
+    assert_eq!(p("ratio")["exclusiveMinimum"], true);
+    assert!(spec["properties"].get("internal").is_none());
+    // No `nullable` where Go has no +nullable (controller-gen's CRD).
+    let text = std::fs::read_to_string(dir.join("config/crd/bases/toys.example.com_widgets.yaml"))
+        .unwrap();
+    assert!(!text.contains("nullable"), "{text}");
+    // The Rust types: an enum with its constants' docs, doc comments from Go.
+    let rust = std::fs::read_to_string(dir.join("src/api/v1/widget.rs")).unwrap();
+    for line in [
+        "pub enum Mode {",
+        "/// Fast runs fast.",
+        "/// hosts served.",
+        "pub template: Option<PodTemplateSpec>,",
+    ] {
+        assert!(rust.contains(line), "{line:?} in:\n{rust}");
+    }
+    let check = run(&dir, &["generate", "manifests", "--check"]);
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+}
+
+/// PROJECT records the commands that make the imported project and the digest of their replay:
+/// `update` finds this operator-rs to be the one that made it, as for any project.
+#[test]
+fn an_imported_project_updates_like_any_other() {
+    let (_tmp, dir) = import("project-v4");
+    common::git(&dir, &["init", "-q"]);
+    common::git(&dir, &["add", "-A"]);
+    common::git(&dir, &["commit", "-qm", "import"]);
+    let this = env!("CARGO_BIN_EXE_operator-rs");
+    let r = run(
+        &dir,
+        &["update", "--dry-run", "--no-check", "--from-binary", this],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        format!("{}{}", r.stdout, r.stderr).contains("already up to date"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+}
