@@ -36,7 +36,8 @@ pub fn read(source: &Path, project: &GoProjectFile, report: &mut Report) -> Resu
             );
             continue;
         }
-        let file = go::read_file_lenient(&full, &shown, report)?;
+        let (file, unread) = go::read_file_lenient(&full, &shown)?;
+        report.unread_go(unread);
         for setup in file.funcs.iter().filter(|f| f.name == "SetupWithManager") {
             let Some(receiver) = &setup.receiver else {
                 continue;
@@ -323,7 +324,8 @@ pub fn webhook_markers(source: &Path, report: &mut Report) -> Result<Vec<Marker>
             );
             continue;
         }
-        let file = go::read_file_lenient(&full, &shown, report)?;
+        let (file, unread) = go::read_file_lenient(&full, &shown)?;
+        report.unread_go(unread);
         out.extend(
             file.markers
                 .iter()

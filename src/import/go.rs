@@ -137,28 +137,13 @@ pub fn read_file(full: &Path, shown: &Path) -> Result<GoFile> {
     parse(&text, shown)
 }
 
-/// Reads a Go file whose declarations only are needed (a controller, a webhook): a part the Go
-/// grammar does not read (a newer Go syntax in a function body) is noted in `report`, and the
-/// rest read as tree-sitter recovers it.
-pub fn read_file_lenient(
-    full: &Path,
-    shown: &Path,
-    report: &mut super::report::Report,
-) -> Result<GoFile> {
+/// Reads a Go file whose declarations only are needed (a controller, a webhook), as tree-sitter
+/// recovers it: with the place of the first part the Go grammar does not read (a newer Go syntax
+/// in a function body), for the report ([`super::report::Report::unread_go`]).
+pub fn read_file_lenient(full: &Path, shown: &Path) -> Result<(GoFile, Option<At>)> {
     let text =
         std::fs::read_to_string(full).with_context(|| format!("reading {}", full.display()))?;
-    match parse_with(&text, shown, true) {
-        Ok((file, Some(at))) => {
-            report.add(
-                &at,
-                "Go the grammar does not read",
-                "tree-sitter-go recovered the rest of the file; check this function's translation",
-            );
-            Ok(file)
-        }
-        Ok((file, None)) => Ok(file),
-        Err(e) => Err(e),
-    }
+    parse_with(&text, shown, true)
 }
 
 /// Parses Go source text; `shown` is the path messages name. A file tree-sitter finds errors in

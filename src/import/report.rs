@@ -35,6 +35,17 @@ pub struct Report {
 }
 
 impl Report {
+    /// Notes the part of a Go file the grammar did not read ([`super::go::read_file_lenient`]).
+    pub fn unread_go(&mut self, at: Option<At>) {
+        if let Some(at) = at {
+            self.add(
+                &at,
+                "Go the grammar does not read",
+                "tree-sitter-go recovered the rest of the file; check this function's translation",
+            );
+        }
+    }
+
     pub fn add(&mut self, at: &At, what: impl Into<String>, todo: impl Into<String>) {
         self.entries.push(Entry {
             at: at.clone(),
