@@ -282,6 +282,9 @@ fn assert_same_api(name: &str, except: &[(&str, &str)]) {
 
 #[test]
 fn project_v4_imports_with_the_same_crds_rbac_and_webhooks() {
+    if common::runs_elsewhere("import") {
+        return;
+    }
     // cert-manager's Issuer is an external kind (its Go types are in cert-manager's module):
     // its webhook is not imported, and IMPORT.md says so.
     assert_same_api(
@@ -295,11 +298,17 @@ fn project_v4_imports_with_the_same_crds_rbac_and_webhooks() {
 
 #[test]
 fn getting_started_imports_with_the_same_crds_and_rbac() {
+    if common::runs_elsewhere("import") {
+        return;
+    }
     assert_same_api("getting-started", &[]);
 }
 
 #[test]
 fn cronjob_tutorial_imports_with_the_same_crds_rbac_and_webhooks() {
+    if common::runs_elsewhere("import") {
+        return;
+    }
     // The schemas of the k8s.io/api types the spec and status embed are k8s-openapi's: they lack
     // the Go types' +listType/+mapType markers and defaults and follow Kubernetes 1.37; IMPORT.md
     // lists each such field. Everything of the project's own types must be the same.
@@ -320,6 +329,9 @@ fn cronjob_tutorial_imports_with_the_same_crds_rbac_and_webhooks() {
 
 #[test]
 fn project_v4_import_writes_its_report_and_records_its_commands() {
+    if common::runs_elsewhere("import") {
+        return;
+    }
     let (_tmp, dir) = import("project-v4");
     let report = std::fs::read_to_string(dir.join("IMPORT.md")).unwrap();
     // The Go logic left to port, each at its place in the Go project.
@@ -363,7 +375,7 @@ fn project_v4_import_writes_its_report_and_records_its_commands() {
 /// project lints clean (`cargo fmt --check`, `cargo clippy --all-targets -- -D warnings`).
 #[test]
 fn the_readme_import_walk_builds_and_lints_clean() {
-    if common::runs_elsewhere("the_readme_import_walk_builds_and_lints_clean") {
+    if common::runs_elsewhere("import") {
         return;
     }
     let block = common::readme::sh_blocks(
@@ -397,7 +409,7 @@ fn the_readme_import_walk_builds_and_lints_clean() {
 /// clean as imported, in the shared build directory.
 #[test]
 fn imported_projects_build_and_lint_clean() {
-    if common::runs_elsewhere("imported_projects_build_and_lint_clean") {
+    if common::runs_elsewhere("import") {
         return;
     }
     for name in ["project-v4", "cronjob-tutorial"] {
@@ -454,6 +466,9 @@ fn edited(name: &str, file: &str, edit: impl Fn(&str) -> String) -> tempfile::Te
 
 #[test]
 fn a_folder_that_is_no_kubebuilder_project_is_refused() {
+    if common::runs_elsewhere("import") {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     refused(
         tmp.path(),
@@ -463,6 +478,9 @@ fn a_folder_that_is_no_kubebuilder_project_is_refused() {
 
 #[test]
 fn an_unsupported_layout_is_refused_at_its_line() {
+    if common::runs_elsewhere("import") {
+        return;
+    }
     let src = edited("getting-started", "PROJECT", |t| {
         t.replace("go.kubebuilder.io/v4", "go.kubebuilder.io/v3")
     });
@@ -478,6 +496,9 @@ fn an_unsupported_layout_is_refused_at_its_line() {
 
 #[test]
 fn a_type_with_no_schema_is_refused_at_its_go_line() {
+    if common::runs_elsewhere("import") {
+        return;
+    }
     let src = edited("getting-started", "api/v1alpha1/memcached_types.go", |t| {
         t.replacen(
             "type MemcachedSpec struct {",
@@ -505,6 +526,9 @@ fn a_type_with_no_schema_is_refused_at_its_go_line() {
 
 #[test]
 fn a_multigroup_project_with_one_kind_in_two_groups_is_refused() {
+    if common::runs_elsewhere("import") {
+        return;
+    }
     let src = edited("project-v4", "PROJECT", |t| {
         let t = t.replacen(
             "domain: testproject.org\n",
@@ -526,6 +550,9 @@ fn a_multigroup_project_with_one_kind_in_two_groups_is_refused() {
 
 #[test]
 fn a_users_file_in_the_target_is_not_overwritten() {
+    if common::runs_elsewhere("import") {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("out");
     std::fs::create_dir_all(&dir).unwrap();
@@ -711,6 +738,9 @@ fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
 
 #[test]
 fn every_field_and_marker_kind_becomes_the_schema_controller_gen_writes() {
+    if common::runs_elsewhere("import") {
+        return;
+    }
     let src = tempfile::tempdir().unwrap();
     std::fs::write(src.path().join("PROJECT"), WIDGET_PROJECT).unwrap();
     std::fs::create_dir_all(src.path().join("api/v1")).unwrap();
@@ -837,6 +867,9 @@ fn every_field_and_marker_kind_becomes_the_schema_controller_gen_writes() {
 /// `update` finds this operator-rs to be the one that made it, as for any project.
 #[test]
 fn an_imported_project_updates_like_any_other() {
+    if common::runs_elsewhere("import") {
+        return;
+    }
     let (_tmp, dir) = import("project-v4");
     common::git(&dir, &["init", "-q"]);
     common::git(&dir, &["add", "-A"]);
