@@ -729,7 +729,7 @@ fn make(dir: &Path, target_and_vars: &[&str], kubeconfig: &Path) -> (bool, Strin
         std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_operator-rs"), &link).unwrap();
     }
     let cli = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chart/helm_cli.py");
-    let out = Command::new("make")
+    let out = common::as_user(&mut Command::new("make"))
         .args(target_and_vars)
         .arg(format!("HELM=python3 {}", cli.display()))
         .env(

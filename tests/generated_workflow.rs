@@ -40,7 +40,7 @@ fn path_with_cli(tmp: &Path) -> String {
 /// Runs `script` with bash in `dir`, as an Actions `run:` step (`bash -e -o pipefail`).
 fn bash(dir: &Path, script: &str, env: &BTreeMap<String, String>) -> std::process::Output {
     seed_lock(dir);
-    Command::new("bash")
+    common::as_user(&mut Command::new("bash"))
         .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
         .current_dir(dir)
         .envs(env)

@@ -1,5 +1,5 @@
 //! `operator-rs update` on projects made by earlier commits of this repository's main: each old
-//! operator-rs is built from git once (shared cargo target, binary cached in
+//! operator-rs is built from git once (in the shared build directory, binary cached in
 //! target/old-operator-rs/<commit>/operator-rs), makes a project, the project is edited as users
 //! edit it, and this operator-rs updates it. The result must be exactly a fresh scaffold of the
 //! same commands with the same edits; an edit overlapping a scaffold change must give conflict
@@ -50,7 +50,7 @@ fn old_binary(commit: &str) -> Option<PathBuf> {
         &["worktree", "add", "--detach", src.to_str().unwrap(), commit],
     );
     let started = std::time::Instant::now();
-    let out = Command::new(env!("CARGO"))
+    let out = common::as_user(&mut Command::new(env!("CARGO")))
         // Old commits build the CLI only with the runtime feature on, as their workspace did.
         .args([
             "build",
@@ -60,11 +60,13 @@ fn old_binary(commit: &str) -> Option<PathBuf> {
             "operator-rs-runtime/runtime",
         ])
         .current_dir(&src)
-        // A target of their own, not the shared build directory: cargo locks a build directory
-        // for a whole build, and these (minutes each, cold) would hold up every cargo command
-        // of the tests running beside them (.ci/run's jobs).
+        // Their binaries in a folder of their own, their compiled units in the shared build
+        // directory: an old commit's crates are mostly the versions and features this
+        // workspace's build compiled (a cold build of their own cost minutes of CPU each run).
+        // Cargo locks the build directory while it compiles, so the jobs beside this one wait
+        // for the old commit's own crates (about a minute), not for every dependency.
         .env("CARGO_TARGET_DIR", cache.join("target"))
-        .env_remove("CARGO_BUILD_BUILD_DIR")
+        .env("CARGO_BUILD_BUILD_DIR", common::shared_build_dir())
         .env("CARGO_INCREMENTAL", "0")
         .env("CARGO_PROFILE_DEV_DEBUG", "0")
         .env_remove("CARGO_MANIFEST_DIR")
@@ -112,7 +114,7 @@ fn commit_all(dir: &Path, message: &str) {
 /// `binary -C dir <line>`, required to succeed.
 fn run_with(binary: &Path, dir: &Path, line: &str) -> Run {
     let words = shlex::split(line).unwrap();
-    let out: Run = Command::new(binary)
+    let out: Run = common::as_user(&mut Command::new(binary))
         .arg("-C")
         .arg(dir)
         .args(&words)
@@ -925,6 +927,7 @@ fn update_leaves_nothing_in_the_temp_directory_even_when_killed() {
     std::fs::create_dir_all(&temp).unwrap();
     let update = || {
         let mut cmd = Command::new(this_binary());
+        common::as_user(&mut cmd);
         cmd.args(["update", "--no-check", "--from-binary"])
             .arg(this_binary())
             .current_dir(&dir)

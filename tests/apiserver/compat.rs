@@ -715,7 +715,7 @@ fn step(tmp: &Path, dir: &Path, script: &str) -> Run {
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    std::process::Command::new("bash")
+    crate::common::as_user(&mut std::process::Command::new("bash"))
         .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
         .current_dir(dir)
         .env("PATH", path)

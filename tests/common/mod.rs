@@ -27,7 +27,7 @@ impl From<Output> for Run {
 
 /// Run `operator-rs <args>` in `dir`.
 pub fn run(dir: &Path, args: &[&str]) -> Run {
-    Command::new(env!("CARGO_BIN_EXE_operator-rs"))
+    as_user(&mut Command::new(env!("CARGO_BIN_EXE_operator-rs")))
         .args(args)
         .current_dir(dir)
         .output()
@@ -37,7 +37,7 @@ pub fn run(dir: &Path, args: &[&str]) -> Run {
 
 /// Run `operator-rs <args>` in `dir` with extra environment variables.
 pub fn run_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    Command::new(env!("CARGO_BIN_EXE_operator-rs"))
+    as_user(&mut Command::new(env!("CARGO_BIN_EXE_operator-rs")))
         .args(args)
         .envs(env.iter().copied())
         .current_dir(dir)
@@ -96,7 +96,6 @@ pub fn init_project(name: &str) -> tempfile::TempDir {
         .unwrap();
     let dir = tmp.path().join(name);
     std::fs::create_dir(&dir).unwrap();
-    own_units(tmp.path(), name);
     ok(
         &dir,
         &[
@@ -109,31 +108,6 @@ pub fn init_project(name: &str) -> tempfile::TempDir {
     );
     // Keep the TempDir alive; callers use `project_dir(&tmp, name)`.
     tmp
-}
-
-/// Gives the project `name` below `parent` compiled units of its own in [`shared_build_dir`]
-/// (its crate and its vendored runtime), while it shares every other dependency with the rest
-/// of the run. Every generated project vendors the runtime at the same relative path with the
-/// same version, so cargo names all their runtime rlibs alike: a project that rebuilt it (its
-/// copy is newer) deleted the rlib that another project's doc tests were reading ("extern
-/// location ... does not exist"). A codegen-units setting for the two packages, unique to the
-/// project, is part of their metadata hash, so their files are the project's own; it changes
-/// nothing else (the dev profile's 256 is a ceiling, not a count). Written in `parent`'s
-/// `.cargo/config.toml`, outside the project (cargo reads it from every ancestor of the folder
-/// it runs in): a user's shell, `make` and the CLI's own cargo runs all see it.
-pub fn own_units(parent: &Path, name: &str) {
-    use std::hash::{BuildHasher, RandomState};
-    let unique = 257 + RandomState::new().hash_one(parent) % (1 << 30);
-    let config = parent.join(".cargo");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(
-        config.join("config.toml"),
-        format!(
-            "[profile.dev.package.operator-rs-runtime]\ncodegen-units = {unique}\n\n\
-             [profile.dev.package.{name}]\ncodegen-units = {unique}\n"
-        ),
-    )
-    .unwrap();
 }
 
 pub fn project_dir(tmp: &tempfile::TempDir, name: &str) -> PathBuf {
@@ -232,6 +206,9 @@ pub fn shared_build_dir() -> PathBuf {
 /// versions the workspace's tests were built with (no resolution against the registry at test
 /// time, and the compiled crates shared in [`shared_build_dir`]). Cargo adds what is missing
 /// and drops what the project does not use.
+///
+/// It also settles which compiled units of [`shared_build_dir`] the project's builds use
+/// ([`share_units`]).
 pub fn seed_lock(dir: &Path) {
     let lock = dir.join("Cargo.lock");
     if dir.join("Cargo.toml").exists() && !lock.exists() {
@@ -241,6 +218,84 @@ pub fn seed_lock(dir: &Path) {
         )
         .unwrap();
     }
+    share_units(dir);
+}
+
+/// Which of [`shared_build_dir`]'s units a generated project in `dir` builds with. Cargo names a
+/// path package's units after its path relative to the project and its version, so every
+/// generated project's crate of one name, and every project's vendored runtime, get the same
+/// files; a project whose sources are newer rebuilds them, deleting the rlib that another
+/// project's doc tests were reading ("extern location ... does not exist").
+/// - The project's crate gets units of its own: a codegen-units setting unique to the project
+///   (part of the metadata hash; the dev profile's 256 is a ceiling, not a count).
+/// - A vendored runtime that is this operator-rs's copy byte for byte is compiled once for all
+///   of them: its files get one fixed modification time, so a build finds the units another
+///   project made fresh and never rebuilds them (the runtime compiled once, not once a project).
+/// - Any other vendored runtime (an old operator-rs's, or one a test changed) gets units of its
+///   own, as the crate does.
+///
+/// The settings go in a `.cargo/config.toml` in the project's parent folder, outside the
+/// project (cargo reads it from every ancestor of the folder it runs in): a user's shell,
+/// `make` and the CLI's own cargo runs all see it. Only below a temporary folder of the tests.
+pub fn share_units(dir: &Path) {
+    let Some(parent) = dir.parent() else { return };
+    let temp = std::env::temp_dir();
+    if !parent.starts_with(&temp) || parent == temp || !dir.join("Cargo.toml").is_file() {
+        return;
+    }
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    let Some(name) = manifest.lines().find_map(|l| {
+        let v = l.strip_prefix("name = \"")?;
+        Some(v.trim_end_matches('"').to_owned())
+    }) else {
+        return;
+    };
+    let mut packages = vec![name];
+    let vendored = dir.join("vendor/operator-rs-runtime");
+    if vendored.is_dir() {
+        let files = snapshot(&vendored);
+        if &files == pristine_runtime() {
+            let pinned = std::time::UNIX_EPOCH + std::time::Duration::from_secs(946_684_800);
+            for rel in files.keys() {
+                std::fs::File::open(vendored.join(rel))
+                    .and_then(|f| f.set_modified(pinned))
+                    .unwrap();
+            }
+        } else {
+            packages.push("operator-rs-runtime".to_owned());
+        }
+    }
+    use std::hash::{BuildHasher, RandomState};
+    let unique = 257 + RandomState::new().hash_one(parent) % (1 << 30);
+    let config = parent.join(".cargo/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap_or_default();
+    let before = text.len();
+    for package in packages {
+        let section = format!("[profile.dev.package.{package}]");
+        if !text.contains(&section) {
+            text.push_str(&format!("{section}\ncodegen-units = {unique}\n\n"));
+        }
+    }
+    if text.len() != before {
+        std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+        std::fs::write(&config, text).unwrap();
+    }
+}
+
+/// The runtime this operator-rs vendors into a project, file by file (made once per test
+/// process, by `init` in a folder of its own).
+fn pristine_runtime() -> &'static BTreeMap<PathBuf, Vec<u8>> {
+    static RUNTIME: std::sync::OnceLock<BTreeMap<PathBuf, Vec<u8>>> = std::sync::OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("pristine");
+        std::fs::create_dir(&dir).unwrap();
+        ok(
+            &dir,
+            &["init", "--domain", "example.com", "--repo", "github.com/acme/pristine"],
+        );
+        snapshot(&dir.join("vendor/operator-rs-runtime"))
+    })
 }
 
 /// `init` plus every reference API.
@@ -333,12 +388,38 @@ pub fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// `cmd` as a user's shell runs it: without the variables cargo sets for a test process
+/// (`CARGO_PKG_*`, `CARGO_MANIFEST_*`, `OUT_DIR`, `CARGO_CRATE_NAME`, `CARGO_BIN_EXE_*`, ...),
+/// which no user has. A build that inherits them re-runs each dependency build script that
+/// watches one (ring's watches `CARGO_PKG_NAME` and `OUT_DIR`): ring, rustls, kube and the
+/// runtime were compiled again in the shared build directory, while other tests linked them.
+pub fn as_user(cmd: &mut Command) -> &mut Command {
+    for (key, _) in std::env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        let set_by_cargo = ["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_BIN_", "CARGO_CFG_"]
+            .iter()
+            .any(|prefix| key.starts_with(prefix))
+            || matches!(
+                key,
+                "OUT_DIR"
+                    | "CARGO_CRATE_NAME"
+                    | "CARGO_PRIMARY_PACKAGE"
+                    | "CARGO_TARGET_TMPDIR"
+                    | "CARGO_RUSTC_CURRENT_DIR"
+            );
+        if set_by_cargo {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
 /// `cargo <args>` in a generated project, as [`cargo`], returning what it printed.
 pub fn cargo_output(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> CargoOutput {
     seed_lock(dir);
     let line = format!("cargo {}", args.join(" "));
     let out = timed(&line, || {
-        Command::new(env!("CARGO"))
+        as_user(&mut Command::new(env!("CARGO")))
             .args(args)
             .envs(envs.iter().copied())
             .current_dir(dir)

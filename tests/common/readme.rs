@@ -187,6 +187,9 @@ pub struct UserShell {
 
 impl UserShell {
     pub fn new(dir: &Path, env: &[(&str, &Path)]) -> Self {
+        // The versions this workspace's tests were built with, as every project build here takes
+        // (a `make run` resolving afresh compiled every dependency again: 200 s of CPU).
+        super::seed_lock(dir);
         let tmp = tempfile::tempdir().unwrap();
         let bin = tmp.path().join("bin");
         std::fs::create_dir(&bin).unwrap();
@@ -220,7 +223,8 @@ impl UserShell {
 
     fn command(&self, line: &str) -> std::process::Command {
         let mut cmd = std::process::Command::new("bash");
-        cmd.args(["-c", line])
+        super::as_user(&mut cmd)
+            .args(["-c", line])
             .current_dir(&self.dir)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .env_remove("CARGO_MANIFEST_DIR")

@@ -122,7 +122,7 @@ fn records_kube_derive_output() {
     }
     main.push_str("    });\n    println!(\"{out}\");\n}\n");
     std::fs::write(root.join("src/main.rs"), main).unwrap();
-    let out = Command::new(env!("CARGO"))
+    let out = crate::common::as_user(&mut Command::new(env!("CARGO")))
         .args(["run", "--quiet", "--offline"])
         .current_dir(root)
         .env("CARGO_TARGET_DIR", root.join("target"))
