@@ -28,6 +28,7 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub mod builtin;
+pub mod cargo_command;
 pub mod chart;
 pub mod cli;
 pub mod cluster;

@@ -3,7 +3,6 @@
 //! the static reader found (as JSON), runs it, and merges versions exactly like the static path.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
@@ -70,7 +69,7 @@ pub fn generate_exact(
     );
     let started = std::time::Instant::now();
     // cargo's own progress (Compiling ..., errors) goes straight to the user's terminal.
-    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let output = crate::cargo_command::cargo()
         .arg("run")
         .arg("--manifest-path")
         .arg(harness.join("Cargo.toml"))
@@ -128,7 +127,7 @@ fn write_if_changed(path: &Path, text: &str) -> Result<()> {
 /// parser of our own would be a second reading of Cargo.toml, and the harness runs cargo anyway).
 fn package_name(root: &Path) -> Result<String> {
     let manifest = root.join("Cargo.toml");
-    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let output = crate::cargo_command::cargo()
         .args([
             "metadata",
             "--no-deps",

@@ -292,7 +292,13 @@ fn pristine_runtime() -> &'static BTreeMap<PathBuf, Vec<u8>> {
         std::fs::create_dir(&dir).unwrap();
         ok(
             &dir,
-            &["init", "--domain", "example.com", "--repo", "github.com/acme/pristine"],
+            &[
+                "init",
+                "--domain",
+                "example.com",
+                "--repo",
+                "github.com/acme/pristine",
+            ],
         );
         snapshot(&dir.join("vendor/operator-rs-runtime"))
     })
@@ -396,18 +402,7 @@ pub fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
 pub fn as_user(cmd: &mut Command) -> &mut Command {
     for (key, _) in std::env::vars_os() {
         let Some(key) = key.to_str() else { continue };
-        let set_by_cargo = ["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_BIN_", "CARGO_CFG_"]
-            .iter()
-            .any(|prefix| key.starts_with(prefix))
-            || matches!(
-                key,
-                "OUT_DIR"
-                    | "CARGO_CRATE_NAME"
-                    | "CARGO_PRIMARY_PACKAGE"
-                    | "CARGO_TARGET_TMPDIR"
-                    | "CARGO_RUSTC_CURRENT_DIR"
-            );
-        if set_by_cargo {
+        if operator_rs::cargo_command::set_for_the_running_crate(key) {
             cmd.env_remove(key);
         }
     }

@@ -246,8 +246,7 @@ pub fn check_resolves(root: &Path, resource: &Resource) -> Result<()> {
     };
     let spec = crate_spec(spec)?;
     let requirement = format!("{}@{}", spec.name, spec.version);
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = std::process::Command::new(&cargo)
+    let out = crate::cargo_command::cargo()
         .args(["add", &requirement, "--dry-run", "--quiet"])
         .current_dir(root)
         .output()

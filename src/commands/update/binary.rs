@@ -129,8 +129,7 @@ fn build(cache: &Path, args: &[String], version: &str) -> Result<PathBuf> {
         cache.display(),
         args.join(" ")
     );
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
+    let status = crate::cargo_command::cargo()
         .args(["install", "--locked", "--root"])
         .arg(cache)
         .args(args)

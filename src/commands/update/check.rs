@@ -6,7 +6,6 @@
 //! operator-rs between the project's and this one (this binary's CHANGELOG.md, embedded).
 
 use std::path::Path;
-use std::process::Command;
 
 use anyhow::Result;
 
@@ -18,22 +17,22 @@ const CHANGELOG: &str = include_str!("../../../CHANGELOG.md");
 /// way, but leave the result `Ok(true)`: the update built, and what lints is the user's to fix
 /// before `make lint` (their CI) passes.
 pub fn cargo_check(root: &Path, from: &str) -> Result<bool> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    if Command::new(&cargo).arg("--version").output().is_err() {
+    use crate::cargo_command::cargo;
+    if cargo().arg("--version").output().is_err() {
         crate::errln!(
             "SKIPPED `cargo check --all-targets`: cargo is not installed here; run it yourself before committing."
         );
         return Ok(true);
     }
     let check = ["check", "--all-targets", "--message-format=short"];
-    if !run(&cargo, root, &check, "error")? {
+    if !run(root, &check, "error")? {
         advise(
             from,
             "the project does not build yet: fix what `cargo check --all-targets` reports above",
         );
         return Ok(false);
     }
-    let has_clippy = Command::new(&cargo)
+    let has_clippy = cargo()
         .args(["clippy", "--version"])
         .output()
         .is_ok_and(|o| o.status.success());
@@ -51,7 +50,7 @@ pub fn cargo_check(root: &Path, from: &str) -> Result<bool> {
         "-D",
         "warnings",
     ];
-    if !run(&cargo, root, &clippy, "error")? {
+    if !run(root, &clippy, "error")? {
         advise(
             from,
             "the project builds, but `cargo clippy --all-targets -- -D warnings` (your `make lint` and CI) fails: fix what it reports above (an import the merge left unused, a deprecated runtime item) before you commit",
@@ -62,10 +61,13 @@ pub fn cargo_check(root: &Path, from: &str) -> Result<bool> {
 
 /// `cargo <args>` in `root`; on failure, its lines holding `needle` (the diagnostics), at most
 /// 30 of them, are printed.
-fn run(cargo: &str, root: &Path, args: &[&str], needle: &str) -> Result<bool> {
+fn run(root: &Path, args: &[&str], needle: &str) -> Result<bool> {
     let shown = args.join(" ");
     crate::errln!("\nRunning `cargo {shown}` in the updated project (skip it with --no-check)...");
-    let out = Command::new(cargo).args(args).current_dir(root).output()?;
+    let out = crate::cargo_command::cargo()
+        .args(args)
+        .current_dir(root)
+        .output()?;
     if out.status.success() {
         crate::errln!("cargo {shown}: passed.");
         return Ok(true);
