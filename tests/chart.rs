@@ -58,23 +58,31 @@ fn sdk() -> bool {
 
 /// A project with two kinds (one with an image, for an environment variable) and webhooks on one.
 fn project(name: &str) -> (tempfile::TempDir, PathBuf) {
+    project_in(name, "cache")
+}
+
+/// [`project`] with its kinds in the API group `<group>.example.com` (a release owns its CRDs:
+/// tests installing on the shared control plane each use a group of their own).
+fn project_in(name: &str, group: &str) -> (tempfile::TempDir, PathBuf) {
     let tmp = init_project(name);
     let dir = project_dir(&tmp, name);
     ok(
         &dir,
-        &words(
-            "create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211",
-        ),
+        &words(&format!(
+            "create api --group {group} --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211"
+        )),
     );
     ok(
         &dir,
-        &words("create api --group cache --version v1 --kind Redis"),
+        &words(&format!(
+            "create api --group {group} --version v1 --kind Redis"
+        )),
     );
     ok(
         &dir,
-        &words(
-            "create webhook --group cache --version v1alpha1 --kind Memcached --defaulting --programmatic-validation",
-        ),
+        &words(&format!(
+            "create webhook --group {group} --version v1alpha1 --kind Memcached --defaulting --programmatic-validation"
+        )),
     );
     ok(&dir, &words("generate chart"));
     (tmp, dir)
@@ -1208,4 +1216,283 @@ fn dashboards_chart_the_runtimes_metrics_and_the_custom_ones_configured() {
         assert!(r.stderr.contains(says), "{config}: {}", r.stderr);
         assert_eq!(snapshot(&dir), before);
     }
+}
+
+/// The Helm SDK as one process for many operations (`helm_driver.py --serve`: the SDK is loaded
+/// once, not once an operation).
+struct HelmSession {
+    child: std::process::Child,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl HelmSession {
+    /// The session; call [`sdk`] first (a missing SDK is a SKIPPED line there).
+    fn start() -> Self {
+        let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chart/helm_driver.py");
+        let mut child = Command::new("python3")
+            .arg(&driver)
+            .arg("--serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs");
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        Self { child, stdout }
+    }
+
+    fn call(&mut self, request: Value) -> Value {
+        use std::io::BufRead;
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{request}").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("helm_driver.py on {request}: {e}: {line:?}"))
+    }
+
+    /// `call`, which must succeed.
+    fn ok(&mut self, request: Value) -> Value {
+        let r = self.call(request.clone());
+        assert!(r.get("error").is_none(), "{request}: {r}");
+        r
+    }
+}
+
+impl Drop for HelmSession {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// A pairwise covering array of `n` on/off factors (each row a bit set): every pair of factors
+/// takes each of its four value pairs in some row. Computed greedily (each row the combination
+/// covering the most pairs not yet covered, the lowest on a tie), so deterministic.
+fn pairwise(n: usize) -> Vec<usize> {
+    let pairs_of = |row: usize| {
+        let mut pairs = Vec::new();
+        for i in 0..n {
+            for j in i + 1..n {
+                pairs.push((i, j, row >> i & 1, row >> j & 1));
+            }
+        }
+        pairs
+    };
+    let mut uncovered: std::collections::BTreeSet<(usize, usize, usize, usize)> =
+        (0..1usize << n).flat_map(pairs_of).collect();
+    let mut rows = Vec::new();
+    while !uncovered.is_empty() {
+        let best = (0..1usize << n)
+            .max_by_key(|&r| {
+                let covers = pairs_of(r).iter().filter(|p| uncovered.contains(p)).count();
+                (covers, std::cmp::Reverse(r))
+            })
+            .unwrap();
+        for p in pairs_of(best) {
+            uncovered.remove(&p);
+        }
+        rows.push(best);
+    }
+    rows
+}
+
+#[test]
+fn the_pairwise_combinations_cover_every_pair_of_toggle_values() {
+    let rows = pairwise(TOGGLES.len());
+    for i in 0..TOGGLES.len() {
+        for j in i + 1..TOGGLES.len() {
+            for (a, b) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+                assert!(
+                    rows.iter().any(|r| r >> i & 1 == a && r >> j & 1 == b),
+                    "{} = {a}, {} = {b} in none of {rows:?}",
+                    TOGGLES[i],
+                    TOGGLES[j]
+                );
+            }
+        }
+    }
+    // 2^8 = 256 combinations; pairwise needs at least 6 rows for 8 factors.
+    assert!((6..=10).contains(&rows.len()), "{rows:?}");
+}
+
+/// The objects of release `release` in `ns` the toggles decide, counted by type (`kubectl get -o
+/// name`'s prefix); cluster roles only the per-kind editor roles.
+fn toggled_objects(
+    kubeconfig: &Path,
+    ns: &str,
+    release: &str,
+) -> std::collections::BTreeMap<String, usize> {
+    let (done, out) = kubectl(
+        kubeconfig,
+        &[
+            "-n",
+            ns,
+            "get",
+            "deployments,services,certificates.cert-manager.io,servicemonitors.monitoring.coreos.com,networkpolicies,validatingwebhookconfigurations,clusterroles",
+            "-o",
+            "name",
+        ],
+    );
+    assert!(done, "{out}");
+    let mut counts = std::collections::BTreeMap::new();
+    for line in out.lines() {
+        let Some((kind, name)) = line.split_once('/') else {
+            continue;
+        };
+        let ours = name.starts_with(&format!("{release}-"));
+        let counted = !kind.starts_with("clusterrole") || name.ends_with("-editor-role");
+        if ours && counted {
+            *counts.entry(kind.to_string()).or_insert(0) += 1;
+        }
+    }
+    counts
+}
+
+/// What [`toggled_objects`] finds when `values` (toggles over the defaults) are installed; empty
+/// for `None` (uninstalled).
+fn expected_objects(values: Option<&Value>) -> std::collections::BTreeMap<String, usize> {
+    let Some(values) = values else {
+        return Default::default();
+    };
+    let webhook = is_on(values, "webhook.enabled");
+    let metrics = is_on(values, "metrics.enabled");
+    let policies = if is_on(values, "networkPolicy.enabled") {
+        metrics as usize + webhook as usize
+    } else {
+        0
+    };
+    [
+        ("deployment.apps", 1),
+        ("service", metrics as usize + webhook as usize),
+        (
+            "certificate.cert-manager.io",
+            (webhook && is_on(values, "certManager.enabled")) as usize,
+        ),
+        (
+            "servicemonitor.monitoring.coreos.com",
+            (metrics && is_on(values, "prometheus.enabled")) as usize,
+        ),
+        ("networkpolicy.networking.k8s.io", policies),
+        (
+            "validatingwebhookconfiguration.admissionregistration.k8s.io",
+            webhook as usize,
+        ),
+        (
+            "clusterrole.rbac.authorization.k8s.io",
+            2 * is_on(values, "rbacHelpers.enabled") as usize,
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(k, n)| (k.to_string(), n))
+    .collect()
+}
+
+/// cert-manager's and prometheus-operator's CRDs on the control plane (the chart's Certificate,
+/// Issuer and ServiceMonitor need them), applied server-side (idempotent across tests).
+fn foreign_crds(kubeconfig: &Path, dir: &Path) {
+    let crds = dir.join("foreign-crds.json");
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": [
+        foreign_crd("cert-manager.io", "Certificate", "certificates"),
+        foreign_crd("cert-manager.io", "Issuer", "issuers"),
+        foreign_crd("monitoring.coreos.com", "ServiceMonitor", "servicemonitors"),
+    ]});
+    std::fs::write(&crds, list.to_string()).unwrap();
+    let (applied, out) = kubectl(
+        kubeconfig,
+        &["apply", "--server-side", "-f", crds.to_str().unwrap()],
+    );
+    assert!(applied, "{out}");
+    let (ready, out) = kubectl(
+        kubeconfig,
+        &[
+            "wait",
+            "--for=condition=Established",
+            "crd/servicemonitors.monitoring.coreos.com",
+            "crd/certificates.cert-manager.io",
+            "crd/issuers.cert-manager.io",
+        ],
+    );
+    assert!(ready, "{out}");
+}
+
+/// Install, upgrade (to every toggle flipped), rollback and uninstall on the real control plane,
+/// for each toggle combination of a pairwise covering array (CI), or all 256 with
+/// `OPERATOR_RS_CHART_SWEEP=1`: one project, one control plane, one release reused (uninstalled
+/// between combinations; the CRDs kept by crd.keep and adopted again), no waiting on pods.
+#[test]
+fn every_toggle_combination_installs_upgrades_rolls_back_and_uninstalls() {
+    if runs_elsewhere("chart") {
+        return;
+    }
+    if !sdk() || !Envtest::available() {
+        return;
+    }
+    let full = std::env::var("OPERATOR_RS_CHART_SWEEP").is_ok_and(|v| v == "1");
+    let combinations: Vec<usize> = if full {
+        (0..1 << TOGGLES.len()).collect()
+    } else {
+        eprintln!(
+            "SKIPPED: the full sweep of all {} toggle combinations (OPERATOR_RS_CHART_SWEEP=1 runs it); running the pairwise covering subset",
+            1 << TOGGLES.len()
+        );
+        pairwise(TOGGLES.len())
+    };
+    let env = Envtest::shared().expect("the control plane starts");
+    let kubeconfig = env.kubeconfig().to_path_buf();
+    let (_tmp, dir) = project_in("chart-sweep", "sweep");
+    foreign_crds(&kubeconfig, &dir);
+    let (release, ns) = ("chart-sweep", "chart-sweep-system");
+    let mut helm = HelmSession::start();
+    let request = |op: &str, values: &Value| {
+        json!({"op": op, "chart": chart(&dir), "name": release, "namespace": ns,
+            "kubeconfig": kubeconfig, "values": values})
+    };
+    let mask = (1 << TOGGLES.len()) - 1;
+    let started = std::time::Instant::now();
+    for &bits in &combinations {
+        let at = std::time::Instant::now();
+        let (values, flipped) = (toggled(bits), toggled(!bits & mask));
+        let state = |what: &str, values: Option<&Value>| {
+            assert_eq!(
+                toggled_objects(&kubeconfig, ns, release),
+                expected_objects(values),
+                "{what} {}",
+                toggled(bits)
+            );
+        };
+        let r = helm.ok(request("install", &values));
+        assert_eq!(r["release"]["revision"], 1, "{r}");
+        state("installed", Some(&values));
+        let r = helm.ok(request("upgrade", &flipped));
+        assert_eq!(r["release"]["revision"], 2, "{r}");
+        state("upgraded to every toggle flipped", Some(&flipped));
+        helm.ok(json!({"op": "rollback", "name": release, "namespace": ns, "version": 1, "kubeconfig": kubeconfig}));
+        state("rolled back", Some(&values));
+        let history = helm.ok(
+            json!({"op": "history", "name": release, "namespace": ns, "kubeconfig": kubeconfig}),
+        );
+        assert_eq!(history["history"].as_array().unwrap().len(), 3, "{history}");
+        helm.ok(
+            json!({"op": "uninstall", "name": release, "namespace": ns, "kubeconfig": kubeconfig}),
+        );
+        state("uninstalled", None);
+        eprintln!(
+            "chart sweep: {bits:#010b} installed, upgraded, rolled back, uninstalled in {:.1?}",
+            at.elapsed()
+        );
+    }
+    // The CRDs, once installed, are kept (crd.keep) through every uninstall.
+    for crd in [
+        "crd/memcacheds.sweep.example.com",
+        "crd/redises.sweep.example.com",
+    ] {
+        assert!(kubectl(&kubeconfig, &["get", crd]).0, "{crd} kept");
+    }
+    eprintln!(
+        "chart sweep: {} combinations in {:.1?}",
+        combinations.len(),
+        started.elapsed()
+    );
 }
