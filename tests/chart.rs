@@ -843,7 +843,8 @@ fn the_generated_readmes_helm_chart_block_runs_as_written() {
     let cli = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chart/helm_cli.py");
     shell.set("HELM", &format!("python3 {}", cli.display()));
     let generated = read(&dir, "README.md");
-    let lines = common::readme::sh_blocks(&generated, "## Helm chart").concat();
+    // The first block (the CRD-only chart's is run by the_crds_chart_installs_before_the_chart_as_the_generated_readme_says).
+    let lines = common::readme::sh_blocks(&generated, "## Helm chart")[0].clone();
     assert_eq!(lines.len(), 4, "{lines:?}");
     let image = "registry.example.com/chart-readme:0.3.0";
     for line in &lines {
@@ -1495,4 +1496,419 @@ fn every_toggle_combination_installs_upgrades_rolls_back_and_uninstalls() {
         combinations.len(),
         started.elapsed()
     );
+}
+
+/// Whether the manager's ServiceAccount `sa` of namespace `ns` may `verb` `resource` in
+/// `namespace` (`None`: in every namespace), as the API server's authorizer answers
+/// (`kubectl auth can-i --as`, a SubjectAccessReview).
+fn can(
+    kubeconfig: &Path,
+    ns: &str,
+    sa: &str,
+    verb: &str,
+    resource: &str,
+    namespace: Option<&str>,
+) -> bool {
+    let who = format!("--as=system:serviceaccount:{ns}:{sa}");
+    let mut args = vec!["auth", "can-i", verb, resource, who.as_str()];
+    match namespace {
+        Some(n) => args.extend(["-n", n]),
+        None => args.push("--all-namespaces"),
+    }
+    let (_, out) = kubectl(kubeconfig, &args);
+    match out.trim() {
+        "yes" => true,
+        "no" => false,
+        other => panic!("kubectl {args:?}: {other}"),
+    }
+}
+
+#[test]
+fn rbac_namespaced_grants_the_manager_roles_only_in_the_namespaces_it_watches() {
+    if runs_elsewhere("chart") {
+        return;
+    }
+    if !sdk() || !Envtest::available() {
+        return;
+    }
+    let env = Envtest::shared().expect("the control plane starts");
+    let kubeconfig = env.kubeconfig().to_path_buf();
+    let (_tmp, dir) = project_in("chart-scoped", "scoped");
+    // A rule a Role cannot hold (a cluster-scoped resource) stays cluster-wide in both modes.
+    let controller = dir.join("src/controllers/redis.rs");
+    let text = std::fs::read_to_string(&controller).unwrap();
+    let marker = "// +kubebuilder:rbac:groups=\"\",resources=nodes,verbs=get;list;watch\n";
+    std::fs::write(&controller, format!("{marker}{text}")).unwrap();
+    ok(&dir, &words("generate manifests"));
+    ok(&dir, &words("generate chart"));
+    let (ns, sa) = ("chart-scoped-system", "chart-scoped-controller-manager");
+    for other in ["scoped-a", "scoped-b", "scoped-c"] {
+        kubectl(&kubeconfig, &["create", "namespace", other]);
+    }
+    let mut helm = HelmSession::start();
+    let release = |op: &str, values: Value| {
+        json!({"op": op, "chart": chart(&dir), "name": "chart-scoped", "namespace": ns,
+            "kubeconfig": kubeconfig, "values": values})
+    };
+    let args = || -> String {
+        let (_, out) = kubectl(
+            &kubeconfig,
+            &[
+                "-n",
+                ns,
+                "get",
+                &format!("deployment/{sa}"),
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0].args}",
+            ],
+        );
+        out
+    };
+    let kinds = "memcacheds.scoped.example.com";
+    // The manager's own rules, each as the markers grant them.
+    let grants = |namespace: Option<&str>| -> Vec<bool> {
+        [
+            ("watch", kinds),
+            ("update", "memcacheds.scoped.example.com/status"),
+            ("update", "memcacheds.scoped.example.com/finalizers"),
+            ("list", "redises.scoped.example.com"),
+            ("create", "events.events.k8s.io"),
+            ("create", "deployments.apps"),
+        ]
+        .iter()
+        .map(|(verb, resource)| can(&kubeconfig, ns, sa, verb, resource, namespace))
+        .collect()
+    };
+    let all = vec![true; 6];
+    let none = vec![false; 6];
+
+    // Cluster-wide (the default): everywhere.
+    let certs = json!({"certManager": {"enabled": false}});
+    helm.ok(release("install", certs.clone()));
+    assert_eq!(grants(Some(ns)), all);
+    assert_eq!(grants(Some("scoped-a")), all);
+    assert_eq!(grants(None), all, "cluster-wide");
+    assert!(!args().contains("--watch-namespace"), "{}", args());
+
+    // rbac.namespaced: Roles in the release's namespace only, and the manager watches only it.
+    helm.ok(release(
+        "upgrade",
+        json!({"certManager": {"enabled": false}, "rbac": {"namespaced": true}}),
+    ));
+    assert_eq!(grants(Some(ns)), all);
+    assert_eq!(grants(Some("scoped-a")), none);
+    assert_eq!(grants(None), none, "no longer cluster-wide");
+    assert!(
+        args().contains(&format!("--watch-namespace={ns}")),
+        "{}",
+        args()
+    );
+    // The rules a Role cannot hold, and the leader election's Role, are still granted.
+    assert!(can(&kubeconfig, ns, sa, "list", "nodes", None));
+    assert!(can(
+        &kubeconfig,
+        ns,
+        sa,
+        "update",
+        "leases.coordination.k8s.io",
+        Some(ns)
+    ));
+
+    // With manager.watchNamespaces: Roles there (each once), not in the release's namespace.
+    helm.ok(release(
+        "upgrade",
+        json!({"certManager": {"enabled": false}, "rbac": {"namespaced": true},
+            "manager": {"watchNamespaces": ["scoped-a", "scoped-b", "scoped-a"]}}),
+    ));
+    assert_eq!(grants(Some("scoped-a")), all);
+    assert_eq!(grants(Some("scoped-b")), all);
+    assert_eq!(grants(Some("scoped-c")), none);
+    assert_eq!(grants(None), none);
+    assert!(
+        args().contains("--watch-namespace=scoped-a,scoped-b"),
+        "{}",
+        args()
+    );
+
+    // Back to cluster-wide, then gone.
+    helm.ok(release("upgrade", certs));
+    assert_eq!(grants(Some("scoped-c")), all);
+    helm.ok(json!({"op": "uninstall", "name": "chart-scoped", "namespace": ns, "kubeconfig": kubeconfig}));
+    assert_eq!(grants(Some(ns)), none);
+    assert!(!can(&kubeconfig, ns, sa, "list", "nodes", None));
+}
+
+#[test]
+fn a_namespace_scoped_projects_chart_refuses_rbac_namespaced_false() {
+    if runs_elsewhere("chart") {
+        return;
+    }
+    if !sdk() {
+        return;
+    }
+    let tmp = init_project("chart-ns-only");
+    let dir = project_dir(&tmp, "chart-ns-only");
+    ok(&dir, &words("edit --namespaced"));
+    ok(
+        &dir,
+        &words("create api --group ns --version v1 --kind Widget"),
+    );
+    ok(&dir, &words("generate chart"));
+    let r = helm(
+        json!({"op": "validate", "chart": chart(&dir), "values": {"rbac": {"namespaced": false}}}),
+    )
+    .unwrap();
+    let error = r["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("rbac.namespaced=false accepted: {r}"));
+    assert!(error.contains("namespaced"), "{error}");
+    let r = helm(json!({"op": "render", "chart": chart(&dir), "namespace": "ops"})).unwrap();
+    let docs = documents(&r["manifests"]);
+    assert!(
+        docs.iter()
+            .any(|d| d["kind"] == "Role" && d["metadata"]["name"] == "chart-ns-only-manager-role"),
+        "a Role for the manager"
+    );
+    assert!(!docs.iter().any(
+        |d| d["kind"] == "ClusterRole" && d["metadata"]["name"] == "chart-ns-only-manager-role"
+    ));
+}
+
+/// A `helm` for a user's shell: tests/chart/helm_cli.py (the Helm SDK), beside this operator-rs.
+fn helm_on_path(shell: &mut common::readme::UserShell, dir: &Path) {
+    let bin = dir.join("../helm-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let cli = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chart/helm_cli.py");
+    let script = bin.join("helm");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nexec python3 {} \"$@\"\n", cli.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_operator-rs"), bin.join("operator-rs")).unwrap();
+    shell.set(
+        "PATH",
+        &format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        ),
+    );
+}
+
+#[test]
+fn the_crds_chart_installs_before_the_chart_as_the_generated_readme_says() {
+    if runs_elsewhere("chart") {
+        return;
+    }
+    if !sdk() || !Envtest::available() {
+        return;
+    }
+    let env = Envtest::shared().expect("the control plane starts");
+    let kubeconfig = env.kubeconfig().to_path_buf();
+    let (_tmp, dir) = project_in("chart-split", "split");
+    foreign_crds(&kubeconfig, &dir);
+    ok(&dir, &words("generate chart --crds-chart"));
+    let crds_dir = dir.join("dist/chart-crds");
+    for c in [chart(&dir), crds_dir.display().to_string()] {
+        let lint = helm(json!({"op": "lint", "chart": c})).unwrap();
+        assert_eq!(lint["errors"], json!([]), "{lint}");
+        for m in lint["messages"].as_array().unwrap() {
+            assert!(m["severity"].as_i64().unwrap() <= 1, "lint {c}: {m}");
+        }
+    }
+    // The CRD chart has the CRDs and nothing else; a typo in its values is refused.
+    let r = helm(json!({"op": "render", "chart": crds_dir, "namespace": "x"})).unwrap();
+    let kinds: Vec<Value> = documents(&r["manifests"])
+        .iter()
+        .map(|d| d["kind"].clone())
+        .collect();
+    assert_eq!(kinds, vec![json!("CustomResourceDefinition"); 2], "{kinds:?}");
+    let r = helm(json!({"op": "validate", "chart": crds_dir, "values": {"crd": {"kep": true}}}))
+        .unwrap();
+    assert!(
+        r["error"].as_str().is_some_and(|e| e.contains("kep")),
+        "{r}"
+    );
+    // Regenerated (and checked) with the main chart from then on.
+    assert_eq!(run(&dir, &words("generate chart --check")).code, 0);
+    std::fs::remove_file(crds_dir.join("templates/crd/split.example.com_redises.yaml")).unwrap();
+    let check = run(&dir, &words("generate chart --check"));
+    assert_eq!(check.code, 1, "{}{}", check.stdout, check.stderr);
+    ok(&dir, &words("generate chart"));
+
+    // The generated README's commands, as written.
+    let mut shell = common::readme::UserShell::new(&dir, &[("KUBECONFIG", env.kubeconfig())]);
+    helm_on_path(&mut shell, &dir);
+    let blocks = common::readme::sh_blocks(&read(&dir, "README.md"), "## Helm chart");
+    let lines = blocks
+        .iter()
+        .find(|b| b.iter().any(|l| l.contains("dist/chart-crds")))
+        .expect("the README's CRD chart block");
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    for line in lines {
+        shell.run(line);
+    }
+    let owner = |crd: &str| {
+        let (found, out) = kubectl(
+            &kubeconfig,
+            &[
+                "get",
+                crd,
+                "-o",
+                "jsonpath={.metadata.annotations.meta\\.helm\\.sh/release-name}",
+            ],
+        );
+        assert!(found, "{out}");
+        out
+    };
+    assert_eq!(
+        owner("crd/memcacheds.split.example.com"),
+        "chart-split-crds"
+    );
+    assert_eq!(owner("crd/redises.split.example.com"), "chart-split-crds");
+    let ns = "chart-split-system";
+    assert!(
+        kubectl(
+            &kubeconfig,
+            &["-n", ns, "get", "deployment/chart-split-controller-manager"]
+        )
+        .0
+    );
+    // The main release holds no CRD: uninstalling it leaves them; the CRD chart's keeps them too.
+    for release in ["chart-split", "chart-split-crds"] {
+        let r = helm(
+            json!({"op": "uninstall", "name": release, "namespace": ns, "kubeconfig": kubeconfig}),
+        )
+        .unwrap();
+        assert!(r.get("error").is_none(), "{r}");
+        assert!(
+            kubectl(&kubeconfig, &["get", "crd/memcacheds.split.example.com"]).0,
+            "kept after {release}"
+        );
+    }
+}
+
+#[test]
+fn the_chart_before_create_api_upgrades_in_place_to_the_chart_after() {
+    if runs_elsewhere("chart") {
+        return;
+    }
+    if !sdk() || !Envtest::available() {
+        return;
+    }
+    let env = Envtest::shared().expect("the control plane starts");
+    let kubeconfig = env.kubeconfig().to_path_buf();
+    let tmp = init_project("chart-prev");
+    let dir = project_dir(&tmp, "chart-prev");
+    ok(
+        &dir,
+        &words("create api --group prev --version v1 --kind Beacon"),
+    );
+    ok(&dir, &words("generate chart"));
+    // The chart as it was: installed, with an object of its kind.
+    let before = tmp.path().join("chart-before");
+    copy_dir(&dir.join("dist/chart"), &before);
+    let ns = "chart-prev-system";
+    let mut helm = HelmSession::start();
+    let release = |op: &str, chart_dir: &Path| {
+        json!({"op": op, "chart": chart_dir, "name": "chart-prev", "namespace": ns,
+            "kubeconfig": kubeconfig, "values": {}})
+    };
+    helm.ok(release("install", &before));
+    let sample = dir.join("config/samples/prev_v1_beacon.yaml");
+    let (made, out) = kubectl(
+        &kubeconfig,
+        &[
+            "-n",
+            "default",
+            "apply",
+            "--server-side",
+            "-f",
+            sample.to_str().unwrap(),
+        ],
+    );
+    assert!(made, "{out}");
+
+    // The project grows a kind; the chart regenerated from it upgrades the release in place.
+    ok(
+        &dir,
+        &words("create api --group prev --version v1 --kind Lighthouse"),
+    );
+    ok(&dir, &words("generate chart"));
+    assert_ne!(
+        snapshot(&before),
+        snapshot(&dir.join("dist/chart")),
+        "the chart changed"
+    );
+    let r = helm.ok(release("upgrade", &dir.join("dist/chart")));
+    assert_eq!(r["release"]["revision"], 2, "{r}");
+    for crd in [
+        "crd/beacons.prev.example.com",
+        "crd/lighthouses.prev.example.com",
+    ] {
+        let (found, out) = kubectl(
+            &kubeconfig,
+            &[
+                "get",
+                crd,
+                "-o",
+                "jsonpath={.metadata.annotations.meta\\.helm\\.sh/release-name}",
+            ],
+        );
+        assert!(found && out == "chart-prev", "{crd}: {out}");
+    }
+    let (kept, out) = kubectl(
+        &kubeconfig,
+        &["-n", "default", "get", "beacon/beacon-sample"],
+    );
+    assert!(
+        kept,
+        "the object of the first kind survived the upgrade: {out}"
+    );
+    // The manager may now work on the new kind.
+    assert!(can(
+        &kubeconfig,
+        ns,
+        "chart-prev-controller-manager",
+        "watch",
+        "lighthouses.prev.example.com",
+        None
+    ));
+    // And back: a rollback to the chart before keeps both CRDs (crd.keep) and the object.
+    helm.ok(json!({"op": "rollback", "name": "chart-prev", "namespace": ns, "version": 1, "kubeconfig": kubeconfig}));
+    assert!(kubectl(&kubeconfig, &["get", "crd/lighthouses.prev.example.com"]).0);
+    assert!(
+        kubectl(
+            &kubeconfig,
+            &["-n", "default", "get", "beacon/beacon-sample"]
+        )
+        .0
+    );
+    assert!(!can(
+        &kubeconfig,
+        ns,
+        "chart-prev-controller-manager",
+        "watch",
+        "lighthouses.prev.example.com",
+        None
+    ));
+    helm.ok(
+        json!({"op": "uninstall", "name": "chart-prev", "namespace": ns, "kubeconfig": kubeconfig}),
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }
