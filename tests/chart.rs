@@ -1163,7 +1163,17 @@ fn dashboards_chart_the_runtimes_metrics_and_the_custom_ones_configured() {
     }
     let tmp = init_project("dash-op");
     let dir = project_dir(&tmp, "dash-op");
-    ok(&dir, &words("generate dashboards"));
+    // The generated README's commands, as written (make dashboards, make check-dashboards).
+    let shell = common::readme::UserShell::new(&dir, &[]);
+    let lines = common::readme::sh_blocks(&read(&dir, "README.md"), "## Dashboards").concat();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[0].starts_with("make dashboards") && lines[1].starts_with("make check-dashboards"),
+        "{lines:?}"
+    );
+    for line in &lines {
+        shell.run(line);
+    }
     let config = read(&dir, "grafana/custom-metrics/config.yaml");
     assert!(config.contains("customMetrics: []"), "{config}");
     assert!(
@@ -1189,6 +1199,11 @@ fn dashboards_chart_the_runtimes_metrics_and_the_custom_ones_configured() {
     )
     .unwrap();
     assert_eq!(run(&dir, &words("generate dashboards --check")).code, 1);
+    let (fresh, out) = shell.try_run("make check-dashboards");
+    assert!(
+        !fresh && out.contains("dash_items_total"),
+        "make check-dashboards passed a stale grafana/: {out}"
+    );
     ok(&dir, &words("generate dashboards"));
     let all = dashboard_metrics(&dir);
     for m in [
@@ -1725,7 +1740,11 @@ fn the_crds_chart_installs_before_the_chart_as_the_generated_readme_says() {
         .iter()
         .map(|d| d["kind"].clone())
         .collect();
-    assert_eq!(kinds, vec![json!("CustomResourceDefinition"); 2], "{kinds:?}");
+    assert_eq!(
+        kinds,
+        vec![json!("CustomResourceDefinition"); 2],
+        "{kinds:?}"
+    );
     let r = helm(json!({"op": "validate", "chart": crds_dir, "values": {"crd": {"kep": true}}}))
         .unwrap();
     assert!(

@@ -213,8 +213,8 @@ pub fn build(model: &Model) -> (Vec<Template>, Values) {
         &|o, node| crd(model, o, node, p),
     );
     // A cluster-scoped project's manager ClusterRole and binding are also Roles (rbac.namespaced).
-    let (manager_rbac, other_rbac): (Vec<Object>, Vec<Object>) = (model.rbac.iter().cloned())
-        .partition(|o| !model.namespaced && is_manager_cluster_rbac(o));
+    let (manager_rbac, other_rbac): (Vec<Object>, Vec<Object>) =
+        (model.rbac.iter().cloned()).partition(|o| !model.namespaced && is_manager_cluster_rbac(o));
     grouped("rbac", &other_rbac, None, &|_, n| n);
     grouped(
         "rbac",
