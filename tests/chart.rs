@@ -1316,14 +1316,12 @@ fn pairwise(n: usize) -> Vec<usize> {
 #[test]
 fn the_pairwise_combinations_cover_every_pair_of_toggle_values() {
     let rows = pairwise(TOGGLES.len());
-    for i in 0..TOGGLES.len() {
-        for j in i + 1..TOGGLES.len() {
+    for (i, first) in TOGGLES.iter().enumerate() {
+        for (j, second) in TOGGLES.iter().enumerate().skip(i + 1) {
             for (a, b) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
                 assert!(
                     rows.iter().any(|r| r >> i & 1 == a && r >> j & 1 == b),
-                    "{} = {a}, {} = {b} in none of {rows:?}",
-                    TOGGLES[i],
-                    TOGGLES[j]
+                    "{first} = {a}, {second} = {b} in none of {rows:?}"
                 );
             }
         }
