@@ -1104,6 +1104,94 @@ fn the_manager_installed_from_the_chart_reconciles_under_the_charts_service_acco
         assert!(deleted, "{out}");
         assert!(manager.stop(), "the manager exits 0 on SIGTERM");
     });
+
+    // rbac.namespaced: the same manager, with the chart's --watch-namespace, under its Roles.
+    let upgraded = helm(
+        json!({"op": "upgrade", "chart": chart(&dir), "name": "chart-run",
+        "namespace": ns, "kubeconfig": admin, "values": {"rbac": {"namespaced": true}}}),
+    )
+    .unwrap();
+    assert!(upgraded.get("error").is_none(), "{upgraded}");
+    let (_, args) = kubectl(
+        &admin,
+        &[
+            "-n",
+            ns,
+            "get",
+            "deployment/chart-run-controller-manager",
+            "-o",
+            "json",
+        ],
+    );
+    let args: Value = serde_json::from_str(&args).unwrap();
+    let watch = (args["spec"]["template"]["spec"]["containers"][0]["args"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .find(|a| a.starts_with("--watch-namespace="))
+        .expect("the chart's manager watches its namespace")
+        .to_string();
+    assert_eq!(watch, format!("--watch-namespace={ns}"));
+    block_on(async {
+        let log = tmp.path().join("manager-namespaced.log");
+        let manager = ManagerProcess::builder(dir.join("target/debug/manager"))
+            .name("chart-run-namespaced")
+            .kubeconfig(&account)
+            .arg("--leader-elect")
+            .arg("--metrics-secure=false")
+            .arg(&watch)
+            .env("POD_NAMESPACE", ns)
+            .log(&log)
+            .start(env.client().unwrap())
+            .await;
+        let sample = dir.join("config/samples/fleet_v1_beacon.yaml");
+        let (created, out) = kubectl(
+            &admin,
+            &[
+                "-n",
+                ns,
+                "apply",
+                "--server-side",
+                "-f",
+                sample.to_str().unwrap(),
+            ],
+        );
+        assert!(created, "{out}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        loop {
+            let (_, out) = kubectl(
+                &admin,
+                &["-n", ns, "get", "beacon/beacon-sample", "-o", "json"],
+            );
+            if serde_json::from_str::<Value>(&out).is_ok_and(|o| reconciled(&o)) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the sample was not reconciled under rbac.namespaced: {out}\n{}",
+                manager.tail()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        }
+        let text = std::fs::read_to_string(&log).unwrap().to_lowercase();
+        assert!(
+            !text.contains("forbidden"),
+            "the manager was refused a request under rbac.namespaced:\n{text}"
+        );
+        let (deleted, out) = kubectl(
+            &admin,
+            &[
+                "-n",
+                ns,
+                "delete",
+                "beacon/beacon-sample",
+                "--wait=true",
+                "--timeout=60s",
+            ],
+        );
+        assert!(deleted, "{out}");
+        assert!(manager.stop(), "the manager exits 0 on SIGTERM");
+    });
     let r =
         helm(json!({"op": "uninstall", "name": "chart-run", "namespace": ns, "kubeconfig": admin}))
             .unwrap();
