@@ -1833,6 +1833,11 @@ fn the_crds_chart_installs_before_the_chart_as_the_generated_readme_says() {
         r["error"].as_str().is_some_and(|e| e.contains("kep")),
         "{r}"
     );
+    assert!(
+        read(&crds_dir, "values.yaml").contains("yours from then on"),
+        "{}",
+        read(&crds_dir, "values.yaml")
+    );
     // Regenerated (and checked) with the main chart from then on.
     assert_eq!(run(&dir, &words("generate chart --check")).code, 0);
     std::fs::remove_file(crds_dir.join("templates/crd/split.example.com_redises.yaml")).unwrap();

@@ -152,6 +152,11 @@ pub fn generate(
                 values_yaml(
                     &serde_json::to_value(&crd_values).expect("values serialize"),
                     &descriptions,
+                )
+                .replacen(
+                    "`operator-rs generate chart` keeps your values here and adds new ones.",
+                    "Written once by `operator-rs generate chart --crds-chart`: yours from then on.",
+                    1,
                 ),
             ),
             ("templates/NOTES.txt", notes),
