@@ -653,7 +653,7 @@ pub enum GenerateCommand {
     Manifests(GenerateCrdsArgs),
     /// dist/chart: a Helm chart of what config/ deploys, with values and their schema.
     #[command(
-        after_help = "Examples:\n  operator-rs generate manifests && operator-rs generate chart\n  operator-rs generate chart --check   # in CI: exit 1 with a diff when stale\n\nBuilt from config/ (run `generate manifests` first). Kept on regeneration: Chart.yaml's version\nand appVersion, your values in values.yaml, NOTES.txt, templates of your own. A generated\ntemplate you edited is listed and kept unless --force."
+        after_help = "Examples:\n  operator-rs generate manifests && operator-rs generate chart\n  operator-rs generate chart --check   # in CI: exit 1 with a diff when stale\n\nBuilt from config/ (run `generate manifests` first). Kept on regeneration: Chart.yaml's version\nand appVersion, your values in values.yaml, NOTES.txt, templates of your own. A generated\ntemplate you edited is listed and kept unless --force.\n\nWith --crds-chart, dist/chart-crds/ too: the CRDs alone, in a chart of their own, e.g.\n  helm install my-op-crds dist/chart-crds -n my-op-system --create-namespace\n  helm install my-op dist/chart -n my-op-system --set crd.enabled=false"
     )]
     Chart(GenerateChartArgs),
     /// grafana/: dashboards of the manager's metrics (runtime, resources, custom metrics).
@@ -671,6 +671,10 @@ pub struct GenerateChartArgs {
     /// Overwrite generated templates edited since they were generated.
     #[arg(long)]
     pub force: bool,
+    /// Also write dist/chart-crds/, a chart of the CRDs alone, to install before dist/chart with
+    /// `crd.enabled=false` (regenerated from then on).
+    #[arg(long)]
+    pub crds_chart: bool,
 }
 
 #[derive(Debug, Clone, Args)]

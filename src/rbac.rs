@@ -421,7 +421,7 @@ enum Scope {
 /// built-in kinds k8s-openapi knows, the project's own cluster-scoped kinds and its
 /// cluster-scoped external kinds (their CRD's scope, or the one `create api
 /// --external-api-path --namespaced=false` recorded).
-fn cluster_scoped_resources(project: &Project) -> BTreeSet<(String, String)> {
+pub fn cluster_scoped_resources(project: &Project) -> BTreeSet<(String, String)> {
     let builtin = (crate::builtin::ALL.iter())
         .filter(|b| !b.namespaced)
         .map(|b| (b.group.to_string(), b.plural.to_string()));

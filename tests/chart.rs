@@ -3,9 +3,12 @@
 //! with two kinds and webhooks gets a chart that lints (strict), renders in every combination of
 //! its toggles, refuses a wrong type or an unknown key by its schema, grants exactly the RBAC
 //! rules `config/default` grants, and keeps the user's edits when regenerated after `create
-//! api`; on the real control plane it installs (server-side apply) in the toggle combinations,
-//! upgrades, rolls back and uninstalls with the CRDs kept (`crd.keep`). Without the package the
-//! tests print SKIPPED and pass.
+//! api`; on the real control plane it installs (server-side apply), upgrades, rolls back and
+//! uninstalls with the CRDs kept (`crd.keep`) in a pairwise covering set of the toggle
+//! combinations (all 256 with `OPERATOR_RS_CHART_SWEEP=1`), grants the manager what the
+//! authorizer says it should with and without `rbac.namespaced`, installs the CRD-only chart
+//! before the main one, and upgrades in place from the chart of before `create api`. Without
+//! the package the tests print SKIPPED and pass.
 
 mod common;
 
@@ -58,23 +61,31 @@ fn sdk() -> bool {
 
 /// A project with two kinds (one with an image, for an environment variable) and webhooks on one.
 fn project(name: &str) -> (tempfile::TempDir, PathBuf) {
+    project_in(name, "cache")
+}
+
+/// [`project`] with its kinds in the API group `<group>.example.com` (a release owns its CRDs:
+/// tests installing on the shared control plane each use a group of their own).
+fn project_in(name: &str, group: &str) -> (tempfile::TempDir, PathBuf) {
     let tmp = init_project(name);
     let dir = project_dir(&tmp, name);
     ok(
         &dir,
-        &words(
-            "create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211",
-        ),
+        &words(&format!(
+            "create api --group {group} --version v1alpha1 --kind Memcached --image memcached:1.6 --image-container-port 11211"
+        )),
     );
     ok(
         &dir,
-        &words("create api --group cache --version v1 --kind Redis"),
+        &words(&format!(
+            "create api --group {group} --version v1 --kind Redis"
+        )),
     );
     ok(
         &dir,
-        &words(
-            "create webhook --group cache --version v1alpha1 --kind Memcached --defaulting --programmatic-validation",
-        ),
+        &words(&format!(
+            "create webhook --group {group} --version v1alpha1 --kind Memcached --defaulting --programmatic-validation"
+        )),
     );
     ok(&dir, &words("generate chart"));
     (tmp, dir)
@@ -835,7 +846,8 @@ fn the_generated_readmes_helm_chart_block_runs_as_written() {
     let cli = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chart/helm_cli.py");
     shell.set("HELM", &format!("python3 {}", cli.display()));
     let generated = read(&dir, "README.md");
-    let lines = common::readme::sh_blocks(&generated, "## Helm chart").concat();
+    // The first block (the CRD-only chart's is run by the_crds_chart_installs_before_the_chart_as_the_generated_readme_says).
+    let lines = common::readme::sh_blocks(&generated, "## Helm chart")[0].clone();
     assert_eq!(lines.len(), 4, "{lines:?}");
     let image = "registry.example.com/chart-readme:0.3.0";
     for line in &lines {
@@ -1092,6 +1104,94 @@ fn the_manager_installed_from_the_chart_reconciles_under_the_charts_service_acco
         assert!(deleted, "{out}");
         assert!(manager.stop(), "the manager exits 0 on SIGTERM");
     });
+
+    // rbac.namespaced: the same manager, with the chart's --watch-namespace, under its Roles.
+    let upgraded = helm(
+        json!({"op": "upgrade", "chart": chart(&dir), "name": "chart-run",
+        "namespace": ns, "kubeconfig": admin, "values": {"rbac": {"namespaced": true}}}),
+    )
+    .unwrap();
+    assert!(upgraded.get("error").is_none(), "{upgraded}");
+    let (_, args) = kubectl(
+        &admin,
+        &[
+            "-n",
+            ns,
+            "get",
+            "deployment/chart-run-controller-manager",
+            "-o",
+            "json",
+        ],
+    );
+    let args: Value = serde_json::from_str(&args).unwrap();
+    let watch = (args["spec"]["template"]["spec"]["containers"][0]["args"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .find(|a| a.starts_with("--watch-namespace="))
+        .expect("the chart's manager watches its namespace")
+        .to_string();
+    assert_eq!(watch, format!("--watch-namespace={ns}"));
+    block_on(async {
+        let log = tmp.path().join("manager-namespaced.log");
+        let manager = ManagerProcess::builder(dir.join("target/debug/manager"))
+            .name("chart-run-namespaced")
+            .kubeconfig(&account)
+            .arg("--leader-elect")
+            .arg("--metrics-secure=false")
+            .arg(&watch)
+            .env("POD_NAMESPACE", ns)
+            .log(&log)
+            .start(env.client().unwrap())
+            .await;
+        let sample = dir.join("config/samples/fleet_v1_beacon.yaml");
+        let (created, out) = kubectl(
+            &admin,
+            &[
+                "-n",
+                ns,
+                "apply",
+                "--server-side",
+                "-f",
+                sample.to_str().unwrap(),
+            ],
+        );
+        assert!(created, "{out}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        loop {
+            let (_, out) = kubectl(
+                &admin,
+                &["-n", ns, "get", "beacon/beacon-sample", "-o", "json"],
+            );
+            if serde_json::from_str::<Value>(&out).is_ok_and(|o| reconciled(&o)) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the sample was not reconciled under rbac.namespaced: {out}\n{}",
+                manager.tail()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        }
+        let text = std::fs::read_to_string(&log).unwrap().to_lowercase();
+        assert!(
+            !text.contains("forbidden"),
+            "the manager was refused a request under rbac.namespaced:\n{text}"
+        );
+        let (deleted, out) = kubectl(
+            &admin,
+            &[
+                "-n",
+                ns,
+                "delete",
+                "beacon/beacon-sample",
+                "--wait=true",
+                "--timeout=60s",
+            ],
+        );
+        assert!(deleted, "{out}");
+        assert!(manager.stop(), "the manager exits 0 on SIGTERM");
+    });
     let r =
         helm(json!({"op": "uninstall", "name": "chart-run", "namespace": ns, "kubeconfig": admin}))
             .unwrap();
@@ -1154,7 +1254,17 @@ fn dashboards_chart_the_runtimes_metrics_and_the_custom_ones_configured() {
     }
     let tmp = init_project("dash-op");
     let dir = project_dir(&tmp, "dash-op");
-    ok(&dir, &words("generate dashboards"));
+    // The generated README's commands, as written (make dashboards, make check-dashboards).
+    let shell = common::readme::UserShell::new(&dir, &[]);
+    let lines = common::readme::sh_blocks(&read(&dir, "README.md"), "## Dashboards").concat();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[0].starts_with("make dashboards") && lines[1].starts_with("make check-dashboards"),
+        "{lines:?}"
+    );
+    for line in &lines {
+        shell.run(line);
+    }
     let config = read(&dir, "grafana/custom-metrics/config.yaml");
     assert!(config.contains("customMetrics: []"), "{config}");
     assert!(
@@ -1180,6 +1290,11 @@ fn dashboards_chart_the_runtimes_metrics_and_the_custom_ones_configured() {
     )
     .unwrap();
     assert_eq!(run(&dir, &words("generate dashboards --check")).code, 1);
+    let (fresh, out) = shell.try_run("make check-dashboards");
+    assert!(
+        !fresh && out.contains("dash_items_total"),
+        "make check-dashboards passed a stale grafana/: {out}"
+    );
     ok(&dir, &words("generate dashboards"));
     let all = dashboard_metrics(&dir);
     for m in [
@@ -1207,5 +1322,699 @@ fn dashboards_chart_the_runtimes_metrics_and_the_custom_ones_configured() {
         assert_ne!(r.code, 0);
         assert!(r.stderr.contains(says), "{config}: {}", r.stderr);
         assert_eq!(snapshot(&dir), before);
+    }
+}
+
+/// The Helm SDK as one process for many operations (`helm_driver.py --serve`: the SDK is loaded
+/// once, not once an operation).
+struct HelmSession {
+    child: std::process::Child,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl HelmSession {
+    /// The session; call [`sdk`] first (a missing SDK is a SKIPPED line there).
+    fn start() -> Self {
+        let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chart/helm_driver.py");
+        let mut child = Command::new("python3")
+            .arg(&driver)
+            .arg("--serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs");
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        Self { child, stdout }
+    }
+
+    fn call(&mut self, request: Value) -> Value {
+        use std::io::BufRead;
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{request}").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("helm_driver.py on {request}: {e}: {line:?}"))
+    }
+
+    /// `call`, which must succeed.
+    fn ok(&mut self, request: Value) -> Value {
+        let r = self.call(request.clone());
+        assert!(r.get("error").is_none(), "{request}: {r}");
+        r
+    }
+}
+
+impl Drop for HelmSession {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// A pairwise covering array of `n` on/off factors (each row a bit set): every pair of factors
+/// takes each of its four value pairs in some row, in the fewest rows Kleitman and Spencer's
+/// construction gives (6 for up to 10 factors). With `N` rows, each factor's column is a set of
+/// `ceil(N/2)` rows among rows 1..N (row 0 is all off: every pair's off/off), distinct per
+/// factor: two such sets meet (on/on) and neither holds the other (on/off, off/on).
+fn pairwise(n: usize) -> Vec<usize> {
+    let subsets = |rows: usize, size: usize| -> Vec<usize> {
+        (0..1usize << rows)
+            .filter(|s| s.count_ones() as usize == size)
+            .collect()
+    };
+    let rows = (2..)
+        .find(|&rows: &usize| subsets(rows - 1, rows.div_ceil(2)).len() >= n)
+        .unwrap();
+    let columns = subsets(rows - 1, rows.div_ceil(2));
+    (0..rows)
+        .map(|row| {
+            (0..n)
+                .filter(|&factor| row > 0 && columns[factor] >> (row - 1) & 1 == 1)
+                .fold(0, |bits, factor| bits | 1 << factor)
+        })
+        .collect()
+}
+
+#[test]
+fn the_pairwise_combinations_cover_every_pair_of_toggle_values() {
+    let rows = pairwise(TOGGLES.len());
+    for (i, first) in TOGGLES.iter().enumerate() {
+        for (j, second) in TOGGLES.iter().enumerate().skip(i + 1) {
+            for (a, b) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+                assert!(
+                    rows.iter().any(|r| r >> i & 1 == a && r >> j & 1 == b),
+                    "{first} = {a}, {second} = {b} in none of {rows:?}"
+                );
+            }
+        }
+    }
+    // 2^8 = 256 combinations; no 5 rows cover every pair of 8 factors.
+    assert_eq!(rows.len(), 6, "{rows:?}");
+}
+
+/// The objects of release `release` in `ns` the toggles decide, counted by type (`kubectl get -o
+/// name`'s prefix); cluster roles only the per-kind editor roles.
+fn toggled_objects(
+    kubeconfig: &Path,
+    ns: &str,
+    release: &str,
+) -> std::collections::BTreeMap<String, usize> {
+    let (done, out) = kubectl(
+        kubeconfig,
+        &[
+            "-n",
+            ns,
+            "get",
+            "deployments,services,certificates.cert-manager.io,servicemonitors.monitoring.coreos.com,networkpolicies,validatingwebhookconfigurations,clusterroles",
+            "-o",
+            "name",
+        ],
+    );
+    assert!(done, "{out}");
+    let mut counts = std::collections::BTreeMap::new();
+    for line in out.lines() {
+        let Some((kind, name)) = line.split_once('/') else {
+            continue;
+        };
+        let ours = name.starts_with(&format!("{release}-"));
+        let counted = !kind.starts_with("clusterrole") || name.ends_with("-editor-role");
+        if ours && counted {
+            *counts.entry(kind.to_string()).or_insert(0) += 1;
+        }
+    }
+    counts
+}
+
+/// What [`toggled_objects`] finds when `values` (toggles over the defaults) are installed; empty
+/// for `None` (uninstalled).
+fn expected_objects(values: Option<&Value>) -> std::collections::BTreeMap<String, usize> {
+    let Some(values) = values else {
+        return Default::default();
+    };
+    let webhook = is_on(values, "webhook.enabled");
+    let metrics = is_on(values, "metrics.enabled");
+    let policies = if is_on(values, "networkPolicy.enabled") {
+        metrics as usize + webhook as usize
+    } else {
+        0
+    };
+    [
+        ("deployment.apps", 1),
+        ("service", metrics as usize + webhook as usize),
+        (
+            "certificate.cert-manager.io",
+            (webhook && is_on(values, "certManager.enabled")) as usize,
+        ),
+        (
+            "servicemonitor.monitoring.coreos.com",
+            (metrics && is_on(values, "prometheus.enabled")) as usize,
+        ),
+        ("networkpolicy.networking.k8s.io", policies),
+        (
+            "validatingwebhookconfiguration.admissionregistration.k8s.io",
+            webhook as usize,
+        ),
+        (
+            "clusterrole.rbac.authorization.k8s.io",
+            2 * is_on(values, "rbacHelpers.enabled") as usize,
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(k, n)| (k.to_string(), n))
+    .collect()
+}
+
+/// cert-manager's and prometheus-operator's CRDs on the control plane (the chart's Certificate,
+/// Issuer and ServiceMonitor need them), applied server-side (idempotent across tests).
+fn foreign_crds(kubeconfig: &Path, dir: &Path) {
+    let crds = dir.join("foreign-crds.json");
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": [
+        foreign_crd("cert-manager.io", "Certificate", "certificates"),
+        foreign_crd("cert-manager.io", "Issuer", "issuers"),
+        foreign_crd("monitoring.coreos.com", "ServiceMonitor", "servicemonitors"),
+    ]});
+    std::fs::write(&crds, list.to_string()).unwrap();
+    let (applied, out) = kubectl(
+        kubeconfig,
+        &["apply", "--server-side", "-f", crds.to_str().unwrap()],
+    );
+    assert!(applied, "{out}");
+    let (ready, out) = kubectl(
+        kubeconfig,
+        &[
+            "wait",
+            "--for=condition=Established",
+            "crd/servicemonitors.monitoring.coreos.com",
+            "crd/certificates.cert-manager.io",
+            "crd/issuers.cert-manager.io",
+        ],
+    );
+    assert!(ready, "{out}");
+}
+
+/// Install, upgrade (to every toggle flipped), rollback and uninstall on the real control plane,
+/// for each toggle combination of a pairwise covering array (CI), or all 256 with
+/// `OPERATOR_RS_CHART_SWEEP=1`: one project, one control plane, one release reused (uninstalled
+/// between combinations; the CRDs kept by crd.keep and adopted again), no waiting on pods.
+#[test]
+fn every_toggle_combination_installs_upgrades_rolls_back_and_uninstalls() {
+    if runs_elsewhere("chart") {
+        return;
+    }
+    if !sdk() || !Envtest::available() {
+        return;
+    }
+    let full = std::env::var("OPERATOR_RS_CHART_SWEEP").is_ok_and(|v| v == "1");
+    let combinations: Vec<usize> = if full {
+        (0..1 << TOGGLES.len()).collect()
+    } else {
+        eprintln!(
+            "SKIPPED: the full sweep of all {} toggle combinations (OPERATOR_RS_CHART_SWEEP=1 runs it); running the pairwise covering subset",
+            1 << TOGGLES.len()
+        );
+        pairwise(TOGGLES.len())
+    };
+    let env = Envtest::shared().expect("the control plane starts");
+    let kubeconfig = env.kubeconfig().to_path_buf();
+    let (_tmp, dir) = project_in("chart-sweep", "sweep");
+    foreign_crds(&kubeconfig, &dir);
+    let (release, ns) = ("chart-sweep", "chart-sweep-system");
+    let mut helm = HelmSession::start();
+    let request = |op: &str, values: &Value| {
+        json!({"op": op, "chart": chart(&dir), "name": release, "namespace": ns,
+            "kubeconfig": kubeconfig, "values": values})
+    };
+    let mask = (1 << TOGGLES.len()) - 1;
+    let started = std::time::Instant::now();
+    for &bits in &combinations {
+        let at = std::time::Instant::now();
+        let (values, flipped) = (toggled(bits), toggled(!bits & mask));
+        let state = |what: &str, values: Option<&Value>| {
+            assert_eq!(
+                toggled_objects(&kubeconfig, ns, release),
+                expected_objects(values),
+                "{what} {}",
+                toggled(bits)
+            );
+        };
+        let r = helm.ok(request("install", &values));
+        assert_eq!(r["release"]["revision"], 1, "{r}");
+        state("installed", Some(&values));
+        let r = helm.ok(request("upgrade", &flipped));
+        assert_eq!(r["release"]["revision"], 2, "{r}");
+        state("upgraded to every toggle flipped", Some(&flipped));
+        helm.ok(json!({"op": "rollback", "name": release, "namespace": ns, "version": 1, "kubeconfig": kubeconfig}));
+        state("rolled back", Some(&values));
+        let history = helm.ok(
+            json!({"op": "history", "name": release, "namespace": ns, "kubeconfig": kubeconfig}),
+        );
+        assert_eq!(history["history"].as_array().unwrap().len(), 3, "{history}");
+        helm.ok(
+            json!({"op": "uninstall", "name": release, "namespace": ns, "kubeconfig": kubeconfig}),
+        );
+        state("uninstalled", None);
+        eprintln!(
+            "chart sweep: {bits:#010b} installed, upgraded, rolled back, uninstalled in {:.1?}",
+            at.elapsed()
+        );
+    }
+    // The CRDs, once installed, are kept (crd.keep) through every uninstall.
+    for crd in [
+        "crd/memcacheds.sweep.example.com",
+        "crd/redises.sweep.example.com",
+    ] {
+        assert!(kubectl(&kubeconfig, &["get", crd]).0, "{crd} kept");
+    }
+    eprintln!(
+        "chart sweep: {} combinations in {:.1?}",
+        combinations.len(),
+        started.elapsed()
+    );
+}
+
+/// Whether the manager's ServiceAccount `sa` of namespace `ns` may `verb` `resource` in
+/// `namespace` (`None`: in every namespace), as the API server's authorizer answers
+/// (`kubectl auth can-i --as`, a SubjectAccessReview).
+fn can(
+    kubeconfig: &Path,
+    ns: &str,
+    sa: &str,
+    verb: &str,
+    resource: &str,
+    namespace: Option<&str>,
+) -> bool {
+    let who = format!("--as=system:serviceaccount:{ns}:{sa}");
+    let mut args = vec!["auth", "can-i", verb, resource, who.as_str()];
+    match namespace {
+        Some(n) => args.extend(["-n", n]),
+        None => args.push("--all-namespaces"),
+    }
+    let (_, out) = kubectl(kubeconfig, &args);
+    match out.trim() {
+        "yes" => true,
+        "no" => false,
+        other => panic!("kubectl {args:?}: {other}"),
+    }
+}
+
+#[test]
+fn rbac_namespaced_grants_the_manager_roles_only_in_the_namespaces_it_watches() {
+    if runs_elsewhere("chart") {
+        return;
+    }
+    if !sdk() || !Envtest::available() {
+        return;
+    }
+    let env = Envtest::shared().expect("the control plane starts");
+    let kubeconfig = env.kubeconfig().to_path_buf();
+    let (_tmp, dir) = project_in("chart-scoped", "scoped");
+    // A rule a Role cannot hold (a cluster-scoped resource) stays cluster-wide in both modes.
+    let controller = dir.join("src/controllers/redis.rs");
+    let text = std::fs::read_to_string(&controller).unwrap();
+    let marker = "// +kubebuilder:rbac:groups=\"\",resources=nodes,verbs=get;list;watch\n";
+    std::fs::write(&controller, format!("{marker}{text}")).unwrap();
+    ok(&dir, &words("generate manifests"));
+    ok(&dir, &words("generate chart"));
+    let (ns, sa) = ("chart-scoped-system", "chart-scoped-controller-manager");
+    for other in ["scoped-a", "scoped-b", "scoped-c"] {
+        kubectl(&kubeconfig, &["create", "namespace", other]);
+    }
+    let mut helm = HelmSession::start();
+    let release = |op: &str, values: Value| {
+        json!({"op": op, "chart": chart(&dir), "name": "chart-scoped", "namespace": ns,
+            "kubeconfig": kubeconfig, "values": values})
+    };
+    let args = || -> String {
+        let (_, out) = kubectl(
+            &kubeconfig,
+            &[
+                "-n",
+                ns,
+                "get",
+                &format!("deployment/{sa}"),
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0].args}",
+            ],
+        );
+        out
+    };
+    let kinds = "memcacheds.scoped.example.com";
+    // The manager's own rules, each as the markers grant them.
+    let grants = |namespace: Option<&str>| -> Vec<bool> {
+        [
+            ("watch", kinds),
+            ("update", "memcacheds.scoped.example.com/status"),
+            ("update", "memcacheds.scoped.example.com/finalizers"),
+            ("list", "redises.scoped.example.com"),
+            ("create", "events.events.k8s.io"),
+            ("create", "deployments.apps"),
+        ]
+        .iter()
+        .map(|(verb, resource)| can(&kubeconfig, ns, sa, verb, resource, namespace))
+        .collect()
+    };
+    let all = vec![true; 6];
+    let none = vec![false; 6];
+
+    // Cluster-wide (the default): everywhere.
+    let certs = json!({"certManager": {"enabled": false}});
+    helm.ok(release("install", certs.clone()));
+    assert_eq!(grants(Some(ns)), all);
+    assert_eq!(grants(Some("scoped-a")), all);
+    assert_eq!(grants(None), all, "cluster-wide");
+    assert!(!args().contains("--watch-namespace"), "{}", args());
+
+    // rbac.namespaced: Roles in the release's namespace only, and the manager watches only it.
+    helm.ok(release(
+        "upgrade",
+        json!({"certManager": {"enabled": false}, "rbac": {"namespaced": true}}),
+    ));
+    assert_eq!(grants(Some(ns)), all);
+    assert_eq!(grants(Some("scoped-a")), none);
+    assert_eq!(grants(None), none, "no longer cluster-wide");
+    assert!(
+        args().contains(&format!("--watch-namespace={ns}")),
+        "{}",
+        args()
+    );
+    // The rules a Role cannot hold, and the leader election's Role, are still granted.
+    assert!(can(&kubeconfig, ns, sa, "list", "nodes", None));
+    assert!(can(
+        &kubeconfig,
+        ns,
+        sa,
+        "update",
+        "leases.coordination.k8s.io",
+        Some(ns)
+    ));
+
+    // With manager.watchNamespaces: Roles there (each once), not in the release's namespace.
+    helm.ok(release(
+        "upgrade",
+        json!({"certManager": {"enabled": false}, "rbac": {"namespaced": true},
+            "manager": {"watchNamespaces": ["scoped-a", "scoped-b", "scoped-a"]}}),
+    ));
+    assert_eq!(grants(Some("scoped-a")), all);
+    assert_eq!(grants(Some("scoped-b")), all);
+    assert_eq!(grants(Some("scoped-c")), none);
+    assert_eq!(grants(None), none);
+    assert!(
+        args().contains("--watch-namespace=scoped-a,scoped-b"),
+        "{}",
+        args()
+    );
+
+    // Back to cluster-wide, then gone.
+    helm.ok(release("upgrade", certs));
+    assert_eq!(grants(Some("scoped-c")), all);
+    helm.ok(json!({"op": "uninstall", "name": "chart-scoped", "namespace": ns, "kubeconfig": kubeconfig}));
+    assert_eq!(grants(Some(ns)), none);
+    assert!(!can(&kubeconfig, ns, sa, "list", "nodes", None));
+}
+
+#[test]
+fn a_namespace_scoped_projects_chart_refuses_rbac_namespaced_false() {
+    if runs_elsewhere("chart") {
+        return;
+    }
+    if !sdk() {
+        return;
+    }
+    let tmp = init_project("chart-ns-only");
+    let dir = project_dir(&tmp, "chart-ns-only");
+    ok(&dir, &words("edit --namespaced"));
+    ok(
+        &dir,
+        &words("create api --group ns --version v1 --kind Widget"),
+    );
+    ok(&dir, &words("generate chart"));
+    let r = helm(
+        json!({"op": "validate", "chart": chart(&dir), "values": {"rbac": {"namespaced": false}}}),
+    )
+    .unwrap();
+    let error = r["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("rbac.namespaced=false accepted: {r}"));
+    assert!(error.contains("namespaced"), "{error}");
+    let r = helm(json!({"op": "render", "chart": chart(&dir), "namespace": "ops"})).unwrap();
+    let docs = documents(&r["manifests"]);
+    assert!(
+        docs.iter()
+            .any(|d| d["kind"] == "Role" && d["metadata"]["name"] == "chart-ns-only-manager-role"),
+        "a Role for the manager"
+    );
+    assert!(!docs.iter().any(
+        |d| d["kind"] == "ClusterRole" && d["metadata"]["name"] == "chart-ns-only-manager-role"
+    ));
+}
+
+/// A `helm` for a user's shell: tests/chart/helm_cli.py (the Helm SDK), beside this operator-rs.
+fn helm_on_path(shell: &mut common::readme::UserShell, dir: &Path) {
+    let bin = dir.join("../helm-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let cli = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chart/helm_cli.py");
+    let script = bin.join("helm");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nexec python3 {} \"$@\"\n", cli.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_operator-rs"), bin.join("operator-rs")).unwrap();
+    shell.set(
+        "PATH",
+        &format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        ),
+    );
+}
+
+#[test]
+fn the_crds_chart_installs_before_the_chart_as_the_generated_readme_says() {
+    if runs_elsewhere("chart") {
+        return;
+    }
+    if !sdk() || !Envtest::available() {
+        return;
+    }
+    let env = Envtest::shared().expect("the control plane starts");
+    let kubeconfig = env.kubeconfig().to_path_buf();
+    let (_tmp, dir) = project_in("chart-split", "split");
+    foreign_crds(&kubeconfig, &dir);
+    ok(&dir, &words("generate chart --crds-chart"));
+    let crds_dir = dir.join("dist/chart-crds");
+    for c in [chart(&dir), crds_dir.display().to_string()] {
+        let lint = helm(json!({"op": "lint", "chart": c})).unwrap();
+        assert_eq!(lint["errors"], json!([]), "{lint}");
+        for m in lint["messages"].as_array().unwrap() {
+            assert!(m["severity"].as_i64().unwrap() <= 1, "lint {c}: {m}");
+        }
+    }
+    // The CRD chart has the CRDs and nothing else; a typo in its values is refused.
+    let r = helm(json!({"op": "render", "chart": crds_dir, "namespace": "x"})).unwrap();
+    let kinds: Vec<Value> = documents(&r["manifests"])
+        .iter()
+        .map(|d| d["kind"].clone())
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![json!("CustomResourceDefinition"); 2],
+        "{kinds:?}"
+    );
+    let r = helm(json!({"op": "validate", "chart": crds_dir, "values": {"crd": {"kep": true}}}))
+        .unwrap();
+    assert!(
+        r["error"].as_str().is_some_and(|e| e.contains("kep")),
+        "{r}"
+    );
+    assert!(
+        read(&crds_dir, "values.yaml").contains("yours from then on"),
+        "{}",
+        read(&crds_dir, "values.yaml")
+    );
+    // Regenerated (and checked) with the main chart from then on.
+    assert_eq!(run(&dir, &words("generate chart --check")).code, 0);
+    std::fs::remove_file(crds_dir.join("templates/crd/split.example.com_redises.yaml")).unwrap();
+    let check = run(&dir, &words("generate chart --check"));
+    assert_eq!(check.code, 1, "{}{}", check.stdout, check.stderr);
+    ok(&dir, &words("generate chart"));
+
+    // The generated README's commands, as written.
+    let mut shell = common::readme::UserShell::new(&dir, &[("KUBECONFIG", env.kubeconfig())]);
+    helm_on_path(&mut shell, &dir);
+    let blocks = common::readme::sh_blocks(&read(&dir, "README.md"), "## Helm chart");
+    let lines = blocks
+        .iter()
+        .find(|b| b.iter().any(|l| l.contains("dist/chart-crds")))
+        .expect("the README's CRD chart block");
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    for line in lines {
+        shell.run(line);
+    }
+    let owner = |crd: &str| {
+        let (found, out) = kubectl(
+            &kubeconfig,
+            &[
+                "get",
+                crd,
+                "-o",
+                "jsonpath={.metadata.annotations.meta\\.helm\\.sh/release-name}",
+            ],
+        );
+        assert!(found, "{out}");
+        out
+    };
+    assert_eq!(
+        owner("crd/memcacheds.split.example.com"),
+        "chart-split-crds"
+    );
+    assert_eq!(owner("crd/redises.split.example.com"), "chart-split-crds");
+    let ns = "chart-split-system";
+    assert!(
+        kubectl(
+            &kubeconfig,
+            &["-n", ns, "get", "deployment/chart-split-controller-manager"]
+        )
+        .0
+    );
+    // The main release holds no CRD: uninstalling it leaves them; the CRD chart's keeps them too.
+    for release in ["chart-split", "chart-split-crds"] {
+        let r = helm(
+            json!({"op": "uninstall", "name": release, "namespace": ns, "kubeconfig": kubeconfig}),
+        )
+        .unwrap();
+        assert!(r.get("error").is_none(), "{r}");
+        assert!(
+            kubectl(&kubeconfig, &["get", "crd/memcacheds.split.example.com"]).0,
+            "kept after {release}"
+        );
+    }
+}
+
+#[test]
+fn the_chart_before_create_api_upgrades_in_place_to_the_chart_after() {
+    if runs_elsewhere("chart") {
+        return;
+    }
+    if !sdk() || !Envtest::available() {
+        return;
+    }
+    let env = Envtest::shared().expect("the control plane starts");
+    let kubeconfig = env.kubeconfig().to_path_buf();
+    let tmp = init_project("chart-prev");
+    let dir = project_dir(&tmp, "chart-prev");
+    ok(
+        &dir,
+        &words("create api --group prev --version v1 --kind Beacon"),
+    );
+    ok(&dir, &words("generate chart"));
+    // The chart as it was: installed, with an object of its kind.
+    let before = tmp.path().join("chart-before");
+    copy_dir(&dir.join("dist/chart"), &before);
+    let ns = "chart-prev-system";
+    let mut helm = HelmSession::start();
+    let release = |op: &str, chart_dir: &Path| {
+        json!({"op": op, "chart": chart_dir, "name": "chart-prev", "namespace": ns,
+            "kubeconfig": kubeconfig, "values": {}})
+    };
+    helm.ok(release("install", &before));
+    let sample = dir.join("config/samples/prev_v1_beacon.yaml");
+    let (made, out) = kubectl(
+        &kubeconfig,
+        &[
+            "-n",
+            "default",
+            "apply",
+            "--server-side",
+            "-f",
+            sample.to_str().unwrap(),
+        ],
+    );
+    assert!(made, "{out}");
+
+    // The project grows a kind; the chart regenerated from it upgrades the release in place.
+    ok(
+        &dir,
+        &words("create api --group prev --version v1 --kind Lighthouse"),
+    );
+    ok(&dir, &words("generate chart"));
+    assert_ne!(
+        snapshot(&before),
+        snapshot(&dir.join("dist/chart")),
+        "the chart changed"
+    );
+    let r = helm.ok(release("upgrade", &dir.join("dist/chart")));
+    assert_eq!(r["release"]["revision"], 2, "{r}");
+    for crd in [
+        "crd/beacons.prev.example.com",
+        "crd/lighthouses.prev.example.com",
+    ] {
+        let (found, out) = kubectl(
+            &kubeconfig,
+            &[
+                "get",
+                crd,
+                "-o",
+                "jsonpath={.metadata.annotations.meta\\.helm\\.sh/release-name}",
+            ],
+        );
+        assert!(found && out == "chart-prev", "{crd}: {out}");
+    }
+    let (kept, out) = kubectl(
+        &kubeconfig,
+        &["-n", "default", "get", "beacon/beacon-sample"],
+    );
+    assert!(
+        kept,
+        "the object of the first kind survived the upgrade: {out}"
+    );
+    // The manager may now work on the new kind.
+    assert!(can(
+        &kubeconfig,
+        ns,
+        "chart-prev-controller-manager",
+        "watch",
+        "lighthouses.prev.example.com",
+        None
+    ));
+    // And back: a rollback to the chart before keeps both CRDs (crd.keep) and the object.
+    helm.ok(json!({"op": "rollback", "name": "chart-prev", "namespace": ns, "version": 1, "kubeconfig": kubeconfig}));
+    assert!(kubectl(&kubeconfig, &["get", "crd/lighthouses.prev.example.com"]).0);
+    assert!(
+        kubectl(
+            &kubeconfig,
+            &["-n", "default", "get", "beacon/beacon-sample"]
+        )
+        .0
+    );
+    assert!(!can(
+        &kubeconfig,
+        ns,
+        "chart-prev-controller-manager",
+        "watch",
+        "lighthouses.prev.example.com",
+        None
+    ));
+    helm.ok(
+        json!({"op": "uninstall", "name": "chart-prev", "namespace": ns, "kubeconfig": kubeconfig}),
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
     }
 }

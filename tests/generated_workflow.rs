@@ -177,6 +177,7 @@ fn every_step_of_the_generated_ci_workflow_passes() {
         "make operator-rs",
         "make check-manifests",
         "make check-crd-compat",
+        "make check-dashboards",
     ] {
         assert!(
             ran.iter().any(|r| r.contains(needed)),

@@ -5,6 +5,7 @@
 //! changed as `config/default`'s kustomize transformers change them (names prefixed with the
 //! project's name, the `system` namespace made the release's), but on parsed objects.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -34,6 +35,11 @@ impl Object {
 #[derive(Debug, Clone)]
 pub struct Model {
     pub project_name: String,
+    /// A namespace-scoped project (`init --namespaced`): its manager's RBAC is Roles already.
+    pub namespaced: bool,
+    /// The `(API group, plural)` of every cluster-scoped resource the project can name (rules a
+    /// Role cannot hold).
+    pub cluster_resources: BTreeSet<(String, String)>,
     /// The CRDs (config/crd/kustomization.yaml's resources), names of those converted by webhook.
     pub crds: Vec<Object>,
     pub conversion_crds: Vec<String>,
@@ -160,6 +166,8 @@ pub fn read(tree: &dyn SourceTree, project: &Project) -> Result<Model> {
     };
     Ok(Model {
         project_name: project.project_name.clone(),
+        namespaced: project.namespaced,
+        cluster_resources: crate::rbac::cluster_scoped_resources(project),
         crds,
         conversion_crds,
         rbac,

@@ -16,24 +16,40 @@ fn release_namespace() -> Node {
     expr(".Release.Namespace")
 }
 
-/// One template: its path under `templates/` and the objects in it, each under its condition.
+/// What an object of a template is rendered under.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Guard {
+    /// Only when this Helm condition holds (`{{- if <cond> }}`).
+    If(String),
+    /// When `when` holds, once for each namespace of `$ns := <list>` (`{{- range ... }}`): the
+    /// object's Helm parts name the root context as `$`.
+    Range { when: String, over: String },
+}
+
+/// One template: its path under `templates/` and the objects in it, each under its guard.
 pub struct Template {
     pub path: String,
-    pub objects: Vec<(Option<String>, Node)>,
+    pub objects: Vec<(Option<Guard>, Node)>,
 }
 
 impl Template {
     /// The template's text.
     pub fn render(&self) -> String {
         let mut out = String::new();
-        for (cond, node) in &self.objects {
-            if let Some(c) = cond {
-                out.push_str(&format!("{{{{- if {c} }}}}\n"));
+        for (guard, node) in &self.objects {
+            match guard {
+                Some(Guard::If(c)) => out.push_str(&format!("{{{{- if {c} }}}}\n")),
+                Some(Guard::Range { when, over }) => {
+                    out.push_str(&format!("{{{{- if {when} }}}}\n{{{{- range {over} }}}}\n"))
+                }
+                None => {}
             }
             out.push_str("---\n");
             out.push_str(&print(node, Target::Template));
-            if cond.is_some() {
-                out.push_str("{{- end }}\n");
+            match guard {
+                Some(Guard::If(_)) => out.push_str("{{- end }}\n"),
+                Some(Guard::Range { .. }) => out.push_str("{{- end }}\n{{- end }}\n"),
+                None => {}
             }
         }
         out
@@ -177,13 +193,13 @@ pub fn build(model: &Model) -> (Vec<Template>, Values) {
                        objects: &[Object],
                        cond: Option<String>,
                        each: &dyn Fn(&Object, Node) -> Node| {
-        let mut files: BTreeMap<String, Vec<(Option<String>, Node)>> = BTreeMap::new();
+        let mut files: BTreeMap<String, Vec<(Option<Guard>, Node)>> = BTreeMap::new();
         for o in objects {
             let node = each(o, kustomized(o, p));
             files
                 .entry(format!("{dir}/{}", stem(o)))
                 .or_default()
-                .push((cond.clone(), node));
+                .push((cond.clone().map(Guard::If), node));
         }
         for (path, objects) in files {
             out.push(Template { path, objects });
@@ -194,45 +210,12 @@ pub fn build(model: &Model) -> (Vec<Template>, Values) {
         "crd",
         &model.crds,
         Some(".Values.crd.enabled".into()),
-        &|o, mut node| {
-            let meta = node.get_mut("metadata").expect("a CRD has metadata");
-            let keep = Entry::new("helm.sh/resource-policy", "keep").when(".Values.crd.keep");
-            match meta.get_mut("annotations") {
-                Some(Node::Map(entries)) => entries.push(keep),
-                _ => meta.set_entry(Entry::new("annotations", Node::Map(vec![keep]))),
-            }
-            if model.conversion_crds.iter().any(|c| c == o.name()) {
-                inject_ca(&mut node, p);
-                let conversion = map([
-                    ("strategy", Node::from("Webhook")),
-                    (
-                        "webhook",
-                        map([
-                            (
-                                "clientConfig",
-                                map([(
-                                    "service",
-                                    map([
-                                        ("name", Node::from(format!("{p}webhook-service"))),
-                                        ("namespace", release_namespace()),
-                                        ("path", Node::from("/convert")),
-                                    ]),
-                                )]),
-                            ),
-                            ("conversionReviewVersions", seq([Node::from("v1")])),
-                        ]),
-                    ),
-                ]);
-                if let Some(spec) = node.get_mut("spec") {
-                    spec.set_entry(
-                        Entry::new("conversion", conversion).when(".Values.webhook.enabled"),
-                    );
-                }
-            }
-            node
-        },
+        &|o, node| crd(model, o, node, p),
     );
-    grouped("rbac", &model.rbac, None, &|_, n| n);
+    // A cluster-scoped project's manager ClusterRole and binding are also Roles (rbac.namespaced).
+    let (manager_rbac, other_rbac): (Vec<Object>, Vec<Object>) =
+        (model.rbac.iter().cloned()).partition(|o| !model.namespaced && is_manager_cluster_rbac(o));
+    grouped("rbac", &other_rbac, None, &|_, n| n);
     grouped(
         "rbac",
         &model.rbac_helpers,
@@ -314,9 +297,228 @@ pub fn build(model: &Model) -> (Vec<Template>, Values) {
         );
         out.push(cert_manager(p, &model.project_name));
     }
+    for (path, guard, node) in namespaced_manager_rbac(model, &manager_rbac, p) {
+        match out.iter_mut().find(|t| t.path == path) {
+            Some(t) => t.objects.push((guard, node)),
+            None => out.push(Template {
+                path,
+                objects: vec![(guard, node)],
+            }),
+        }
+    }
     let values = default_values(model);
     out.push(deployment(model, p));
     (out, values)
+}
+
+/// The manager's own ClusterRole (`manager-role`, of `generate rbac`) and its ClusterRoleBinding.
+fn is_manager_cluster_rbac(o: &Object) -> bool {
+    match o.kind() {
+        "ClusterRole" => o.name() == "manager-role",
+        "ClusterRoleBinding" => {
+            o.value["roleRef"]["kind"] == "ClusterRole"
+                && o.value["roleRef"]["name"] == "manager-role"
+        }
+        _ => false,
+    }
+}
+
+/// The namespaces the manager watches (and, with `rbac.namespaced`, holds its Role in): those of
+/// `manager.watchNamespaces`, else the release's.
+const WATCHED_NAMESPACES: &str =
+    "(.Values.manager.watchNamespaces | default (list .Release.Namespace) | uniq)";
+
+/// A rule of a ClusterRole split in two: what a Role can hold (resources that have a
+/// namespace), and what only a ClusterRole can (URLs, cluster-scoped resources, `*`).
+fn split_rule(
+    rule: &Value,
+    cluster: &std::collections::BTreeSet<(String, String)>,
+) -> (Option<Value>, Option<Value>) {
+    if rule.get("nonResourceURLs").is_some_and(|u| !u.is_null()) {
+        return (None, Some(rule.clone()));
+    }
+    let groups: Vec<&str> = (rule["apiGroups"].as_array().into_iter().flatten())
+        .filter_map(Value::as_str)
+        .collect();
+    let (mut namespaced, mut cluster_wide) = (Vec::new(), Vec::new());
+    for r in (rule["resources"].as_array().into_iter().flatten()).filter_map(Value::as_str) {
+        let base = r.split('/').next().unwrap_or(r);
+        let wide = base == "*"
+            || groups
+                .iter()
+                .any(|g| *g == "*" || cluster.contains(&(g.to_string(), base.to_string())));
+        if wide {
+            cluster_wide.push(r)
+        } else {
+            namespaced.push(r)
+        }
+    }
+    let with = |resources: Vec<&str>| {
+        (!resources.is_empty()).then(|| {
+            let mut r = rule.clone();
+            r["resources"] = json!(resources);
+            r
+        })
+    };
+    (with(namespaced), with(cluster_wide))
+}
+
+/// The manager's ClusterRole and ClusterRoleBinding of a cluster-scoped project, as the chart
+/// renders them (path, guard, object): as they are unless `rbac.namespaced`; with it, the
+/// rules a Role can hold in a Role (and RoleBinding) in each watched namespace, and only the
+/// others left in the ClusterRole (bound as before).
+fn namespaced_manager_rbac(
+    model: &Model,
+    objects: &[Object],
+    p: &str,
+) -> Vec<(String, Option<Guard>, Node)> {
+    let path = |o: &Object| {
+        format!(
+            "rbac/{}",
+            o.file
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        )
+    };
+    let not_namespaced = Some(Guard::If("not .Values.rbac.namespaced".into()));
+    let in_each = || {
+        Some(Guard::Range {
+            when: ".Values.rbac.namespaced".into(),
+            over: format!("$ns := {WATCHED_NAMESPACES}"),
+        })
+    };
+    let (mut role_rules, mut cluster_rules) = (Vec::new(), Vec::new());
+    for o in objects.iter().filter(|o| o.kind() == "ClusterRole") {
+        for rule in o.value["rules"].as_array().into_iter().flatten() {
+            let (n, c) = split_rule(rule, &model.cluster_resources);
+            role_rules.extend(n);
+            cluster_rules.extend(c);
+        }
+    }
+    let mut out = Vec::new();
+    for o in objects {
+        let node = kustomized(o, p);
+        if o.kind() == "ClusterRole" {
+            out.push((path(o), not_namespaced.clone(), node.clone()));
+            if !cluster_rules.is_empty() {
+                let mut wide = node;
+                wide.set("rules", Node::from(json!(cluster_rules)));
+                out.push((
+                    path(o),
+                    Some(Guard::If(".Values.rbac.namespaced".into())),
+                    wide,
+                ));
+            }
+            if !role_rules.is_empty() {
+                let mut role = o.clone();
+                role.value["kind"] = json!("Role");
+                role.value["rules"] = json!(role_rules);
+                let mut node = kustomized(&role, p);
+                in_namespace(&mut node);
+                out.push((path(o), in_each(), node));
+            }
+        } else {
+            let guard = if cluster_rules.is_empty() {
+                not_namespaced.clone()
+            } else {
+                None
+            };
+            out.push((path(o), guard, node));
+            if !role_rules.is_empty() {
+                let mut binding = o.clone();
+                binding.value["kind"] = json!("RoleBinding");
+                binding.value["roleRef"]["kind"] = json!("Role");
+                let mut node = kustomized(&binding, p);
+                in_namespace(&mut node);
+                out.push((path(o), in_each(), node));
+            }
+        }
+    }
+    out
+}
+
+/// An object rendered inside `range $ns := ...`: in the namespace `$ns`, its Helm parts naming
+/// the root context (`$.Release...`).
+fn in_namespace(node: &mut Node) {
+    fn rooted(node: &mut Node) {
+        match node {
+            Node::Expr(e) | Node::ToYaml(e)
+                if e.starts_with(".Release.") || e.starts_with(".Values.") =>
+            {
+                e.insert(0, '$')
+            }
+            Node::Template(t) => *t = t.replace("{{ .", "{{ $."),
+            Node::Map(entries) => entries.iter_mut().for_each(|e| rooted(&mut e.node)),
+            Node::Seq(items) => items.iter_mut().for_each(|i| rooted(&mut i.node)),
+            _ => {}
+        }
+    }
+    rooted(node);
+    if let Some(meta) = node.get_mut("metadata") {
+        meta.set("namespace", expr("$ns"));
+    }
+}
+
+/// A CRD of the chart (`node`, the object `o` kustomized): `helm.sh/resource-policy: keep`
+/// with `crd.keep`, and, for a kind converted by webhook, the conversion webhook (with
+/// `webhook.enabled`) and cert-manager's CA injection (with `certManager.enabled`).
+fn crd(model: &Model, o: &Object, mut node: Node, p: &str) -> Node {
+    let meta = node.get_mut("metadata").expect("a CRD has metadata");
+    let keep = Entry::new("helm.sh/resource-policy", "keep").when(".Values.crd.keep");
+    match meta.get_mut("annotations") {
+        Some(Node::Map(entries)) => entries.push(keep),
+        _ => meta.set_entry(Entry::new("annotations", Node::Map(vec![keep]))),
+    }
+    if model.conversion_crds.iter().any(|c| c == o.name()) {
+        inject_ca(&mut node, p);
+        let conversion = map([
+            ("strategy", Node::from("Webhook")),
+            (
+                "webhook",
+                map([
+                    (
+                        "clientConfig",
+                        map([(
+                            "service",
+                            map([
+                                ("name", Node::from(format!("{p}webhook-service"))),
+                                ("namespace", release_namespace()),
+                                ("path", Node::from("/convert")),
+                            ]),
+                        )]),
+                    ),
+                    ("conversionReviewVersions", seq([Node::from("v1")])),
+                ]),
+            ),
+        ]);
+        if let Some(spec) = node.get_mut("spec") {
+            spec.set_entry(Entry::new("conversion", conversion).when(".Values.webhook.enabled"));
+        }
+    }
+    node
+}
+
+/// The templates of the CRD-only chart (`generate chart --crds-chart`): the CRDs, as the main
+/// chart renders them with `crd.enabled`.
+pub fn build_crds_chart(model: &Model) -> Vec<Template> {
+    let p = format!("{}-", model.project_name);
+    let mut files: BTreeMap<String, Vec<(Option<Guard>, Node)>> = BTreeMap::new();
+    for o in &model.crds {
+        let stem = o
+            .file
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        files
+            .entry(format!("crd/{stem}"))
+            .or_default()
+            .push((None, crd(model, o, kustomized(o, &p), &p)));
+    }
+    files
+        .into_iter()
+        .map(|(path, objects)| Template { path, objects })
+        .collect()
 }
 
 /// The webhook serving certificate and its self-signed Issuer, with cert-manager.
@@ -369,6 +571,7 @@ fn cert_manager(p: &str, name: &str) -> Template {
         ".Values.webhook.enabled",
         ".Values.certManager.enabled",
     ]));
+    let cond = cond.map(Guard::If);
     Template {
         path: "cert-manager/certificate.yaml".into(),
         objects: vec![(cond.clone(), issuer), (cond, certificate)],
@@ -450,6 +653,9 @@ pub fn default_values(model: &Model) -> Values {
             tolerations: Vec::new(),
             affinity: BTreeMap::new(),
         },
+        rbac: values::Rbac {
+            namespaced: model.namespaced,
+        },
         rbac_helpers: values::Toggle { enabled: false },
         crd: values::Crd {
             enabled: true,
@@ -518,12 +724,19 @@ fn deployment(model: &Model, p: &str) -> Template {
             ])),
         ]);
     }
-    args.push(
+    // With rbac.namespaced, the manager watches where its Roles are (the release's namespace
+    // unless manager.watchNamespaces names others).
+    args.push(if model.namespaced {
         Item::new(tpl(
             "--watch-namespace={{ join \",\" .Values.manager.watchNamespaces }}",
         ))
-        .when(".Values.manager.watchNamespaces"),
-    );
+        .when(".Values.manager.watchNamespaces")
+    } else {
+        Item::new(Node::Template(format!(
+            "--watch-namespace={{{{ join \",\" {WATCHED_NAMESPACES} }}}}"
+        )))
+        .when("or .Values.manager.watchNamespaces .Values.rbac.namespaced")
+    });
     args.push(Item::new(Node::Lines(vec![
         "{{- range .Values.manager.args }}".into(),
         "- {{ . | quote }}".into(),

@@ -18,6 +18,8 @@ type Object = BTreeMap<String, Value>;
 pub struct Values {
     /// The controller manager's Deployment.
     pub manager: Manager,
+    /// The manager's RBAC.
+    pub rbac: Rbac,
     /// Per-kind admin, editor and viewer roles, to help cluster admins grant users access to the
     /// custom resources (the manager does not use them).
     pub rbac_helpers: Toggle,
@@ -35,6 +37,17 @@ pub struct Values {
     /// NetworkPolicies letting metrics traffic in only from namespaces labelled
     /// `metrics: enabled` (webhook traffic: `webhook: enabled`); needs a CNI that enforces them.
     pub network_policy: Toggle,
+}
+
+/// The manager's RBAC.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Rbac {
+    /// Grant the manager Roles in the namespaces it watches (manager.watchNamespaces, else the
+    /// release's) instead of a ClusterRole, and watch only those; rules a Role cannot hold
+    /// (cluster-scoped resources, URLs) stay in a ClusterRole. A namespace-scoped project's
+    /// chart (`init --namespaced`) is always namespaced.
+    pub namespaced: bool,
 }
 
 /// Something turned on or off.
@@ -144,6 +157,26 @@ pub struct Webhook {
     pub port: u16,
 }
 
+/// The values of the CRD-only chart (`generate chart --crds-chart`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CrdsValues {
+    pub crd: CrdKeep,
+    /// Conversion by the manager's webhook, for kinds that have one (as the main chart's
+    /// `webhook.enabled`: install both in the same namespace).
+    pub webhook: Toggle,
+    /// The CA of the main chart's cert-manager Certificate injected into the conversion webhook.
+    pub cert_manager: Toggle,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CrdKeep {
+    /// Keep the CRDs, and so every custom resource, when the release is uninstalled
+    /// (`helm.sh/resource-policy: keep`).
+    pub keep: bool,
+}
+
 /// The environment variables the chart sets itself (the downward API).
 pub const RESERVED_ENV: &[&str] = &["POD_NAME", "POD_NAMESPACE", "WATCH_NAMESPACE"];
 
@@ -151,16 +184,7 @@ pub const RESERVED_ENV: &[&str] = &["POD_NAME", "POD_NAMESPACE", "WATCH_NAMESPAC
 /// top-level keys (`extra`: what values.yaml holds that the model does not), each typed as its
 /// value is.
 pub fn schema(extra: &serde_json::Map<String, Value>) -> Value {
-    let settings = schemars::generate::SchemaSettings::draft07();
-    let generator = settings.into_generator();
-    let schema = generator.into_root_schema_for::<Values>();
-    let mut json = serde_json::to_value(&schema).expect("a schema serializes");
-    // Definitions inlined: one self-contained document Helm reads without $ref resolution.
-    let defs = json
-        .as_object_mut()
-        .and_then(|o| o.remove("definitions"))
-        .unwrap_or(Value::Null);
-    inline_refs(&mut json, &defs);
+    let mut json = schema_of::<Values>();
     if let Some(env) = json.pointer_mut("/properties/manager/properties/env") {
         env["propertyNames"] = serde_json::json!({"not": {"enum": RESERVED_ENV}});
     }
@@ -169,6 +193,21 @@ pub fn schema(extra: &serde_json::Map<String, Value>) -> Value {
             props.insert(k.clone(), type_of(v));
         }
     }
+    json
+}
+
+/// The JSON schema (draft 07) of `T`, self-contained (no `$ref`), every object closed.
+pub fn schema_of<T: JsonSchema>() -> Value {
+    let settings = schemars::generate::SchemaSettings::draft07();
+    let generator = settings.into_generator();
+    let schema = generator.into_root_schema_for::<T>();
+    let mut json = serde_json::to_value(&schema).expect("a schema serializes");
+    // Definitions inlined: one self-contained document Helm reads without $ref resolution.
+    let defs = json
+        .as_object_mut()
+        .and_then(|o| o.remove("definitions"))
+        .unwrap_or(Value::Null);
+    inline_refs(&mut json, &defs);
     if let Some(o) = json.as_object_mut() {
         o.insert(
             "$schema".into(),

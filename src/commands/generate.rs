@@ -247,7 +247,13 @@ pub fn run_webhooks(root: &Path, check: bool) -> Result<i32> {
 /// `generate chart`: dist/chart from what config/ deploys.
 pub fn run_chart(root: &Path, args: &crate::cli::GenerateChartArgs) -> Result<i32> {
     let project = Project::load(root)?;
-    let output = crate::chart::generate(&DiskTree::new(root), &project, args.force, args.check)?;
+    let output = crate::chart::generate(
+        &DiskTree::new(root),
+        &project,
+        args.force,
+        args.check,
+        args.crds_chart,
+    )?;
     finish(root, ("chart files", "chart"), &output, args.check)
 }
 

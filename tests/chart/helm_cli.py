@@ -1,6 +1,7 @@
 """`helm` for the generated Makefile's helm targets in tests, on the Helm 4 SDK (helm-python-sdk):
 `lint --strict DIR`, `upgrade --install NAME DIR --namespace NS [--create-namespace]
-[--set-string k=v]... [--set k=v]...`, `uninstall NAME --namespace NS`. Cluster from KUBECONFIG."""
+[--set-string k=v]... [--set k=v]...`, `install NAME DIR --namespace NS [--create-namespace]
+[--set ...]`, `uninstall NAME --namespace NS`. Cluster from KUBECONFIG."""
 import os
 import sys
 
@@ -19,8 +20,11 @@ def main(argv):
     if op == "uninstall":
         config.uninstall(argv[1], timeout=120)
         return 0
-    assert op == "upgrade" and argv[1] == "--install", argv
-    name, chart = argv[2], argv[3]
+    if op == "install":
+        name, chart = argv[1], argv[2]
+    else:
+        assert op == "upgrade" and argv[1] == "--install", argv
+        name, chart = argv[2], argv[3]
     values = {}
     for i, a in enumerate(argv):
         if a == "--set-string":
@@ -28,7 +32,7 @@ def main(argv):
         elif a == "--set":
             values = merge(values, helm.parse_set_string(argv[i + 1]))
     names = [r["name"] for r in config.list()]
-    if name in names:
+    if op == "upgrade" and name in names:
         config.upgrade(chart, name, values, namespace=namespace, timeout=120)
     else:
         config.install(chart, name, values, namespace=namespace, create_namespace=True, timeout=120)

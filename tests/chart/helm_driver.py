@@ -10,6 +10,8 @@ Reads one JSON request on stdin, prints one JSON answer on stdout:
   {"op": "uninstall", "name": N, "namespace": NS, "kubeconfig": F}
   {"op": "history", "name": N, "namespace": NS, "kubeconfig": F}
 A Helm error is {"error": "<class>: <message>"} (exit 0); a missing SDK exits 3.
+With --serve: one request a line on stdin, one answer a line on stdout, until stdin ends (the
+SDK loaded once for many operations).
 """
 import json
 import sys
@@ -77,13 +79,21 @@ def run(req):
     raise SystemExit(f"unknown op {op}")
 
 
-def main():
-    req = json.load(sys.stdin)
+def answer(req):
     try:
         out = run(req)
     except helm.HelmError as e:
         out = {"error": f"{type(e).__name__}: {e}"}
-    print(json.dumps(out, default=str))
+    return json.dumps(out, default=str)
+
+
+def main():
+    if "--serve" in sys.argv:
+        for line in sys.stdin:
+            if line.strip():
+                print(answer(json.loads(line)), flush=True)
+        return
+    print(answer(json.load(sys.stdin)))
 
 
 main()
