@@ -427,7 +427,9 @@ pub(crate) fn static_kinds(
     let mut crates = Vec::new();
     let mut read = || -> Result<(), CrdgenError> {
         for root in roots.clone() {
-            let krate = Rc::new(read::type_info::Model::new(read::loader::load(tree, &root)?));
+            let krate = Rc::new(read::type_info::Model::new(read::loader::load(
+                tree, &root,
+            )?));
             crates.push(krate.clone());
             check::source_checks::check_derives_and_cfg(&krate)?;
             check::source_checks::check_attribute_keys(&krate)?;

@@ -57,7 +57,8 @@ thread_local! {
 fn generation<R>(f: impl FnOnce(&mut Generation) -> R) -> R {
     GENERATION.with(|g| {
         let mut g = g.borrow_mut();
-        f(g.as_mut().expect("the schema generator runs inside `with_crate`"))
+        f(g.as_mut()
+            .expect("the schema generator runs inside `with_crate`"))
     })
 }
 
