@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand};
 
+/// The whole command line: `-C <dir>` and the command; what `src/main.rs` parses.
 #[derive(Debug, Parser)]
 #[command(
     name = "operator-rs",
@@ -15,10 +16,12 @@ pub struct Cli {
     /// Act on this folder instead of the current one (like cargo's -C).
     #[arg(short = 'C', global = true, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// The command to run.
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// The top-level commands (`init`, `create`, `edit`, `generate`...).
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Lay out a new operator project in the current folder.
@@ -79,6 +82,7 @@ pub enum Command {
         after_help = "Example:\n  operator-rs completion bash > ~/.local/share/bash-completion/completions/operator-rs\n  operator-rs completion zsh > \"${fpath[1]}/_operator-rs\""
     )]
     Completion {
+        /// The shell to write the script for.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
@@ -243,6 +247,7 @@ fn byte_count(value: &str) -> Result<usize, String> {
     Ok(usize::try_from(n).expect("within usize"))
 }
 
+/// `update`'s flags.
 #[derive(Debug, Clone, Args)]
 pub struct UpdateArgs {
     /// The operator-rs that made the project (default: found or built from PROJECT's cliVersion
@@ -258,6 +263,7 @@ pub struct UpdateArgs {
     pub no_check: bool,
 }
 
+/// `import`'s source folder and flags.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
     /// The kubebuilder project's folder (the one with its PROJECT file).
@@ -267,6 +273,7 @@ pub struct ImportArgs {
     pub force: bool,
 }
 
+/// `init`'s flags: what PROJECT records about the new project.
 #[derive(Debug, Args)]
 pub struct InitArgs {
     /// The domain of the project's API groups (groups become `<group>.<domain>`).
@@ -320,12 +327,20 @@ fn words(w: &[&str]) -> Vec<String> {
     w.iter().map(|s| s.to_string()).collect()
 }
 
+/// The license `init --license` writes into the project.
+// The values' docs are for readers of this code: `#[value(help = None)]` keeps them out of
+// `--help`, where the flag's own help says what each value does (as for every value enum here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum License {
+    /// The Apache License 2.0: a `LICENSE` file and a header on each source file.
+    #[value(help = None)]
     Apache2,
+    /// No license file and no headers.
+    #[value(help = None)]
     None,
 }
 
+/// `create`'s subcommands.
 #[derive(Debug, Subcommand)]
 pub enum CreateCommand {
     /// Add a kind: its Spec/Status types, its controller, RBAC, a sample, and the wiring.
@@ -396,8 +411,10 @@ impl KindArgs {
     }
 }
 
+/// `create webhook`'s kind and the webhooks to add for it.
 #[derive(Debug, Clone, Args)]
 pub struct CreateWebhookArgs {
+    /// The kind the webhooks are for.
     #[command(flatten)]
     pub gvk: KindArgs,
     /// A defaulting (mutating) webhook.
@@ -440,8 +457,10 @@ impl CreateWebhookArgs {
     }
 }
 
+/// `create api`'s kind and what to scaffold for it.
 #[derive(Debug, Clone, Args)]
 pub struct CreateApiArgs {
+    /// The kind to add.
     #[command(flatten)]
     pub gvk: KindArgs,
     /// The resource's plural name (default: as kube-derive computes it from the kind).
@@ -496,6 +515,7 @@ pub struct CreateApiArgs {
 /// `edit`: the project's own settings, or a subcommand (`edit api`).
 #[derive(Debug, Args)]
 pub struct EditArgs {
+    /// `edit api`, or none for the project's own settings.
     #[command(subcommand)]
     pub command: Option<EditCommand>,
     /// Make the manager namespace-scoped (`--namespaced`, `--namespaced=true`: Roles and
@@ -508,6 +528,7 @@ pub struct EditArgs {
     pub force: bool,
 }
 
+/// `edit`'s subcommands.
 #[derive(Debug, Subcommand)]
 pub enum EditCommand {
     /// Change one version of a kind where the types declare it, its `#[kube(...)]` attribute:
@@ -521,8 +542,10 @@ pub enum EditCommand {
     Api(EditApiArgs),
 }
 
+/// `edit api`'s version of a kind and the changes to make to it.
 #[derive(Debug, Clone, Args)]
 pub struct EditApiArgs {
+    /// The version of the kind to change.
     #[command(flatten)]
     pub gvk: KindArgs,
     /// Make this version the storage version: drop its `storage = false` and write
@@ -544,6 +567,7 @@ pub struct EditApiArgs {
     pub force: bool,
 }
 
+/// `migrate-storage`'s kind, cluster and method.
 #[derive(Debug, Clone, Args)]
 pub struct MigrateStorageArgs {
     /// The kind's API group in full (`cache.example.com`), or as `create api` took it (`cache`)
@@ -569,6 +593,7 @@ pub struct MigrateStorageArgs {
     pub method: MigrateMethod,
 }
 
+/// `envtest`'s version, index and where to install.
 #[derive(Debug, Clone, Args)]
 pub struct EnvtestArgs {
     /// The Kubernetes version: `1.36.x` (its newest patch release), `1.36.2`, `<1.37`, `latest`,
@@ -599,14 +624,22 @@ pub struct EnvtestArgs {
 /// What `envtest` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EnvtestPrint {
+    /// The folder of the binaries.
+    #[value(help = None)]
     Path,
+    /// `export KUBEBUILDER_ASSETS=<folder>`, for a shell to evaluate.
+    #[value(help = None)]
     Env,
 }
 
 /// How `migrate-storage` rewrites the objects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum MigrateMethod {
+    /// This command reads and writes back every object.
+    #[value(help = None)]
     Rewrite,
+    /// A StorageVersionMigration object, carried out by kube-controller-manager.
+    #[value(help = None)]
     StorageVersionMigration,
 }
 
@@ -635,6 +668,7 @@ impl EditApiArgs {
     }
 }
 
+/// `generate`'s subcommands: one per kind of generated file.
 #[derive(Debug, Subcommand)]
 pub enum GenerateCommand {
     /// CRD YAML in config/crd/bases from the Spec/Status structs, without compiling.
@@ -663,6 +697,7 @@ pub enum GenerateCommand {
     Dashboards(CheckArgs),
 }
 
+/// `generate chart`'s flags.
 #[derive(Debug, Clone, Args)]
 pub struct GenerateChartArgs {
     /// Write nothing; exit 1 and print a unified diff when a file is stale or missing.
@@ -677,6 +712,8 @@ pub struct GenerateChartArgs {
     pub crds_chart: bool,
 }
 
+/// The flags of a generator that only writes or checks (`generate rbac`, `webhooks`,
+/// `dashboards`).
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
     /// Write nothing; exit 1 and print a unified diff when a file is stale or missing.
@@ -687,6 +724,7 @@ pub struct CheckArgs {
 /// `generate crds`: the options it shares with `generate manifests`, and `--check-compat`.
 #[derive(Debug, Clone, Args)]
 pub struct GenerateCrdsCommand {
+    /// The flags `generate manifests` takes too.
     #[command(flatten)]
     pub crds: GenerateCrdsArgs,
     /// Write nothing; compare the CRDs with those the project produced at this git revision
@@ -700,6 +738,7 @@ pub struct GenerateCrdsCommand {
     pub compat_warnings_as_errors: bool,
 }
 
+/// The flags of `generate crds` that `generate manifests` takes too.
 #[derive(Debug, Clone, Args)]
 pub struct GenerateCrdsArgs {
     /// Write nothing; exit 1 and print a unified diff when a file is stale or missing.

@@ -26,29 +26,30 @@
 // This library is the CLI's insides, documented for its contributors: module docs name the
 // private items that do the work (read with `cargo doc --document-private-items`).
 #![allow(rustdoc::private_intra_doc_links)]
+#![warn(missing_docs)]
 
-pub mod builtin;
+pub(crate) mod builtin;
 pub mod cargo_command;
-pub mod chart;
+pub(crate) mod chart;
 pub mod cli;
-pub mod cluster;
+pub(crate) mod cluster;
 pub mod commands;
 pub mod crdgen;
-pub mod dashboards;
+pub(crate) mod dashboards;
 pub mod envtest;
 pub mod fromcrd;
-pub mod import;
-pub mod install_source;
+pub(crate) mod import;
+pub(crate) mod install_source;
 pub mod markers;
 pub mod names;
 pub mod output;
 pub mod project;
-pub mod rbac;
+pub(crate) mod rbac;
 pub mod release;
 pub mod scaffold;
 pub(crate) mod suggest;
 pub(crate) mod syntax;
-pub mod vendor;
+pub(crate) mod vendor;
 pub mod webhookgen;
 pub mod workspace;
 

@@ -59,8 +59,11 @@ impl<'a> LineComment<'a> {
     "this {what} is never closed, so the file cannot be searched for markers (nor compiled); close it"
 )]
 pub struct LexError {
+    /// What never closes: `string literal`, `block comment`...
     pub what: &'static str,
+    /// The line where it opens, from 1.
     pub line: usize,
+    /// The column where it opens, from 1.
     pub column: usize,
 }
 
@@ -154,8 +157,11 @@ fn char_literal_end(source: &str, quote: usize) -> Result<Option<usize>, ()> {
 /// A place in a source file, printed `file:line:column` (1-based) as every source message prints it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Site {
+    /// The file, as the reader was given it (relative to the project root).
     pub file: PathBuf,
+    /// The line, from 1.
     pub line: usize,
+    /// The column, from 1.
     pub column: usize,
 }
 
@@ -186,8 +192,11 @@ impl MarkerName {
 /// A marker found: where its `+` is, the comment as written, the text after its prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
+    /// Where the marker's `+` is.
     pub site: Site,
+    /// The whole comment, as written.
     pub comment: String,
+    /// The text after `+kubebuilder:<name>:`, the marker's `key=value` arguments.
     pub args: String,
 }
 
@@ -206,9 +215,11 @@ impl Found {
 /// was written there, what is wrong and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
+    /// Where the marker (or the fault) is.
     pub site: Site,
     /// The comment as written (empty when the fault is not a comment).
     pub comment: String,
+    /// What is wrong and how to fix it.
     pub message: String,
 }
 

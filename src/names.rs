@@ -8,9 +8,13 @@ use heck::{ToKebabCase, ToSnakeCase};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {what} {value:?}: {rule}\n  e.g. {example}")]
 pub struct NameError {
+    /// What the value names: `group`, `kind`, `domain`...
     pub what: &'static str,
+    /// The value refused, as given.
     pub value: String,
+    /// The rule it breaks.
     pub rule: String,
+    /// A value that follows the rule.
     pub example: String,
 }
 

@@ -2,6 +2,7 @@
 
 use clap::CommandFactory;
 
+/// `operator-rs completion <shell>`: prints the completion script of `shell`.
 pub fn print(shell: clap_complete::Shell) {
     let mut cmd = crate::cli::Cli::command();
     // clap_complete panics when its writer fails (a closed pipe): render, then print.

@@ -18,6 +18,8 @@ use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 
 mod from_crd;
 
+/// `operator-rs create api`: adds a kind (or a controller for a kind of another API) to the
+/// project under `root`.
 pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     if let Some(file) = &args.from_crd {
         return from_crd::run(root, args, file);
@@ -248,8 +250,11 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
     "--namespaced={given}: {api_version} {kind} is {scope}, as {decided_by} says; a kind has one scope in the cluster, which this flag cannot change. Nothing was written.\n  e.g. {example}"
 )]
 pub struct ScopeConflict {
+    /// The `--namespaced` value given.
     pub given: bool,
+    /// The kind's group and version, e.g. `cert-manager.io/v1`.
     pub api_version: String,
+    /// The kind, e.g. `Certificate`.
     pub kind: String,
     /// `namespaced` or `cluster-scoped`.
     pub scope: &'static str,

@@ -22,6 +22,8 @@ use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 
 const EXAMPLE: &str = "operator-rs create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation";
 
+/// `operator-rs create webhook`: adds the webhooks `args` asks for to a kind of the project
+/// under `root`.
 pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     let mut project = Project::load(root)?;
     let disk = DiskTree::new(root);

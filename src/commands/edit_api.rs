@@ -53,6 +53,8 @@ struct Version {
     now: Settings,
 }
 
+/// `operator-rs edit api`: changes one version of a kind of the project under `root`
+/// (storage, served, deprecated).
 pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
     if !args.storage && args.served.is_none() && args.deprecated.is_none() && !args.no_deprecated {
         bail!(

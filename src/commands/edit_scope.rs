@@ -20,6 +20,8 @@ use crate::scaffold::context::{ApiContext, ApiParts, InitContext};
 use crate::scaffold::indent;
 use crate::workspace::{DiskTree, Overlay, SourceTree};
 
+/// `operator-rs edit --namespaced[=BOOL]`: switches the manager of the project under `root` to
+/// namespace-scoped or cluster-scoped (`force`: even over scaffolded files you edited).
 pub fn run(root: &Path, namespaced: bool, force: bool) -> Result<()> {
     let before = Project::load(root)?;
     let scope = |namespaced: bool| {

@@ -16,6 +16,8 @@ use crate::cli::{Cli, ImportArgs};
 use crate::import::{self, GoResource, Imported, report};
 use crate::workspace::write_all;
 
+/// `operator-rs import`: makes an operator-rs project in `root` of the kubebuilder project
+/// `args` names.
 pub fn run(root: &Path, args: &ImportArgs) -> Result<()> {
     let started = Instant::now();
     let imported = import::read(&args.source)?;

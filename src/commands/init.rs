@@ -11,6 +11,7 @@ use crate::project::{self, Project};
 use crate::scaffold::context::InitContext;
 use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 
+/// `operator-rs init`: lays out a new project in `root`.
 pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
     let domain = args.domain.trim();
     names::validate_domain(domain)?;

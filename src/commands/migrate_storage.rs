@@ -11,6 +11,8 @@ use operator_rs_runtime::storage::{self, Method, Options};
 use crate::cli::{MigrateMethod, MigrateStorageArgs};
 use crate::project::Project;
 
+/// `operator-rs migrate-storage`: moves every object of a kind to its CRD's storage version on
+/// the cluster, then narrows the CRD's `status.storedVersions` to it.
 pub fn run(root: &Path, args: &MigrateStorageArgs) -> Result<()> {
     let group = full_group(root, args.group.trim(), args.kind.trim())?;
     let kind = args.kind.trim();

@@ -54,16 +54,22 @@ pub struct Replayed {
 /// Why a replay did not make the tree.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
+    /// A command of the replay failed.
     #[error("replaying `operator-rs {line}` with {binary} failed:\n{stderr}")]
     Failed {
+        /// The command, as PROJECT records it.
         line: String,
+        /// The operator-rs that ran it.
         binary: String,
+        /// What it printed on stderr.
         stderr: String,
     },
+    /// The replay made no PROJECT file (the binary named is not an operator-rs).
     #[error(
         "replaying the project's commands with {0} made no PROJECT file: it is not an operator-rs that scaffolds"
     )]
     NoProject(String),
+    /// Reading or writing the replay's files failed.
     #[error(transparent)]
     Io(#[from] anyhow::Error),
 }

@@ -224,21 +224,27 @@ struct Trees {
 /// What in PROJECT `update` cannot replay or build the old operator-rs from.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
+    /// An entry of `commands:` that is not a scaffolding command.
     #[error(
         "PROJECT commands[{index}] `{line}` {problem}. Nothing was run or written.\n  \
          Each entry is a scaffolding command as operator-rs recorded it, without `operator-rs` and without -C, the first one `init`, e.g. `create api --group cache --version v1alpha1 --kind Memcached`; \
          or remove `commands:` from PROJECT and update reconstructs them from `resources:`"
     )]
     Command {
+        /// Its index in `commands:`.
         index: usize,
+        /// The entry as written.
         line: String,
+        /// What is wrong with it.
         problem: String,
     },
+    /// `cliVersion:` is not a version.
     #[error(
         "PROJECT cliVersion {0:?} is not a version (`<major>.<minor>.<patch>`, as `operator-rs --version` prints it), so the operator-rs that made the project cannot be found. Nothing was written.\n  \
          e.g. cliVersion: \"0.1.0\", or pass the binary that made the project: operator-rs update --from-binary bin/operator-rs-0.1.0"
     )]
     Version(String),
+    /// `cliSource:` is not an install source operator-rs records.
     #[error(
         "PROJECT cliSource {0:?} is not an install source operator-rs records (`--git <url> --rev <commit> operator-rs`; no cliSource: crates.io), so the operator-rs that made the project cannot be built. Nothing was written.\n  \
          e.g. cliSource: --git https://github.com/acme/operator-rs --rev 4b825dc operator-rs, or pass the binary that made the project: operator-rs update --from-binary bin/operator-rs-0.1.0"

@@ -7,8 +7,11 @@ use std::path::PathBuf;
 /// A place in the user's sources: a path relative to the project root, 1-based line and column.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Location {
+    /// The file, relative to the project root.
     pub file: PathBuf,
+    /// The line, from 1.
     pub line: usize,
+    /// The column, from 1 (in characters).
     pub column: usize,
 }
 
@@ -24,20 +27,31 @@ pub enum CrdgenError {
     /// A construct the static reader cannot evaluate: use `--exact` or change the source.
     #[error("{loc}: {what} — {fix}")]
     Unsupported {
+        /// Where it is written.
         loc: Location,
+        /// What was refused, and why.
         what: String,
+        /// How to change the source so the command goes through.
         fix: String,
     },
     /// A construct kube-derive itself cannot render (its `crd()` would panic or fail to compile).
     #[error("{loc}: {what} — {fix}")]
     KubeCannotRender {
+        /// Where it is written.
         loc: Location,
+        /// What was refused, and why.
         what: String,
+        /// How to change the source so the command goes through.
         fix: String,
     },
     /// The source does not parse, or a module file is missing.
     #[error("{loc}: {what}")]
-    Source { loc: Location, what: String },
+    Source {
+        /// Where it is written.
+        loc: Location,
+        /// What is wrong there.
+        what: String,
+    },
     /// Several versions of one kind, with zero or several storage versions, or otherwise unmergeable.
     #[error("{0}")]
     Versions(String),
@@ -47,13 +61,21 @@ pub enum CrdgenError {
     /// A `CustomResource` in a file no module declaration reaches: the compiler never sees it,
     /// so generating would drop its CRD (and remove the one written before).
     #[error("{loc}: {what}")]
-    Unreached { loc: Location, what: String },
+    Unreached {
+        /// The `#[derive(CustomResource)]`.
+        loc: Location,
+        /// Why no module reaches it, and the fix.
+        what: String,
+    },
     /// A CRD kube-apiserver would refuse to create: where (the rule's attribute, else the kind),
     /// what it would say, and the fix.
     #[error("{loc}: kube-apiserver would refuse the CRD: {what} — {fix}")]
     Refused {
+        /// Where it is written.
         loc: Location,
+        /// What was refused, and why.
         what: String,
+        /// How to change the source so the command goes through.
         fix: String,
     },
     /// A CRD kube-apiserver cannot store: the message names the file and the fix.
@@ -69,7 +91,9 @@ pub enum CrdgenError {
     /// The trees of operator-rs name the path in their errors already.
     #[error("{source}")]
     Io {
+        /// The file or folder, relative to the project root.
         path: PathBuf,
+        /// What the operating system said.
         source: std::io::Error,
     },
 }

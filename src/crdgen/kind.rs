@@ -9,9 +9,13 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 /// One kind's CRD, merged over its versions.
 #[derive(Debug, Clone)]
 pub struct KindCrd {
+    /// The full group, e.g. `batch.example.com`.
     pub group: String,
+    /// The kind, e.g. `CronJob`.
     pub kind: String,
+    /// The resource's plural name, e.g. `cronjobs`.
     pub plural: String,
+    /// The CRD, every version merged in.
     pub crd: CustomResourceDefinition,
     /// Its text, when it was rendered while the kinds were built (it is the built CRD).
     pub(crate) rendered: Option<Rendered>,

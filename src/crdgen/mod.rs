@@ -28,7 +28,7 @@
 //! `operator_rs_runtime::crd`, shared with the generated project's drift test.
 
 mod check;
-pub mod compat;
+pub(crate) mod compat;
 mod derive;
 mod emit;
 mod error;
@@ -112,7 +112,7 @@ pub fn crds_located(
 /// Where each version of each kind read by [`crds_located`] is written: its
 /// `#[derive(CustomResource)]` struct, and the field behind a place of its schema.
 pub struct Places {
-    crates: Vec<Rc<read::loader::Crate>>,
+    crates: Vec<Rc<read::type_info::Model>>,
     versions: Vec<PlacedVersion>,
 }
 
@@ -249,7 +249,7 @@ pub struct Found {
     pub(crate) kinds: Vec<derive::crd::KindDef>,
     pub(crate) warnings: Vec<String>,
     /// The crates read, by [`derive::crd::KindDef::krate`]: a refusal looks up where its field is.
-    pub(crate) crates: Vec<Rc<read::loader::Crate>>,
+    pub(crate) crates: Vec<Rc<read::type_info::Model>>,
     /// Where the rules and attribute-set keywords of every kind read were written.
     pub(crate) sources: read::sources::Sources,
 }
@@ -266,8 +266,8 @@ impl Found {
     /// once; freeing it, millions of small allocations, is 9 % of `generate crds` on a large
     /// crate).
     pub fn keep_until_exit(&self) {
+        // The type information read is cached in each crate's model: forgotten with it.
         std::mem::forget(self.crates.clone());
-        read::type_info::keep_type_infos_until_exit();
     }
 }
 
@@ -279,7 +279,7 @@ impl Found {
 fn unreached_custom_resources(
     tree: &dyn SourceTree,
     roots: &[PathBuf],
-    crates: &[Rc<read::loader::Crate>],
+    crates: &[Rc<read::type_info::Model>],
 ) -> Result<(), CrdgenError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -427,19 +427,19 @@ pub(crate) fn static_kinds(
     let mut crates = Vec::new();
     let mut read = || -> Result<(), CrdgenError> {
         for root in roots.clone() {
-            let krate = Rc::new(read::loader::load(tree, &root)?);
+            let krate = Rc::new(read::type_info::Model::new(read::loader::load(
+                tree, &root,
+            )?));
             crates.push(krate.clone());
             check::source_checks::check_derives_and_cfg(&krate)?;
             check::source_checks::check_attribute_keys(&krate)?;
             check::source_checks::check_comment_markers(tree, &krate)?;
-            // Type information is cached per crate (by definition id).
-            read::type_info::clear_type_infos();
             for d in derive::crd::custom_resources(&krate) {
                 let mut kind = kind_of(&krate, d, with_schema)?;
                 kind.krate = crates.len() - 1;
                 // Where its rules were written: its own `#[kube]`'s, then its types'.
                 sources.extend(&kind.sources);
-                sources.extend(&read::type_info::take_sources());
+                sources.extend(&krate.take_sources());
                 match prerender.as_deref_mut() {
                     Some(prerender) => {
                         prerender.hand(std::mem::take(&mut kind.crd), kind.pending.take())
@@ -477,7 +477,9 @@ pub(crate) fn static_kinds(
         }
     }
     read?;
-    sources.extend(&read::type_info::take_sources());
+    for krate in &crates {
+        sources.extend(&krate.take_sources());
+    }
     unreached_custom_resources(tree, &roots, &crates)?;
     check::source_checks::check_clashes(&kinds)?;
     Ok(Found {
@@ -491,7 +493,7 @@ pub(crate) fn static_kinds(
 /// The kind of the `#[derive(CustomResource)]` struct `d`: its `#[kube(...)]` read and checked
 /// as the source (keys kube-derive knows, names the API server takes), then built.
 fn kind_of(
-    krate: &Rc<read::loader::Crate>,
+    krate: &Rc<read::type_info::Model>,
     d: read::loader::DefId,
     with_schema: bool,
 ) -> Result<derive::crd::KindDef, CrdgenError> {
@@ -593,7 +595,7 @@ pub(crate) fn merge_kinds(
 /// to its schemas.
 fn check_and_apply(
     k: &mut derive::crd::KindDef,
-    crates: &[Rc<read::loader::Crate>],
+    crates: &[Rc<read::type_info::Model>],
     sources: &read::sources::Sources,
     project: &Project,
     checks: Checks,
@@ -655,10 +657,13 @@ fn refuse_versions_twice(
 pub struct FoundVersion {
     /// The full group, e.g. `batch.example.com`.
     pub group: String,
+    /// The kind, e.g. `CronJob`.
     pub kind: String,
+    /// The version, e.g. `v1`.
     pub version: String,
     /// Where its `#[derive(CustomResource)]` struct's name is.
     pub loc: Location,
+    /// Whether it is the kind's storage version (its `#[kube]` has no `storage = false`).
     pub storage: bool,
 }
 
@@ -698,8 +703,11 @@ pub fn kinds_and_macros(
 pub struct WatchedVersion {
     /// The full group, e.g. `batch.example.com`.
     pub group: String,
+    /// The kind, e.g. `CronJob`.
     pub kind: String,
+    /// The version, e.g. `v1`.
     pub version: String,
+    /// Where the source makes the controller watch it.
     pub at: Location,
     /// What the source says there, e.g. "the `type Kind` of its Reconciler".
     pub what: String,

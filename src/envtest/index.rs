@@ -14,8 +14,11 @@ pub const DEFAULT_INDEX: &str =
 /// A release's version, `1.36.2` (the index's keys are `v1.36.2`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Version {
+    /// `1` of `1.36.2`.
     pub major: u64,
+    /// `36` of `1.36.2`.
     pub minor: u64,
+    /// `2` of `1.36.2`.
     pub patch: u64,
 }
 
@@ -47,7 +50,9 @@ impl fmt::Display for Version {
 /// The OS and architecture an archive is built for, as the index names them (`linux`, `amd64`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Platform {
+    /// The operating system, e.g. `linux`, `darwin`.
     pub os: String,
+    /// The architecture, e.g. `amd64`, `arm64`.
     pub arch: String,
 }
 
@@ -80,6 +85,7 @@ impl fmt::Display for Platform {
 /// Which version to use: what `operator-rs envtest [VERSION]` takes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Selector {
+    /// The versions it accepts.
     pub kind: Selection,
     /// A trailing `!`: read the index even when an installed version matches (to get a newer
     /// patch release); without it an installed match is used as it is, offline.
@@ -180,6 +186,7 @@ fn minor(text: &str) -> Option<(u64, u64)> {
 /// One archive of the index: `envtest-v1.36.2-linux-amd64.tar.gz`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Archive {
+    /// The Kubernetes version of the binaries in it.
     pub version: Version,
     /// The archive's file name.
     pub name: String,

@@ -4,6 +4,6 @@
 //! names, [`store`] keeps each version in a per-user cache, checked against the index's
 //! SHA-512 and installed whole or not at all.
 
-pub mod fetch;
+pub(crate) mod fetch;
 pub mod index;
-pub mod store;
+pub(crate) mod store;

@@ -30,57 +30,85 @@ pub fn is_external_file(text: &str) -> bool {
 /// Why a CRD file cannot give the types.
 #[derive(Debug, thiserror::Error)]
 pub enum FromCrdError {
+    /// The file cannot be read.
     #[error(
         "cannot read --from-crd {}: {source}\n  e.g. --from-crd config/external/certificates.yaml (a CRD file, relative to the current folder)",
         path.display()
     )]
     Read {
+        /// The CRD file, as given.
         path: PathBuf,
+        /// What the operating system said.
         source: std::io::Error,
     },
+    /// The file is not YAML.
     #[error(
         "--from-crd {}: invalid YAML: {message}\n  The file must hold CustomResourceDefinition documents (apiextensions.k8s.io/v1), separated by `---`.\n  e.g. {CRD_FILE_EXAMPLE}",
         path.display()
     )]
-    Yaml { path: PathBuf, message: String },
+    Yaml {
+        /// The CRD file, as given.
+        path: PathBuf,
+        /// What the YAML parser said, with where.
+        message: String,
+    },
+    /// No CRD of the file is of the kind asked for.
     #[error(
         "--from-crd {}: no CustomResourceDefinition of {wanted} there; {found}\n  e.g. {example}",
         path.display()
     )]
     NoSuchKind {
+        /// The CRD file, as given.
         path: PathBuf,
         /// `kind Issuer in group cert-manager.io`.
         wanted: String,
+        /// The kinds the file has, as a sentence.
         found: String,
         /// `--group cert-manager.io --kind Certificate`.
         example: String,
     },
+    /// The CRD has no version of the name asked for.
     #[error(
         "--from-crd {}: {crd} has no version {version}; it has {versions}\n  e.g. --version {example}",
         path.display()
     )]
     NoSuchVersion {
+        /// The CRD file, as given.
         path: PathBuf,
+        /// The CRD's name, e.g. `certificates.cert-manager.io`.
         crd: String,
+        /// The version asked for.
         version: String,
+        /// The versions it has, as a list.
         versions: String,
+        /// A version it has.
         example: String,
     },
+    /// The version asked for is not served.
     #[error(
         "--from-crd {}: version {version} of {crd} is not served (`served: false`), so the API server has no objects of it to read; served: {served}\n  e.g. --version {example}",
         path.display()
     )]
     NotServed {
+        /// The CRD file, as given.
         path: PathBuf,
+        /// The CRD's name, e.g. `certificates.cert-manager.io`.
         crd: String,
+        /// The version asked for.
         version: String,
+        /// The versions served, as a list.
         served: String,
+        /// A version served.
         example: String,
     },
     #[error("--from-crd {}: {crd}: {what}; {rule}\n  e.g. {example}", path.display())]
+    /// The CRD lacks what types can be written from (a schema, names...).
     Invalid {
+        /// The CRD file, as given.
         path: PathBuf,
+        /// The CRD's name, e.g. `certificates.cert-manager.io`.
         crd: String,
+        /// What is missing or wrong in it.
         what: String,
         /// What the CRD must have, and why.
         rule: &'static str,
@@ -95,10 +123,15 @@ const CRD_FILE_EXAMPLE: &str = "--from-crd certificates.yaml, a file of CRDs as 
 /// The chosen version of one CRD of the file.
 #[derive(Debug, Clone)]
 pub struct Selected {
+    /// The CRD's group, e.g. `cert-manager.io`.
     pub group: String,
+    /// The version chosen, e.g. `v1`.
     pub version: String,
+    /// The kind, e.g. `Certificate`.
     pub kind: String,
+    /// The resource's plural name, e.g. `certificates`.
     pub plural: String,
+    /// Whether the kind is namespaced (`scope: Namespaced`).
     pub namespaced: bool,
     /// `certificates.cert-manager.io`.
     pub crd_name: String,

@@ -85,11 +85,9 @@ pub struct TypeDecl {
 /// A constant: `Name Type = "value"` (a constant of a named string type is a value of it).
 #[derive(Debug, Clone)]
 pub struct Const {
-    pub name: String,
     pub ty: Option<String>,
     pub value: String,
     pub doc: Vec<String>,
-    pub at: At,
 }
 
 /// A function or a method: its name, its receiver's type (methods) and its body's text.
@@ -509,13 +507,13 @@ impl<'a> Reader<'a> {
                 .unwrap_or_default();
             let doc = self.comments_above(spec).doc;
             let mut nc = spec.walk();
-            for name in spec.children_by_field_name("name", &mut nc) {
+            // One constant per name (`const A, B T = ...`); only their type, value and doc are
+            // read.
+            for _ in spec.children_by_field_name("name", &mut nc) {
                 out.push(Const {
-                    name: self.text(name).to_string(),
                     ty: ty.clone(),
                     value: value.clone(),
                     doc: doc.clone(),
-                    at: self.at(spec),
                 });
             }
         }

@@ -58,7 +58,7 @@ pub struct GoResource {
     pub controller: bool,
     /// Several controllers of one kind (`controllers: [{name: captain}, {name: captain-backup}]`).
     #[serde(default)]
-    pub controllers: Vec<GoNamedController>,
+    pub controllers: Vec<serde::de::IgnoredAny>,
     #[serde(default)]
     pub external: bool,
     #[serde(default)]
@@ -78,11 +78,6 @@ pub struct GoApi {
     pub namespaced: bool,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-pub struct GoNamedController {
-    pub name: String,
-}
-
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GoWebhooks {
@@ -94,10 +89,6 @@ pub struct GoWebhooks {
     pub conversion: bool,
     #[serde(default)]
     pub spoke: Vec<String>,
-    #[serde(default)]
-    pub defaulting_path: Option<String>,
-    #[serde(default)]
-    pub validation_path: Option<String>,
 }
 
 impl GoResource {

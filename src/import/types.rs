@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::{Result, bail};
 use heck::ToSnakeCase;
 
-use super::go::{At, Field, GoFile, GoType, TypeBody, TypeDecl, description};
+use super::go::{Field, GoFile, GoType, TypeBody, TypeDecl, description};
 use super::markers::{self, FieldRules, lit};
 use super::report::Report;
 
@@ -23,11 +23,6 @@ impl Package {
         self.files
             .iter()
             .find_map(|f| f.types.iter().find(|t| t.name == name).map(|t| (f, t)))
-    }
-
-    /// Whether the package holds a root type (`+kubebuilder:object:root=true`) for `kind`.
-    pub fn has_kind(&self, kind: &str) -> bool {
-        self.find(kind).is_some()
     }
 
     /// The package markers (`+kubebuilder:validation:Optional` on the package...).
@@ -57,8 +52,6 @@ pub struct KindInfo {
 pub struct KindModule {
     pub text: String,
     pub declared: BTreeSet<String>,
-    /// Whether the kind's root type has `+kubebuilder:subresource:status` and a status type.
-    pub has_status: bool,
 }
 
 /// Writes the module of `info`'s kind; `declared` are the types other modules of this version
@@ -222,7 +215,6 @@ pub fn kind_module(
     Ok(KindModule {
         text,
         declared: w.declared,
-        has_status: has_status_marker && status_name.is_some(),
     })
 }
 
@@ -866,9 +858,4 @@ fn k8s_api_type(ty: &GoType, file: &GoFile) -> Option<(String, String)> {
         }
         _ => None,
     }
-}
-
-/// Where a Go type is declared, for messages.
-pub fn at_of(pkg: &Package, name: &str) -> Option<At> {
-    pkg.find(name).map(|(_, d)| d.at.clone())
 }

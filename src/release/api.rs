@@ -26,22 +26,34 @@ use crate::syntax::{is_cfg_test, path_idents};
 /// What went wrong reading the crate.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
+    /// A file of the crate could not be read.
     #[error("reading {path}: {source}")]
     Read {
+        /// The file.
         path: PathBuf,
+        /// What the operating system said.
         source: std::io::Error,
     },
+    /// A file of the crate does not parse.
     #[error("{path}:{line}:{column}: {message}")]
     Parse {
+        /// The file.
         path: PathBuf,
+        /// The line of the fault, from 1.
         line: usize,
+        /// The column of the fault, from 1.
         column: usize,
+        /// What syn says is wrong there.
         message: String,
     },
+    /// A `mod` declaration whose file is not there.
     #[error("{path}: module `{module}` has no file (looked for {candidates})")]
     NoModuleFile {
+        /// The file that declares the module.
         path: PathBuf,
+        /// The module's name.
         module: String,
+        /// The files looked for, as a list for the message.
         candidates: String,
     },
 }

@@ -1,12 +1,17 @@
 //! The scaffold engine: renders a command's embedded templates with a context, applies each
-//! template's if-exists policy, inserts fragments at markers, and leaves the result in an
+//! template's if-exists policy, inserts fragments at the insertion points
+//! ([`insertion_points`]: `+operator-rs:scaffold:` marker lines), and leaves the result in an
 //! [`Overlay`] — nothing touches the disk until every file is computed and every check passed.
 //! Re-running is always safe: existing user files are refused (or kept) and insertions are idempotent.
 
-pub mod check;
-pub mod context;
-pub mod markers;
-pub mod template;
+pub(crate) mod check;
+pub(crate) mod context;
+pub(crate) mod insertion_points;
+pub(crate) mod template;
+
+/// The name [`insertion_points`] had, still used by `src/commands/create_api/from_crd.rs` until
+/// the commands' one finishing step lands (issue 35, item 2): remove it with that use.
+pub(crate) use insertion_points as markers;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -15,13 +20,15 @@ use anyhow::{Context, Result, anyhow, bail};
 
 use crate::workspace::{Overlay, SourceTree};
 use context::Family;
-use markers::Inserted;
+use insertion_points::Inserted;
 use template::{IfExists, Template, templates_for};
 
 /// What scaffolding did to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Action {
+    /// The file is new.
     Create,
+    /// The file is replaced (its policy is `overwrite`, or `--force`).
     Overwrite,
     /// Fragments were inserted.
     Update,
@@ -30,6 +37,7 @@ pub enum Action {
 }
 
 impl Action {
+    /// The action as the commands print it before each path (`create`, `update`...).
     pub fn verb(self) -> &'static str {
         match self {
             Action::Create => "create",
@@ -44,7 +52,9 @@ impl Action {
 /// would have to replace without `--force` (see [`Report::refuse_conflicts`]).
 #[derive(Debug, Default, Clone)]
 pub struct Report {
+    /// Each file touched, relative to the project root, with what is done to it.
     pub actions: Vec<(PathBuf, Action)>,
+    /// The files that exist and would be replaced (refused without `--force`).
     pub conflicts: Vec<PathBuf>,
 }
 
@@ -131,16 +141,16 @@ pub fn plan<C: Family>(ctx: &C, force: bool, overlay: &mut Overlay<'_>) -> Resul
                 "cannot add to {}: the file is missing. operator-rs inserts this at its `{}{marker}` marker:\n{}\n  \
                  Restore the file (e.g. from version control), or create it with that marker line.",
                 path.display(),
-                markers::PREFIX,
+                insertion_points::PREFIX,
                 indent(&fragment)
             );
         };
-        let insertion = markers::Fragment {
+        let insertion = insertion_points::Fragment {
             marker,
             text: &fragment,
             owns: &owns,
         };
-        match markers::insert(&current, &path, &insertion) {
+        match insertion_points::insert(&current, &path, &insertion) {
             Inserted::Added(new) => {
                 yaml_stays_valid(&path, &current, &new, marker, &fragment)?;
                 overlay.put(path.clone(), new);
@@ -153,8 +163,8 @@ pub fn plan<C: Family>(ctx: &C, force: bool, overlay: &mut Overlay<'_>) -> Resul
                 "{} has no `{} {}{marker}` line: operator-rs inserts code before it. Nothing was written.\n  \
                  Put that line back where new entries belong, or add this by hand and re-run:\n{}",
                 path.display(),
-                markers::comment_token(&path),
-                markers::PREFIX,
+                insertion_points::comment_token(&path),
+                insertion_points::PREFIX,
                 indent(&fragment)
             ),
         }
@@ -172,7 +182,7 @@ pub fn plan<C: Family>(ctx: &C, force: bool, overlay: &mut Overlay<'_>) -> Resul
         };
         let marker = t.front.marker.as_deref().unwrap_or_default();
         let owns = render_owns(&tera, t, ctx)?;
-        if let Some(new) = markers::remove(&current, &path, marker, &owns) {
+        if let Some(new) = insertion_points::remove(&current, &path, marker, &owns) {
             overlay.put(path.clone(), new);
             report.record(&path, Action::Update);
         }
@@ -231,7 +241,7 @@ fn yaml_stays_valid(
             "{}: adding at its `# {}{marker}` line would make it invalid YAML ({e}): the line is not where the entries it is for belong. Nothing was written.\n  \
              Put the marker line back at the end of its list, or add this there by hand and re-run:\n{}",
             path.display(),
-            markers::PREFIX,
+            insertion_points::PREFIX,
             indent(fragment)
         );
     }
@@ -537,10 +547,11 @@ mod variant_tests {
                 } else {
                     "f.yaml"
                 };
-                let token = markers::comment_token(Path::new(path));
-                let file = format!("{text}{token} {}m\n", markers::PREFIX);
+                let token = insertion_points::comment_token(Path::new(path));
+                let file = format!("{text}{token} {}m\n", insertion_points::PREFIX);
                 let marker = file.lines().count() - 1;
-                let owned = markers::entries::owned(&file, Path::new(path), &[marker], owns);
+                let owned =
+                    insertion_points::entries::owned(&file, Path::new(path), &[marker], owns);
                 let covered: BTreeSet<usize> = owned[0].iter().flat_map(|r| r.clone()).collect();
                 for (i, line) in text.lines().enumerate() {
                     assert!(

@@ -12,7 +12,7 @@
 //!
 //! A fragment that renders differently for one kind also lists the entries it owns
 //! (`owns: {{ kind_snake }}_{{ version }} {{ kind_snake }}_{{ version }}_faults`), so that a re-run
-//! in another variant replaces them (see `scaffold::markers`).
+//! in another variant replaces them (see `scaffold::insertion_points`).
 
 use include_dir::{Dir, include_dir};
 use serde::Deserialize;

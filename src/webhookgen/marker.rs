@@ -31,7 +31,9 @@ pub const EXAMPLE: &str = "// +kubebuilder:webhook:path=/mutate-batch-example-co
 /// One marker, read and checked; values in the API's spelling.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebhookMarker {
+    /// A mutating webhook (`mutating=true`), else a validating one.
     pub mutating: bool,
+    /// The webhook's name (`name=`), e.g. `mcronjob-v1.kb.io`.
     pub name: String,
     /// `Fail` or `Ignore`.
     pub failure_policy: String,
@@ -39,18 +41,23 @@ pub struct WebhookMarker {
     pub match_policy: Option<String>,
     /// `None` or `NoneOnDryRun`.
     pub side_effects: String,
+    /// How long kube-apiserver waits for the webhook (`timeoutSeconds=`), when given.
     pub timeout_seconds: Option<i32>,
     /// `Never` or `IfNeeded`, mutating webhooks only.
     pub reinvocation_policy: Option<String>,
     /// `""` for the core group.
     pub groups: Vec<String>,
+    /// The API versions of the resources it is called for.
     pub versions: Vec<String>,
+    /// The resources (plural names, maybe with `/subresource`) it is called for.
     pub resources: Vec<String>,
     /// `CREATE`, `UPDATE`, `DELETE`, `CONNECT` or `*`.
     pub operations: Vec<String>,
+    /// The AdmissionReview versions the webhook accepts (`admissionReviewVersions=`).
     pub admission_review_versions: Vec<String>,
     /// The Service path, or the URL when `url=` is given instead.
     pub path: Option<String>,
+    /// The URL of a webhook outside the cluster (`url=`), instead of the Service's path.
     pub url: Option<String>,
 }
 

@@ -49,7 +49,9 @@ const WEBHOOK: MarkerName = MarkerName {
 /// A marker and where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Located {
+    /// Where the marker is.
     pub site: Site,
+    /// The marker, read and checked.
     pub marker: WebhookMarker,
 }
 

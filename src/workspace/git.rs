@@ -23,8 +23,6 @@ pub enum GitError {
     BadRef { reference: String, msg: String },
     #[error("the project did not exist at {reference}: {what}")]
     NoProject { reference: String, what: String },
-    #[error("`git {args}` failed: {msg}")]
-    Failed { args: String, msg: String },
 }
 
 /// The project's files at one commit, by path relative to the project root (which may be a

@@ -30,12 +30,16 @@ const LAST: &str = "PROJECT";
 /// What a command did to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verb {
+    /// The file is new.
     Create,
+    /// The file existed and is rewritten.
     Update,
+    /// The file is removed.
     Remove,
 }
 
 impl Verb {
+    /// The verb as the commands print it before each path.
     pub fn as_str(self) -> &'static str {
         match self {
             Verb::Create => "create",

@@ -17,10 +17,10 @@ use crate::crdgen::derive::structural;
 use crate::crdgen::derive::transforms::{self, Rewriter};
 use crate::crdgen::error::{CrdgenError, FIX_EXACT, Location};
 use crate::crdgen::read::attrs::{self, MetaItem, MetaKind};
-use crate::crdgen::read::loader::{Crate, DefId, DefItem};
+use crate::crdgen::read::loader::{DefId, DefItem};
 use crate::crdgen::read::resolve::Ty;
 use crate::crdgen::read::sources::Sources;
-use crate::crdgen::read::type_info::{self, Rule};
+use crate::crdgen::read::type_info::{self, Model, Rule};
 use crate::syntax::Pos;
 
 /// One `#[derive(CustomResource)]` struct, its attributes read.
@@ -124,7 +124,7 @@ pub(crate) fn set_schema(
 
 impl KindDef {
     /// Finish the kind's pending schema here (where no other core does it).
-    pub fn finish_schema(&mut self, krate: &Rc<Crate>) -> Result<(), CrdgenError> {
+    pub fn finish_schema(&mut self, krate: &Rc<Model>) -> Result<(), CrdgenError> {
         let Some(pending) = self.pending.take() else {
             return Ok(());
         };
@@ -135,7 +135,7 @@ impl KindDef {
     /// Take in the outcome of finishing the kind's schema: set in `crd`, or the refusal.
     pub fn finished(
         &mut self,
-        krate: &Rc<Crate>,
+        krate: &Rc<Model>,
         outcome: Result<apiext::JSONSchemaProps, Refused>,
     ) -> Result<(), CrdgenError> {
         let props = match outcome {
@@ -149,7 +149,7 @@ impl KindDef {
 
     /// kube-core's own rewriter over the kind's schema, where the linear one found a conflict:
     /// its panic, as the refusal (or, were it not to panic, its schema).
-    fn rerun_kube_core(&self, krate: &Rc<Crate>) -> Result<apiext::JSONSchemaProps, CrdgenError> {
+    fn rerun_kube_core(&self, krate: &Rc<Model>) -> Result<apiext::JSONSchemaProps, CrdgenError> {
         let ident = krate.defs[self.def].ident().to_string();
         let spec = self
             .root_spec
@@ -180,14 +180,14 @@ pub(crate) struct VersionAttrs {
     pub deprecated: Option<Location>,
 }
 
-fn bad_attr(krate: &Crate, d: DefId, span: impl Into<Pos>, what: String) -> CrdgenError {
+fn bad_attr(krate: &Model, d: DefId, span: impl Into<Pos>, what: String) -> CrdgenError {
     CrdgenError::Source {
         loc: krate.def_loc(d, span),
         what,
     }
 }
 
-fn str_of(krate: &Crate, d: DefId, it: &MetaItem) -> Result<String, CrdgenError> {
+fn str_of(krate: &Model, d: DefId, it: &MetaItem) -> Result<String, CrdgenError> {
     match &it.kind {
         MetaKind::Value(e) => match e.str() {
             Some(s) => Ok(s),
@@ -207,7 +207,7 @@ fn str_of(krate: &Crate, d: DefId, it: &MetaItem) -> Result<String, CrdgenError>
     }
 }
 
-fn bool_of(krate: &Crate, d: DefId, it: &MetaItem) -> Result<bool, CrdgenError> {
+fn bool_of(krate: &Model, d: DefId, it: &MetaItem) -> Result<bool, CrdgenError> {
     match &it.kind {
         MetaKind::Flag => Ok(true),
         MetaKind::Value(e)
@@ -227,7 +227,7 @@ fn bool_of(krate: &Crate, d: DefId, it: &MetaItem) -> Result<bool, CrdgenError> 
     }
 }
 
-fn kv(krate: &Crate, d: DefId, it: &MetaItem) -> Result<(String, String), CrdgenError> {
+fn kv(krate: &Model, d: DefId, it: &MetaItem) -> Result<(String, String), CrdgenError> {
     if let MetaKind::List(ts) = &it.kind {
         let p = syn::parse::Parser::parse2(
             syn::punctuated::Punctuated::<syn::LitStr, syn::Token![,]>::parse_terminated,
@@ -249,7 +249,7 @@ fn kv(krate: &Crate, d: DefId, it: &MetaItem) -> Result<(String, String), Crdgen
 
 /// Every struct deriving `CustomResource`, in module order, but those of a file of external
 /// types (kinds the project does not own: their CRD is not the project's to write).
-pub(crate) fn custom_resources(krate: &Crate) -> Vec<DefId> {
+pub(crate) fn custom_resources(krate: &Model) -> Vec<DefId> {
     (0..krate.defs.len())
         .filter(|d| {
             matches!(krate.defs[*d].item, DefItem::Struct(_) | DefItem::Enum(_))
@@ -261,7 +261,7 @@ pub(crate) fn custom_resources(krate: &Crate) -> Vec<DefId> {
 
 /// A `#[derive(CustomResource)]` struct's `#[kube(...)]` items, parsed (what the source checks
 /// and [`KubeAttrs::read`] read); a generic struct, which kube-derive cannot derive, is refused.
-pub(crate) fn kube_items(krate: &Crate, d: DefId) -> Result<Vec<MetaItem>, CrdgenError> {
+pub(crate) fn kube_items(krate: &Model, d: DefId) -> Result<Vec<MetaItem>, CrdgenError> {
     refuse_generics(krate, d)?;
     attrs::meta_items(krate.defs[d].attrs(), "kube").map_err(|e| {
         bad_attr(
@@ -275,7 +275,7 @@ pub(crate) fn kube_items(krate: &Crate, d: DefId) -> Result<Vec<MetaItem>, Crdge
 
 /// kube-derive ignores the spec's generics: it writes `spec: FooSpec` with no type arguments,
 /// which does not compile, so `--exact` cannot help either. Lifetimes and consts alike.
-fn refuse_generics(krate: &Crate, d: DefId) -> Result<(), CrdgenError> {
+fn refuse_generics(krate: &Model, d: DefId) -> Result<(), CrdgenError> {
     let def = &krate.defs[d];
     let Some(p) = def.generics().params.first() else {
         return Ok(());
@@ -334,7 +334,7 @@ pub(crate) struct KubeAttrs {
 
 impl KubeAttrs {
     /// Read `items`, the `#[kube(...)]` of the struct `d`.
-    pub fn read(krate: &Crate, d: DefId, items: &[MetaItem]) -> Result<KubeAttrs, CrdgenError> {
+    pub fn read(krate: &Model, d: DefId, items: &[MetaItem]) -> Result<KubeAttrs, CrdgenError> {
         let m = krate.defs[d].module;
         let (mut group, mut version, mut kind) = (None, None, None);
         let (mut root, mut singular, mut plural) = (None, None, None);
@@ -439,7 +439,7 @@ impl KubeAttrs {
 /// The kind `d` as kube-derive's `crd()` builds it from its `#[kube(...)]` ([`KubeAttrs`]): its
 /// one-version CRD, and its schema (unless `with_schema` is false) made but not finished.
 pub(crate) fn build_kind(
-    krate: &Rc<Crate>,
+    krate: &Rc<Model>,
     d: DefId,
     attrs: KubeAttrs,
     with_schema: bool,
@@ -484,7 +484,7 @@ pub(crate) fn build_kind(
 /// The schema of the kind `d` as its generator makes it (not finished: see [`PendingSchema`]),
 /// and what it was made from; none with `#[kube(schema = "disabled")]`.
 fn root_schema(
-    krate: &Rc<Crate>,
+    krate: &Rc<Model>,
     d: DefId,
     attrs: &KubeAttrs,
 ) -> Result<Option<(PendingSchema, RootSpec)>, CrdgenError> {
@@ -620,7 +620,7 @@ fn crd_of(a: &KubeAttrs) -> apiext::CustomResourceDefinition {
 }
 
 fn printcolumn(
-    krate: &Crate,
+    krate: &Model,
     d: DefId,
     it: &MetaItem,
 ) -> Result<apiext::CustomResourceColumnDefinition, CrdgenError> {
@@ -707,7 +707,7 @@ fn printcolumn(
 }
 
 fn scale_of(
-    krate: &Crate,
+    krate: &Model,
     d: DefId,
     it: &MetaItem,
 ) -> Result<apiext::CustomResourceSubresourceScale, CrdgenError> {
@@ -756,15 +756,17 @@ fn scale_of(
     })
 }
 
-thread_local! {
-    static QUIET: Cell<bool> = const { Cell::new(false) };
-}
-
 /// `catch_unwind` without the panic hook's message: a panic of kube-core's transforms becomes a
 /// [`CrdgenError::KubeCannotRender`], so the "thread panicked" line would only be noise. Other
 /// threads' panics (and this thread's outside `f`) still reach the previous hook. Public only for
 /// the property tests of the schema passes, which run kube-core's panicking ones.
 pub fn catch_quietly<R>(f: AssertUnwindSafe<impl FnOnce() -> R>) -> std::thread::Result<R> {
+    // Whether this thread is inside `f`. The panic hook is one for the whole process and is
+    // handed nothing but the panic, so which thread panicked and whether it is quiet can only be
+    // told by a thread-local: it carries no data, and no code outside this function sees it.
+    thread_local! {
+        static QUIET: Cell<bool> = const { Cell::new(false) };
+    }
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         let previous = std::panic::take_hook();
@@ -774,8 +776,8 @@ pub fn catch_quietly<R>(f: AssertUnwindSafe<impl FnOnce() -> R>) -> std::thread:
             }
         }));
     });
-    QUIET.with(|q| q.set(true));
+    let outer = QUIET.with(|q| q.replace(true));
     let r = catch_unwind(f);
-    QUIET.with(|q| q.set(false));
+    QUIET.with(|q| q.set(outer));
     r
 }

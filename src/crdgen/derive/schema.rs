@@ -7,11 +7,11 @@
 //! type is the type model read before ([`crate::crdgen::read::type_info`]).
 //!
 //! schemars calls a type's `json_schema` with the generator alone, so `Dyn` finds its crate and
-//! its pending types in thread-locals of this file: [`with_crate`] sets them for one crate at a
-//! time, and is not re-entrant (the generator of one kind runs to its end before the next).
+//! its pending types in the one [`Generation`] that [`with_crate`] sets up for the generator's
+//! run and tears down after it (see [`Generation`] for why not in the generator itself).
 
 use std::borrow::Cow;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -21,51 +21,73 @@ use serde_json::{Value, json};
 
 use crate::crdgen::error::{CrdgenError, FIX_EXACT};
 use crate::crdgen::k8s;
-use crate::crdgen::read::loader::{Crate, DefId, ModId};
+use crate::crdgen::read::loader::{DefId, ModId};
 use crate::crdgen::read::resolve::{Leaf, SeqKind, Ty};
 use crate::crdgen::read::type_info::values::Eval;
 use crate::crdgen::read::type_info::{
-    DeriveKind, FieldInfo, Rule, SerdeDefault, Style, Tag, TypeInfo, VariantInfo, With, unsupported,
+    DeriveKind, FieldInfo, Model, Rule, SerdeDefault, Style, Tag, TypeInfo, VariantInfo, With,
+    unsupported,
 };
 
 // ---------------------------------------------------------------------------------------------
-// The generator side: `Dyn` and the thread-local state it reads.
+// The generator side: `Dyn` and the generation it reads.
 
-thread_local! {
-    static CTX: RefCell<Option<Rc<Crate>>> = const { RefCell::new(None) };
-    static JOBS: RefCell<Vec<Ty>> = const { RefCell::new(Vec::new()) };
-    static ERR: RefCell<Option<CrdgenError>> = const { RefCell::new(None) };
-    static STACK: RefCell<Vec<DefId>> = const { RefCell::new(Vec::new()) };
-    static FLATTEN_IS_OPTION: Cell<bool> = const { Cell::new(false) };
+/// What one run of the schema generator over a crate's types needs beside the generator: the
+/// crate, the types `Dyn` stands for, the first error, and the definitions being derived (a type
+/// met again inside itself is recursive).
+///
+/// schemars gives `json_schema` nothing but the generator, and the one place the generator
+/// carries a value of ours, its settings' transforms (`SchemaGenerator::transforms_mut`), takes
+/// only `Send` values, which the crate is not (its syntax trees hold proc-macro2 spans): so the
+/// generation sits in one thread-local slot, filled by [`with_crate`] for the closure it runs and
+/// emptied when the closure returns (or unwinds), never read outside it.
+struct Generation {
+    krate: Rc<Model>,
+    jobs: Vec<Ty>,
+    err: Option<CrdgenError>,
+    stack: Vec<DefId>,
 }
 
-/// A placeholder type: its schema is the schema of the [`Ty`] pushed last.
-pub(crate) struct Dyn;
+thread_local! {
+    /// The [`Generation`] under way on this thread, only inside [`with_crate`].
+    static GENERATION: RefCell<Option<Generation>> = const { RefCell::new(None) };
+}
+
+/// `f` over the generation under way.
+fn generation<R>(f: impl FnOnce(&mut Generation) -> R) -> R {
+    GENERATION.with(|g| {
+        let mut g = g.borrow_mut();
+        f(g.as_mut()
+            .expect("the schema generator runs inside `with_crate`"))
+    })
+}
+
+/// A placeholder type: its schema is the schema of the [`Ty`] pushed last. `OPTION` is what it
+/// says of itself to `#[serde(flatten)]` (`_schemars_private_is_option`, which schemars asks
+/// with no argument at all): whether the type it stands for is an `Option`.
+pub(crate) struct Dyn<const OPTION: bool = false>;
 
 fn pop_job() -> Ty {
-    JOBS.with(|j| j.borrow_mut().pop())
-        .unwrap_or(Ty::Leaf(Leaf::Unit))
+    generation(|g| g.jobs.pop()).unwrap_or(Ty::Leaf(Leaf::Unit))
 }
 
 fn push_job(t: &Ty) {
-    JOBS.with(|j| j.borrow_mut().push(t.clone()));
+    generation(|g| g.jobs.push(t.clone()));
 }
 
 fn set_err(e: CrdgenError) {
-    ERR.with(|x| {
-        let mut x = x.borrow_mut();
-        if x.is_none() {
-            *x = Some(e);
+    generation(|g| {
+        if g.err.is_none() {
+            g.err = Some(e);
         }
     });
 }
 
-fn krate() -> Rc<Crate> {
-    CTX.with(|c| c.borrow().clone())
-        .expect("crdgen context is set while generating")
+fn krate() -> Rc<Model> {
+    generation(|g| g.krate.clone())
 }
 
-impl JsonSchema for Dyn {
+impl<const OPTION: bool> JsonSchema for Dyn<OPTION> {
     fn inline_schema() -> bool {
         true
     }
@@ -81,19 +103,45 @@ impl JsonSchema for Dyn {
         non_optional(g, &t)
     }
     fn _schemars_private_is_option() -> bool {
-        FLATTEN_IS_OPTION.with(Cell::get)
+        OPTION
     }
 }
 
-/// Run `f` with the crate installed for [`Dyn`]; the first error raised inside wins.
-pub(crate) fn with_crate<R>(krate: Rc<Crate>, f: impl FnOnce() -> R) -> Result<R, CrdgenError> {
-    CTX.with(|c| *c.borrow_mut() = Some(krate));
-    ERR.with(|e| *e.borrow_mut() = None);
-    JOBS.with(|j| j.borrow_mut().clear());
-    STACK.with(|s| s.borrow_mut().clear());
+/// `#[serde(flatten)]`'s schema of `ty` (`required` unless the field is optional), as schemars'
+/// derive makes it.
+fn flattened(g: &mut SchemaGenerator, ty: &Ty, required: bool) -> Schema {
+    let option = is_option(ty);
+    push_job(ty);
+    if option {
+        sp::json_schema_for_flatten::<Dyn<true>>(g, required)
+    } else {
+        sp::json_schema_for_flatten::<Dyn<false>>(g, required)
+    }
+}
+
+/// Run `f` as one generation over `krate`'s types (see [`Generation`]); the first error raised
+/// inside wins. The generation before (none, unless a generator runs inside another) is back in
+/// place when it returns, as when `f` unwinds.
+pub(crate) fn with_crate<R>(krate: Rc<Model>, f: impl FnOnce() -> R) -> Result<R, CrdgenError> {
+    /// Puts the previous generation back, returning the one it replaces.
+    struct Restore(Option<Generation>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            GENERATION.with(|g| *g.borrow_mut() = previous);
+        }
+    }
+    let fresh = Generation {
+        krate,
+        jobs: Vec::new(),
+        err: None,
+        stack: Vec::new(),
+    };
+    let restore = Restore(GENERATION.with(|g| g.borrow_mut().replace(fresh)));
     let r = f();
-    CTX.with(|c| *c.borrow_mut() = None);
-    match ERR.with(|e| e.borrow_mut().take()) {
+    let err = generation(|g| g.err.take());
+    drop(restore);
+    match err {
         Some(e) => Err(e),
         None => Ok(r),
     }
@@ -274,7 +322,7 @@ fn leaf_schema(g: &mut SchemaGenerator, l: Leaf) -> Schema {
 
 fn user_schema(g: &mut SchemaGenerator, d: DefId) -> Schema {
     let k = krate();
-    if STACK.with(|s| s.borrow().contains(&d)) {
+    if generation(|g| g.stack.contains(&d)) {
         let def = &k.defs[d];
         // Not a limit of the static reader: through the compiler (`--exact`) schemars emits the
         // same `$ref`, so no command of operator-rs can make a CRD of it.
@@ -290,9 +338,9 @@ fn user_schema(g: &mut SchemaGenerator, d: DefId) -> Schema {
         });
         return Schema::default();
     }
-    STACK.with(|s| s.borrow_mut().push(d));
+    generation(|g| g.stack.push(d));
     let r = derive(g, &k, d);
-    STACK.with(|s| s.borrow_mut().pop());
+    generation(|g| g.stack.pop());
     match r {
         Ok(s) => s,
         Err(e) => {
@@ -303,7 +351,7 @@ fn user_schema(g: &mut SchemaGenerator, d: DefId) -> Schema {
 }
 
 /// The manual `impl JsonSchema for X` of the crate, if any.
-fn manual_impl(krate: &Crate, d: DefId) -> Option<(ModId, Span)> {
+fn manual_impl(krate: &Model, d: DefId) -> Option<(ModId, Span)> {
     for (im, imp) in &krate.impls {
         let Some((_, tp, _)) = &imp.trait_ else {
             continue;
@@ -325,7 +373,7 @@ fn manual_impl(krate: &Crate, d: DefId) -> Option<(ModId, Span)> {
     None
 }
 
-fn derive(g: &mut SchemaGenerator, krate: &Crate, d: DefId) -> Result<Schema, CrdgenError> {
+fn derive(g: &mut SchemaGenerator, krate: &Model, d: DefId) -> Result<Schema, CrdgenError> {
     let info = TypeInfo::of(krate, d)?;
     match info.derive {
         Some(DeriveKind::JsonSchema) => derive_json(g, krate, &info),
@@ -359,7 +407,7 @@ fn derive(g: &mut SchemaGenerator, krate: &Crate, d: DefId) -> Result<Schema, Cr
 /// `#[derive(KubeSchema)]`: the derived schema, plus struct rules and per-field x-kube properties.
 fn derive_kube(
     g: &mut SchemaGenerator,
-    krate: &Crate,
+    krate: &Model,
     info: &TypeInfo,
 ) -> Result<Schema, CrdgenError> {
     let mut s = derive_json(g, krate, info)?;
@@ -394,7 +442,7 @@ fn derive_kube(
 /// `#[derive(JsonSchema)]`: `expr_for_container`.
 pub(crate) fn derive_json(
     g: &mut SchemaGenerator,
-    krate: &Crate,
+    krate: &Model,
     info: &TypeInfo,
 ) -> Result<Schema, CrdgenError> {
     if let Some(t) = transparent_type(info) {
@@ -446,7 +494,7 @@ pub(crate) fn derive_json(
 /// `expr_for_field` without its post-mutators (the caller adds the default first).
 fn field_schema(
     g: &mut SchemaGenerator,
-    krate: &Crate,
+    krate: &Model,
     info: &TypeInfo,
     f: &FieldInfo,
 ) -> Result<Schema, CrdgenError> {
@@ -469,7 +517,7 @@ fn field_schema(
 
 fn expr_for_tuple(
     g: &mut SchemaGenerator,
-    krate: &Crate,
+    krate: &Model,
     info: &TypeInfo,
     fields: &[FieldInfo],
 ) -> Result<Schema, CrdgenError> {
@@ -492,7 +540,7 @@ fn expr_for_tuple(
 
 fn expr_for_struct(
     g: &mut SchemaGenerator,
-    krate: &Crate,
+    krate: &Model,
     info: &TypeInfo,
     fields: &[FieldInfo],
     default: &SerdeDefault,
@@ -519,11 +567,7 @@ fn expr_for_struct(
                     FIX_EXACT,
                 ));
             }
-            let ty = f.schema_type().clone();
-            FLATTEN_IS_OPTION.with(|c| c.set(is_option(&ty)));
-            push_job(&ty);
-            let sub = sp::json_schema_for_flatten::<Dyn>(g, f.validation.required);
-            FLATTEN_IS_OPTION.with(|c| c.set(false));
+            let sub = flattened(g, f.schema_type(), f.validation.required);
             let flattened = (sub.get("properties").and_then(Value::as_object))
                 .map(|p| p.keys().cloned().collect::<Vec<_>>())
                 .unwrap_or_default();
@@ -592,7 +636,7 @@ fn expr_for_struct(
 /// twice and, reading, gives it to the first field only (the other's is then missing), and the
 /// CRD keeps one property. Two named fields are refused before ([`one_key_per_field`]).
 fn claim_key<'f>(
-    krate: &Crate,
+    krate: &Model,
     info: &TypeInfo,
     keys: &mut HashMap<String, &'f FieldInfo>,
     key: String,
@@ -623,7 +667,7 @@ fn claim_key<'f>(
 
 /// The members of the container's default value (`Self::default()` or `path()`), serialized.
 fn container_default_members(
-    krate: &Crate,
+    krate: &Model,
     info: &TypeInfo,
     default: &SerdeDefault,
 ) -> Result<Vec<Value>, CrdgenError> {
@@ -667,7 +711,7 @@ fn container_default_members(
 
 fn expr_for_enum(
     g: &mut SchemaGenerator,
-    krate: &Crate,
+    krate: &Model,
     info: &TypeInfo,
 ) -> Result<Schema, CrdgenError> {
     if info.variants.is_empty() {
@@ -817,7 +861,7 @@ fn tagged_variants(info: &TypeInfo) -> usize {
 /// kube-core's structural rewriter hoists the variants' properties into one object and panics
 /// when the tag property differs between them, which it does for every internally or adjacently
 /// tagged enum with two variants or more (kube-rs/kube#1279).
-fn tag_conflict(krate: &Crate, info: &TypeInfo, how: String) -> CrdgenError {
+fn tag_conflict(krate: &Model, info: &TypeInfo, how: String) -> CrdgenError {
     CrdgenError::KubeCannotRender {
         loc: krate.mod_loc(info.module, info.tag_span),
         what: format!(
@@ -839,7 +883,7 @@ fn one_of(unique: bool, schemas: Vec<Value>) -> Schema {
 
 fn untagged_variant(
     g: &mut SchemaGenerator,
-    krate: &Crate,
+    krate: &Model,
     info: &TypeInfo,
     v: &VariantInfo,
     deny: bool,
@@ -881,7 +925,6 @@ pub(crate) struct RootSpec {
 pub(crate) fn root_schema(g: &mut SchemaGenerator, root: &RootSpec) -> Schema {
     let mut s = Schema::try_from(json!({"type": "object"})).unwrap_or_default();
     if root.no_spec {
-        FLATTEN_IS_OPTION.with(|c| c.set(false));
         push_job(&root.spec);
         let sub = sp::json_schema_for_flatten::<Dyn>(g, false);
         sp::flatten(&mut s, sub);
@@ -925,7 +968,7 @@ pub(crate) fn root_schema(g: &mut SchemaGenerator, root: &RootSpec) -> Schema {
 /// the field's schema with its attributes applied after it, as schemars' derive does.
 fn only_field_schema(
     g: &mut SchemaGenerator,
-    krate: &Crate,
+    krate: &Model,
     info: &TypeInfo,
     f: &FieldInfo,
 ) -> Result<Schema, CrdgenError> {

@@ -7,9 +7,9 @@
 use std::rc::Rc;
 
 use crate::crdgen::error::Location;
-use crate::crdgen::read::loader::{Crate, DefId};
+use crate::crdgen::read::loader::DefId;
 use crate::crdgen::read::resolve::Ty;
-use crate::crdgen::read::type_info::{self, TypeInfo};
+use crate::crdgen::read::type_info::{Model, TypeInfo};
 
 /// One step of a schema path.
 #[derive(Debug, PartialEq, Eq)]
@@ -66,13 +66,11 @@ pub(crate) struct KindTypes<'a> {
 /// the walk stops short of it (`None` when the path leads to no field of the kind's types, or
 /// leaves them at once).
 pub(crate) fn field_at(
-    krate: &Crate,
+    krate: &Model,
     kind: &KindTypes<'_>,
     path: &str,
     part: Part,
 ) -> Option<Location> {
-    // The type infos cached are those of the last crate read: this may be another.
-    type_info::clear_type_infos();
     let mut steps = steps(path).into_iter();
     let mut ty = match steps.next()? {
         Step::Property("spec") => Ty::User(kind.spec),
@@ -139,7 +137,7 @@ const MAX_FLATTEN: usize = 16;
 
 /// The field of the definition `d` named `name` in the schema (a flattened field's fields
 /// included; for an enum, a field of one of its variants).
-fn property(krate: &Crate, d: DefId, name: &str, depth: usize) -> Option<Hit> {
+fn property(krate: &Model, d: DefId, name: &str, depth: usize) -> Option<Hit> {
     if depth > MAX_FLATTEN {
         return None;
     }

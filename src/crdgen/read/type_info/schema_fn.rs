@@ -10,13 +10,14 @@ use serde_json::{Map, Value};
 use syn::spanned::Spanned;
 
 use crate::crdgen::error::{CrdgenError, FIX_EXACT};
-use crate::crdgen::read::loader::{Crate, DefId, ModId};
+use crate::crdgen::read::loader::{DefId, ModId};
+use crate::crdgen::read::type_info::Model;
 use crate::crdgen::read::type_info::values::{Eval, single_expr};
 use crate::syntax::Pos;
 
 /// The schema that `path` (a `schema_with` function, written in module `m` at `at`) returns.
 pub(crate) fn schema_of_fn(
-    krate: &Crate,
+    krate: &Model,
     path: &str,
     m: ModId,
     self_def: Option<DefId>,
@@ -101,7 +102,7 @@ fn shorten(what: &str) -> String {
 /// serde_json's `json!` grammar over literals: objects with string keys, arrays, strings,
 /// numbers (a leading `-` too), `true`, `false`, `null`; trailing commas allowed.
 struct Json<'a> {
-    krate: &'a Crate,
+    krate: &'a Model,
     m: ModId,
     path: &'a str,
 }

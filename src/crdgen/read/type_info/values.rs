@@ -11,17 +11,17 @@ use crate::crdgen::error::{CrdgenError, FIX_EXACT};
 use crate::crdgen::k8s;
 use crate::crdgen::read::attrs;
 use crate::crdgen::read::loader::Res;
-use crate::crdgen::read::loader::{Crate, DefId, DefItem, ModId};
+use crate::crdgen::read::loader::{DefId, DefItem, ModId};
 use crate::crdgen::read::resolve::{Leaf, Ty};
-use crate::crdgen::read::type_info::{FieldInfo, Tag, TypeInfo, VariantInfo};
+use crate::crdgen::read::type_info::{FieldInfo, Model, Tag, TypeInfo, VariantInfo};
 use crate::syntax::Pos;
 
 pub(crate) struct Eval<'a> {
-    pub krate: &'a Crate,
+    pub krate: &'a Model,
     pub depth: usize,
 }
 
-fn not_plain(krate: &Crate, m: ModId, span: impl Into<Pos>, what: &str) -> CrdgenError {
+fn not_plain(krate: &Model, m: ModId, span: impl Into<Pos>, what: &str) -> CrdgenError {
     CrdgenError::Unsupported {
         loc: krate.mod_loc(m, span),
         what: format!("{what}, which is not a plain literal"),
@@ -30,7 +30,7 @@ fn not_plain(krate: &Crate, m: ModId, span: impl Into<Pos>, what: &str) -> Crdge
 }
 
 /// The refusal of the expression `e` (in module `m`), which is no plain value.
-fn not_plain_expr(krate: &Crate, m: ModId, e: &syn::Expr) -> CrdgenError {
+fn not_plain_expr(krate: &Model, m: ModId, e: &syn::Expr) -> CrdgenError {
     not_plain(
         krate,
         m,
@@ -40,7 +40,7 @@ fn not_plain_expr(krate: &Crate, m: ModId, e: &syn::Expr) -> CrdgenError {
 }
 
 impl<'a> Eval<'a> {
-    pub fn new(krate: &'a Crate) -> Self {
+    pub fn new(krate: &'a Model) -> Self {
         Self { krate, depth: 0 }
     }
 
@@ -442,7 +442,7 @@ impl<'a> Eval<'a> {
         m: ModId,
         self_def: Option<DefId>,
     ) -> Result<Value, CrdgenError> {
-        let bad = |k: &Crate| not_plain_expr(k, m, e);
+        let bad = |k: &Model| not_plain_expr(k, m, e);
         let ty = match ty {
             Ty::Boxed(inner) => inner.as_ref(),
             t => t,
@@ -497,7 +497,7 @@ impl<'a> Eval<'a> {
         m: ModId,
         self_def: Option<DefId>,
     ) -> Result<Value, CrdgenError> {
-        let bad = |k: &Crate| not_plain_expr(k, m, e);
+        let bad = |k: &Model| not_plain_expr(k, m, e);
         let Ty::Seq(_, item) = ty else {
             return Err(bad(self.krate));
         };
@@ -525,7 +525,7 @@ impl<'a> Eval<'a> {
         m: ModId,
         self_def: Option<DefId>,
     ) -> Result<Value, CrdgenError> {
-        let bad = |k: &Crate| not_plain_expr(k, m, e);
+        let bad = |k: &Model| not_plain_expr(k, m, e);
         let syn::Expr::Path(fp) = &*c.func else {
             return Err(bad(self.krate));
         };
@@ -577,7 +577,7 @@ impl<'a> Eval<'a> {
         m: ModId,
         self_def: Option<DefId>,
     ) -> Result<Value, CrdgenError> {
-        let bad = |k: &Crate| not_plain_expr(k, m, e);
+        let bad = |k: &Model| not_plain_expr(k, m, e);
         if p.path.is_ident("None") {
             return Ok(Value::Null);
         }
@@ -624,7 +624,7 @@ impl<'a> Eval<'a> {
         m: ModId,
         self_def: Option<DefId>,
     ) -> Result<Value, CrdgenError> {
-        let bad = |k: &Crate| not_plain_expr(k, m, e);
+        let bad = |k: &Model| not_plain_expr(k, m, e);
         let d = if s.path.is_ident("Self") {
             self_def
         } else {
@@ -786,7 +786,7 @@ fn float_value(v: f64, f32_: bool) -> Option<Value> {
 
 /// A number as an untyped Rust literal would become a `serde_json::Value` through `Into<Value>`
 /// (integers default to i32, floats to f64), or a const of the crate.
-pub(crate) fn number_value(krate: &Crate, e: &syn::Expr, m: ModId) -> Result<Value, CrdgenError> {
+pub(crate) fn number_value(krate: &Model, e: &syn::Expr, m: ModId) -> Result<Value, CrdgenError> {
     let bad = || CrdgenError::Unsupported {
         loc: krate.mod_loc(m, e.span()),
         what: format!(
@@ -841,7 +841,7 @@ pub(crate) fn number_value(krate: &Crate, e: &syn::Expr, m: ModId) -> Result<Val
 }
 
 /// A string as `(expr).to_string()` gives it: a literal or a const of the crate.
-pub(crate) fn string_value(krate: &Crate, e: &syn::Expr, m: ModId) -> Result<String, CrdgenError> {
+pub(crate) fn string_value(krate: &Model, e: &syn::Expr, m: ModId) -> Result<String, CrdgenError> {
     if let Some(inner) = string_conversion_arg(e) {
         return string_value(krate, inner, m);
     }

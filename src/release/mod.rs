@@ -13,7 +13,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// `scaffold.fingerprint` at the repository's root, and checked by a test against the scaffold
 /// the reference scenarios make (and against CHANGELOG.md's entry for [`VERSION`]).
 pub fn scaffold_fingerprint() -> &'static str {
-    include_str!("../scaffold.fingerprint").trim()
+    include_str!("../../scaffold.fingerprint").trim()
 }
 
 /// The fingerprint of a scaffold's files, `sha256:<hex>`: the SHA-256 of each file's path

@@ -1,6 +1,7 @@
-//! Markers: the named lines (`// +operator-rs:scaffold:<name>` in Rust, `# +operator-rs:scaffold:<name>`
-//! in YAML, Makefiles and Dockerfiles) before which later commands insert code, as kubebuilder's
-//! `+kubebuilder:scaffold:` markers. Inserting is idempotent: a fragment already present is not
+//! Insertion points: the named marker lines (`// +operator-rs:scaffold:<name>` in Rust,
+//! `# +operator-rs:scaffold:<name>` in YAML, Makefiles and Dockerfiles) before which later
+//! commands insert code, as kubebuilder's `+kubebuilder:scaffold:` markers (not the
+//! `+kubebuilder:` markers the generators read: those are [`crate::markers`]). Inserting is idempotent: a fragment already present is not
 //! added twice, so re-running a command is always safe.
 
 pub(super) mod entries;

@@ -2,7 +2,7 @@
 //! (`fn memcached_v1`, `mod memcached_v1_faults`) in the module that holds the marker, or the
 //! YAML sequence entries (`- name: MEMCACHED_IMAGE`) of the sequence that holds it. A fragment
 //! that declares the entries it owns (`owns:` in its front matter) replaces them when it is
-//! inserted again in another variant, instead of adding a second copy (see [`super`], the markers that hold this module).
+//! inserted again in another variant, instead of adding a second copy (see [`super`], the insertion points that hold this module).
 //!
 //! An entry spans its own lines and the comment lines directly above it (doc comments and
 //! attributes are part of a Rust item already); line numbers here are 0-based.

@@ -5,10 +5,10 @@
 //! Rust files cut into top-level items in [`rust_items`] (for the scaffold's check of the Rust it
 //! writes, `crate::scaffold::check`), the project at a git revision in [`git`].
 
-pub mod git;
-pub mod lock;
+pub(crate) mod git;
+pub(crate) mod lock;
 pub(crate) mod rust_items;
-pub mod transaction;
+pub(crate) mod transaction;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
@@ -87,6 +87,7 @@ pub struct DiskTree {
 }
 
 impl DiskTree {
+    /// The project whose root folder is `root`.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         Self { root: root.into() }
     }
@@ -142,6 +143,7 @@ pub struct Overlay<'a> {
 }
 
 impl<'a> Overlay<'a> {
+    /// `base` with no write pending yet.
     pub fn new(base: &'a DiskTree) -> Self {
         Self {
             base,
@@ -227,7 +229,9 @@ impl SourceTree for Overlay<'_> {
 /// A file a generator produces: its path relative to the project root and its full contents.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GeneratedFile {
+    /// The file, relative to the project root.
     pub path: PathBuf,
+    /// Its whole text.
     pub contents: String,
 }
 
@@ -235,8 +239,11 @@ pub struct GeneratedFile {
 /// more (to remove), and warnings to print (each one line, self-contained).
 #[derive(Debug, Clone, Default)]
 pub struct GeneratorOutput {
+    /// Every file the generator owns, as it should be.
     pub files: Vec<GeneratedFile>,
+    /// Files of the generator's folder that nothing produces any more, to remove.
     pub stale: Vec<PathBuf>,
+    /// Warnings to print, each one self-contained line.
     pub warnings: Vec<String>,
 }
 

@@ -288,7 +288,7 @@ pub(crate) struct TypeInfo {
 }
 
 pub(crate) fn unsupported(
-    krate: &Crate,
+    krate: &Model,
     m: ModId,
     span: impl Into<Pos>,
     what: impl Into<String>,
@@ -301,7 +301,7 @@ pub(crate) fn unsupported(
     }
 }
 
-fn syn_err(krate: &Crate, m: ModId, e: impl Into<attrs::AttrError>) -> CrdgenError {
+fn syn_err(krate: &Model, m: ModId, e: impl Into<attrs::AttrError>) -> CrdgenError {
     let e = e.into();
     CrdgenError::Source {
         loc: krate.mod_loc(m, e.pos),
@@ -316,7 +316,7 @@ fn unraw(id: &syn::Ident) -> String {
 
 /// Parse `#[schemars]` common attributes (title, description, example, extend, transform) + doc.
 fn common_attrs(
-    krate: &Crate,
+    krate: &Model,
     m: ModId,
     attrs_: &[syn::Attribute],
     items: &[MetaItem],
@@ -375,7 +375,7 @@ fn common_attrs(
 
 /// `extend("x-key" = json, ...)`: the values are `json!` tokens; plain JSON is evaluated.
 fn parse_extensions(
-    krate: &Crate,
+    krate: &Model,
     m: ModId,
     ts: proc_macro2::TokenStream,
     span: Pos,
@@ -452,7 +452,7 @@ enum Dialect {
 }
 
 fn validation_attrs(
-    krate: &Crate,
+    krate: &Model,
     m: ModId,
     items: &[MetaItem],
     dialect: Dialect,
@@ -547,7 +547,7 @@ fn validation_attrs(
 }
 
 fn with_attr(
-    krate: &Crate,
+    krate: &Model,
     m: ModId,
     items: &[MetaItem],
     self_def: DefId,
@@ -575,7 +575,7 @@ fn with_attr(
 }
 
 /// Errors from a type in an attribute string have no span of their own: point at the attribute.
-fn relocate(e: CrdgenError, krate: &Crate, m: ModId, span: Pos) -> CrdgenError {
+fn relocate(e: CrdgenError, krate: &Model, m: ModId, span: Pos) -> CrdgenError {
     match e {
         CrdgenError::Unsupported { what, fix, .. } => CrdgenError::Unsupported {
             loc: krate.mod_loc(m, span),
@@ -591,7 +591,7 @@ fn relocate(e: CrdgenError, krate: &Crate, m: ModId, span: Pos) -> CrdgenError {
 /// when the two agree. schemars makes a default's value with `serde_json::to_value`, which knows
 /// only serde's attributes.
 fn schema_only_view(
-    krate: &Crate,
+    krate: &Model,
     m: ModId,
     place: &PlaceAttrs,
     (merged, pruned): (&attrs::Merged<'_>, bool),
@@ -657,7 +657,7 @@ fn serde_default(items: &[&MetaItem]) -> SerdeDefault {
 
 fn rename(
     items: &[&MetaItem],
-    krate: &Crate,
+    krate: &Model,
     m: ModId,
 ) -> Result<(Option<String>, Option<String>), CrdgenError> {
     match items.iter().find(|i| i.name == "rename") {
@@ -669,7 +669,7 @@ fn rename(
 fn rename_rule(
     items: &[&MetaItem],
     key: &str,
-    krate: &Crate,
+    krate: &Model,
     m: ModId,
 ) -> Result<(RenameRule, RenameRule), CrdgenError> {
     match items.iter().find(|i| i.name == key) {
@@ -691,7 +691,7 @@ fn rename_rule(
 }
 
 fn x_kube(
-    krate: &Crate,
+    krate: &Model,
     m: ModId,
     place: &PlaceAttrs,
     sources: &mut Sources,
@@ -719,7 +719,7 @@ fn x_kube(
 /// Evaluate a CEL rule: `"expr"`, `("expr", "message")` or a `Rule::new(..)` builder chain;
 /// `sources` records where it was written.
 pub(crate) fn eval_rule(
-    krate: &Crate,
+    krate: &Model,
     m: ModId,
     e: &syn::Expr,
     sources: &mut Sources,
@@ -729,7 +729,7 @@ pub(crate) fn eval_rule(
     Ok(rule)
 }
 
-fn eval_rule_inner(krate: &Crate, m: ModId, e: &syn::Expr) -> Result<Rule, CrdgenError> {
+fn eval_rule_inner(krate: &Model, m: ModId, e: &syn::Expr) -> Result<Rule, CrdgenError> {
     let bad = || {
         unsupported(
             krate,
@@ -815,7 +815,7 @@ fn eval_rule_inner(krate: &Crate, m: ModId, e: &syn::Expr) -> Result<Rule, Crdge
 }
 
 fn eval_merge_strategy(
-    krate: &Crate,
+    krate: &Model,
     m: ModId,
     e: &syn::Expr,
 ) -> Result<kube_core::cel::MergeStrategy, CrdgenError> {
@@ -890,7 +890,7 @@ fn eval_merge_strategy(
 
 #[allow(clippy::too_many_arguments)]
 fn field_info(
-    krate: &Crate,
+    krate: &Model,
     m: ModId,
     d: DefId,
     (f, place): (&syn::Field, &PlaceAttrs),
@@ -1009,7 +1009,7 @@ fn field_info(
 /// and the CRD one property. Refused at the second, naming both. Flattened fields are left to
 /// serde: their keys are the flattened type's.
 fn one_key_per_field(
-    krate: &Crate,
+    krate: &Model,
     m: ModId,
     owner: &str,
     fields: &[FieldInfo],
@@ -1048,7 +1048,7 @@ fn one_key_per_field(
 /// CRD lists the name twice. Refused at the second, naming both. Skipped and untagged variants
 /// have no name to read.
 fn one_name_per_variant(
-    krate: &Crate,
+    krate: &Model,
     m: ModId,
     info: &TypeInfo,
     en: &syn::ItemEnum,
@@ -1088,58 +1088,69 @@ fn style_of(fields: &syn::Fields) -> Style {
     }
 }
 
-thread_local! {
-    /// [`TypeInfo::of`] per definition of the crate being read: schemas are inlined, so a type is
-    /// asked for at every place it is used (hundreds of times in large CRDs).
-    static TYPE_INFOS: RefCell<TypeInfos> = RefCell::new(TypeInfos::default());
+/// A crate as the read stage hands it on: the [`Crate`] loaded (reached through `Deref`, so a
+/// `&Model` goes wherever a `&Crate` does) and its type model, the [`TypeInfo`] of each
+/// definition asked for, cached with the crate it describes. Schemas are inlined, so a type is
+/// asked for at every place it is used (hundreds of times in large CRDs); keeping the cache in
+/// the value the stages pass along (not in a thread-local) means it can never answer for another
+/// crate.
+pub(crate) struct Model {
+    krate: Crate,
+    infos: RefCell<TypeInfos>,
 }
 
-/// The cache of [`TypeInfo`]s: by definition, and those whose [`Sources`] [`take_sources`] has
-/// not handed over yet, in reading order.
+/// The cache of [`TypeInfo`]s: by definition, and those whose [`Sources`]
+/// [`Model::take_sources`] has not handed over yet, in reading order.
 #[derive(Default)]
 struct TypeInfos {
     by_def: HashMap<DefId, Rc<TypeInfo>>,
     unhanded: Vec<Rc<TypeInfo>>,
 }
 
-/// Forget the [`TypeInfo`]s of the previous crate.
-pub(crate) fn clear_type_infos() {
-    TYPE_INFOS.with(|t| *t.borrow_mut() = TypeInfos::default());
-}
-
-/// Where the rules and attribute-set keywords of the types read since the last call were
-/// written, in reading order: the driver adds them to what it hands the checks.
-pub(crate) fn take_sources() -> Sources {
-    let read = TYPE_INFOS.with(|t| std::mem::take(&mut t.borrow_mut().unhanded));
-    let mut sources = Sources::default();
-    for info in read {
-        sources.extend(&info.sources);
+impl Model {
+    /// The crate `krate`, with no type read yet.
+    pub(crate) fn new(krate: Crate) -> Model {
+        Model {
+            krate,
+            infos: RefCell::default(),
+        }
     }
-    sources
+
+    /// Where the rules and attribute-set keywords of the types read since the last call were
+    /// written, in reading order: the driver adds them to what it hands the checks.
+    pub(crate) fn take_sources(&self) -> Sources {
+        let read = std::mem::take(&mut self.infos.borrow_mut().unhanded);
+        let mut sources = Sources::default();
+        for info in read {
+            sources.extend(&info.sources);
+        }
+        sources
+    }
 }
 
-/// Empty the type information cache without freeing what it held (see
-/// [`crate::crdgen::Found::keep_until_exit`]).
-pub(crate) fn keep_type_infos_until_exit() {
-    TYPE_INFOS.with(|t| std::mem::forget(std::mem::take(&mut *t.borrow_mut())));
+impl std::ops::Deref for Model {
+    type Target = Crate;
+
+    fn deref(&self) -> &Crate {
+        &self.krate
+    }
 }
 
 impl TypeInfo {
     /// The attributes and fields of a definition, read once per crate.
-    pub fn of(krate: &Crate, d: DefId) -> Result<Rc<TypeInfo>, CrdgenError> {
-        if let Some(info) = TYPE_INFOS.with(|t| t.borrow().by_def.get(&d).cloned()) {
+    pub fn of(krate: &Model, d: DefId) -> Result<Rc<TypeInfo>, CrdgenError> {
+        if let Some(info) = krate.infos.borrow().by_def.get(&d).cloned() {
             return Ok(info);
         }
+        // Not borrowed while reading: reading a type reads others (its constants' types).
         let info = Rc::new(Self::read(krate, d)?);
-        TYPE_INFOS.with(|t| {
-            let mut t = t.borrow_mut();
-            t.by_def.insert(d, info.clone());
-            t.unhanded.push(info.clone());
-        });
+        let mut infos = krate.infos.borrow_mut();
+        infos.by_def.insert(d, info.clone());
+        infos.unhanded.push(info.clone());
         Ok(info)
     }
 
-    fn read(krate: &Crate, d: DefId) -> Result<TypeInfo, CrdgenError> {
+    fn read(krate: &Model, d: DefId) -> Result<TypeInfo, CrdgenError> {
         let def = &krate.defs[d];
         let m = def.module;
         let attrs_ = def.attrs();
