@@ -40,6 +40,7 @@ pub mod import;
 pub mod install_source;
 pub mod markers;
 pub mod names;
+pub mod ops;
 pub mod output;
 pub mod project;
 pub mod rbac;

@@ -34,7 +34,13 @@ pub fn run(root: &Path, args: &ImportArgs) -> Result<()> {
     let mut imported = imported;
     crate::output::quietly(|| lay_out(&stage, &mut imported))?;
     let files = collect(&stage)?;
-    super::refuse_replacing_user_files(root, &files, &BTreeSet::new(), &[], args.force)?;
+    crate::ops::finish::refuse_replacing_user_files(
+        root,
+        &files,
+        &BTreeSet::new(),
+        &[],
+        args.force,
+    )?;
     std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
     let changes = write_all(root, &files, &BTreeSet::new())?;
     let elapsed = started.elapsed();
@@ -102,9 +108,9 @@ fn w(s: &[&str]) -> Vec<String> {
 fn lay_out(stage: &Path, imported: &mut Imported) -> Result<()> {
     // The commands record no scaffold as they run; PROJECT records it once, from a replay of
     // them all, as `update` replays them.
-    super::scaffold_record::replaying(|| run_commands(stage, imported))?;
+    crate::ops::scaffold_record::replaying(|| run_commands(stage, imported))?;
     let mut project = crate::project::Project::load(stage)?;
-    super::scaffold_record::stamp(stage, &mut project);
+    crate::ops::scaffold_record::stamp(stage, &mut project);
     translate(stage, imported, project)
 }
 
@@ -353,7 +359,7 @@ fn translate(
         // The translated Rust as rustfmt lays it out (the project's `cargo fmt --check` holds);
         // as written when rustfmt is not installed.
         if rel.extension().is_some_and(|e| e == "rs")
-            && let Some(formatted) = super::edit_api::kube_attr::rustfmt_source(text, stage)
+            && let Some(formatted) = crate::syntax::kube_attr::rustfmt_source(text, stage)
         {
             *text = formatted;
         }

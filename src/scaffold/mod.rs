@@ -41,7 +41,7 @@ impl Action {
 }
 
 /// The files a scaffolding run touches, with what it does to each, and the existing files it
-/// would have to replace without `--force` (see [`Report::refuse_conflicts`]).
+/// would have to replace without `--force` (refused by [`crate::ops::finish`]).
 #[derive(Debug, Default, Clone)]
 pub struct Report {
     pub actions: Vec<(PathBuf, Action)>,
@@ -49,14 +49,6 @@ pub struct Report {
 }
 
 impl Report {
-    /// Refuse when the run would replace existing files (all listed, nothing written).
-    pub fn refuse_conflicts(&self) -> Result<()> {
-        if self.conflicts.is_empty() {
-            return Ok(());
-        }
-        bail!("{}", refusal(&self.conflicts))
-    }
-
     fn record(&mut self, path: &Path, action: Action) {
         match self.actions.iter_mut().find(|(p, _)| p == path) {
             // A file created or overwritten and then updated by a fragment stays "create"/"overwrite".
