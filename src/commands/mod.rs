@@ -16,7 +16,7 @@ pub mod version;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command, CreateCommand, EditArgs, EditCommand, GenerateCommand};
 
@@ -98,7 +98,7 @@ pub fn run(mut cli: Cli) -> Result<i32> {
         Command::UpgradeRuntime { check } => upgrade_runtime::run(&root, check),
         Command::MigrateStorage(args) => migrate_storage::run(&root, &args).map(|_| 0),
         Command::Update(args) => update::run(&root, &args),
-        Command::Import(args) => import::run(&root, &args).map(|_| 0),
+        Command::Import(args) => import::run(&root, &args, &replay).map(|_| 0),
         Command::Version => {
             crate::out!("{}", version::text());
             Ok(0)
@@ -109,6 +109,24 @@ pub fn run(mut cli: Cli) -> Result<i32> {
         }
         Command::Envtest(args) => envtest::run(&root, &args).map(|_| 0),
     }
+}
+
+/// Runs one command line of this tool on `dir` (`import` lays a project out with it): parsed as
+/// `operator-rs -C <dir> <words>`, then run as [`run`] runs it.
+fn replay(dir: &Path, words: &[String]) -> Result<()> {
+    use clap::Parser;
+    let mut argv = vec![
+        "operator-rs".to_string(),
+        "-C".into(),
+        dir.display().to_string(),
+    ];
+    argv.extend(words.iter().cloned());
+    let cli = Cli::try_parse_from(&argv).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let code = run(cli).with_context(|| format!("operator-rs {}", words.join(" ")))?;
+    if code != 0 {
+        anyhow::bail!("operator-rs {} exited with {code}", words.join(" "));
+    }
+    Ok(())
 }
 
 /// This process's command line without the binary and `-C <dir>`, for a message that says to run
