@@ -172,3 +172,100 @@ pub fn refuse_replacing_user_files(
     conflicts.dedup();
     anyhow::bail!("{}", crate::scaffold::refusal(&conflicts))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::DiskTree;
+
+    /// The files under `dir`, relative, with their text.
+    fn files(dir: &Path) -> BTreeMap<PathBuf, String> {
+        let mut out = BTreeMap::new();
+        for entry in walkdir(dir) {
+            let text = std::fs::read_to_string(&entry).unwrap();
+            out.insert(entry.strip_prefix(dir).unwrap().to_path_buf(), text);
+        }
+        out
+    }
+
+    fn walkdir(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                out.extend(walkdir(&path));
+            } else {
+                out.push(path);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_plans_conflicts_are_refused_before_the_record_and_the_regeneration() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("README.md"), "mine\n").unwrap();
+        let before = files(dir.path());
+        // No crate here: deriving the CRDs (required) fails, after the refusal it must not reach.
+        let finish_with = |conflicts: Vec<PathBuf>| {
+            let disk = DiskTree::new(dir.path());
+            let mut overlay = Overlay::new(&disk);
+            overlay.put("src/new.rs", "pub struct New;\n".to_string());
+            let plan = Plan {
+                report: Report {
+                    conflicts,
+                    ..Report::default()
+                },
+                crds: Crds::Require,
+                refusal_note: Some("(a note)".into()),
+                ..Plan::new(overlay, Project::for_tests(Vec::new()))
+            };
+            crate::output::error_text(&finish(dir.path(), plan).unwrap_err())
+        };
+        let refused = finish_with(vec![PathBuf::from("README.md")]);
+        assert!(refused.contains("README.md"), "{refused}");
+        assert!(refused.ends_with("\n  (a note)"), "{refused}");
+        assert!(!refused.contains("generate crds"), "{refused}");
+        // Without the conflict, the same plan gets as far as the CRDs, and is refused there.
+        let later = finish_with(Vec::new());
+        assert!(later.contains("Nothing was written"), "{later}");
+        assert_ne!(later, refused);
+        assert_eq!(files(dir.path()), before, "a refused plan writes nothing");
+    }
+
+    #[test]
+    fn in_a_folder_that_is_no_project_every_file_replaced_is_the_users() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("Makefile"), "mine:\n").unwrap();
+        std::fs::write(dir.path().join("same.txt"), "same\n").unwrap();
+        let finish_with = |force: bool| {
+            let disk = DiskTree::new(dir.path());
+            let mut overlay = Overlay::new(&disk);
+            overlay.put("Makefile", "all:\n".to_string());
+            overlay.put("same.txt", "same\n".to_string());
+            overlay.put("new.txt", "new\n".to_string());
+            let plan = Plan {
+                existing: Existing::User,
+                force,
+                ..Plan::files(overlay)
+            };
+            finish(dir.path(), plan)
+        };
+        let refused = crate::output::error_text(&finish_with(false).unwrap_err());
+        assert!(refused.contains("Makefile"), "{refused}");
+        assert!(!refused.contains("same.txt"), "{refused}");
+        assert!(!dir.path().join("new.txt").exists(), "nothing was written");
+        let written = finish_with(true).unwrap();
+        assert_eq!(
+            written,
+            [
+                (PathBuf::from("Makefile"), Verb::Update),
+                (PathBuf::from("new.txt"), Verb::Create)
+            ]
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("Makefile")).unwrap(),
+            "all:\n"
+        );
+    }
+}
