@@ -43,7 +43,6 @@ pub const LAYOUT: &str = "rust.operator-rs.io/v1";
 pub const K8S_OPENAPI_FEATURE: &str = "v1_37";
 /// The name PROJECT (as kubebuilder's) and `+kubebuilder:rbac:groups=` give the core API group,
 /// whose real name is `""`.
-
 pub const CORE_GROUP: &str = "core";
 
 /// The API group a name in a marker (`groups=core;apps`) or in PROJECT stands for: `core` is the
