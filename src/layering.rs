@@ -4,6 +4,10 @@
 //! - the edges the design rules out between top-level modules are absent (nothing imports
 //!   `commands`; only `commands` imports `cli`; the runtime's `webhook` imports neither `manager`
 //!   nor `controller`, as controller-runtime's `pkg/webhook` never imports `pkg/manager`);
+//! - no command imports another: a file of `commands/` imports only files of its own command
+//!   (`commands/create_api.rs` and `commands/create_api/`; a submodule may use its parent), not
+//!   a sibling's nor the dispatcher `commands/mod.rs`; what several commands need is below them
+//!   (`ops/`, as cargo's command files are thin over `ops/`);
 //! - inside `crdgen/`, no stage imports a later one: its floors, bottom up, are `error`, the
 //!   recorded Kubernetes schemas (`k8s`) and the kind data the stages share (`kind`), then the
 //!   stages `read`, `derive`, and `check` and `emit` (neither importing the other), then the
@@ -316,6 +320,22 @@ fn part_edges(edges: &Edges, part: impl Fn(&str) -> Option<String>) -> Edges {
     out
 }
 
+/// The command a file (relative to `src`) of `commands/` is part of: `create_api` for
+/// `commands/create_api.rs` and `commands/create_api/*`, `mod` for the dispatcher
+/// `commands/mod.rs`.
+fn command_part(file: &str) -> Option<String> {
+    let rest = Path::new(file).strip_prefix("commands").ok()?;
+    let first = rest.components().next()?.as_os_str().to_string_lossy();
+    Some(first.trim_end_matches(".rs").to_string())
+}
+
+/// The imports between commands of `edges` (between files): every one is refused.
+fn between_commands(edges: &Edges) -> Vec<String> {
+    (part_edges(edges, command_part).iter())
+        .map(|((from, to), at)| format!("{from} -> {to} ({})", at.join(", ")))
+        .collect()
+}
+
 /// The top-level module a file (relative to `src`) is part of; the crate root is none.
 fn top_module(file: &str) -> Option<String> {
     let first = Path::new(file)
@@ -438,6 +458,13 @@ fn the_cli_is_layered() {
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
         CLI_FORBIDDEN,
     );
+    let commands = between_commands(&files);
+    assert!(
+        commands.is_empty(),
+        "src/commands: a command imports another command (or the dispatcher, commands/mod.rs); \
+         move what they share below the commands (src/ops/):\n  {}",
+        commands.join("\n  ")
+    );
     let crdgen = part_edges(&files, crdgen_part);
     assert!(
         crdgen.len() > 5,
@@ -532,6 +559,37 @@ fn crdgen_stages_import_only_earlier_ones() {
         .filter(|(from, to)| floor_forbids(CRDGEN_FLOORS, from, to))
         .collect();
     assert_eq!(refused, [&("read".to_string(), "derive".to_string())]);
+}
+
+#[test]
+fn a_command_importing_another_is_refused() {
+    let dir = write_crate(&[
+        ("lib.rs", "mod commands;\nmod ops;\n"),
+        (
+            "commands/mod.rs",
+            "mod create_api;\nmod generate;\nmod import;\npub fn run() { create_api::run(); }\n",
+        ),
+        (
+            "commands/create_api.rs",
+            "mod from_crd;\npub fn run() { crate::ops::finish(); }\nfn plan() {}\n",
+        ),
+        (
+            "commands/create_api/from_crd.rs",
+            "pub fn run() { super::plan(); super::super::generate::regenerate(); }\n",
+        ),
+        ("commands/generate.rs", "pub fn regenerate() {}\n"),
+        ("commands/import.rs", "fn replay() { super::run(); }\n"),
+        ("ops.rs", "pub fn finish() {}\n"),
+    ]);
+    let files = file_edges(dir.path());
+    // A submodule's use of its command, and a command's of `ops`, are no such import.
+    assert_eq!(
+        between_commands(&files),
+        [
+            "create_api -> generate (commands/create_api/from_crd.rs:1)",
+            "import -> mod (commands/import.rs:1)",
+        ]
+    );
 }
 
 #[test]

@@ -42,6 +42,7 @@ pub(crate) mod import;
 pub(crate) mod install_source;
 pub mod markers;
 pub mod names;
+pub mod ops;
 pub mod output;
 pub mod project;
 pub(crate) mod rbac;

@@ -6,6 +6,7 @@
 //! replaces it with this binary's copy. The user never edits it. Once the crate is published,
 //! switching to it is one line in the project's Cargo.toml.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use include_dir::{Dir, include_dir};
@@ -43,6 +44,43 @@ fn collect(dir: &'static Dir<'static>, base: &Path, out: &mut Vec<(PathBuf, &'st
     for sub in dir.dirs() {
         collect(sub, base, out);
     }
+}
+
+/// What makes the vendored runtime of the project at `root` this binary's copy: every file of
+/// [`files`] to write, and the files under [`DIR`] it no longer has, to remove (`upgrade-runtime`,
+/// `update`).
+pub fn replacing(root: &Path) -> std::io::Result<(BTreeMap<PathBuf, String>, BTreeSet<PathBuf>)> {
+    let writes: BTreeMap<PathBuf, String> = (files().into_iter())
+        .map(|(path, text)| (path, text.to_string()))
+        .collect();
+    let mut removals = BTreeSet::new();
+    on_disk(root, Path::new(DIR), &mut |path| {
+        if !writes.contains_key(&path) {
+            removals.insert(path);
+        }
+    })?;
+    Ok((writes, removals))
+}
+
+/// Every file under `dir` (relative to `root`, as `dir/...`), if it exists.
+fn on_disk(root: &Path, dir: &Path, found: &mut impl FnMut(PathBuf)) -> std::io::Result<()> {
+    let full = root.join(dir);
+    if !full.is_dir() {
+        return Ok(());
+    }
+    let about = |e: std::io::Error| {
+        std::io::Error::new(e.kind(), format!("reading {}: {e}", full.display()))
+    };
+    for entry in std::fs::read_dir(&full).map_err(about)? {
+        let entry = entry.map_err(about)?;
+        let rel = dir.join(entry.file_name());
+        if entry.path().is_dir() {
+            on_disk(root, &rel, found)?;
+        } else {
+            found(rel);
+        }
+    }
+    Ok(())
 }
 
 /// The version of the embedded runtime crate.

@@ -12,9 +12,10 @@ use anyhow::{Result, bail};
 use crate::builtin;
 use crate::cli::CreateApiArgs;
 use crate::names;
+use crate::ops::{self, Crds, Plan};
 use crate::project::{self, Api, DeployImage, Project, Resource};
 use crate::scaffold::context::{ApiContext, ApiParts};
-use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
+use crate::workspace::{DiskTree, Overlay, SourceTree};
 
 mod from_crd;
 
@@ -63,25 +64,19 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
         overlay.put("Cargo.toml", edited);
     }
     let report = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
-    report.refuse_conflicts()?;
-    let previous = overlay.read(Path::new(project::FILE))?;
-    crate::commands::scaffold_record::stamp(root, &mut project);
-    overlay.put(project::FILE, project.render_over(previous.as_deref())?);
-    super::generate::regenerate_into(
-        &mut overlay,
-        &project,
-        if kind.has_api() {
-            super::generate::Crds::Report
-        } else {
-            super::generate::Crds::Skip
+    ops::finish(
+        root,
+        Plan {
+            report,
+            crds: if kind.has_api() {
+                Crds::Report
+            } else {
+                Crds::Skip
+            },
+            kind: Some(kind.kind.clone()),
+            ..Plan::new(overlay, project)
         },
     )?;
-    let parsed = overlay.parsed().clone();
-    let (pending, removals) = overlay.into_changes();
-    super::check_generated_rust(&pending, &parsed, Some(&kind.kind))?;
-    let changes = write_all(root, &pending, &removals)?;
-
-    super::print_changes(&report, &changes);
     crate::errln!(
         "\n{} {} is ready. Next: implement it, then regenerate the manifests with\n  operator-rs generate manifests",
         kind.api_version(),

@@ -15,10 +15,11 @@ use crate::builtin;
 use crate::cli::CreateWebhookArgs;
 use crate::crdgen;
 use crate::names;
+use crate::ops;
 use crate::project::{self, Project, Resource, ResourceWebhooks};
 use crate::scaffold::context::{WebhookContext, WebhookTypes};
 use crate::webhookgen::marker;
-use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
+use crate::workspace::{DiskTree, Overlay, SourceTree};
 
 const EXAMPLE: &str = "operator-rs create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation";
 
@@ -92,24 +93,23 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     if args.force || project.resources != recorded {
         project::history::record(&mut project, &args.words());
     }
-    let previous = overlay.read(Path::new(project::FILE))?;
-    crate::commands::scaffold_record::stamp(root, &mut project);
-    overlay.put(project::FILE, project.render_over(previous.as_deref())?);
-    super::generate::regenerate_into(&mut overlay, &project, super::generate::Crds::Skip)?;
-    report.refuse_conflicts()?;
-    let parsed = overlay.parsed().clone();
-    let (pending, removals) = overlay.into_changes();
-    super::check_generated_rust(&pending, &parsed, Some(&resource.kind))?;
-    let changes = write_all(root, &pending, &removals)?;
-
-    super::print_changes(&report, &changes);
+    let namespace_selector = ctx.namespace_selector;
+    let project_name = ctx.project.project_name.clone();
+    ops::finish(
+        root,
+        ops::Plan {
+            report,
+            kind: Some(resource.kind.clone()),
+            ..ops::Plan::new(overlay, project)
+        },
+    )?;
     if resource.owned_elsewhere() && (args.defaulting || args.programmatic_validation) {
-        let (scope, narrow) = if ctx.namespace_selector {
+        let (scope, narrow) = if namespace_selector {
             (
                 " (kube-system's too)".to_owned(),
                 format!(
                     "config/webhook/kustomization.yaml makes them skip the manager's own namespace ({}-system, so that they never block the manager's own Deployment or Pods); narrow them further with a namespaceSelector or objectSelector",
-                    ctx.project.project_name
+                    project_name
                 ),
             )
         } else {

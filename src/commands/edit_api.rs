@@ -4,7 +4,6 @@
 //! The types are the single source of truth: PROJECT is never the place to make such a change.
 
 mod guards;
-pub(crate) mod kube_attr;
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -16,10 +15,11 @@ use proc_macro2::LineColumn;
 use crate::cli::EditApiArgs;
 use crate::crdgen::{self, DeclaredVersion, FoundVersion};
 use crate::names;
+use crate::ops::{self, Crds, Plan};
 use crate::project::{self, Project};
 use crate::suggest::suggest;
+use crate::syntax::kube_attr::{self, Change};
 use crate::workspace::{DiskTree, Overlay, SourceTree};
-use kube_attr::Change;
 
 /// A byte range of a file and the text that replaces it.
 type Splice = (Range<usize>, String);
@@ -177,7 +177,14 @@ pub fn run(root: &Path, args: &EditApiArgs) -> Result<()> {
         let mut project = mirrored;
         project::history::record(&mut project, &args.words());
         // The CRDs (and the other manifests), as `generate manifests` writes them.
-        super::write_project_edit(root, overlay, &project, super::generate::Crds::Require)?
+        let crds = Crds::Require;
+        ops::finish(
+            root,
+            Plan {
+                crds,
+                ..Plan::new(overlay, project)
+            },
+        )?
     };
     let t = &target[me];
     crate::errln!(

@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
+use crate::ops::{self, Plan};
 use crate::project::{self, Project};
+use crate::scaffold::Report;
 use crate::scaffold::context::{ApiContext, ApiParts, InitContext};
 use crate::scaffold::indent;
 use crate::workspace::{DiskTree, Overlay, SourceTree};
@@ -87,19 +89,26 @@ pub fn run(root: &Path, namespaced: bool, force: bool) -> Result<()> {
             steps.join("\n")
         );
     }
-    if !conflicts.is_empty() {
-        conflicts.sort();
-        bail!(
-            "{}\n  (They are the files whose text the manager's scope decides; see what `operator-rs init{}` writes.)",
-            crate::scaffold::refusal(&conflicts),
-            if namespaced { " --namespaced" } else { "" }
-        );
-    }
+    conflicts.sort();
     project::history::record_scope(&mut after, namespaced);
-    super::write_project_edit(root, overlay, &after, super::generate::Crds::Skip)?;
+    let project_name = after.project_name.clone();
+    ops::finish(
+        root,
+        Plan {
+            report: Report {
+                conflicts,
+                ..Report::default()
+            },
+            refusal_note: Some(format!(
+                "(They are the files whose text the manager's scope decides; see what `operator-rs init{}` writes.)",
+                if namespaced { " --namespaced" } else { "" }
+            )),
+            ..Plan::new(overlay, after)
+        },
+    )?;
     crate::errln!(
         "\nThe manager of {} is now {}.{}",
-        after.project_name,
+        project_name,
         scope(namespaced),
         if namespaced {
             " It watches its own namespace (POD_NAMESPACE), or those --watch-namespace (WATCH_NAMESPACE) names; \

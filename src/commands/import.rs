@@ -10,15 +10,14 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, anyhow, bail};
-use clap::Parser;
 
-use crate::cli::{Cli, ImportArgs};
+use crate::cli::ImportArgs;
 use crate::import::{self, GoResource, Imported, report};
 use crate::workspace::write_all;
 
 /// `operator-rs import`: makes an operator-rs project in `root` of the kubebuilder project
-/// `args` names.
-pub fn run(root: &Path, args: &ImportArgs) -> Result<()> {
+/// `args` names; `replay` runs the commands that lay the project out.
+pub fn run(root: &Path, args: &ImportArgs, replay: Replay<'_>) -> Result<()> {
     let started = Instant::now();
     let imported = import::read(&args.source)?;
     if root.join(crate::project::FILE).exists() && !args.force {
@@ -34,9 +33,15 @@ pub fn run(root: &Path, args: &ImportArgs) -> Result<()> {
     let staging = staging_folder()?;
     let stage = staging.path().join(&imported.project.project_name);
     let mut imported = imported;
-    crate::output::quietly(|| lay_out(&stage, &mut imported))?;
+    crate::output::quietly(|| lay_out(&stage, &mut imported, replay))?;
     let files = collect(&stage)?;
-    super::refuse_replacing_user_files(root, &files, &BTreeSet::new(), &[], args.force)?;
+    crate::ops::finish::refuse_replacing_user_files(
+        root,
+        &files,
+        &BTreeSet::new(),
+        &[],
+        args.force,
+    )?;
     std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
     let changes = write_all(root, &files, &BTreeSet::new())?;
     let elapsed = started.elapsed();
@@ -80,38 +85,27 @@ fn staging_folder() -> Result<tempfile::TempDir> {
     tempfile::tempdir().context("making a staging folder")
 }
 
-/// Runs one command of this tool on the staging folder.
-fn replay(stage: &Path, words: &[String]) -> Result<()> {
-    let mut argv = vec![
-        "operator-rs".to_string(),
-        "-C".into(),
-        stage.display().to_string(),
-    ];
-    argv.extend(words.iter().cloned());
-    let cli = Cli::try_parse_from(&argv).map_err(|e| anyhow!("{e}"))?;
-    let code = super::run(cli).with_context(|| format!("operator-rs {}", words.join(" ")))?;
-    if code != 0 {
-        bail!("operator-rs {} exited with {code}", words.join(" "));
-    }
-    Ok(())
-}
+/// Runs one command line of this tool (the words after `operator-rs -C <folder>`) on a folder,
+/// as the dispatcher runs a command: `import` replays `init`, `create api`... through it, and
+/// imports no other command.
+pub type Replay<'a> = &'a dyn Fn(&Path, &[String]) -> Result<()>;
 
 fn w(s: &[&str]) -> Vec<String> {
     s.iter().map(|s| s.to_string()).collect()
 }
 
 /// The project in `stage`: the commands that make it, then the translated files over them.
-fn lay_out(stage: &Path, imported: &mut Imported) -> Result<()> {
+fn lay_out(stage: &Path, imported: &mut Imported, replay: Replay<'_>) -> Result<()> {
     // The commands record no scaffold as they run; PROJECT records it once, from a replay of
     // them all, as `update` replays them.
-    super::scaffold_record::replaying(|| run_commands(stage, imported))?;
+    crate::ops::scaffold_record::replaying(|| run_commands(stage, imported, replay))?;
     let mut project = crate::project::Project::load(stage)?;
-    super::scaffold_record::stamp(stage, &mut project);
-    translate(stage, imported, project)
+    crate::ops::scaffold_record::stamp(stage, &mut project);
+    translate(stage, imported, project, replay)
 }
 
 /// `init`, `create api` per kind version, `edit api --storage`, `create webhook`, in `stage`.
-fn run_commands(stage: &Path, imported: &mut Imported) -> Result<()> {
+fn run_commands(stage: &Path, imported: &mut Imported, replay: Replay<'_>) -> Result<()> {
     let p = imported.project.clone();
     let mut init = w(&[
         "init",
@@ -271,6 +265,7 @@ fn translate(
     stage: &Path,
     imported: &mut Imported,
     mut project: crate::project::Project,
+    replay: Replay<'_>,
 ) -> Result<()> {
     let p = imported.project.clone();
     // The CRDs as controller-gen wrote them for the Go project (PROJECT's `crd:` options).
@@ -355,7 +350,7 @@ fn translate(
         // The translated Rust as rustfmt lays it out (the project's `cargo fmt --check` holds);
         // as written when rustfmt is not installed.
         if rel.extension().is_some_and(|e| e == "rs")
-            && let Some(formatted) = super::edit_api::kube_attr::rustfmt_source(text, stage)
+            && let Some(formatted) = crate::syntax::kube_attr::rustfmt_source(text, stage)
         {
             *text = formatted;
         }

@@ -7,9 +7,10 @@ use anyhow::{Context, Result, bail};
 
 use crate::cli::{InitArgs, License};
 use crate::names;
+use crate::ops::{self, Existing, Plan};
 use crate::project::{self, Project};
 use crate::scaffold::context::InitContext;
-use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
+use crate::workspace::{DiskTree, Overlay};
 
 /// `operator-rs init`: lays out a new project in `root`.
 pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
@@ -23,7 +24,7 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
             n.clone()
         }
         None => {
-            let folder = super::folder_name(root)?;
+            let folder = folder_name(root)?;
             let derived = names::default_project_name(&folder);
             if let Err(e) = names::validate_project_name(&derived) {
                 bail!(
@@ -44,6 +45,22 @@ pub fn run(root: &Path, args: &InitArgs) -> Result<()> {
         }
     }
     result
+}
+
+/// The folder name of `root` (resolving `.`), for the default project name; `root` may not
+/// exist yet.
+fn folder_name(root: &Path) -> Result<String> {
+    if !root.exists()
+        && let Some(name) = root.file_name()
+    {
+        return Ok(name.to_string_lossy().into_owned());
+    }
+    let abs =
+        std::fs::canonicalize(root).with_context(|| format!("resolving {}", root.display()))?;
+    Ok(abs
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default())
 }
 
 /// `root` and those of its parents that do not exist yet, outermost first.
@@ -77,7 +94,7 @@ fn scaffold(
         cli_source: source.clone(),
         scaffold: None,
         commands: Vec::new(),
-        k8s_openapi_feature: super::K8S_OPENAPI_FEATURE.into(),
+        k8s_openapi_feature: crate::project::K8S_OPENAPI_FEATURE.into(),
         namespaced: args.namespaced,
         resources: Vec::new(),
         // The options a user set stay (they are settings, not scaffolding).
@@ -97,21 +114,19 @@ fn scaffold(
     for (path, text) in crate::vendor::files() {
         overlay.put(path, text.to_string());
     }
-    let previous = overlay.read(Path::new(project::FILE))?;
-    crate::commands::scaffold_record::stamp(root, &mut project);
-    overlay.put(project::FILE, project.render_over(previous.as_deref())?);
-    super::generate::regenerate_into(&mut overlay, &project, super::generate::Crds::Skip)?;
-    let parsed = overlay.parsed().clone();
-    let (pending, removals) = overlay.into_changes();
-    // The folder is not a project yet: every file in it is the user's.
-    super::refuse_replacing_user_files(root, &pending, &removals, &report.conflicts, args.force)?;
-    super::check_generated_rust(&pending, &parsed, None)?;
-    let changes = write_all(root, &pending, &removals)?;
-
-    super::print_changes(&report, &changes);
+    let name = project.project_name.clone();
+    ops::finish(
+        root,
+        Plan {
+            report,
+            // The folder is not a project yet: every file in it is the user's.
+            existing: Existing::User,
+            force: args.force,
+            ..Plan::new(overlay, project)
+        },
+    )?;
     crate::errln!(
-        "\nProject {} is ready. Next: add a kind with\n  operator-rs create api --group <group> --version v1alpha1 --kind <Kind>",
-        project.project_name
+        "\nProject {name} is ready. Next: add a kind with\n  operator-rs create api --group <group> --version v1alpha1 --kind <Kind>"
     );
     Ok(())
 }

@@ -10,7 +10,6 @@ pub mod generate;
 pub mod import;
 pub mod init;
 pub mod migrate_storage;
-pub mod scaffold_record;
 pub mod update;
 pub mod upgrade_runtime;
 pub mod version;
@@ -20,8 +19,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command, CreateCommand, EditArgs, EditCommand, GenerateCommand};
-use crate::scaffold::Report;
-use crate::workspace::{Overlay, SourceTree, Verb};
 
 /// Every path a command takes is relative to `-C <DIR>` when given, as cargo's `-C` makes them
 /// (it changes the working directory first): `--from-crd`, `--from-binary`, `--kubeconfig`.
@@ -41,10 +38,6 @@ fn paths_under(root: &Path, cli: &mut Cli) {
         *p = root.join(&*p);
     }
 }
-
-/// The k8s-openapi version feature generated projects compile with; it is also the one this
-/// binary's k8s-openapi uses, so the static CRD reader sees the same built-in schemas.
-pub const K8S_OPENAPI_FEATURE: &str = "v1_37";
 
 /// Run a parsed command line; the returned code is the process exit code.
 pub fn run(mut cli: Cli) -> Result<i32> {
@@ -70,7 +63,7 @@ pub fn run(mut cli: Cli) -> Result<i32> {
     };
     // A scaffolding command on a project of another scaffold would mix two scaffolds in it.
     if matches!(cli.command, Command::Create(_) | Command::Edit(_)) && root.is_dir() {
-        scaffold_record::refuse_other_scaffold(&root, &command_line())?;
+        crate::ops::scaffold_record::refuse_other_scaffold(&root, &command_line())?;
     }
     match cli.command {
         Command::Init(args) => init::run(&root, &args).map(|_| 0),
@@ -105,7 +98,7 @@ pub fn run(mut cli: Cli) -> Result<i32> {
         Command::UpgradeRuntime { check } => upgrade_runtime::run(&root, check),
         Command::MigrateStorage(args) => migrate_storage::run(&root, &args).map(|_| 0),
         Command::Update(args) => update::run(&root, &args),
-        Command::Import(args) => import::run(&root, &args).map(|_| 0),
+        Command::Import(args) => import::run(&root, &args, &replay).map(|_| 0),
         Command::Version => {
             crate::out!("{}", version::text());
             Ok(0)
@@ -116,6 +109,24 @@ pub fn run(mut cli: Cli) -> Result<i32> {
         }
         Command::Envtest(args) => envtest::run(&root, &args).map(|_| 0),
     }
+}
+
+/// Runs one command line of this tool on `dir` (`import` lays a project out with it): parsed as
+/// `operator-rs -C <dir> <words>`, then run as [`run`] runs it.
+fn replay(dir: &Path, words: &[String]) -> Result<()> {
+    use clap::Parser;
+    let mut argv = vec![
+        "operator-rs".to_string(),
+        "-C".into(),
+        dir.display().to_string(),
+    ];
+    argv.extend(words.iter().cloned());
+    let cli = Cli::try_parse_from(&argv).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let code = run(cli).with_context(|| format!("operator-rs {}", words.join(" ")))?;
+    if code != 0 {
+        anyhow::bail!("operator-rs {} exited with {code}", words.join(" "));
+    }
+    Ok(())
 }
 
 /// This process's command line without the binary and `-C <dir>`, for a message that says to run
@@ -130,105 +141,4 @@ fn command_line() -> String {
     }
     words.retain(|w| !w.starts_with("-C"));
     words.join(" ")
-}
-
-/// Print every file a command changed, one line a file, as `cargo new` does: the scaffold's own
-/// word for a template it overwrote, else what the write did (create, update, remove).
-pub fn print_changes(report: &Report, changes: &[(PathBuf, Verb)]) {
-    for (path, verb) in changes {
-        let scaffolded = report
-            .actions
-            .iter()
-            .find(|(p, _)| p == path)
-            .map(|(_, a)| *a);
-        let word = match scaffolded {
-            Some(crate::scaffold::Action::Overwrite) if *verb == Verb::Update => "overwrite",
-            _ => verb.as_str(),
-        };
-        crate::errln!("{word:>10} {}", path.display());
-    }
-}
-
-/// Refuse to replace or remove a file that was there before the command and that the command did
-/// not create (in a folder that is not yet a project, every file is the user's): list them all.
-pub fn refuse_replacing_user_files(
-    root: &Path,
-    writes: &std::collections::BTreeMap<PathBuf, String>,
-    removals: &std::collections::BTreeSet<PathBuf>,
-    known: &[PathBuf],
-    force: bool,
-) -> Result<()> {
-    if force {
-        return Ok(());
-    }
-    let mut conflicts = known.to_vec();
-    for (rel, text) in writes {
-        let full = root.join(rel);
-        match std::fs::read(&full) {
-            Ok(current) if current != text.as_bytes() => conflicts.push(rel.clone()),
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(crate::workspace::with_path(&full, e).into()),
-        }
-    }
-    conflicts.extend(removals.iter().filter(|r| root.join(r).exists()).cloned());
-    if conflicts.is_empty() {
-        return Ok(());
-    }
-    conflicts.sort();
-    conflicts.dedup();
-    anyhow::bail!("{}", crate::scaffold::refusal(&conflicts))
-}
-
-/// Make sure every Rust file we are about to write parses, and that no file declares or imports
-/// one name twice (a kind clashing with a generated name): refuse with the clash rather than
-/// leave a project that does not compile (see [`crate::scaffold::check`]).
-pub fn check_generated_rust(
-    pending: &std::collections::BTreeMap<PathBuf, String>,
-    parsed: &std::collections::HashMap<PathBuf, Option<String>>,
-    kind: Option<&str>,
-) -> Result<()> {
-    crate::scaffold::check::check(pending, parsed, kind)
-}
-
-/// Ends an edit of PROJECT (`edit api`, `edit --namespaced`): `project` rendered over PROJECT's
-/// text, the manifests regenerated as `generate manifests` writes them, the generated Rust
-/// checked, then every change written at once and printed. Returns the changes.
-pub(crate) fn write_project_edit(
-    root: &Path,
-    mut overlay: Overlay<'_>,
-    project: &crate::project::Project,
-    crds: generate::Crds,
-) -> Result<Vec<(PathBuf, Verb)>> {
-    let mut project = project.clone();
-    scaffold_record::stamp(root, &mut project);
-    let project = &project;
-    let previous = overlay.read(Path::new(crate::project::FILE))?;
-    overlay.put(
-        crate::project::FILE,
-        project.render_over(previous.as_deref())?,
-    );
-    generate::regenerate_into(&mut overlay, project, crds)?;
-    let parsed = overlay.parsed().clone();
-    let (pending, removals) = overlay.into_changes();
-    check_generated_rust(&pending, &parsed, None)?;
-    let changes = crate::workspace::write_all(root, &pending, &removals)?;
-    print_changes(&Report::default(), &changes);
-    Ok(changes)
-}
-
-/// The folder name of `root` (resolving `.`), for the default project name; `root` may not
-/// exist yet.
-pub fn folder_name(root: &Path) -> Result<String> {
-    if !root.exists()
-        && let Some(name) = root.file_name()
-    {
-        return Ok(name.to_string_lossy().into_owned());
-    }
-    let abs =
-        std::fs::canonicalize(root).with_context(|| format!("resolving {}", root.display()))?;
-    Ok(abs
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default())
 }

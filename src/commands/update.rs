@@ -28,7 +28,8 @@ use crate::project::{self, Project, ScaffoldRecord};
 use crate::vendor;
 use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
 
-use super::scaffold_record::{self, Conditions, Files};
+use crate::ops::regenerate::{Crds, regenerate_into};
+use crate::ops::scaffold_record::{self, Conditions, Files};
 use merge::Outcome;
 
 /// Runs the command; the exit code is 1 when a file has conflicts to resolve, or when the
@@ -389,13 +390,9 @@ fn plan(
         }
     }
     // The vendored runtime: this binary's copy, files it no longer has removed.
-    let runtime: BTreeMap<PathBuf, String> = (vendor::files().into_iter())
-        .map(|(path, text)| (path, text.to_string()))
-        .collect();
-    for stale in super::upgrade_runtime::existing_files(root, Path::new(vendor::DIR))? {
-        if !runtime.contains_key(&stale) {
-            overlay.remove(stale);
-        }
+    let (runtime, stale) = vendor::replacing(root)?;
+    for path in stale {
+        overlay.remove(path);
     }
     for (path, text) in runtime {
         overlay.put(path, text);
@@ -430,11 +427,7 @@ fn plan(
     // The generated manifests follow the merged sources (a conflict in one is then resolved by
     // regenerating it); with a conflict in a source file, they wait for `generate manifests`.
     if plan.conflicts.is_empty() || plan.conflicts.iter().all(|p| is_generated(p)) {
-        super::generate::regenerate_into(
-            &mut overlay,
-            &merged_project,
-            super::generate::Crds::Report,
-        )?;
+        regenerate_into(&mut overlay, &merged_project, Crds::Report)?;
         let pending = overlay.pending();
         plan.conflicts.retain(|p| {
             pending

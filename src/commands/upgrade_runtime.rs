@@ -2,15 +2,14 @@
 //! this binary embeds (files it no longer has are removed), all-or-nothing; `--check` only says
 //! whether the project's copy differs.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Result, bail};
 
+use crate::ops::{self, Plan};
 use crate::project::{self, Project};
-use crate::scaffold::Report;
 use crate::vendor;
-use crate::workspace::write_all;
+use crate::workspace::{DiskTree, Overlay};
 
 /// Runs the command; the exit code is 1 when `check` finds the copy out of date.
 pub fn run(root: &Path, check: bool) -> Result<i32> {
@@ -22,13 +21,7 @@ pub fn run(root: &Path, check: bool) -> Result<i32> {
         );
     }
     Project::load(root)?;
-    let files: BTreeMap<PathBuf, String> = (vendor::files().into_iter())
-        .map(|(path, text)| (path, text.to_string()))
-        .collect();
-    let stale = existing_files(root, Path::new(vendor::DIR))?
-        .into_iter()
-        .filter(|path| !files.contains_key(path))
-        .collect::<BTreeSet<_>>();
+    let (files, stale) = vendor::replacing(root)?;
     let differs = (files.iter()).any(|(path, text)| {
         std::fs::read(root.join(path)).ok().as_deref() != Some(text.as_bytes())
     });
@@ -47,32 +40,19 @@ pub fn run(root: &Path, check: bool) -> Result<i32> {
         );
         return Ok(1);
     }
-    let changes = write_all(root, &files, &stale)?;
-    super::print_changes(&Report::default(), &changes);
+    let disk = DiskTree::new(root);
+    let mut overlay = Overlay::new(&disk);
+    for path in stale {
+        overlay.remove(path);
+    }
+    for (path, text) in files {
+        overlay.put(path, text);
+    }
+    // PROJECT and the manifests stay as they are.
+    ops::finish(root, Plan::files(overlay))?;
     crate::errln!(
         "\n{} is now operator-rs-runtime {version}. Next: `cargo build` and `cargo test`.",
         vendor::DIR
     );
     Ok(0)
-}
-
-/// Every file under `dir` (relative to `root`), if it exists.
-pub(super) fn existing_files(root: &Path, dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    let full = root.join(dir);
-    if !full.is_dir() {
-        return Ok(files);
-    }
-    for entry in
-        std::fs::read_dir(&full).map_err(|e| anyhow::anyhow!("reading {}: {e}", full.display()))?
-    {
-        let entry = entry.map_err(|e| anyhow::anyhow!("reading {}: {e}", full.display()))?;
-        let rel = dir.join(entry.file_name());
-        if entry.path().is_dir() {
-            files.extend(existing_files(root, &rel)?);
-        } else {
-            files.push(rel);
-        }
-    }
-    Ok(files)
 }

@@ -6,7 +6,7 @@ pub fn text() -> String {
         "operator-rs: {}\nscaffold:    {}\nkube:        5.0.0\nk8s-openapi: 0.29.0 (feature {})\nschemars:    1\nOS/Arch:     {}/{}\n",
         crate::release::VERSION,
         crate::release::scaffold_fingerprint(),
-        super::K8S_OPENAPI_FEATURE,
+        crate::project::K8S_OPENAPI_FEATURE,
         std::env::consts::OS,
         std::env::consts::ARCH
     )

@@ -38,6 +38,9 @@ pub const FILE: &str = "PROJECT";
 pub const FORMAT_VERSION: &str = "3";
 /// The layout this version of operator-rs writes.
 pub const LAYOUT: &str = "rust.operator-rs.io/v1";
+/// The k8s-openapi version feature generated projects compile with; it is also the one this
+/// binary's k8s-openapi uses, so the static CRD reader sees the same built-in schemas.
+pub const K8S_OPENAPI_FEATURE: &str = "v1_37";
 /// The name PROJECT (as kubebuilder's) and `+kubebuilder:rbac:groups=` give the core API group,
 /// whose real name is `""`.
 pub const CORE_GROUP: &str = "core";
@@ -81,7 +84,7 @@ pub struct Project {
     pub cli_source: String,
     /// The scaffold the project's files are on (`scaffold:`), written by every scaffolding
     /// command and by `update`: what `update` proves an ancestor binary against. Absent in
-    /// projects made before it was recorded (legacy: see `commands::scaffold_record`).
+    /// projects made before it was recorded (legacy: see `ops::scaffold_record`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scaffold: Option<ScaffoldRecord>,
     /// Every scaffolding command run in the project, in order, as a shell command line without

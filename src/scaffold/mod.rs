@@ -9,10 +9,6 @@ pub(crate) mod context;
 pub(crate) mod insertion_points;
 pub(crate) mod template;
 
-/// The name [`insertion_points`] had, still used by `src/commands/create_api/from_crd.rs` until
-/// the commands' one finishing step lands (issue 35, item 2): remove it with that use.
-pub(crate) use insertion_points as markers;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -49,7 +45,7 @@ impl Action {
 }
 
 /// The files a scaffolding run touches, with what it does to each, and the existing files it
-/// would have to replace without `--force` (see [`Report::refuse_conflicts`]).
+/// would have to replace without `--force` (refused by [`crate::ops::finish`]).
 #[derive(Debug, Default, Clone)]
 pub struct Report {
     /// Each file touched, relative to the project root, with what is done to it.
@@ -59,14 +55,6 @@ pub struct Report {
 }
 
 impl Report {
-    /// Refuse when the run would replace existing files (all listed, nothing written).
-    pub fn refuse_conflicts(&self) -> Result<()> {
-        if self.conflicts.is_empty() {
-            return Ok(());
-        }
-        bail!("{}", refusal(&self.conflicts))
-    }
-
     fn record(&mut self, path: &Path, action: Action) {
         match self.actions.iter_mut().find(|(p, _)| p == path) {
             // A file created or overwritten and then updated by a fragment stays "create"/"overwrite".

@@ -13,6 +13,7 @@
 
 mod doc_comments;
 mod fast;
+pub mod kube_attr;
 pub(crate) mod lex;
 pub(crate) mod meta;
 pub(crate) mod pos;

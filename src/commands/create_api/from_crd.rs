@@ -15,10 +15,11 @@ use anyhow::{Result, bail};
 use crate::cli::CreateApiArgs;
 use crate::fromcrd::{self, Selected};
 use crate::names;
+use crate::ops::{self, Crds, Plan};
 use crate::project::{self, FromCrd, Project, Resource};
 use crate::scaffold::context::{ApiContext, ApiParts};
-use crate::scaffold::markers;
-use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
+use crate::scaffold::insertion_points;
+use crate::workspace::{DiskTree, Overlay, SourceTree};
 
 /// The folder of external kinds' types, under the project root.
 const EXTERNAL_DIR: &str = "src/api/external";
@@ -138,22 +139,20 @@ pub fn run(root: &Path, args: &CreateApiArgs, file: &Path) -> Result<()> {
     let mut ctx = ApiContext::new(&project, &resource, parts);
     ctx.e2e_spec = (selected.minimal_spec()).map_or_else(String::new, |spec| spec.to_string());
     let report = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;
-    report.refuse_conflicts()?;
-    let previous = overlay.read(Path::new(project::FILE))?;
-    crate::commands::scaffold_record::stamp(root, &mut project);
-    overlay.put(project::FILE, project.render_over(previous.as_deref())?);
     let crds = if project.resources.iter().any(Resource::has_api) {
-        super::super::generate::Crds::Report
+        Crds::Report
     } else {
-        super::super::generate::Crds::Skip
+        Crds::Skip
     };
-    super::super::generate::regenerate_into(&mut overlay, &project, crds)?;
-    let parsed = overlay.parsed().clone();
-    let (pending, removals) = overlay.into_changes();
-    super::super::check_generated_rust(&pending, &parsed, Some(kind))?;
-    let changes = write_all(root, &pending, &removals)?;
-
-    super::super::print_changes(&report, &changes);
+    ops::finish(
+        root,
+        Plan {
+            report,
+            crds,
+            kind: Some(kind.to_string()),
+            ..Plan::new(overlay, project)
+        },
+    )?;
     crate::errln!(
         "\n{} {kind} (external: its CRD is not this project's) is ready as {}.\n  When its CRD changes, run this command again with the new file to refresh the types.",
         resource.api_version(),
@@ -192,21 +191,21 @@ fn add_modules(overlay: &mut Overlay<'_>, sel: &Selected) -> Result<()> {
         );
     };
     let fragment = "// Types of kinds this operator does not own, generated from their CRDs.\npub mod external;\n";
-    let insertion = markers::Fragment {
+    let insertion = insertion_points::Fragment {
         marker: "versions",
         text: fragment,
         owns: &[],
     };
-    match markers::insert(&current, &api_mod, &insertion) {
-        markers::Inserted::Added(new) => overlay.put(api_mod, new),
-        markers::Inserted::AlreadyPresent => {}
-        markers::Inserted::Ambiguous(refusal) => bail!("{refusal}"),
-        markers::Inserted::NoMarker => {
+    match insertion_points::insert(&current, &api_mod, &insertion) {
+        insertion_points::Inserted::Added(new) => overlay.put(api_mod, new),
+        insertion_points::Inserted::AlreadyPresent => {}
+        insertion_points::Inserted::Ambiguous(refusal) => bail!("{refusal}"),
+        insertion_points::Inserted::NoMarker => {
             if !current.lines().any(|l| l.trim() == "pub mod external;") {
                 bail!(
                     "{} has no `// {}versions` line: operator-rs inserts code before it. Nothing was written.\n  Put that line back, or add `pub mod external;` to it and re-run.",
                     api_mod.display(),
-                    markers::PREFIX
+                    insertion_points::PREFIX
                 );
             }
         }

@@ -181,7 +181,7 @@ pub(super) fn check(edit: &Edit<'_>) -> Result<Vec<String>> {
 /// A replay (`update`, the scaffold record) asks no cluster: it remakes files only, and the
 /// command it replays was checked when it ran.
 fn stored_on_cluster(edit: &Edit<'_>) -> Result<Option<Problem>> {
-    if crate::commands::scaffold_record::in_replay() {
+    if crate::ops::scaffold_record::in_replay() {
         return Ok(None);
     }
     let (v, kind, group) = (edit.version(), edit.kind, edit.group);

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::commands::scaffold_record::{self, Conditions, Files, ReplayError};
+use crate::ops::scaffold_record::{self, Conditions, Files, ReplayError};
 use crate::project::Project;
 use crate::vendor;
 

@@ -106,7 +106,7 @@ pub fn candidates(root: &Path, version: &str, source: &str) -> Result<Vec<Candid
         Some(rev) => format!("{version}-{rev}"),
         None => version.to_string(),
     };
-    let cache = crate::commands::scaffold_record::cache_dir()?.join(key);
+    let cache = crate::ops::scaffold_record::cache_dir()?.join(key);
     let binary = cache.join("bin").join("operator-rs");
     if version_of(&binary).is_ok() {
         out.push(Candidate::Cached(binary));
