@@ -249,6 +249,9 @@ pub mod crd;
 mod duration;
 #[cfg(feature = "runtime")]
 pub mod manager;
+// Sharded managers: membership Leases, the ring, handover (`manager::Manager::sharded`).
+#[cfg(feature = "runtime")]
+pub mod shard;
 // Signals and the shutdown they start: `manager::Shutdown`.
 #[cfg(feature = "runtime")]
 mod shutdown;
