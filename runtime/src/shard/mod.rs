@@ -28,6 +28,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, ListParams};
 use kube::{Client, Resource};
 use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
@@ -87,7 +88,7 @@ pub struct ShardMetrics {
     ranges: Gauge,
     members: Gauge,
     share: Gauge,
-    objects: Gauge,
+    objects: Family<Vec<(String, String)>, Gauge>,
     handovers: Counter,
     handover_seconds: HandoverHistogram,
 }
@@ -123,7 +124,7 @@ impl ShardMetrics {
         );
         registry.register(
             "operator_rs_shard_objects",
-            "Objects of the reconciled kinds in this replica's caches",
+            "Objects in this replica's cache of each controller's kind",
             metrics.objects.clone(),
         );
         registry.register(
@@ -139,9 +140,10 @@ impl ShardMetrics {
         metrics
     }
 
-    /// The gauge of cached objects (the controllers add and remove theirs).
-    pub fn objects(&self) -> &Gauge {
-        &self.objects
+    /// The gauge of the objects cached for `controller`.
+    pub fn objects(&self, controller: &str) -> Gauge {
+        let labels = vec![("controller".to_owned(), controller.to_owned())];
+        self.objects.get_or_create(&labels).clone()
     }
 }
 
