@@ -5,7 +5,8 @@
 //! `POD_NAME=a cargo run -p operator-rs-runtime --example sharded -- --metrics-bind-address=0
 //! --health-probe-bind-address=0` (then `b`, `c`, with `--health-probe-bind-address=0` each)
 //! runs it against the cluster and context of your kubeconfig; each replica needs RBAC for
-//! `leases` (get, list, create, patch, delete) in the leader election namespace.
+//! `leases` (get, list, create, patch, delete) in the leader election namespace. With
+//! `--leader-elect`, one of them also runs the singleton work.
 
 use std::sync::Arc;
 use std::time::Duration;

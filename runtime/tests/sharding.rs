@@ -26,14 +26,14 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, PostParams};
 use kube::{Client, ResourceExt};
-use operator_rs_runtime::shard::membership::GENERATION_ANNOTATION;
+use operator_rs_runtime::shard::GENERATION_ANNOTATION;
 use operator_rs_runtime::shard::{DEFAULT_VNODES, Ring, fnv1a64};
 use operator_rs_runtime::testing::envtest::Envtest;
 
 use support::eventually_async;
 
 /// Seconds a replica's shard Lease lives after its last renewal, and the renew period.
-const LEASE_SECONDS: u64 = 6;
+const LEASE_SECONDS: u64 = 8;
 const RENEW_MILLIS: u64 = 500;
 
 /// The environment variable that makes [`replica`] a replica: its flags, one per line.
@@ -128,6 +128,11 @@ impl Replica {
             format!("--watch-namespace={namespace}"),
             format!("--shard-lease-seconds={LEASE_SECONDS}"),
             format!("--shard-renew-millis={RENEW_MILLIS}"),
+            "--leader-elect".into(),
+            // A leader whose renewals fail exits (its pod restarts): long enough for a loaded
+            // machine (2 cores shared with other jobs).
+            "--leader-election-lease-duration=30s".into(),
+            "--leader-election-renew-deadline=15s".into(),
         ];
         let log = std::fs::File::create(env.dir().join(format!("{name}.log"))).unwrap();
         let child = Command::new(std::env::current_exe().unwrap())

@@ -107,7 +107,7 @@ impl Metrics {
     }
 
     /// [`Metrics::new`] with a sharded manager's metrics (`operator_rs_shard_*`) too.
-    pub fn sharded() -> Self {
+    pub(crate) fn sharded() -> Self {
         Self::build(true)
     }
 
@@ -170,7 +170,7 @@ impl Metrics {
     }
 
     /// A sharded manager's metrics, if these are one's.
-    pub fn shard(&self) -> Option<ShardMetrics> {
+    pub(crate) fn shard(&self) -> Option<ShardMetrics> {
         self.shard.clone()
     }
 

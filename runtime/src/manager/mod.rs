@@ -694,7 +694,9 @@ impl Manager {
             .map(|(config, shard_metrics)| Shard::new(&identity, config, shard_metrics));
         let leave = Shutdown::new();
         let membership = shard.clone().map(|shard| {
-            let (client, namespace, name) = (lease_client.clone(), namespace.clone(), name.clone());
+            // Its requests are bounded by the shard Lease's own timeout (a quarter of its
+            // duration), not the leader Lease's.
+            let (client, namespace, name) = (client.clone(), namespace.clone(), name.clone());
             let leave = leave.clone();
             tokio::spawn(async move { shard.run(client, &namespace, &name, leave).await })
         });

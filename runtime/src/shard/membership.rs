@@ -23,6 +23,33 @@ pub const RING_ANNOTATION: &str = "shard.operator-rs.io/ring";
 /// The annotation of that ring's generation (hex), for people and the tests' audit.
 pub const GENERATION_ANNOTATION: &str = "shard.operator-rs.io/generation";
 
+/// Why a Lease request failed: the API server's answer, or none in time.
+#[derive(Debug)]
+pub(crate) enum LeaseError {
+    Api(kube::Error),
+    Timeout(Duration),
+}
+
+impl std::fmt::Display for LeaseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Api(err) => write!(f, "{err}"),
+            Self::Timeout(after) => write!(f, "no answer within {after:?}"),
+        }
+    }
+}
+
+/// `request`, failed if it takes longer than `limit`.
+async fn bounded<T>(
+    limit: Duration,
+    request: impl Future<Output = kube::Result<T>>,
+) -> Result<T, LeaseError> {
+    match tokio::time::timeout(limit, request).await {
+        Ok(answer) => answer.map_err(LeaseError::Api),
+        Err(_) => Err(LeaseError::Timeout(limit)),
+    }
+}
+
 /// One replica's Lease, and the way to read the others'.
 pub(crate) struct MemberLease {
     api: Api<Lease>,
@@ -68,8 +95,14 @@ impl MemberLease {
         }
     }
 
+    /// How long a request may take: a quarter of the Lease's duration (at least 1s), so a
+    /// replica whose renewals hang notices it well before its Lease expires.
+    pub(crate) fn request_timeout(&self) -> Duration {
+        (self.duration / 4).max(Duration::from_secs(1))
+    }
+
     /// Creates or renews the Lease (server-side apply), publishing `ring` if given.
-    pub(crate) async fn renew(&self, ring: Option<&Ring>) -> kube::Result<Lease> {
+    pub(crate) async fn renew(&self, ring: Option<&Ring>) -> Result<Lease, LeaseError> {
         let mut annotations = serde_json::Map::new();
         if let Some(ring) = ring {
             annotations.insert(RING_ANNOTATION.into(), ring.members().join(",").into());
@@ -93,9 +126,9 @@ impl MemberLease {
             },
         });
         let params = PatchParams::apply(&format!("shard-{}", self.operator)).force();
-        self.api
-            .patch(&self.name, &params, &Patch::Apply(lease))
-            .await
+        let patch = Patch::Apply(lease);
+        let request = self.api.patch(&self.name, &params, &patch);
+        bounded(self.request_timeout(), request).await
     }
 
     /// The live members (this replica's Lease included once renewed), each with the ring it

@@ -1,24 +1,24 @@
 //! Sharded managers on Kubernetes itself: every replica reconciles its own part of the
 //! objects, with no extra component.
 //!
-//! - [`membership`]: each replica holds its own Lease; the members are the live ones.
+//! - `membership`: each replica holds its own Lease; the members are the live ones.
 //! - [`ring`]: every replica computes the same consistent-hash ring of the members, with
-//!   virtual nodes, over the API server's 64-bit FNV-1a of `metadata.uid` ([`hash`]); a
+//!   virtual nodes, over the API server's 64-bit FNV-1a of `metadata.uid` (`hash`); a
 //!   replica's shard is a set of hash ranges.
-//! - [`handover`]: a replica starts on ranges it gains only once every replica losing them has
+//! - `handover`: a replica starts on ranges it gains only once every replica losing them has
 //!   published the new ring in its Lease (it stopped on them) or its Lease expired.
-//! - [`watch`]: the controllers' watches narrowed on the server (`shardSelector`) where it
+//! - `watch`: the controllers' watches narrowed on the server (`shardSelector`) where it
 //!   serves it (found out with a canary: this replica's own Lease), always filtered on the
 //!   client with the same hash; owned objects follow their controller owner's uid.
 //!
-//! [`Shard`] is the handle the controllers use; [`Shard::run`] is the replica's membership loop
-//! (the manager runs it: [`crate::manager::Manager::sharded`]).
+//! [`Shard`] is the handle the controllers use; the manager runs the replica's membership loop
+//! ([`crate::manager::Manager::sharded`]).
 
-pub mod handover;
+mod handover;
 mod hash;
-pub mod membership;
+mod membership;
 pub mod ring;
-pub mod watch;
+pub(crate) mod watch;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,6 +37,7 @@ use tokio::sync::{RwLock, RwLockReadGuard, watch as channel};
 use crate::shutdown::Shutdown;
 
 pub use hash::{fnv1a64, mixed};
+pub use membership::{GENERATION_ANNOTATION, OPERATOR_LABEL, RING_ANNOTATION};
 pub use ring::{DEFAULT_VNODES, Ranges, Ring};
 
 use membership::MemberLease;
@@ -105,7 +106,7 @@ impl Default for HandoverHistogram {
 
 impl ShardMetrics {
     /// Registers them in `registry` (`operator_rs_shard_*`).
-    pub fn register(registry: &mut Registry) -> Self {
+    pub(crate) fn register(registry: &mut Registry) -> Self {
         let metrics = Self::default();
         registry.register(
             "operator_rs_shard_ranges",
@@ -141,7 +142,7 @@ impl ShardMetrics {
     }
 
     /// The gauge of the objects cached for `controller`.
-    pub fn objects(&self, controller: &str) -> Gauge {
+    pub(crate) fn objects(&self, controller: &str) -> Gauge {
         let labels = vec![("controller".to_owned(), controller.to_owned())];
         self.objects.get_or_create(&labels).clone()
     }
@@ -175,11 +176,11 @@ impl std::fmt::Debug for Shard {
 
 /// Held while reconciling an object of this replica's shard: the shard does not move away
 /// from under it.
-pub type ShardGuard<'a> = RwLockReadGuard<'a, Ranges>;
+pub(crate) type ShardGuard<'a> = RwLockReadGuard<'a, Ranges>;
 
 impl Shard {
     /// The shard of replica `identity`, working on nothing until [`Shard::run`] joins it.
-    pub fn new(identity: &str, config: ShardConfig, metrics: ShardMetrics) -> Self {
+    pub(crate) fn new(identity: &str, config: ShardConfig, metrics: ShardMetrics) -> Self {
         let (watched, _) = channel::channel(Ranges::none());
         Self(Arc::new(Inner {
             identity: identity.to_owned(),
@@ -217,7 +218,7 @@ impl Shard {
     }
 
     /// Where an owned object is: its controller owner's uid (a namespace key: its namespace).
-    pub fn owner_hash_of<K: Resource>(&self, obj: &K) -> Option<u64> {
+    pub(crate) fn owner_hash_of<K: Resource>(&self, obj: &K) -> Option<u64> {
         let meta = obj.meta();
         match (self.0.config.key, &meta.namespace) {
             (ShardKey::Namespace, Some(namespace)) => Some(mixed(namespace)),
@@ -228,12 +229,12 @@ impl Shard {
     }
 
     /// The ranges the caches should hold, changing with the ring.
-    pub fn watched(&self) -> channel::Receiver<Ranges> {
+    pub(crate) fn watched(&self) -> channel::Receiver<Ranges> {
         self.0.watched.subscribe()
     }
 
     /// The `shardSelector` for `ranges` if the server filters and the key allows it.
-    pub fn selector(&self, ranges: &Ranges) -> Option<String> {
+    pub(crate) fn selector(&self, ranges: &Ranges) -> Option<String> {
         let usable = self.0.config.server_side
             && self.0.config.key == ShardKey::Uid
             && self.0.server_side.load(Ordering::SeqCst);
@@ -242,21 +243,21 @@ impl Shard {
             .flatten()
     }
 
-    /// Whether the API server filters by `shardSelector` (known once [`Shard::run`] started).
+    /// Whether the API server filters by `shardSelector` (known once the manager runs).
     pub fn server_filters(&self) -> bool {
         self.0.server_side.load(Ordering::SeqCst)
     }
 
     /// A guard to hold while reconciling the object at `hash`, if it is this replica's now;
     /// `None`: it is not (yet) — its owner reconciles it.
-    pub async fn admit(&self, hash: u64) -> Option<ShardGuard<'_>> {
+    pub(crate) async fn admit(&self, hash: u64) -> Option<ShardGuard<'_>> {
         let guard = self.0.active.read().await;
         guard.contains(hash).then_some(guard)
     }
 
     /// How long a reconcile refused by [`Shard::admit`] waits to ask again (a handover may be
     /// about to give it to this replica).
-    pub fn retry_after(&self) -> Duration {
+    pub(crate) fn retry_after(&self) -> Duration {
         self.0.config.renew_every
     }
 
@@ -286,7 +287,7 @@ impl Shard {
     /// the operator `operator`), follows the ring and hands ranges over; then stops working
     /// and deletes the Lease. A renewal failing for longer than the lease's margin stops all
     /// work until the Lease is held again.
-    pub async fn run(self, client: Client, namespace: &str, operator: &str, stop: Shutdown) {
+    pub(crate) async fn run(self, client: Client, namespace: &str, operator: &str, stop: Shutdown) {
         let config = self.0.config.clone();
         let api: Api<Lease> = Api::namespaced(client.clone(), namespace);
         let lease = MemberLease::new(
@@ -296,7 +297,11 @@ impl Shard {
             config.lease_duration,
             config.vnodes,
         );
-        let margin = config.lease_duration.saturating_sub(config.renew_every * 2);
+        // Work stops once no renewal succeeded for this long: a request that hangs is cut at
+        // the request timeout, so it stops before the Lease can expire.
+        let margin = (config.lease_duration)
+            .saturating_sub(lease.request_timeout() * 2)
+            .saturating_sub(config.renew_every);
         let mut published: Option<Ring> = None;
         let mut last_renewal = Instant::now();
         let mut changed_at: Option<Instant> = None;
@@ -386,10 +391,9 @@ impl Shard {
         // A graceful stop: work on nothing (waits for reconciles in flight), then leave.
         self.set_active(Ranges::none()).await;
         self.set_watched(Ranges::none());
-        match tokio::time::timeout(Duration::from_secs(5), lease.release()).await {
-            Ok(Ok(())) => tracing::info!(lease = %lease.name, "left the ring"),
-            Ok(Err(err)) => tracing::warn!(error = %err, "deleting the shard lease failed"),
-            Err(_) => tracing::warn!("deleting the shard lease timed out"),
+        match lease.release().await {
+            Ok(()) => tracing::info!(lease = %lease.name, "left the ring"),
+            Err(err) => tracing::warn!(error = %err, "deleting the shard lease failed"),
         }
     }
 }
