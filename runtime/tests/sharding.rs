@@ -119,10 +119,11 @@ struct Replica {
 }
 
 impl Replica {
-    fn start(env: &Envtest, namespace: &str, name: &str, kubeconfig: &Path) -> Self {
+    fn start(env: &Envtest, namespace: &str, name: &str, kubeconfig: &Path, metrics: &str) -> Self {
         let args = [
             format!("--kubeconfig={}", kubeconfig.display()),
-            "--metrics-bind-address=0".into(),
+            format!("--metrics-bind-address={metrics}"),
+            "--metrics-secure=false".into(),
             "--health-probe-bind-address=0".into(),
             format!("--leader-election-namespace={namespace}"),
             format!("--watch-namespace={namespace}"),
@@ -282,10 +283,17 @@ async fn scenario(server_side: bool) -> anyhow::Result<()> {
         let access = env.service_account(&namespace, name, RBAC).await?;
         kubeconfigs.insert(name, access.kubeconfig().to_owned());
     }
-    let start = |name: &str| Replica::start(&env, &namespace, name, &kubeconfigs[name]);
+    let start = |name: &str| Replica::start(&env, &namespace, name, &kubeconfigs[name], "0");
 
     // Three replicas split the objects.
-    let r0 = start("replica-0");
+    let metrics = operator_rs_runtime::testing::local_webhooks::free_address()?;
+    let r0 = Replica::start(
+        &env,
+        &namespace,
+        "replica-0",
+        &kubeconfigs["replica-0"],
+        &metrics.to_string(),
+    );
     let r1 = start("replica-1");
     let r2 = start("replica-2");
     let three = ["replica-0", "replica-1", "replica-2"];
@@ -297,6 +305,23 @@ async fn scenario(server_side: bool) -> anyhow::Result<()> {
             "{member} reconciles {mine} of {n}"
         );
     }
+    // replica-0's metrics: the ring, its ranges, the objects it caches, its handovers.
+    let mine = owners.values().filter(|o| *o == "replica-0").count();
+    let scraped = eventually_async(Duration::from_secs(10), || async {
+        let text = get_metrics(metrics).await;
+        let value = |name: &str| metric(&text, name);
+        value("operator_rs_shard_members") == Some(3.0)
+            && value("operator_rs_shard_objects{controller=\"stamp\"}") == Some(mine as f64)
+            && value("operator_rs_shard_ranges").is_some_and(|r| r >= 1.0)
+            && value("operator_rs_shard_handovers_total").is_some_and(|h| h >= 1.0)
+            && value("operator_rs_shard_handover_duration_seconds_count").is_some_and(|h| h >= 1.0)
+    })
+    .await;
+    assert!(
+        scraped,
+        "replica-0's shard metrics:\n{}",
+        get_metrics(metrics).await
+    );
 
     // kill -9: the others take its objects over once its Lease expired.
     r2.kill();
@@ -346,6 +371,31 @@ async fn scenario(server_side: bool) -> anyhow::Result<()> {
 
     audit(&audit_log, &namespace, server_side);
     Ok(())
+}
+
+/// `GET /metrics` over plain HTTP (`--metrics-secure=false`).
+async fn get_metrics(addr: std::net::SocketAddr) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else {
+        return String::new();
+    };
+    let request = "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n";
+    let mut body = String::new();
+    if stream.write_all(request.as_bytes()).await.is_ok() {
+        let _ = stream.read_to_string(&mut body).await;
+    }
+    body
+}
+
+/// The value of the sample `name` (with its labels, as written) in `text`.
+fn metric(text: &str, name: &str) -> Option<f64> {
+    text.lines().find_map(|line| {
+        line.strip_prefix(name)?
+            .strip_prefix(' ')?
+            .trim()
+            .parse()
+            .ok()
+    })
 }
 
 /// Every ConfigMap written by exactly one replica per ring generation; the replicas' watches

@@ -599,4 +599,23 @@ mod tests {
         assert_eq!(widget.active_workers(), 0);
         server.abort();
     }
+
+    #[test]
+    fn shard_metrics_are_only_in_a_sharded_managers_registry() {
+        assert!(!Metrics::new().encode().contains("operator_rs_shard"));
+        let metrics = Metrics::sharded();
+        metrics.shard().unwrap().objects("stamp").set(7);
+        let sharded = metrics.encode();
+        assert!(sharded.contains("operator_rs_shard_objects{controller=\"stamp\"} 7"));
+        for name in [
+            "members",
+            "ranges",
+            "objects",
+            "handovers",
+            "handover_duration_seconds",
+        ] {
+            let family = format!("# TYPE operator_rs_shard_{name} ");
+            assert!(sharded.contains(&family), "{family} missing:\n{sharded}");
+        }
+    }
 }
