@@ -125,6 +125,99 @@
 //! }
 //! ```
 //!
+//! ## A sharded manager
+//!
+//! [`Manager::sharded`](manager::Manager::sharded) runs the controllers on every replica, each
+//! on its own share of the objects, handed over between replicas as they come and go
+//! ([`shard`]; `examples/sharded.rs`):
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//!
+//! use clap::Parser;
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::ResourceExt;
+//! use kube::api::{Api, Patch, PatchParams};
+//! use operator_rs_runtime::controller::{
+//!     Action, Context, Controller, Reconciler, Result, WatchConfig,
+//! };
+//! use operator_rs_runtime::manager::{Manager, ManagerArgs, Registration};
+//! use operator_rs_runtime::shard::ShardConfig;
+//!
+//! /// The manager's flags and the shard's timing.
+//! #[derive(Parser)]
+//! pub struct Cli {
+//!     #[command(flatten)]
+//!     manager: ManagerArgs,
+//!     /// How long a replica's shard Lease stays valid after its last renewal (seconds).
+//!     #[arg(long, default_value_t = 15)]
+//!     shard_lease_seconds: u64,
+//!     /// How often a replica renews its shard Lease and reads the others' (milliseconds).
+//!     #[arg(long, default_value_t = 2000)]
+//!     shard_renew_millis: u64,
+//! }
+//!
+//! /// Stamps each ConfigMap of its shard with who reconciled it, in which ring generation.
+//! struct Stamp;
+//!
+//! impl Reconciler for Stamp {
+//!     type Kind = ConfigMap;
+//!
+//!     async fn apply(&self, obj: Arc<ConfigMap>, ctx: &Context<ConfigMap>) -> Result<Action> {
+//!         let (owner, generation) = match ctx.shard() {
+//!             Some(shard) => (
+//!                 shard.identity().to_owned(),
+//!                 format!("{:016x}", shard.generation()),
+//!             ),
+//!             None => ("unsharded".to_owned(), String::new()),
+//!         };
+//!         let data = obj.data.clone().unwrap_or_default();
+//!         let stamped = |key: &str, value: &str| data.get(key).map(String::as_str) == Some(value);
+//!         if !(stamped("shard-owner", &owner) && stamped("shard-generation", &generation)) {
+//!             let api: Api<ConfigMap> =
+//!                 Api::namespaced(ctx.client(), &obj.namespace().unwrap_or_default());
+//!             let patch = serde_json::json!({
+//!                 "data": {"shard-owner": owner, "shard-generation": generation}
+//!             });
+//!             api.patch(
+//!                 &obj.name_any(),
+//!                 &PatchParams::default(),
+//!                 &Patch::Merge(patch),
+//!             )
+//!             .await?;
+//!         }
+//!         Ok(Action::requeue(Duration::from_secs(300)))
+//!     }
+//! }
+//!
+//! /// The controllers of this operator.
+//! pub fn controllers() -> Vec<Registration> {
+//!     let labelled = WatchConfig::default().labels("shard-example=true");
+//!     vec![
+//!         Controller::new("stamp", Stamp)
+//!             .watching(labelled)
+//!             .registration(),
+//!     ]
+//! }
+//!
+//! /// Runs a sharded manager with `cli`'s flags until SIGTERM.
+//! pub async fn run(cli: Cli) -> anyhow::Result<()> {
+//!     let shard = ShardConfig {
+//!         lease_duration: Duration::from_secs(cli.shard_lease_seconds),
+//!         renew_every: Duration::from_millis(cli.shard_renew_millis),
+//!         ..ShardConfig::default()
+//!     };
+//!     let manager = Manager::new("sharded-example", cli.manager).await?;
+//!     Ok(manager.sharded_with(shard).run(controllers()).await?)
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> anyhow::Result<()> {
+//!     run(Cli::parse()).await
+//! }
+//! ```
+//!
 //! ## Webhooks
 //!
 //! A [`Defaulter`](webhook::Defaulter) and a [`Validator`](webhook::Validator) served by the
@@ -249,6 +342,9 @@ pub mod crd;
 mod duration;
 #[cfg(feature = "runtime")]
 pub mod manager;
+// Sharded managers: membership Leases, the ring, handover (`manager::Manager::sharded`).
+#[cfg(feature = "runtime")]
+pub mod shard;
 // Signals and the shutdown they start: `manager::Shutdown`.
 #[cfg(feature = "runtime")]
 mod shutdown;

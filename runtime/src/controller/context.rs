@@ -96,6 +96,11 @@ impl<K: Object> Context<K> {
         self.runtime.reconcile_timeout
     }
 
+    /// This replica's shard in a sharded manager (`None`: it reconciles every object).
+    pub fn shard(&self) -> Option<&crate::shard::Shard> {
+        self.runtime.shard.as_ref()
+    }
+
     /// The field manager of this operator's server-side applies.
     pub fn field_manager(&self) -> &str {
         &self.runtime.field_manager

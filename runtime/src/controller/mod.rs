@@ -217,8 +217,32 @@ impl<R: Reconciler> Controller<R> {
         self.owned.push(Box::new(move |ctx, caches, ready| {
             let (store, writer) = reflector::store::<C>();
             caches.insert(store.clone());
-            let apis = C::Scope::watched(ctx.client.clone(), &ctx.namespaces);
-            let events = watch::watch_all(apis, &config.page_size(PAGE_SIZE), store)
+            let config = config.page_size(PAGE_SIZE);
+            let events = match ctx.shard.clone() {
+                None => {
+                    let apis = C::Scope::watched(ctx.client.clone(), &ctx.namespaces);
+                    watch::watch_all(apis, &config, store)
+                }
+                // Owned objects follow their controller owner's shard (filtered here: the
+                // server cannot select on an owner's uid).
+                Some(shard) => {
+                    let (client, namespaces) = (ctx.client.clone(), ctx.namespaces.clone());
+                    let hash_shard = shard.clone();
+                    crate::shard::watch::restarting(
+                        shard.watched(),
+                        move |ranges| {
+                            if ranges.is_empty() {
+                                return crate::shard::watch::nothing();
+                            }
+                            let apis = C::Scope::watched(client.clone(), &namespaces);
+                            watch::watch_all(apis, &config, store.clone())
+                        },
+                        move |obj: &C| hash_shard.owner_hash_of(obj),
+                    )
+                    .boxed()
+                }
+            };
+            let events = events
                 .modify(strip)
                 .filter_map(|event| {
                     futures::future::ready(
@@ -240,7 +264,7 @@ impl<R: Reconciler> Controller<R> {
     /// How the manager runs this controller (listed in `controllers::all()`).
     pub fn registration(self) -> Registration {
         let name = self.name;
-        Registration::new(name, move |ctx| async move { Ok(self.run(ctx).await?) })
+        Registration::new(name, move |ctx| async move { Ok(self.run(ctx).await?) }).sharded()
     }
 
     /// Runs the controller until the manager shuts down.
@@ -272,7 +296,12 @@ impl<R: Reconciler> Controller<R> {
             triggers.push(owned(&manager, &mut caches, handle));
         }
         let (reader, writer) = reflector::store();
-        let objects = watch::watch_all(apis, &watch.page_size(PAGE_SIZE), reader.clone())
+        let watch = watch.page_size(PAGE_SIZE);
+        let objects = match manager.shard.clone() {
+            None => watch::watch_all(apis, &watch, reader.clone()),
+            Some(shard) => sharded_watch::<R::Kind>(&manager, shard, watch, reader.clone()),
+        };
+        let objects = objects
             .modify(move |obj| {
                 strip(obj);
                 trim(obj);
@@ -284,6 +313,17 @@ impl<R: Reconciler> Controller<R> {
         info!(controller = name, "starting");
         let config = manager.config.clone();
         let shutdown = manager.shutdown.wait();
+        let shard = manager.shard.clone();
+        if let Some(shard) = &shard {
+            let (gauge, reader) = (shard.metrics().objects(name), reader.clone());
+            let shutdown = manager.shutdown.clone();
+            tokio::spawn(async move {
+                while !shutdown.is_triggered() {
+                    gauge.set(reader.len() as i64);
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            });
+        }
         let context = Arc::new(Context::new(manager, reader.clone(), caches));
         let reconciler = Arc::new(ReconcileLoop {
             reconciler,
@@ -300,7 +340,23 @@ impl<R: Reconciler> Controller<R> {
             .run(
                 move |obj, ctx| {
                     let reconciler = reconciler.clone();
-                    async move { reconciler.reconcile(obj, &ctx).await }
+                    let shard = shard.clone();
+                    async move {
+                        let Some(shard) = shard else {
+                            return reconciler.reconcile(obj, &ctx).await;
+                        };
+                        // Only while the object is this replica's, and the shard stays put
+                        // until the reconcile ends.
+                        let hash = shard.hash_of(obj.as_ref());
+                        let guard = match hash {
+                            Some(hash) => shard.admit(hash).await,
+                            None => None,
+                        };
+                        let Some(_guard) = guard else {
+                            return Ok(Action::requeue(shard.retry_after()));
+                        };
+                        reconciler.reconcile(obj, &ctx).await
+                    }
                 },
                 |obj, error, ctx| error_policy(obj, error, &ctx),
                 context,
@@ -320,6 +376,34 @@ impl<R: Reconciler> Controller<R> {
             .await;
         Ok(())
     }
+}
+
+/// The watch of a sharded controller's kind: restarted with each new shard, narrowed by the
+/// API server when it serves `shardSelector`, always filtered here by the same hash.
+fn sharded_watch<K: Object>(
+    manager: &Runtime,
+    shard: crate::shard::Shard,
+    config: watcher::Config,
+    store: reflector::Store<K>,
+) -> futures::stream::BoxStream<'static, std::result::Result<watcher::Event<K>, watcher::Error>> {
+    let (client, namespaces) = (manager.client.clone(), manager.namespaces.clone());
+    let hash_shard = shard.clone();
+    crate::shard::watch::restarting(
+        shard.watched(),
+        move |ranges| {
+            if ranges.is_empty() {
+                return crate::shard::watch::nothing();
+            }
+            let client = match shard.selector(ranges) {
+                Some(selector) => crate::shard::watch::selecting(client.clone(), selector),
+                None => client.clone(),
+            };
+            let apis = <K as Resource>::Scope::watched(client, &namespaces);
+            watch::watch_all(apis, &config, store.clone())
+        },
+        move |obj: &K| hash_shard.hash_of(obj),
+    )
+    .boxed()
 }
 
 /// One turn of the reconcile loop: a [`Reconciler`] wrapped in the plumbing every reconcile

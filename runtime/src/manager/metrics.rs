@@ -39,6 +39,7 @@ use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 
+use crate::shard::ShardMetrics;
 use crate::webhook::metrics::WebhookMetrics;
 
 /// `Content-Type` of the `/metrics` response.
@@ -89,6 +90,8 @@ pub struct Metrics {
     active: Family<ControllerLabels, Gauge>,
     leader: Family<LeaseLabels, Gauge>,
     webhooks: WebhookMetrics,
+    /// A sharded manager's (registered only by [`Metrics::sharded`]).
+    shard: Option<ShardMetrics>,
 }
 
 impl Default for Metrics {
@@ -100,6 +103,15 @@ impl Default for Metrics {
 impl Metrics {
     /// A fresh registry with every metric family registered.
     pub fn new() -> Self {
+        Self::build(false)
+    }
+
+    /// [`Metrics::new`] with a sharded manager's metrics (`operator_rs_shard_*`) too.
+    pub(crate) fn sharded() -> Self {
+        Self::build(true)
+    }
+
+    fn build(sharded: bool) -> Self {
         let reconciles = Family::<ResultLabels, Counter>::default();
         let errors = Family::<ErrorLabels, Counter>::default();
         let durations =
@@ -142,6 +154,7 @@ impl Metrics {
         );
         registry.register_collector(Box::new(ProcessCollector));
         let webhooks = WebhookMetrics::register(&mut registry);
+        let shard = sharded.then(|| ShardMetrics::register(&mut registry));
 
         Self {
             registry: Arc::new(registry),
@@ -152,7 +165,13 @@ impl Metrics {
             active,
             leader,
             webhooks,
+            shard,
         }
+    }
+
+    /// A sharded manager's metrics, if these are one's.
+    pub(crate) fn shard(&self) -> Option<ShardMetrics> {
+        self.shard.clone()
     }
 
     /// The webhook server's metrics (see [`crate::webhook::metrics`]).
@@ -579,5 +598,24 @@ mod tests {
         drop(running);
         assert_eq!(widget.active_workers(), 0);
         server.abort();
+    }
+
+    #[test]
+    fn shard_metrics_are_only_in_a_sharded_managers_registry() {
+        assert!(!Metrics::new().encode().contains("operator_rs_shard"));
+        let metrics = Metrics::sharded();
+        metrics.shard().unwrap().objects("stamp").set(7);
+        let sharded = metrics.encode();
+        assert!(sharded.contains("operator_rs_shard_objects{controller=\"stamp\"} 7"));
+        for name in [
+            "members",
+            "ranges",
+            "objects",
+            "handovers",
+            "handover_duration_seconds",
+        ] {
+            let family = format!("# TYPE operator_rs_shard_{name} ");
+            assert!(sharded.contains(&family), "{family} missing:\n{sharded}");
+        }
     }
 }

@@ -63,6 +63,7 @@ use tokio::task::JoinSet;
 
 use crate::auth::DelegatedAuth;
 use crate::connect::ConnectError;
+use crate::shard::{Shard, ShardConfig};
 use crate::tls::certs::{CertificateAuthority, CertsError};
 use crate::tls::{self, CertError, CertFiles, CertStore};
 use crate::webhook::{StartError as WebhookStartError, WebhookArgs, Webhooks};
@@ -317,6 +318,7 @@ pub type RunFn = Box<dyn FnOnce(Runtime) -> BoxFuture<'static, anyhow::Result<()
 pub struct Registration {
     name: &'static str,
     leader_only: bool,
+    sharded: bool,
     run: RunFn,
 }
 
@@ -330,8 +332,18 @@ impl Registration {
         Self {
             name,
             leader_only: true,
+            sharded: false,
             run: Box::new(move |ctx| Box::pin(run(ctx))),
         }
+    }
+
+    /// Runs it on every replica of a sharded manager ([`Manager::sharded`]), each on its own
+    /// shard ([`Runtime::shard`]); elsewhere as before. A [`Controller`]'s registration is so.
+    ///
+    /// [`Controller`]: crate::controller::Controller
+    pub fn sharded(mut self) -> Self {
+        self.sharded = true;
+        self
     }
 
     /// Runs it on every replica, leader or not (a server every replica must offer, say).
@@ -351,6 +363,7 @@ impl std::fmt::Debug for Registration {
         f.debug_struct("Registration")
             .field("name", &self.name)
             .field("leader_only", &self.leader_only)
+            .field("sharded", &self.sharded)
             .finish_non_exhaustive()
     }
 }
@@ -391,6 +404,9 @@ pub struct Runtime {
     /// The namespaces this controller watches (and caches) its kinds in; cluster-scoped kinds
     /// are watched cluster-wide whatever it says.
     pub namespaces: WatchNamespaces,
+    /// This replica's shard in a sharded manager ([`Manager::sharded`]): a controller caches
+    /// and reconciles only its objects. `None`: every object.
+    pub shard: Option<Shard>,
 }
 
 impl Runtime {
@@ -410,6 +426,7 @@ impl Runtime {
             shutdown: Shutdown::new(),
             ready: ReadyHandle::detached(),
             namespaces: WatchNamespaces::All,
+            shard: None,
         }
     }
 }
@@ -432,6 +449,8 @@ pub struct Manager {
     webhooks: Option<Webhooks>,
     /// A namespace-scoped manager ([`Manager::namespaced`]).
     namespaced: bool,
+    /// A sharded manager's settings ([`Manager::sharded`]).
+    sharding: Option<ShardConfig>,
     /// Whether `--webhook-local-url` starts a guard process: only in an operator's own
     /// binary ([`Manager::new`]), whose `main` runs the guard, not in a test's.
     guarded: bool,
@@ -527,6 +546,7 @@ impl Manager {
             probe_listener,
             webhooks: None,
             namespaced: false,
+            sharding: None,
             guarded: false,
             args,
         })
@@ -547,6 +567,29 @@ impl Manager {
     /// the manager at start with the 403 and what to grant.
     pub fn namespaced(mut self) -> Self {
         self.namespaced = true;
+        self
+    }
+
+    /// Makes this a sharded manager (a project made with `operator-rs init --sharded`): every
+    /// replica runs the controllers, each on its own shard of the objects. Each replica holds
+    /// a Lease of its own (`<name>-shard-<identity>`, in the leader election namespace); the
+    /// live ones share the objects on a consistent-hash ring of `metadata.uid` (the API
+    /// server's hash; see [`crate::shard`]), the API server sends each replica only its part
+    /// where it serves KEP-5866's `shardSelector` (else the client filters), and a replica
+    /// takes ranges over only once the one losing them stopped. `--leader-elect` still elects
+    /// one replica for the registrations that are not [`Registration::sharded`].
+    ///
+    /// RBAC: `coordination.k8s.io` `leases`: get, list, create, patch, delete.
+    pub fn sharded(self) -> Self {
+        self.sharded_with(ShardConfig::default())
+    }
+
+    /// [`Manager::sharded`] with settings of its own.
+    pub fn sharded_with(mut self, config: ShardConfig) -> Self {
+        if self.metrics.shard().is_none() {
+            self.metrics = Metrics::sharded();
+        }
+        self.sharding = Some(config);
         self
     }
 
@@ -621,6 +664,7 @@ impl Manager {
             probe_listener,
             webhooks,
             namespaced: _,
+            sharding,
             guarded,
         } = self;
 
@@ -645,6 +689,18 @@ impl Manager {
             servers.webhooks(setup, webhooks).await?;
         }
 
+        // A sharded manager's membership runs until the controllers stopped, then leaves.
+        let shard = (sharding.zip(metrics.shard()))
+            .map(|(config, shard_metrics)| Shard::new(&identity, config, shard_metrics));
+        let leave = Shutdown::new();
+        let membership = shard.clone().map(|shard| {
+            // Its requests are bounded by the shard Lease's own timeout (a quarter of its
+            // duration), not the leader Lease's.
+            let (client, namespace, name) = (client.clone(), namespace.clone(), name.clone());
+            let leave = leave.clone();
+            tokio::spawn(async move { shard.run(client, &namespace, &name, leave).await })
+        });
+
         let runtimes = Runtimes {
             client: client.clone(),
             name: name.clone(),
@@ -655,9 +711,11 @@ impl Manager {
             shutdown: shutdown.clone(),
             readiness: readiness.clone(),
             namespaces,
+            shard: shard.clone(),
         };
+        let sharded = shard.is_some();
         let (leader_only, everywhere): (Vec<_>, Vec<_>) =
-            controllers.into_iter().partition(|r| r.leader_only);
+            (controllers.into_iter()).partition(|r| r.leader_only && !(sharded && r.sharded));
         let mut running = Running::default();
         running.start(&runtimes, everywhere);
 
@@ -666,8 +724,11 @@ impl Manager {
                 let election = Election::new(&args, &name, namespace, identity, lease_client);
                 match election.lead(&readiness, &metrics, &shutdown).await? {
                     Some(elector) => Some(elector),
-                    // Shut down while waiting for leadership.
-                    None => return Ok(()),
+                    // Shut down while waiting for leadership: those of every replica stop.
+                    None => {
+                        let timeout = args.graceful_shutdown_timeout;
+                        return running.supervise(&shutdown, None, timeout).await;
+                    }
                 }
             } else {
                 None
@@ -686,6 +747,12 @@ impl Manager {
         }
         .await;
 
+        if let Some(membership) = membership {
+            leave.trigger();
+            if let Err(err) = membership.await {
+                tracing::warn!(error = %err, "the shard membership task failed");
+            }
+        }
         signals.abort();
         servers.stop(&client).await;
         match &result {

@@ -16,6 +16,7 @@ use super::{
     Error, LeaderConfig, LeaderElector, ManagerArgs, Metrics, Readiness, Registration, Runtime,
     SecureMetrics, Shutdown, WatchNamespaces, chain, health, metrics, serve,
 };
+use crate::shard::Shard;
 use crate::webhook::Webhooks;
 use crate::webhook::local::LocalInstall;
 use crate::webhook::setup::Setup;
@@ -90,6 +91,7 @@ pub(super) struct Runtimes {
     pub(super) shutdown: Shutdown,
     pub(super) readiness: Readiness,
     pub(super) namespaces: WatchNamespaces,
+    pub(super) shard: Option<Shard>,
 }
 
 impl Runtimes {
@@ -108,6 +110,7 @@ impl Runtimes {
             shutdown: self.shutdown.clone(),
             ready: self.readiness.handle(),
             namespaces: self.namespaces.clone(),
+            shard: self.shard.clone(),
         }
     }
 }
