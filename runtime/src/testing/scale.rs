@@ -312,20 +312,19 @@ impl Figures {
                 over.push(format!("p99ObservedMs: {p99:.1?} > {ms} ms"));
             }
         }
-        let mib = |b: u64| b as f64 / 1024.0 / 1024.0;
-        if let Some(max) = budget.peak_memory_mib {
-            if mib(self.peak_memory) > max {
+        if let Some(budget) = budget.peak_memory {
+            let allowed = budget.allowed(n);
+            if self.peak_memory > allowed {
+                let mib = |b: u64| b as f64 / 1024.0 / 1024.0;
                 over.push(format!(
-                    "peakMemoryMiB: {:.1} MiB > {max} MiB",
-                    mib(self.peak_memory)
-                ));
-            }
-        }
-        if let Some(max) = budget.bytes_per_object {
-            if self.bytes_per_object() > max {
-                over.push(format!(
-                    "bytesPerObject: {} > {max}",
-                    self.bytes_per_object()
+                    "peakMemory: {:.1} MiB > {:.1} MiB ({} MiB + {} bytes x {n} objects; {} bytes \
+                     per cached object over an idle manager's {:.1} MiB)",
+                    mib(self.peak_memory),
+                    mib(allowed),
+                    budget.mib,
+                    budget.bytes_per_object,
+                    self.bytes_per_object(),
+                    mib(self.idle_memory),
                 ));
             }
         }
@@ -402,6 +401,25 @@ impl TimeBudget {
     }
 }
 
+/// A memory budget: `mib` plus `bytesPerObject` for each object.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemoryBudget {
+    /// The fixed part (an idle manager), in MiB.
+    #[serde(default)]
+    pub mib: f64,
+    /// The part that grows with the cached objects.
+    #[serde(default)]
+    pub bytes_per_object: f64,
+}
+
+impl MemoryBudget {
+    /// The bytes allowed for `n` objects.
+    pub fn allowed(&self, n: usize) -> u64 {
+        (self.mib * 1024.0 * 1024.0 + self.bytes_per_object * n as f64) as u64
+    }
+}
+
 /// One set of budgets: every field optional (unset: not checked).
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -410,11 +428,8 @@ pub struct Budget {
     pub settle: Option<TimeBudget>,
     /// The 99th percentile of the time from a spec change to its status reporting it.
     pub p99_observed_ms: Option<f64>,
-    /// The manager's peak resident memory.
-    #[serde(rename = "peakMemoryMiB")]
-    pub peak_memory_mib: Option<f64>,
-    /// `(peak - idle) / n`.
-    pub bytes_per_object: Option<u64>,
+    /// The managers' peak resident memory (`VmHWM`).
+    pub peak_memory: Option<MemoryBudget>,
     /// Objects a restarted manager may write once they are settled (level-based, idempotent
     /// reconciles: 0).
     pub restart_writes: Option<usize>,
@@ -431,8 +446,7 @@ impl Budget {
         Budget {
             settle: self.settle.or(base.settle),
             p99_observed_ms: self.p99_observed_ms.or(base.p99_observed_ms),
-            peak_memory_mib: self.peak_memory_mib.or(base.peak_memory_mib),
-            bytes_per_object: self.bytes_per_object.or(base.bytes_per_object),
+            peak_memory: self.peak_memory.or(base.peak_memory),
             restart_writes: self.restart_writes.or(base.restart_writes),
             deletion: self.deletion.or(base.deletion),
             kinds: BTreeMap::new(),
@@ -451,11 +465,11 @@ impl Budget {
 /// restartWrites: 0
 /// kinds:
 ///   Memcached:
-///     peakMemoryMiB: 64
+///     peakMemory: {mib: 64, bytesPerObject: 4096}
 /// ").unwrap();
-/// assert_eq!(budgets.for_kind("Memcached").peak_memory_mib, Some(64.0));
+/// assert_eq!(budgets.for_kind("Memcached").peak_memory.unwrap().allowed(1024), 68 << 20);
 /// assert_eq!(budgets.for_kind("Memcached").restart_writes, Some(0));
-/// assert_eq!(budgets.for_kind("Guestbook").peak_memory_mib, None);
+/// assert_eq!(budgets.for_kind("Guestbook").peak_memory, None);
 ///
 /// let typo = Budgets::parse("scale-budgets.yaml", "settle: {second: 30}\n").unwrap_err();
 /// assert!(typo.contains("scale-budgets.yaml:1:"), "{typo}");
@@ -468,8 +482,8 @@ pub struct Budgets {
 
 /// An example of [`BUDGETS_FILE`], for error messages.
 const BUDGETS_EXAMPLE: &str = "settle: {seconds: 30, msPerObject: 50}\n\
-    p99ObservedMs: 5000\npeakMemoryMiB: 256\nbytesPerObject: 65536\nrestartWrites: 0\n\
-    deletion: {seconds: 30, msPerObject: 50}\nkinds:\n  Memcached:\n    peakMemoryMiB: 64";
+    p99ObservedMs: 5000\npeakMemory: {mib: 64, bytesPerObject: 16384}\nrestartWrites: 0\n\
+    deletion: {seconds: 30, msPerObject: 50}\nkinds:\n  Memcached:\n    peakMemory: {mib: 96}";
 
 impl Budgets {
     /// Reads `dir`'s [`BUDGETS_FILE`]; a project without one has no budget.
@@ -547,8 +561,8 @@ mod tests {
     fn figures_within_their_budgets_pass_and_each_exceeded_budget_is_named() {
         let budgets = Budgets::parse(
             "b.yaml",
-            "settle: {seconds: 5, msPerObject: 50}\np99ObservedMs: 1000\npeakMemoryMiB: 32\n\
-             bytesPerObject: 200000\nrestartWrites: 0\ndeletion: {seconds: 5}\n",
+            "settle: {seconds: 5, msPerObject: 50}\np99ObservedMs: 1000\n\
+             peakMemory: {mib: 16, bytesPerObject: 50000}\nrestartWrites: 0\ndeletion: {seconds: 5}\n",
         )
         .unwrap();
         assert_eq!(figures().exceeded(&budgets), Vec::<String>::new());
@@ -557,7 +571,7 @@ mod tests {
         worse.restart_writes = 3;
         worse.peak_memory = 40 << 20;
         let over = worse.exceeded(&budgets);
-        assert_eq!(over.len(), 4, "{over:?}"); // settle, peak, bytes per object, writes
+        assert_eq!(over.len(), 3, "{over:?}"); // settle, peak memory, writes
         assert!(over[0].starts_with("settle: 11.0s > 10.0s"), "{over:?}");
         assert!(
             over.iter().any(|o| o.starts_with("restartWrites")),
@@ -569,7 +583,7 @@ mod tests {
     fn a_kind_overrides_the_top_level_field_by_field() {
         let budgets = Budgets::parse(
             "b.yaml",
-            "peakMemoryMiB: 10\nrestartWrites: 0\nkinds:\n  Memcached:\n    peakMemoryMiB: 30\n",
+            "peakMemory: {mib: 10}\nrestartWrites: 0\nkinds:\n  Memcached:\n    peakMemory: {mib: 30}\n",
         )
         .unwrap();
         assert!(figures().exceeded(&budgets).is_empty());
@@ -580,9 +594,14 @@ mod tests {
 
     #[test]
     fn a_wrong_budget_file_says_where_and_shows_an_example() {
-        let e = Budgets::parse("b.yaml", "restartWrites: 0\npeakMemory: 10\n").unwrap_err();
+        let e = Budgets::parse("b.yaml", "restartWrites: 0\npeakMemoryMiB: 10\n").unwrap_err();
         assert!(e.starts_with("b.yaml:2:1: not scale budgets"), "{e}");
-        assert!(e.contains("peakMemoryMiB: 256"), "{e}");
+        assert!(
+            e.contains("peakMemory: {mib: 64, bytesPerObject: 16384}"),
+            "{e}"
+        );
+        let e = Budgets::parse("b.yaml", "kinds:\n  A:\n    kinds: {B: {}}\n").unwrap_err();
+        assert!(e.contains("top level only"), "{e}");
         let e = Budgets::parse("b.yaml", "settle: fast\n").unwrap_err();
         assert!(e.starts_with("b.yaml:1:"), "{e}");
         assert_eq!(Budgets::parse("b.yaml", "").unwrap(), Budgets::default());
