@@ -120,26 +120,27 @@ where
         .collect();
     let params = WatchParams::default().labels(&format!("{AT_SCALE}=true"));
     // Every status the watch sees, by name: (when, observedGeneration).
+    type Seen = BTreeMap<String, Vec<(Instant, i64)>>;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Seen::new()));
     let watch = {
-        let api = api.clone();
+        let (api, seen) = (api.clone(), seen.clone());
         let stream = api
             .watch(&params, &version)
             .await
             .expect("watching the objects");
         tokio::spawn(async move {
-            let mut seen: BTreeMap<String, Vec<(Instant, i64)>> = BTreeMap::new();
             let mut stream = std::pin::pin!(stream);
             while let Some(Ok(event)) = stream.next().await {
                 if let WatchEvent::Modified(obj) | WatchEvent::Added(obj) = event {
                     let json = serde_json::to_value(&obj).unwrap_or_default();
                     if let Some(observed) = json["status"]["observedGeneration"].as_i64() {
+                        let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
                         seen.entry(obj.name_any())
                             .or_default()
                             .push((Instant::now(), observed));
                     }
                 }
             }
-            seen
         })
     };
     let (patch, before) = (PatchParams::default(), &before);
@@ -162,61 +163,40 @@ where
         .buffered(PARALLEL)
         .collect()
         .await;
-    // Poll (no sleep of a fixed length): the watch task fills `seen` as statuses come.
+    // Poll until the watch saw every change observed.
     let deadline = Instant::now() + timeout;
-    let observed = |seen: &BTreeMap<String, Vec<(Instant, i64)>>| {
-        names.iter().zip(&sent).all(|(name, (_, generation))| {
-            let seen = seen.get(name).map(Vec::as_slice).unwrap_or_default();
-            seen.iter().any(|(_, o)| o >= generation)
-        })
+    let observed_at = |seen: &Seen| -> Option<Vec<Duration>> {
+        let at = names.iter().zip(&sent).map(|(name, (sent, generation))| {
+            let seen = seen.get(name)?;
+            let (when, _) = seen.iter().find(|(_, o)| o >= generation)?;
+            Some(when.saturating_duration_since(*sent))
+        });
+        at.collect()
     };
-    let mut latest = list_observed(api, names, &sent).await;
-    while !latest && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        latest = list_observed(api, names, &sent).await;
+    loop {
+        let done = observed_at(&seen.lock().unwrap_or_else(|e| e.into_inner()));
+        if let Some(took) = done {
+            watch.abort();
+            return took;
+        }
+        let ended = watch.is_finished();
+        if ended || Instant::now() > deadline {
+            watch.abort();
+            let seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+            let missing = names.iter().zip(&sent).find(|(name, (_, generation))| {
+                let seen = seen.get(*name).map(Vec::as_slice).unwrap_or_default();
+                !seen.iter().any(|(_, o)| o >= generation)
+            });
+            let (name, (_, generation)) = missing.expect("one is missing");
+            panic!(
+                "not every change of {} objects was observed within {timeout:?} (the watch {}): \
+                 {name}'s status never reported generation {generation}",
+                names.len(),
+                if ended { "ended" } else { "ran" }
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    watch.abort();
-    let seen = watch.await.unwrap_or_default();
-    assert!(
-        latest && observed(&seen),
-        "not every change of {} objects was observed within {timeout:?}",
-        names.len()
-    );
-    names
-        .iter()
-        .zip(&sent)
-        .map(|(name, (at, generation))| {
-            let first = seen[name].iter().find(|(_, o)| o >= generation);
-            first
-                .map(|(when, _)| when.saturating_duration_since(*at))
-                .unwrap_or_default()
-        })
-        .collect()
-}
-
-/// Whether every object of `names` reports (in a list) at least the generation `sent` made.
-async fn list_observed<K>(api: &Api<K>, names: &[String], sent: &[(Instant, i64)]) -> bool
-where
-    K: Resource + Clone + Serialize + DeserializeOwned + fmt::Debug,
-{
-    let Ok(list) = api.list(&at_scale()).await else {
-        return false;
-    };
-    let observed: BTreeMap<String, i64> = list
-        .items
-        .iter()
-        .filter_map(|obj| {
-            let json = serde_json::to_value(obj).ok()?;
-            Some((
-                obj.name_any(),
-                json["status"]["observedGeneration"].as_i64()?,
-            ))
-        })
-        .collect();
-    names
-        .iter()
-        .zip(sent)
-        .all(|(name, (_, generation))| observed.get(name).is_some_and(|o| o >= generation))
 }
 
 /// The `p`-th percentile (0 to 100, nearest rank) of `samples`; zero for none.
