@@ -274,47 +274,46 @@ impl Figures {
         let n = self.n;
         let mut over = Vec::new();
         let mut time = |what: &str, took: Duration, budget: Option<TimeBudget>| {
-            if let Some(budget) = budget {
-                let allowed = budget.allowed(n);
-                if took > allowed {
-                    over.push(format!(
-                        "{what}: {took:.1?} > {allowed:.1?} ({} s + {} ms x {n} objects)",
-                        budget.seconds, budget.ms_per_object
-                    ));
-                }
+            if let Some(budget) = budget
+                && took > budget.allowed(n)
+            {
+                over.push(format!(
+                    "{what}: {took:.1?} > {:.1?} ({} s + {} ms x {n} objects)",
+                    budget.allowed(n),
+                    budget.seconds,
+                    budget.ms_per_object
+                ));
             }
         };
         time("settle", self.settle, budget.settle);
         time("deletion", self.deletion, budget.deletion);
-        if let (Some(p99), Some(ms)) = (self.observed_p99, budget.p99_observed_ms) {
-            let allowed = Duration::from_secs_f64(ms / 1000.0);
-            if p99 > allowed {
-                over.push(format!("p99ObservedMs: {p99:.1?} > {ms} ms"));
-            }
+        if let (Some(p99), Some(ms)) = (self.observed_p99, budget.p99_observed_ms)
+            && p99 > Duration::from_secs_f64(ms / 1000.0)
+        {
+            over.push(format!("p99ObservedMs: {p99:.1?} > {ms} ms"));
         }
-        if let Some(budget) = budget.peak_memory {
-            let allowed = budget.allowed(n);
-            if self.peak_memory > allowed {
-                let mib = |b: u64| b as f64 / 1024.0 / 1024.0;
-                over.push(format!(
-                    "peakMemory: {:.1} MiB > {:.1} MiB ({} MiB + {} bytes x {n} objects; {} bytes \
-                     per cached object over an idle manager's {:.1} MiB)",
-                    mib(self.peak_memory),
-                    mib(allowed),
-                    budget.mib,
-                    budget.bytes_per_object,
-                    self.bytes_per_object(),
-                    mib(self.idle_memory),
-                ));
-            }
+        if let Some(budget) = budget.peak_memory
+            && self.peak_memory > budget.allowed(n)
+        {
+            let mib = |b: u64| b as f64 / 1024.0 / 1024.0;
+            over.push(format!(
+                "peakMemory: {:.1} MiB > {:.1} MiB ({} MiB + {} bytes x {n} objects; {} bytes \
+                 per cached object over an idle manager's {:.1} MiB)",
+                mib(self.peak_memory),
+                mib(budget.allowed(n)),
+                budget.mib,
+                budget.bytes_per_object,
+                self.bytes_per_object(),
+                mib(self.idle_memory),
+            ));
         }
-        if let Some(max) = budget.restart_writes {
-            if self.restart_writes > max {
-                over.push(format!(
-                    "restartWrites: a settled restart wrote {} objects > {max}",
-                    self.restart_writes
-                ));
-            }
+        if let Some(max) = budget.restart_writes
+            && self.restart_writes > max
+        {
+            over.push(format!(
+                "restartWrites: a settled restart wrote {} objects > {max}",
+                self.restart_writes
+            ));
         }
         over
     }
