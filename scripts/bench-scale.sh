@@ -11,8 +11,8 @@
 # deletion never ends for it: its cleanup event is refused there, and it keeps its finalizer).
 #
 # The generated manager goes through the generated project's own harness (`make test-e2e
-# E2E_OBJECTS=<n>`: the `*_at_scale` tests of tests/e2e.rs, release build), which prints the same
-# figures for each kind.
+# E2E_OBJECTS=<n>`: the `*_at_scale` tests of tests/e2e.rs, release build), which prints the
+# scale lab's figures for each kind (operator_rs_runtime::testing::scale::Figures).
 #
 # Usage: [BENCH_PROJECT=dir] scripts/bench-scale.sh [n] [test]   (default 3000; test: only the
 # `<test>_at_scale` test, e.g. `guestbook_v1`, instead of the whole suite). Figures go to
@@ -158,6 +158,6 @@ else
 fi
 # The whole output (the manager's log tail when a test fails) stays in $target/bench-scale.log.
 KUBECONFIG="$work/kubeconfig" CARGO_TARGET_DIR="$target" E2E_OBJECTS="$n" "${run[@]}" 2>&1 |
-  tee "$target/bench-scale.log" | grep -E -A3 "figures of this run|^- |^test |test result|panicked" || true
+  tee "$target/bench-scale.log" | grep -E -A3 "figures of this run|^scale-test |^- |^test |test result|panicked" || true
 echo "control plane CPU at the end: $(server_cpu)"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -127,13 +127,12 @@ fn the_reference_project_builds_lints_passes_its_tests_and_renders() {
         })
     };
 
-    // Its end-to-end suite against a real control plane, the manager running with exactly the
-    // RBAC of config/rbac: here the at-scale tests (with few objects: this checks the harness
-    // and the manager's behaviour, not figures), which need `E2E_OBJECTS`; the rest of the
-    // suite runs as the generated README says (`make test-e2e`, in the user's path below).
+    // The generated README's scale lab, with few objects (this checks the lab and the
+    // manager's behaviour, not figures), and a budget it misses; the rest of the e2e suite runs
+    // as the generated README says (`make test-e2e`, in the user's path below).
     {
         let _guard = CARGO.lock().unwrap_or_else(|e| e.into_inner());
-        cargo_with(&dir, &e2e(&["--nocapture", "_at_scale"]), &envs);
+        walk_the_scale_lab(&dir, env.kubeconfig());
     }
 
     // Then the READMEs' commands, as a user runs them.
@@ -144,6 +143,57 @@ fn the_reference_project_builds_lints_passes_its_tests_and_renders() {
         faults.success,
         "the faults failed:\nstdout:\n{}\nstderr:\n{}",
         faults.stdout, faults.stderr
+    );
+}
+
+/// The generated README's "Scale lab", as written, with `SCALE_N=20` (the user's variable):
+/// every kind's figures printed and within the scaffolded `scale-budgets.yaml`; then one kind
+/// against a budget it cannot meet, which `make scale-test` must fail on, naming it.
+fn walk_the_scale_lab(dir: &Path, kubeconfig: &Path) {
+    let mut shell = UserShell::new(dir, &[("KUBECONFIG", kubeconfig)]);
+    let generated = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let lab = sh_blocks(&generated, "### Scale lab").concat();
+    assert_eq!(
+        lab,
+        ["make scale-test", "make scale-test SCALE_N=3000 RELEASE=1"],
+        "the generated README's scale lab"
+    );
+    shell.set("SCALE_N", "20");
+    let out = shell.run(&lab[0]);
+    for kind in [
+        "Memcached x 20",
+        "Guestbook x 20",
+        "Admiral x 20",
+        "CronJob x 20",
+    ] {
+        let report = out.split(&format!("scale-test {kind}")).nth(1);
+        let report = report.unwrap_or_else(|| panic!("no figures of {kind}:\n{out}"));
+        for figure in [
+            "- settle: ",
+            "p99 ",
+            "bytes per cached object",
+            "settled restart: 0 writes",
+            "- deletion of all 20: ",
+        ] {
+            assert!(report.contains(figure), "{kind}: no `{figure}`:\n{out}");
+        }
+    }
+    let budgets = dir.join("scale-budgets.yaml");
+    let kept = std::fs::read_to_string(&budgets).unwrap();
+    std::fs::write(
+        &budgets,
+        format!("{kept}kinds:\n  Guestbook:\n    settle: {{seconds: 0}}\n"),
+    )
+    .unwrap();
+    shell.set("SCALE_N", "5");
+    shell.set("SCALE_ONLY", "guestbook_v1");
+    let (passed, out) = shell.try_run(&lab[0]);
+    std::fs::write(&budgets, kept).unwrap();
+    assert!(!passed, "make scale-test passed over a budget:\n{out}");
+    assert!(
+        out.contains("Guestbook x 5: over the budgets of scale-budgets.yaml:\n- settle: ")
+            && out.contains("(0 s + 0 ms x 5 objects)"),
+        "the failure does not name the budget:\n{out}"
     );
 }
 

@@ -591,6 +591,9 @@ async fn rewrite_all(
             page,
             objects: list.items.len(),
         });
+        // A page's writes, REWRITES_IN_FLIGHT at a time (one at a time, each write waited on
+        // a round trip: 1.5x a client's writes of the same objects).
+        let mut writes = tokio::task::JoinSet::new();
         for object in list.items {
             let api = match (namespaced, object.namespace()) {
                 (true, Some(ns)) => {
@@ -598,7 +601,13 @@ async fn rewrite_all(
                 }
                 _ => all.clone(),
             };
-            rewrite_one(&api, object, &mut counts).await?;
+            if writes.len() >= REWRITES_IN_FLIGHT {
+                add_written(&mut counts, writes.join_next().await)?;
+            }
+            writes.spawn(async move { rewrite_one(&api, object).await });
+        }
+        while let Some(written) = writes.join_next().await {
+            add_written(&mut counts, Some(written))?;
         }
         progress(&Progress::Written { page, counts });
         token = list.metadata.continue_.filter(|t| !t.is_empty());
@@ -608,16 +617,32 @@ async fn rewrite_all(
     }
 }
 
+/// How many objects are written at once (each request in flight holds an HTTP/1.1 connection
+/// of its own, as the manager's 16 to 32 concurrent reconciles do).
+const REWRITES_IN_FLIGHT: usize = 16;
+
+/// Adds the counts of one finished write to `counts`; the write's error, if it failed.
+fn add_written(
+    counts: &mut Counts,
+    written: Option<std::result::Result<Result<Counts>, tokio::task::JoinError>>,
+) -> Result<()> {
+    let Some(written) = written else {
+        return Ok(());
+    };
+    let one = written.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?;
+    counts.rewritten += one.rewritten;
+    counts.gone += one.gone;
+    counts.conflicts += one.conflicts;
+    Ok(())
+}
+
 /// How many times one object's write is retried on conflicts before giving up.
 const CONFLICT_RETRIES: usize = 10;
 
 /// Writes `object` back as read; on a conflict reads it again and writes that; skips it when
 /// it was deleted.
-async fn rewrite_one(
-    api: &Api<DynamicObject>,
-    mut object: DynamicObject,
-    counts: &mut Counts,
-) -> Result<()> {
+async fn rewrite_one(api: &Api<DynamicObject>, mut object: DynamicObject) -> Result<Counts> {
+    let mut counts = Counts::default();
     let name = object.name_any();
     let shown = match object.namespace() {
         Some(ns) => format!("{ns}/{name}"),
@@ -628,11 +653,11 @@ async fn rewrite_one(
         match api.replace(&name, &PostParams::default(), &object).await {
             Ok(_) => {
                 counts.rewritten += 1;
-                return Ok(());
+                return Ok(counts);
             }
             Err(e) if status_code(&e) == Some(404) => {
                 counts.gone += 1;
-                return Ok(());
+                return Ok(counts);
             }
             Err(e) if status_code(&e) == Some(409) && attempts < CONFLICT_RETRIES => {
                 attempts += 1;
@@ -641,7 +666,7 @@ async fn rewrite_one(
                     Ok(Some(fresh)) => object = fresh,
                     Ok(None) => {
                         counts.gone += 1;
-                        return Ok(());
+                        return Ok(counts);
                     }
                     Err(source) => {
                         return Err(MigrationError::Rewrite {

@@ -15,6 +15,8 @@
 //!   end-to-end tests (at scale and under faults too), like kubebuilder's `test/utils`.
 //! - [`samples`]: a project's `config/samples` as typed objects; whether one is reconciled.
 //! - [`crd_drift`]: the committed CRDs checked against the Rust types.
+//! - [`scale`]: the scale lab's machinery (objects in parallel, time to `observedGeneration`,
+//!   memory from `/proc`, figures and the budgets of a project's `scale-budgets.yaml`).
 
 pub mod crd_drift;
 pub mod e2e;
@@ -25,5 +27,6 @@ pub mod mock;
 pub mod operator;
 pub mod refusal;
 pub mod samples;
+pub mod scale;
 
 pub use mock::{ApiServerVerifier, Received, mock_context};

@@ -121,7 +121,7 @@ where
 {
     /// Creates the objects `range` (labelled [`AT_SCALE`]).
     async fn create(&self, range: std::ops::Range<usize>) {
-        create_all(self.api, range.map(self.make)).await
+        create_all(self.api, range.map(self.make)).await;
     }
 
     /// Waits until the first `n` objects are all Ready.

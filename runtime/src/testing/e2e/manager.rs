@@ -341,13 +341,14 @@ impl ManagerProcess {
     }
 
     /// A memory figure from `/proc/<pid>/status` (`VmHWM`: its peak, `VmRSS`: now), in MiB; 0
-    /// where there is no such file.
+    /// where there is no such file (see [`scale::memory`](crate::testing::scale::memory)).
     pub fn memory(&self, field: &str) -> f64 {
-        let pid = self.child.id();
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let line = status.lines().find(|line| line.starts_with(field));
-        let kib = line.and_then(|line| line.split_whitespace().nth(1)?.parse::<f64>().ok());
-        kib.unwrap_or(0.0) / 1024.0
+        crate::testing::scale::memory(self.pid(), field) as f64 / 1024.0 / 1024.0
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// The sum of its metrics series that start with `series` (0 when none, or when its

@@ -20,7 +20,9 @@
 //!   session's manager has a namespace of its own, where its ServiceAccount, Roles and Lease
 //!   are and which it watches (`POD_NAMESPACE`); [`E2e::namespace`] is that one, and
 //!   [`E2e::untouched_elsewhere`] checks that the same object in another namespace is left alone.
-//! - [`E2e::at_scale`]: the figures of a kind with `E2E_OBJECTS` objects ([`objects`]).
+//! - [`scale_lab`]: the scale lab of a kind (`make scale-test`: `SCALE_TEST=1`, `SCALE_N`
+//!   objects on envtest, held to the project's `scale-budgets.yaml`), and [`E2e::at_scale`],
+//!   its figures with `E2E_OBJECTS` objects on the current cluster ([`objects`]).
 //! - [`fault`]: a kind under the [`Fault`]s of a control plane of its own (restarts, a killed
 //!   leader).
 //! - [`ManagerProcess`], [`http_get`], [`scrape_metrics`], [`metric_sum`]: the manager
@@ -93,10 +95,11 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::sync::{Mutex, MutexGuard};
 
+pub use crate::testing::scale::AT_SCALE;
 pub use faults::{FAULT_OBJECTS, Fault, fault};
 pub use http::{http_get, metric_sum, scrape_metrics};
 pub use manager::{ManagerProcess, ManagerProcessBuilder, READY_TIMEOUT, REFUSAL_SETTLE};
-pub use scale::AT_SCALE;
+pub use scale::scale_lab;
 
 use super::envtest::{Envtest, ServiceAccountAccess};
 use super::local_webhooks::{LocalWebhooks, free_address};

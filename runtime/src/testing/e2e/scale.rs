@@ -1,23 +1,28 @@
-//! A kind at scale: many objects created, reconciled, resynced and deleted under a manager
-//! ([`E2e::at_scale`]), and what "settled" means for them (neither they nor the Deployments
-//! they own written for a while).
+//! A kind at scale: the scale lab's run of a kind under the manager ([`E2e::scale_run`],
+//! [`scale_lab`], what `make scale-test` runs), and what "settled" means for its objects
+//! (neither they nor the Deployments they own written for a while). The kind-agnostic parts
+//! (creation in parallel, changes observed, memory, figures, budgets) are
+//! [`testing::scale`](crate::testing::scale)'s.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::Deployment;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, ListParams};
 use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{E2e, E2eProject, FIELD_MANAGER, TIMEOUT};
+use super::{E2e, E2eProject, TIMEOUT, TestObject, objects};
+use crate::controller::ScopedApi;
+use crate::testing::envtest::Envtest;
+use crate::testing::scale::{self, Budgets, Figures, Request};
 
-/// The label of the objects of the at-scale and fault tests.
-pub const AT_SCALE: &str = "e2e.operator-rs.dev/at-scale";
+pub(super) use crate::testing::scale::{AT_SCALE, create_all};
+
 /// How long objects must go unwritten to count as settled.
 const QUIET: Duration = Duration::from_secs(3);
 /// How long kube-controller-manager may take over each Deployment the objects own before they
@@ -28,18 +33,90 @@ const CONTROLLER_MANAGER_PER_DEPLOYMENT: Duration = Duration::from_secs(1);
 /// An object that changed: `(name, before, after)`, as JSON.
 pub(super) type Changed = (String, Value, Value);
 
+/// The scale lab of one kind `K`, as a project's `tests/e2e.rs` runs it (`make scale-test`):
+///
+/// - `SCALE_TEST=1` (see [`scale::requested`]): on the control plane of this test binary
+///   (envtest, `KUBEBUILDER_ASSETS`; every kind's run shares it), `SCALE_N` objects made by
+///   `make` (which names them), `SCALE_MANAGERS` manager processes; the figures
+///   ([`E2e::scale_run`]) are printed and held to the project's `scale-budgets.yaml`
+///   ([`Budgets`]): a figure over its budget fails the test, naming each.
+/// - else `E2E_OBJECTS=<n>` ([`objects`]): the same run on the cluster of the current
+///   kubeconfig, printed, with no budget but a settled restart that must write nothing;
+/// - else it prints a SKIPPED line.
+///
+/// `change(i)` is a JSON merge patch of object `i`'s spec (for the time until its status
+/// reports it); `None` when the test has none. `controller` is `K`'s controller's name.
+///
+/// # Panics
+///
+/// When `SCALE_TEST=1` but no control plane can start, on a wrong `SCALE_N`, a wrong
+/// `scale-budgets.yaml`, a failure of the run, or a figure over its budget.
+pub async fn scale_lab<P, K>(
+    namespaced: bool,
+    controller: &str,
+    make: impl Fn(usize) -> K,
+    change: Option<&dyn Fn(usize) -> Value>,
+) where
+    P: E2eProject,
+    K: TestObject + Send + 'static,
+{
+    let request = scale::requested().unwrap_or_else(|e| panic!("{e}"));
+    let (mut e2e, request, budgets) = match request {
+        Some(request) => {
+            let budgets = Budgets::load(Path::new(P::PROJECT.dir));
+            let budgets = budgets.unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                Envtest::available(),
+                "SCALE_TEST=1 runs on envtest: set KUBEBUILDER_ASSETS (`make scale-test` does)"
+            );
+            let env = Envtest::shared().expect("starting a control plane from KUBEBUILDER_ASSETS");
+            (E2e::<P>::on(env).await, request, Some(budgets))
+        }
+        None => match objects() {
+            Some(n) => (E2e::<P>::connect().await, Request { n, managers: 1 }, None),
+            None => {
+                return eprintln!(
+                    "SKIPPED: the scale lab of {}: set SCALE_TEST=1 (`make scale-test`) or \
+                     E2E_OBJECTS=<n> (on the current kubeconfig's cluster) to run it",
+                    K::kind(&())
+                );
+            }
+        },
+    };
+    let namespace = match namespaced {
+        true => Some(e2e.namespace().await),
+        false => None,
+    };
+    let api = K::Scope::api::<K>(e2e.client.clone(), namespace.as_deref());
+    let figures = e2e.scale_run(&api, controller, request, make, change).await;
+    println!("{figures}");
+    if let Some(namespace) = &namespace {
+        e2e.delete_namespace_and_wait(namespace, TIMEOUT).await;
+    }
+    match budgets {
+        Some(budgets) => {
+            let over = figures.exceeded(&budgets);
+            assert!(
+                over.is_empty(),
+                "{} x {}: over the budgets of {}:\n- {}\n(a change made the operator slower or \
+                 bigger; or raise the budget there, if that is intended)",
+                figures.kind,
+                figures.n,
+                scale::BUDGETS_FILE,
+                over.join("\n- ")
+            );
+        }
+        None => assert!(
+            figures.restart_writes == 0,
+            "a settled restart wrote objects"
+        ),
+    }
+}
+
 impl<P: E2eProject> E2e<P> {
     /// The figures of a kind at scale, with `n` objects made by `make` (which names them),
-    /// printed:
-    /// 1. catch-up: `n` objects are created while no manager runs, then one starts: the time
-    ///    until all are `Ready`, and its peak memory;
-    /// 2. settled resync: a restarted manager reconciles them all and must write nothing (every
-    ///    `resourceVersion` stays as it was);
-    /// 3. live: `n` more objects are created while it runs: the time until all are `Ready`;
-    /// 4. deletion: with their namespace when they have one (the API server then refuses the
-    ///    operator's events there, which must not hold up cleanup), else as a collection.
-    ///
-    /// `controller` is the name of `K`'s controller (its metrics' `controller` label).
+    /// printed; a settled restart must write nothing. `namespace`: where they are (deleted
+    /// with its objects at the end). See [`E2e::scale_run`].
     pub async fn at_scale<K>(
         &mut self,
         api: &Api<K>,
@@ -48,70 +125,140 @@ impl<P: E2eProject> E2e<P> {
         n: usize,
         make: impl Fn(usize) -> K,
     ) where
-        K: Resource<DynamicType = ()> + Clone + Serialize + DeserializeOwned + Debug,
+        K: Resource<DynamicType = ()>
+            + Clone
+            + Serialize
+            + DeserializeOwned
+            + Debug
+            + Send
+            + 'static,
     {
+        let request = Request { n, managers: 1 };
+        let figures = self.scale_run(api, controller, request, make, None).await;
+        println!("{figures}");
+        if let Some(namespace) = namespace {
+            self.delete_namespace_and_wait(namespace, TIMEOUT).await;
+        }
+        assert_eq!(figures.restart_writes, 0, "a settled restart wrote objects");
+    }
+
+    /// The scale lab's run of one kind, its figures returned ([`Figures`]):
+    /// 1. idle: the managers start with no object of the kind (their memory then);
+    /// 2. settle: `request.n` objects are created while no manager runs, then
+    ///    `request.managers` start (with `--leader-elect` when more than one: today one leads
+    ///    and the others stand by): the time until every object is reconciled (the project's
+    ///    [`Project::ready`](super::Project::ready)), and their highest peak memory;
+    /// 3. with `change`, each object's spec is changed: the time until its status reports
+    ///    the new generation (p50, p99);
+    /// 4. settled restart: a restarted manager reconciles them all; the objects it wrote;
+    /// 5. deletion: all deleted as a collection, until none is left (finalizers run).
+    ///
+    /// `controller` is the name of `K`'s controller (its metrics' `controller` label).
+    pub async fn scale_run<K>(
+        &mut self,
+        api: &Api<K>,
+        controller: &str,
+        request: Request,
+        make: impl Fn(usize) -> K,
+        change: Option<&dyn Fn(usize) -> Value>,
+    ) -> Figures
+    where
+        K: Resource<DynamicType = ()>
+            + Clone
+            + Serialize
+            + DeserializeOwned
+            + Debug
+            + Send
+            + 'static,
+    {
+        let Request { n, managers } = request;
         let kind = K::kind(&()).to_string();
         let timeout = TIMEOUT + Duration::from_millis(50 * n as u64);
-        let selector = format!("{AT_SCALE}=true");
-        let list = &ListParams::default().labels(&selector);
-        let stopped = self.stop_manager().await;
+        let list = &scale::at_scale();
+        let args: &[&str] = if managers > 1 {
+            &["--leader-elect"]
+        } else {
+            &[]
+        };
+
+        let _ = self.stop_manager().await;
+        let mut replicas = self.run_managers(args, managers).await;
+        let idle_memory = self.peak_memory(&replicas);
+        let stopped = self.stop_managers(replicas).await;
         assert!(stopped, "the manager did not stop cleanly");
 
+        let created = create_all(api, (0..n).map(&make)).await;
         let started = Instant::now();
-        create_all(api, (0..n).map(&make)).await;
-        let created = started.elapsed();
-        let started = Instant::now();
-        self.run_manager().await;
+        replicas = self.run_managers(args, managers).await;
         self.all_ready(api, list, n, timeout).await;
-        let caught_up = started.elapsed();
-        let catch_up_peak = self.memory("VmHWM");
+        let settle = started.elapsed();
+        let peak_memory = self.peak_memory(&replicas);
 
-        let (resync, changed) = self.resync(api, list, controller, n, timeout).await;
-        let written = changed.len();
-
-        let started = Instant::now();
-        create_all(api, (n..2 * n).map(&make)).await;
-        let created_live = started.elapsed();
-        self.all_ready(api, list, 2 * n, timeout).await;
-        let live = started.elapsed();
-        let (peak, now) = (self.memory("VmHWM"), self.memory("VmRSS"));
-
-        let started = Instant::now();
-        match namespace {
-            Some(namespace) => self.delete_namespace_and_wait(namespace, timeout).await,
-            None => {
-                let deleted = api.delete_collection(&DeleteParams::default(), list).await;
-                deleted.expect("deleting the objects");
-                let what = format!("{} {kind} objects to be gone", 2 * n);
-                let all_gone = move || async move {
-                    api.list(list).await.ok()?.items.is_empty().then_some(())
-                };
-                self.eventually(&what, timeout, all_gone).await;
-            }
+        let (mut observed_p50, mut observed_p99) = (None, None);
+        if let Some(change) = change {
+            let names: Vec<String> = (0..n).map(|i| make(i).name_any()).collect();
+            let took = scale::observed_after_change(api, &names, change, timeout).await;
+            observed_p50 = Some(scale::percentile(&took, 50.0));
+            observed_p99 = Some(scale::percentile(&took, 99.0));
         }
-        let deleted = started.elapsed();
 
-        let rate = |d: Duration| n as f64 / d.as_secs_f64();
-        println!(
-            "{kind} x {n}, figures of this run:\n\
-             - catch-up: {n} created in {created:.1?} with no manager running; a manager \
-             started then had them all Ready after {caught_up:.1?} ({:.0}/s), peak memory \
-             {catch_up_peak:.1} MiB\n\
-             - settled resync: a restarted manager reconciled all {n} in {resync:.1?} and \
-             changed {written} of them\n\
-             - live: {n} more created in {created_live:.1?} while it ran, all Ready after \
-             {live:.1?} ({:.0}/s); memory peak {peak:.1} MiB, now {now:.1} MiB\n\
-             - deletion of all {} ({}): {deleted:.1?}",
-            rate(caught_up),
-            rate(live),
-            2 * n,
-            if namespace.is_some() {
-                "with their namespace"
-            } else {
-                "as a collection"
-            },
-        );
-        assert_unchanged(&changed);
+        for replica in replicas {
+            replica.stop();
+        }
+        let (restart, changed) = self.resync(api, list, controller, n, timeout).await;
+
+        let started = Instant::now();
+        let deleted = api.delete_collection(&DeleteParams::default(), list).await;
+        deleted.expect("deleting the objects");
+        let what = format!("{n} {kind} objects to be gone");
+        let all_gone =
+            move || async move { api.list(list).await.ok()?.items.is_empty().then_some(()) };
+        self.eventually(&what, timeout, all_gone).await;
+        let deletion = started.elapsed();
+
+        Figures {
+            kind,
+            n,
+            managers,
+            created,
+            settle,
+            observed_p50,
+            observed_p99,
+            idle_memory,
+            peak_memory,
+            restart_writes: changed.len(),
+            restart,
+            deletion,
+        }
+    }
+
+    /// Starts the session's manager and `managers - 1` replicas with `args`; returns the
+    /// replicas (the session holds the first).
+    async fn run_managers(&mut self, args: &[&str], managers: usize) -> Vec<super::ManagerProcess> {
+        self.run_manager_with(args).await;
+        let mut replicas = Vec::new();
+        for i in 1..managers {
+            replicas.push(self.replica(&format!("manager-{i}"), args).await);
+        }
+        replicas
+    }
+
+    /// Stops the session's manager and `replicas`: whether all exited cleanly.
+    async fn stop_managers(&mut self, replicas: Vec<super::ManagerProcess>) -> bool {
+        let mut clean = self.stop_manager().await;
+        for replica in replicas {
+            clean &= replica.stop();
+        }
+        clean
+    }
+
+    /// The highest peak resident memory (`VmHWM`, bytes) of the session's manager and
+    /// `replicas`.
+    fn peak_memory(&self, replicas: &[super::ManagerProcess]) -> u64 {
+        let all = self.manager().into_iter().chain(replicas);
+        all.map(|m| scale::memory(m.pid(), "VmHWM"))
+            .max()
+            .unwrap_or(0)
     }
 
     /// Once the `n` objects of `list` are settled, restarts the manager, waits until its
@@ -170,24 +317,6 @@ impl<P: E2eProject> E2e<P> {
         };
         self.eventually(&what, timeout, all_ready).await;
     }
-}
-
-/// Server-side applies `objects`, 16 at a time, labelled [`AT_SCALE`].
-pub(super) async fn create_all<K>(api: &Api<K>, objects: impl Iterator<Item = K>)
-where
-    K: Resource + Clone + Serialize + DeserializeOwned + Debug,
-{
-    let params = &PatchParams::apply(FIELD_MANAGER).force();
-    futures::stream::iter(objects)
-        .map(|mut obj| async move {
-            obj.labels_mut().insert(AT_SCALE.into(), "true".into());
-            api.patch(&obj.name_any(), params, &Patch::Apply(&obj))
-                .await
-        })
-        .buffer_unordered(16)
-        .try_collect::<Vec<_>>()
-        .await
-        .expect("creating the objects");
 }
 
 /// Every object of `list` as JSON, by name (see [`version`]).
