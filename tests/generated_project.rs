@@ -219,8 +219,10 @@ trait LocalWebhooks {
 }
 
 impl LocalWebhooks for UserShell {
-    /// Waits until a local manager has pointed the webhooks and the conversion at itself.
+    /// Waits until a local manager has pointed the webhooks and the conversion at itself (`secs`
+    /// once its build is done).
     fn wait_for_local_webhooks(&self, secs: u64) {
+        self.wait_for_build(1200);
         self.wait_for(
             "the manager points the webhooks at itself",
             secs,

@@ -279,6 +279,24 @@ impl UserShell {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// Waits (up to `secs`) until the job [`Self::start`] started runs its binary: cargo printed
+    /// ``Running `...` ``. A wait for what the binary does then starts from there, not from
+    /// cargo's build and its turn at the build directory's lock, which the jobs beside this one
+    /// hold while they compile (minutes on a loaded machine, even when nothing is to be built).
+    pub fn wait_for_build(&self, secs: u64) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+        timed("wait: the job's build", || {
+            while !self.manager_log().contains("Running `") {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the job's binary did not start after {secs} s:\n{}",
+                    self.manager_log()
+                );
+                std::thread::sleep(std::time::Duration::from_millis(500));
+            }
+        })
+    }
+
     /// Polls `check` until `done` holds of what it prints, for up to `secs`.
     pub fn wait_for(&self, what: &str, secs: u64, check: &str, done: impl Fn(&str) -> bool) {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
