@@ -2,7 +2,7 @@
 //! reads its arguments, validates them and plans; what several commands do, and the one way
 //! each scaffolding command finishes, is here, so no command calls another.
 //!
-//! - [`finish`]: the finishing step every scaffolding command ends in (record, regenerate,
+//! - [`finish`](mod@finish): the finishing step every scaffolding command ends in (record, regenerate,
 //!   refuse, check, write, print);
 //! - [`regenerate`]: the manifests regenerated into what a command writes;
 //! - [`scaffold_record`]: PROJECT's record of the scaffold, and the replay of a project's

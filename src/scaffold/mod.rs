@@ -45,7 +45,7 @@ impl Action {
 }
 
 /// The files a scaffolding run touches, with what it does to each, and the existing files it
-/// would have to replace without `--force` (refused by [`crate::ops::finish`]).
+/// would have to replace without `--force` (refused by [`crate::ops::finish()`]).
 #[derive(Debug, Default, Clone)]
 pub struct Report {
     /// Each file touched, relative to the project root, with what is done to it.

@@ -1,5 +1,5 @@
 //! The consistent-hash ring: every replica computes the same one from the members' identities,
-//! with virtual nodes, over the 64-bit hash space of [`super::hash`]; a replica's shard is the
+//! with virtual nodes, over the 64-bit hash space of `super::hash`; a replica's shard is the
 //! set of hash ranges ([`Ranges`]) whose tokens it holds, written for the API server as a
 //! `shardSelector` (KEP-5866).
 
