@@ -59,6 +59,15 @@ fn sdk() -> bool {
     helm(json!({"op": "validate", "chart": "/nonexistent"})).is_some()
 }
 
+/// The shared control plane, for a test that installs the chart; `None` (the test returns) when
+/// another CI job runs these tests, or Helm's SDK or the control plane is absent (each says so).
+fn control_plane() -> Option<&'static Envtest> {
+    if runs_elsewhere("chart") || !sdk() || !Envtest::available() {
+        return None;
+    }
+    Some(Envtest::shared().expect("the control plane starts"))
+}
+
 /// A project with two kinds (one with an image, for an environment variable) and webhooks on one.
 fn project(name: &str) -> (tempfile::TempDir, PathBuf) {
     project_in(name, "cache")
@@ -549,13 +558,9 @@ fn foreign_crd(group: &str, kind: &str, plural: &str) -> Value {
 
 #[test]
 fn the_chart_installs_upgrades_rolls_back_and_uninstalls_on_a_real_api_server() {
-    if runs_elsewhere("chart") {
+    let Some(env) = control_plane() else {
         return;
-    }
-    if !sdk() || !Envtest::available() {
-        return;
-    }
-    let env = Envtest::shared().expect("the control plane starts");
+    };
     let kubeconfig = env.kubeconfig().to_path_buf();
     let (_tmp, dir) = project("chart-install");
     let crds = dir.join("foreign-crds.json");
@@ -767,13 +772,9 @@ fn make(dir: &Path, target_and_vars: &[&str], kubeconfig: &Path) -> (bool, Strin
 
 #[test]
 fn make_helm_deploy_installs_exactly_the_image_img_names() {
-    if runs_elsewhere("chart") {
+    let Some(env) = control_plane() else {
         return;
-    }
-    if !sdk() || !Envtest::available() {
-        return;
-    }
-    let env = Envtest::shared().expect("the control plane starts");
+    };
     let kubeconfig = env.kubeconfig().to_path_buf();
     let (_tmp, dir) = project("chart-make");
     let ns = "chart-make-system";
@@ -828,13 +829,9 @@ fn make_helm_deploy_installs_exactly_the_image_img_names() {
 
 #[test]
 fn the_generated_readmes_helm_chart_block_runs_as_written() {
-    if runs_elsewhere("chart") {
+    let Some(env) = control_plane() else {
         return;
-    }
-    if !sdk() || !Envtest::available() {
-        return;
-    }
-    let env = Envtest::shared().expect("the control plane starts");
+    };
     let tmp = init_project("chart-readme");
     let dir = project_dir(&tmp, "chart-readme");
     // A kind of its own: the other tests' CRDs belong to their releases on this control plane.
@@ -964,14 +961,10 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
 
 #[test]
 fn the_manager_installed_from_the_chart_reconciles_under_the_charts_service_account() {
-    if runs_elsewhere("chart") {
-        return;
-    }
-    if !sdk() || !Envtest::available() {
-        return;
-    }
     use operator_rs_runtime::testing::e2e::{ManagerProcess, reconciled};
-    let env = Envtest::shared().expect("the control plane starts");
+    let Some(env) = control_plane() else {
+        return;
+    };
     let admin = env.kubeconfig().to_path_buf();
     let tmp = init_project("chart-run");
     let dir = project_dir(&tmp, "chart-run");
@@ -1622,13 +1615,9 @@ fn can(
 
 #[test]
 fn rbac_namespaced_grants_the_manager_roles_only_in_the_namespaces_it_watches() {
-    if runs_elsewhere("chart") {
+    let Some(env) = control_plane() else {
         return;
-    }
-    if !sdk() || !Envtest::available() {
-        return;
-    }
-    let env = Envtest::shared().expect("the control plane starts");
+    };
     let kubeconfig = env.kubeconfig().to_path_buf();
     let (_tmp, dir) = project_in("chart-scoped", "scoped");
     // A rule a Role cannot hold (a cluster-scoped resource) stays cluster-wide in both modes.
@@ -1797,13 +1786,9 @@ fn helm_on_path(shell: &mut common::readme::UserShell, dir: &Path) {
 
 #[test]
 fn the_crds_chart_installs_before_the_chart_as_the_generated_readme_says() {
-    if runs_elsewhere("chart") {
+    let Some(env) = control_plane() else {
         return;
-    }
-    if !sdk() || !Envtest::available() {
-        return;
-    }
-    let env = Envtest::shared().expect("the control plane starts");
+    };
     let kubeconfig = env.kubeconfig().to_path_buf();
     let (_tmp, dir) = project_in("chart-split", "split");
     foreign_crds(&kubeconfig, &dir);
@@ -1899,13 +1884,9 @@ fn the_crds_chart_installs_before_the_chart_as_the_generated_readme_says() {
 
 #[test]
 fn the_chart_before_create_api_upgrades_in_place_to_the_chart_after() {
-    if runs_elsewhere("chart") {
+    let Some(env) = control_plane() else {
         return;
-    }
-    if !sdk() || !Envtest::available() {
-        return;
-    }
-    let env = Envtest::shared().expect("the control plane starts");
+    };
     let kubeconfig = env.kubeconfig().to_path_buf();
     let tmp = init_project("chart-prev");
     let dir = project_dir(&tmp, "chart-prev");
