@@ -46,6 +46,16 @@ pub const BLOCKS: &[(Readme, &str, Runs)] = &[
     ),
     (
         Readme::Generated,
+        "### Scale lab",
+        Runs::In("tests/generated_project.rs"),
+    ),
+    (
+        Readme::Generated,
+        "## Dashboards",
+        Runs::In("tests/chart.rs"),
+    ),
+    (
+        Readme::Generated,
         "### Deploy it to the cluster",
         // Its `make docker-build docker-push` line is skipped there, saying so: no container
         // runtime or registry here.
