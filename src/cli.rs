@@ -101,7 +101,7 @@ each archive is checked against the index's SHA-512 and installed whole or not a
 
 const CREATE_EXAMPLE: &str =
     "Example:\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached";
-const EDIT_EXAMPLE: &str = "Examples:\n  operator-rs edit --namespaced          # Roles, and watches of the manager's own namespace\n  operator-rs edit --namespaced=false    # back to a cluster-scoped manager\n  operator-rs edit api --group batch --version v2 --kind CronJob --storage";
+const EDIT_EXAMPLE: &str = "Examples:\n  operator-rs edit --namespaced          # Roles, and watches of the manager's own namespace\n  operator-rs edit --namespaced=false    # back to a cluster-scoped manager\n  operator-rs edit --multigroup          # src/api/<group>/<version>/: one kind name in two groups\n  operator-rs edit api --group batch --version v2 --kind CronJob --storage";
 const GENERATE_EXAMPLE: &str = "Examples:\n  operator-rs generate manifests\n  operator-rs generate crds --check   # in CI: exit 1 with a diff when stale";
 
 /// A working command line for the command that `args` (the process's arguments) names, to show
@@ -296,6 +296,11 @@ pub struct InitArgs {
     /// `--namespaced=false` (the default) is cluster-scoped, as `edit --namespaced=false` makes it.
     #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_value = "false", default_missing_value = "true", value_name = "BOOL")]
     pub namespaced: bool,
+    /// The multigroup layout (kubebuilder's `--multigroup`): a kind's modules under its group,
+    /// `src/api/<group>/<version>/<kind>.rs` and `src/controllers/<group>/<kind>.rs`, so two
+    /// groups may each have a kind of one name. `edit --multigroup` moves a project there later.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_value = "false", default_missing_value = "true", value_name = "BOOL")]
+    pub multigroup: bool,
     /// Overwrite files that already exist.
     #[arg(long)]
     pub force: bool,
@@ -318,6 +323,9 @@ impl InitArgs {
         }
         if self.namespaced {
             w.push("--namespaced".into());
+        }
+        if self.multigroup {
+            w.push("--multigroup".into());
         }
         w
     }
@@ -522,6 +530,12 @@ pub struct EditArgs {
     /// RoleBindings, watches of its own namespace) or cluster-scoped (`--namespaced=false`).
     #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
     pub namespaced: Option<bool>,
+    /// Move the project to the multigroup layout (`--multigroup`, `--multigroup=true`:
+    /// `src/api/<group>/<version>/`, `src/controllers/<group>/`) or back to the single-group
+    /// one (`--multigroup=false`): the kinds' files move with your edits, and the module
+    /// declarations and paths the scaffold wrote follow them.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", conflicts_with = "namespaced")]
+    pub multigroup: Option<bool>,
     /// Rewrite the scaffolded files the switch changes even where you edited them (your
     /// changes to them are lost; Rust files are never overwritten).
     #[arg(long)]

@@ -911,6 +911,28 @@ pub fn kind_snake(kind: &str) -> String {
     kind.to_snake_case()
 }
 
+/// A Rust module name for a DNS name or version: lowercase, `_` for every other character, a
+/// leading `_`-free letter (`g` before a digit), never a keyword.
+pub fn module_name(name: &str) -> String {
+    let mut m: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !m.starts_with(|c: char| c.is_ascii_lowercase()) {
+        m.insert(0, 'g');
+    }
+    if is_rust_keyword(&m) {
+        m.push('_');
+    }
+    m
+}
+
 /// Strict and reserved keywords of Rust 2024 (an identifier that cannot name a module).
 pub fn is_rust_keyword(s: &str) -> bool {
     const KEYWORDS: &[&str] = &[

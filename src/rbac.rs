@@ -625,12 +625,12 @@ fn uncovered_controllers(project: &Project, roles: &[Role]) -> Vec<String> {
                 group.as_str()
             };
             out.push(format!(
-                "no RBAC marker lets the {} controller watch {} ({}), so the manager will get 403 Forbidden; add to src/controllers/{}.rs:\n  \
+                "no RBAC marker lets the {} controller watch {} ({}), so the manager will get 403 Forbidden; add to {}:\n  \
                  // +kubebuilder:rbac:groups={marker_group},resources={},verbs=get;list;watch",
                 r.kind,
                 r.plural,
                 if group.is_empty() { "core group" } else { group.as_str() },
-                names::kind_snake(&r.kind),
+                project.layout().controller_file(r),
                 r.plural,
             ));
         }

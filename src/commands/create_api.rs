@@ -181,9 +181,13 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
             from_crd: None,
             external_crate: None,
             namespaced: None,
-            path: format!("crate::api::{version}::{kind}"),
+            path: String::new(),
             deploy_image: None,
             webhooks: None,
+        };
+        let candidate = Resource {
+            path: project.layout().api_type(&candidate),
+            ..candidate
         };
         check_other_versions(project, &candidate)?;
         check_crd_names(project, &candidate, &plural_named)?;
@@ -414,35 +418,44 @@ fn check_file_names(new: &Resource, kind_snake: &str) -> Result<()> {
     Ok(())
 }
 
-/// Kinds of one version share a Rust module (`src/api/<version>/`): their files and their
-/// `<Kind>`, `<Kind>Spec`, `<Kind>Status` names must not collide.
+/// Kinds of one version share a Rust module (`src/api/<version>/`; in the multigroup layout,
+/// kinds of one group and version: `src/api/<group>/<version>/`): their files and their
+/// `<Kind>`, `<Kind>Spec`, `<Kind>Status` names must not collide. In the single-group layout
+/// the refusal says how to get the multigroup one.
 fn check_rust_names(project: &Project, new: &Resource) -> Result<()> {
+    let layout = project.layout();
     let names_of = |k: &str| [k.to_string(), format!("{k}Spec"), format!("{k}Status")];
     let new_names = names_of(&new.kind);
     let snake = names::kind_snake(&new.kind);
-    for other in project
-        .resources
-        .iter()
-        .filter(|r| r.has_api() && r.version == new.version && !r.same_gk(new))
-    {
+    let module = format!("src/api/{}{}/", layout.group_dir(new), new.version);
+    let multigroup_hint = if layout.multigroup {
+        String::new()
+    } else {
+        ", or move the project to the multigroup layout, where each group has its own modules (src/api/<group>/<version>/): operator-rs edit --multigroup".to_string()
+    };
+    for other in project.resources.iter().filter(|r| {
+        r.has_api()
+            && r.version == new.version
+            && !r.same_gk(new)
+            && layout.group_module(r) == layout.group_module(new)
+    }) {
         if names::kind_snake(&other.kind) == snake {
             bail!(
-                "src/api/{}/{snake}.rs already holds {} {}; kinds of one version share a module, so {} {} would collide with it\n  \
-                 e.g. choose another --kind, or another --version",
-                new.version,
+                "{module}{snake}.rs already holds {} {}; kinds of one version{} share a module, so {} {} would collide with it. Nothing was written.\n  \
+                 e.g. choose another --kind, or another --version{multigroup_hint}",
                 other.api_version(),
                 other.kind,
+                if layout.multigroup { " and group" } else { "" },
                 new.api_version(),
                 new.kind
             );
         }
         if let Some(clash) = names_of(&other.kind).iter().find(|n| new_names.contains(n)) {
             bail!(
-                "kind {} would declare `{clash}`, which {} {} already declares in src/api/{}/\n  e.g. --kind {}Resource",
+                "kind {} would declare `{clash}`, which {} {} already declares in {module}. Nothing was written.\n  e.g. --kind {}Resource{multigroup_hint}",
                 new.kind,
                 other.api_version(),
                 other.kind,
-                new.version,
                 new.kind
             );
         }
@@ -452,14 +465,18 @@ fn check_rust_names(project: &Project, new: &Resource) -> Result<()> {
 
 /// One controller per kind: `src/controllers/<kind_snake>.rs`.
 fn check_controller_slot(project: &Project, new: &Resource, force: bool) -> Result<()> {
+    let layout = project.layout();
     let snake = names::kind_snake(&new.kind);
-    for other in project.resources.iter().filter(|r| r.controller) {
+    let file = layout.controller_file(new);
+    for other in (project.resources.iter())
+        .filter(|r| r.controller && layout.group_module(r) == layout.group_module(new))
+    {
         if other.same_gvk(&new.group, &new.version, &new.kind) {
             if force {
                 continue;
             }
             bail!(
-                "{} {} already has a controller (src/controllers/{snake}.rs). Nothing was written.\n  \
+                "{} {} already has a controller ({file}). Nothing was written.\n  \
                  Pass --force to re-scaffold it, or --controller=false.",
                 other.api_version(),
                 other.kind
@@ -468,21 +485,26 @@ fn check_controller_slot(project: &Project, new: &Resource, force: bool) -> Resu
         if names::kind_snake(&other.kind) == snake {
             let why = if other.same_gk(new) {
                 format!(
-                    "{} {} already has one (src/controllers/{snake}.rs); one controller serves every version",
+                    "{} {} already has one ({file}); one controller serves every version",
                     other.api_version(),
                     other.kind
                 )
             } else {
                 format!(
-                    "src/controllers/{snake}.rs already belongs to {} {}",
+                    "{file} already belongs to {} {}",
                     other.api_version(),
                     other.kind
                 )
             };
             bail!(
-                "cannot create a controller for {} {}: {why}\n  e.g. pass --controller=false",
+                "cannot create a controller for {} {}: {why}. Nothing was written.\n  e.g. pass --controller=false{}",
                 new.api_version(),
-                new.kind
+                new.kind,
+                if layout.multigroup {
+                    ""
+                } else {
+                    ", or move the project to the multigroup layout, where each group has its own controllers (src/controllers/<group>/): operator-rs edit --multigroup"
+                }
             );
         }
     }

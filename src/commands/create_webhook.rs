@@ -61,7 +61,11 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
 
     let mut overlay = Overlay::new(&disk);
     let kind_snake = names::kind_snake(&resource.kind);
-    let kind_file = format!("src/webhooks/{}/{kind_snake}.rs", resource.version);
+    let layout = project.layout();
+    let kind_file = format!(
+        "{}/{kind_snake}.rs",
+        layout.webhook_dir(&resource, &resource.version)
+    );
     // The kind's admission file holds the user's code: rendered once (or with --force), and
     // a later run only registers another webhook type.
     let types = WebhookTypes {
@@ -79,7 +83,10 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
         let spoke_resource = project
             .find(&resource.group, spoke, &resource.kind)
             .expect("checked in plan");
-        let spoke_file = format!("src/webhooks/{spoke}/{kind_snake}_conversion.rs");
+        let spoke_file = format!(
+            "{}/{kind_snake}_conversion.rs",
+            layout.webhook_dir(&resource, spoke)
+        );
         let spoke_file = args.force || !exists(&overlay, &spoke_file)?;
         let ctx = WebhookContext::conversion(&project, &resource, spoke_resource, spoke_file);
         let more = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;

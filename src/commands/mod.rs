@@ -4,6 +4,7 @@ pub mod completion;
 pub mod create_api;
 pub mod create_webhook;
 pub mod edit_api;
+pub mod edit_layout;
 pub mod edit_scope;
 pub mod envtest;
 pub mod generate;
@@ -79,9 +80,15 @@ pub fn run(mut cli: Cli) -> Result<i32> {
             command: None,
             namespaced: Some(namespaced),
             force,
+            ..
         }) => edit_scope::run(&root, namespaced, force).map(|_| 0),
+        Command::Edit(EditArgs {
+            command: None,
+            multigroup: Some(multigroup),
+            ..
+        }) => edit_layout::run(&root, multigroup).map(|_| 0),
         Command::Edit(EditArgs { command: None, .. }) => anyhow::bail!(
-            "`operator-rs edit` needs something to change: --namespaced or --namespaced=false (the manager's scope), or a subcommand (`edit api`)\n  e.g. operator-rs edit --namespaced"
+            "`operator-rs edit` needs something to change: --namespaced or --namespaced=false (the manager's scope), --multigroup or --multigroup=false (the layout), or a subcommand (`edit api`)\n  e.g. operator-rs edit --namespaced"
         ),
         Command::Generate(GenerateCommand::Crds(args)) => generate::run_crds(&root, &args),
         Command::Generate(GenerateCommand::Rbac(args)) => generate::run_rbac(&root, args.check),

@@ -457,27 +457,7 @@ pub fn minimal(schema: &Value, depth: usize) -> Value {
     }
 }
 
-/// A Rust module name for a DNS name or version: lowercase, `_` for every other character, a
-/// leading `_`-free letter (`g` before a digit), never a keyword.
-pub fn module_name(name: &str) -> String {
-    let mut m: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if !m.starts_with(|c: char| c.is_ascii_lowercase()) {
-        m.insert(0, 'g');
-    }
-    if crate::names::is_rust_keyword(&m) {
-        m.push('_');
-    }
-    m
-}
+pub use crate::names::module_name;
 
 #[cfg(test)]
 mod tests {

@@ -44,15 +44,29 @@ pub fn record(project: &mut Project, words: &[String]) {
 /// so a replay scaffolds the project's scope from the start, and PROJECT reads as if it had been
 /// made so.
 pub fn record_scope(project: &mut Project, namespaced: bool) {
+    set_init_flag(project, "--namespaced", namespaced);
+}
+
+/// Record `edit --multigroup=<multigroup>` as the `init` that makes that layout (`edit
+/// --multigroup` lays the kinds out as `init --multigroup` and the same `create api`s do), as
+/// [`record_scope`] does the scope.
+pub fn record_layout(project: &mut Project, multigroup: bool) {
+    set_init_flag(project, "--multigroup", multigroup);
+}
+
+/// `flag` (a boolean flag of `init`) on or off in the recorded `init`, when the record is
+/// complete.
+fn set_init_flag(project: &mut Project, flag: &str, on: bool) {
     if !is_complete(project) {
         return;
     }
     let Some(mut init) = split(&project.commands[0]) else {
         return;
     };
-    init.retain(|w| w != "--namespaced" && !w.starts_with("--namespaced="));
-    if namespaced {
-        init.push("--namespaced".into());
+    let with_value = format!("{flag}=");
+    init.retain(|w| w != flag && !w.starts_with(&with_value));
+    if on {
+        init.push(flag.into());
     }
     if let Some(line) = join(&init) {
         project.commands[0] = line;
@@ -144,6 +158,9 @@ pub fn reconstruct(project: &Project, extras: &InitExtras) -> Vec<Vec<String>> {
     // Made namespace-scoped by `init --namespaced` or `edit --namespaced`: the same scaffold.
     if project.namespaced {
         init.push("--namespaced".into());
+    }
+    if project.multigroup {
+        init.push("--multigroup".into());
     }
     out.push(init);
     for r in &project.resources {

@@ -3,6 +3,7 @@
 
 pub mod history;
 mod keep;
+pub mod layout;
 
 use std::path::Path;
 
@@ -99,6 +100,12 @@ pub struct Project {
     /// instead of the whole cluster. Absent (older files): cluster-scoped.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub namespaced: bool,
+    /// The multigroup layout (`init --multigroup`, `edit --multigroup`, kubebuilder's PROJECT
+    /// `multigroup: true`): a kind's modules are under its group (`src/api/<group>/<version>/`,
+    /// `src/controllers/<group>/`), so two groups may have a kind of one name (see [`layout`]).
+    /// Absent: the single-group layout.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub multigroup: bool,
     /// Every kind at every version the project has an API, a controller or webhooks for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
@@ -549,6 +556,7 @@ impl Project {
             commands: Vec::new(),
             k8s_openapi_feature: "v1_37".into(),
             namespaced: false,
+            multigroup: false,
             crd: Default::default(),
             resources,
         }

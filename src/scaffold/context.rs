@@ -162,11 +162,22 @@ pub struct KindNames {
     pub full_group: String,
     /// `crate::api::v1alpha1::Memcached`, or the k8s-openapi path of a built-in kind.
     pub rust_type: String,
+    /// The module of the kind's group in the multigroup layout (`ship`), empty in the
+    /// single-group one; `group_dir` is the same as a folder (`ship/`) and `group_path` as a
+    /// Rust path prefix (`ship::`), both empty in the single-group layout (see
+    /// [`crate::project::layout`]).
+    pub group_module: String,
+    pub group_dir: String,
+    pub group_path: String,
 }
 
 impl KindNames {
-    fn new(r: &Resource) -> KindNames {
+    fn new(project: &Project, r: &Resource) -> KindNames {
+        let layout = project.layout();
         KindNames {
+            group_module: layout.group_module(r),
+            group_dir: layout.group_dir(r),
+            group_path: layout.group_path(r),
             kind: r.kind.clone(),
             kind_snake: names::kind_snake(&r.kind),
             kind_lower: r.kind.to_ascii_lowercase(),
@@ -210,6 +221,15 @@ pub struct ApiContext {
     /// and object name stem (`memcached`: `memcached-editor-role`); see [`role_stems`].
     pub role_file: String,
     pub role_name: String,
+    /// The stem of the kind's test names (`frigate`: `fn frigate_v1`): the kind's, or in the
+    /// multigroup layout its role file stem, qualified with the group when a kind of another
+    /// group has its name (`sea_frigate_v1`).
+    pub kind_stem: String,
+    /// The group module the kind's types add to (`ship`), empty when this run renders no
+    /// types or in the single-group layout; `controller_group_module` the same for its
+    /// controller.
+    pub types_group_module: String,
+    pub controller_group_module: String,
     #[serde(flatten)]
     pub controller: ControllerContext,
 }
@@ -262,7 +282,7 @@ pub struct ApiParts {
 
 impl ApiContext {
     pub fn new(project: &Project, r: &Resource, parts: ApiParts) -> ApiContext {
-        let names = KindNames::new(r);
+        let names = KindNames::new(project, r);
         let api_version = if names.full_group.is_empty() {
             r.version.clone()
         } else {
@@ -282,6 +302,21 @@ impl ApiContext {
             kind_roles_are_roles: project.namespaced && namespaced,
             role_file: role_stems(project, r).0,
             role_name: role_stems(project, r).1,
+            kind_stem: if project.multigroup {
+                role_stems(project, r).0
+            } else {
+                names.kind_snake.clone()
+            },
+            types_group_module: if parts.types && r.has_api() {
+                names.group_module.clone()
+            } else {
+                String::new()
+            },
+            controller_group_module: if r.controller {
+                names.group_module.clone()
+            } else {
+                String::new()
+            },
             controller: ControllerContext::new(project, r, &names, parts.controller),
             names,
         }
@@ -403,6 +438,9 @@ pub struct WebhookContext {
     pub admission_file: bool,
     /// The version module under `src/webhooks/` this run adds to (empty: none).
     pub module_version: String,
+    /// The group module under `src/webhooks/` this run adds to (empty: none, or the
+    /// single-group layout).
+    pub webhook_group_module: String,
     #[serde(flatten)]
     pub spoke: SpokeContext,
 }
@@ -456,6 +494,11 @@ impl WebhookContext {
             } else {
                 String::new()
             },
+            webhook_group_module: if admission {
+                base.names.group_module.clone()
+            } else {
+                String::new()
+            },
             ..base
         }
     }
@@ -470,6 +513,7 @@ impl WebhookContext {
         WebhookContext {
             conversion: true,
             module_version: spoke.version.clone(),
+            webhook_group_module: project.layout().group_module(hub),
             spoke: SpokeContext {
                 spoke: spoke.version.clone(),
                 spoke_file,
@@ -482,7 +526,7 @@ impl WebhookContext {
     }
 
     fn base(project: &Project, r: &Resource) -> WebhookContext {
-        let names = KindNames::new(r);
+        let names = KindNames::new(project, r);
         let path_of = |prefix: &str| {
             format!(
                 "/{prefix}-{}-{}-{}",
@@ -514,6 +558,7 @@ impl WebhookContext {
             admission: false,
             admission_file: false,
             module_version: String::new(),
+            webhook_group_module: String::new(),
             spoke: SpokeContext::default(),
             names,
         }

@@ -30,6 +30,8 @@ pub enum Action {
     Update,
     /// The file exists and its policy keeps it.
     Keep,
+    /// The file goes (`edit --multigroup` moves it, or it is left declaring nothing).
+    Remove,
 }
 
 impl Action {
@@ -40,6 +42,7 @@ impl Action {
             Action::Overwrite => "overwrite",
             Action::Update => "update",
             Action::Keep => "keep",
+            Action::Remove => "remove",
         }
     }
 }
@@ -55,7 +58,8 @@ pub struct Report {
 }
 
 impl Report {
-    fn record(&mut self, path: &Path, action: Action) {
+    /// Record `action` on `path` (an earlier create or overwrite stays what it was).
+    pub fn record(&mut self, path: &Path, action: Action) {
         match self.actions.iter_mut().find(|(p, _)| p == path) {
             // A file created or overwritten and then updated by a fragment stays "create"/"overwrite".
             Some((_, a)) if *a == Action::Keep => *a = action,
@@ -194,6 +198,28 @@ pub fn render_files<C: Family>(ctx: &C) -> Result<std::collections::BTreeMap<Pat
     let mut out = std::collections::BTreeMap::new();
     for t in &active {
         out.insert(render_path(&tera, t, &ctx)?, render(&tera, t, &ctx)?);
+    }
+    Ok(out)
+}
+
+/// Every fragment `ctx`'s family renders, as (file, marker, text), without reading or writing
+/// any file: what a command compares two variants of a project's insertions with (`edit
+/// --multigroup`).
+pub fn render_fragments<C: Family>(ctx: &C) -> Result<Vec<(PathBuf, String, String)>> {
+    let ctx = tera::Context::from_serialize(ctx)
+        .map_err(|e| anyhow!("{}", error_chain(&e)))
+        .context("building the template context (a bug in operator-rs)")?;
+    let mut active = Vec::new();
+    for t in templates_for(C::TEMPLATES)? {
+        if t.is_fragment() && condition_holds(&t, &ctx)? {
+            active.push(t);
+        }
+    }
+    let tera = parse_templates(active.iter().map(|t| (t.name.as_str(), t.body)))?;
+    let mut out = Vec::new();
+    for t in &active {
+        let marker = t.front.marker.clone().unwrap_or_default();
+        out.push((render_path(&tera, t, &ctx)?, marker, render(&tera, t, &ctx)?));
     }
     Ok(out)
 }

@@ -233,6 +233,35 @@ fn non_blank<'a>(lines: &[&'a str], ranges: &[std::ops::Range<usize>]) -> Vec<&'
         .collect()
 }
 
+/// `file` without the fragment `text` an earlier insertion put there: the lines of its first
+/// whole run (its non-blank lines, trimmed, contiguous apart from blank lines) and the blank
+/// lines between them; `None` when the file no longer holds it as inserted.
+pub fn remove_text(file: &str, text: &str) -> Option<String> {
+    let wanted: Vec<&str> = (text.lines().map(str::trim))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let lines: Vec<&str> = file.split_inclusive('\n').collect();
+    let non_blank: Vec<usize> = (0..lines.len())
+        .filter(|&i| !lines[i].trim().is_empty())
+        .collect();
+    if wanted.is_empty() {
+        return None;
+    }
+    let start = non_blank.windows(wanted.len()).find(|w| {
+        w.iter()
+            .zip(&wanted)
+            .all(|(&i, want)| lines[i].trim() == *want)
+    })?;
+    let (first, last) = (start[0], start[wanted.len() - 1]);
+    let mut out = String::with_capacity(file.len());
+    for (i, line) in lines.iter().enumerate() {
+        if i < first || i > last {
+            out.push_str(line);
+        }
+    }
+    Some(out)
+}
+
 fn contains_run(file: &str, wanted: &[&str]) -> bool {
     let lines: Vec<&str> = file
         .lines()
