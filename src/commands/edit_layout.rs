@@ -158,6 +158,7 @@ pub fn run(root: &Path, multigroup: bool) -> Result<()> {
 
     project::history::record_layout(&mut after, multigroup);
     let project_name = after.project_name.clone();
+    let emptied: Vec<PathBuf> = overlay.removed().iter().cloned().collect();
     ops::finish(
         root,
         Plan {
@@ -166,6 +167,14 @@ pub fn run(root: &Path, multigroup: bool) -> Result<()> {
             ..Plan::new(overlay, after)
         },
     )?;
+    // The folders the moves emptied go too (`remove_dir` removes only an empty one).
+    for path in &emptied {
+        for dir in path.ancestors().skip(1).take_while(|d| d.starts_with("src")) {
+            if dir != Path::new("src") && std::fs::remove_dir(root.join(dir)).is_err() {
+                break;
+            }
+        }
+    }
     crate::errln!(
         "\n{project_name} is now in the {} layout: {}.",
         name(multigroup),

@@ -429,6 +429,10 @@ pub struct WebhookContext {
     pub default_sample: bool,
     pub mutate_path: String,
     pub validate_path: String,
+    /// The kind in its webhooks' names (`m<stem>-<version>.kb.io`): the kind in lowercase, in
+    /// the multigroup layout qualified with the group when a kind of another group has its
+    /// name (`sea-frigate`), as the API server wants one name per webhook of a configuration.
+    pub webhook_stem: String,
     pub defaulting: bool,
     pub validation: bool,
     pub conversion: bool,
@@ -552,6 +556,11 @@ impl WebhookContext {
             default_sample: r.from_crd.is_some(),
             mutate_path: path_of("mutate"),
             validate_path: path_of("validate"),
+            webhook_stem: if project.multigroup {
+                role_stems(project, r).1
+            } else {
+                names.kind_lower.clone()
+            },
             defaulting: false,
             validation: false,
             conversion: false,
