@@ -154,8 +154,6 @@ pub struct KindNames {
     pub kind: String,
     /// `memcached`, `cron_job`: the kind's file and module name.
     pub kind_snake: String,
-    /// `memcached`, `cronjob`.
-    pub kind_lower: String,
     pub version: String,
     pub plural: String,
     /// `cache.example.com`; `apps` for a built-in kind; empty for core/v1.
@@ -180,7 +178,6 @@ impl KindNames {
             group_path: layout.group_path(r),
             kind: r.kind.clone(),
             kind_snake: names::kind_snake(&r.kind),
-            kind_lower: r.kind.to_ascii_lowercase(),
             version: r.version.clone(),
             plural: r.plural.clone(),
             full_group: r.api_group(),
@@ -217,13 +214,16 @@ pub struct ApiContext {
     /// a namespaced kind. A cluster-scoped kind's are ClusterRoles in any project (a Role cannot
     /// grant a cluster-scoped resource).
     pub kind_roles_are_roles: bool,
+    /// `memcached`, `cronjob`.
+    pub kind_lower: String,
     /// The editor and viewer roles' file stem (`memcached`: `config/rbac/memcached_editor_role.yaml`)
     /// and object name stem (`memcached`: `memcached-editor-role`); see [`role_stems`].
     pub role_file: String,
     pub role_name: String,
-    /// The stem of the kind's test names (`frigate`: `fn frigate_v1`): the kind's, or in the
-    /// multigroup layout its role file stem, qualified with the group when a kind of another
-    /// group has its name (`sea_frigate_v1`).
+    /// The kind among the project's kinds, in its test names (`frigate`: `fn frigate_v1`), its
+    /// controller's name and a deploy-image kind's image variable: the kind's module name, or
+    /// in the multigroup layout its role file stem, qualified with the group when a kind of
+    /// another group has its name (`sea_frigate`).
     pub kind_stem: String,
     /// The group module the kind's types add to (`ship`), empty when this run renders no
     /// types or in the single-group layout; `controller_group_module` the same for its
@@ -300,6 +300,7 @@ impl ApiContext {
             external: r.external,
             e2e_spec: String::new(),
             kind_roles_are_roles: project.namespaced && namespaced,
+            kind_lower: r.kind.to_ascii_lowercase(),
             role_file: role_stems(project, r).0,
             role_name: role_stems(project, r).1,
             kind_stem: if project.multigroup {
@@ -536,7 +537,7 @@ impl WebhookContext {
                 "/{prefix}-{}-{}-{}",
                 names.full_group.replace('.', "-"),
                 r.version,
-                names.kind_lower
+                r.kind.to_ascii_lowercase()
             )
         };
         WebhookContext {
@@ -559,7 +560,7 @@ impl WebhookContext {
             webhook_stem: if project.multigroup {
                 role_stems(project, r).1
             } else {
-                names.kind_lower.clone()
+                r.kind.to_ascii_lowercase()
             },
             defaulting: false,
             validation: false,
