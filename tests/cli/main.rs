@@ -1,6 +1,6 @@
 //! The CLI's commands end to end on scaffolded projects, one test binary: `init` and `create api`
 //! (`commands`), `edit api` (`edit_api`), `create webhook` (`webhook`), rerunning commands
-//! (`rerun`) and rustfmt-clean rendering (`formatting`).
+//! (`rerun`), rustfmt-clean rendering (`formatting`) and the multigroup layout (`multigroup`).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -8,5 +8,6 @@ mod common;
 mod commands;
 mod edit_api;
 mod formatting;
+mod multigroup;
 mod rerun;
 mod webhook;
