@@ -4,7 +4,8 @@
 //! every Rust file of a bare `init`; and every Rust file of a project of the variants the
 //! reference project does not take (a built-in kind of the core and of other groups, deploy-image
 //! kinds with a command, a digest, no port, cluster scope; a controller added to an existing kind;
-//! a plural of its own; each webhook type alone, on a cluster-scoped and on a built-in kind).
+//! a plural of its own; each webhook type alone, on a cluster-scoped and on a built-in kind); and
+//! those of a multigroup project (`init --multigroup`) with one kind name in two groups.
 //! A template change shows up here as a reviewable diff (`cargo insta review`, or
 //! INSTA_UPDATE=always).
 
@@ -77,6 +78,44 @@ fn variant_project_files() {
     assert!(rust.len() > 20, "{rust:?}");
     for rel in &rust {
         insta::assert_snapshot!(snapshot_name("variants", rel), read(&dir, rel));
+    }
+}
+
+/// A multigroup project (`init --multigroup`): one kind name in two groups of a version, each
+/// with a deploy-image controller and webhooks, a conversion spoke, and a built-in kind's
+/// controller; its Rust files, PROJECT and the files named after its kinds.
+#[test]
+fn multigroup_project_files() {
+    let tmp = tempfile::Builder::new()
+        .prefix("operator-rs-test-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path().join("fleet-operator");
+    std::fs::create_dir(&dir).unwrap();
+    ok(&dir, &words("init --domain example.com --multigroup"));
+    for command in [
+        "create api --group ship --version v1 --kind Frigate --image nginx:1.27",
+        "create api --group ship --version v2 --kind Frigate --controller=false",
+        "create api --group sea --version v1 --kind Frigate --image nginx:1.27",
+        "create api --group core --version v1 --kind ConfigMap --resource=false",
+        "create webhook --group ship --version v1 --kind Frigate --defaulting --conversion --spoke v2",
+        "create webhook --group sea --version v1 --kind Frigate --defaulting --programmatic-validation",
+    ] {
+        ok(&dir, &words(command));
+    }
+    let rust = rust_files(&dir);
+    assert!(rust.len() > 20, "{rust:?}");
+    for rel in rust.iter().map(String::as_str).chain([
+        "PROJECT",
+        "config/rbac/kustomization.yaml",
+        "config/manager/manager.yaml",
+        "config/webhook/manifests.yaml",
+    ]) {
+        let text = match rel {
+            "PROJECT" => without_varying_record(&read(&dir, rel)),
+            _ => read(&dir, rel),
+        };
+        insta::assert_snapshot!(snapshot_name("multigroup", rel), text);
     }
 }
 
