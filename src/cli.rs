@@ -32,7 +32,8 @@ pub enum Command {
     /// Add to the project (`create api`).
     #[command(subcommand, after_help = CREATE_EXAMPLE)]
     Create(CreateCommand),
-    /// Change the project: the manager's scope (`edit --namespaced`), or what its types declare
+    /// Change the project: the manager's scope (`edit --namespaced`), its layout (`edit
+    /// --multigroup`), or what its types declare
     /// (`edit api`: storage, served, deprecated versions).
     #[command(after_help = EDIT_EXAMPLE, args_conflicts_with_subcommands = true)]
     Edit(EditArgs),

@@ -143,7 +143,10 @@ pub fn run(root: &Path, multigroup: bool) -> Result<()> {
     // A module file of the old layout left as the scaffold made it, declaring nothing, goes;
     // one with code of yours stays, and is named.
     let mut kept = Vec::new();
-    for (path, pristine) in old_files.iter().filter(|(p, _)| !new_files.contains_key(*p)) {
+    for (path, pristine) in old_files
+        .iter()
+        .filter(|(p, _)| !new_files.contains_key(*p))
+    {
         match overlay.read(path)? {
             Some(text) if text == *pristine => {
                 overlay.remove(path);
@@ -169,7 +172,11 @@ pub fn run(root: &Path, multigroup: bool) -> Result<()> {
     )?;
     // The folders the moves emptied go too (`remove_dir` removes only an empty one).
     for path in &emptied {
-        for dir in path.ancestors().skip(1).take_while(|d| d.starts_with("src")) {
+        for dir in path
+            .ancestors()
+            .skip(1)
+            .take_while(|d| d.starts_with("src"))
+        {
             if dir != Path::new("src") && std::fs::remove_dir(root.join(dir)).is_err() {
                 break;
             }
@@ -225,7 +232,10 @@ fn moves(before: &Project, after: &Project) -> Result<Vec<Move>> {
                 add(file(old, &r.version, ""), file(new, &r.version, ""), r);
             }
             for spoke in &w.spoke {
-                let (from, to) = (file(old, spoke, "_conversion"), file(new, spoke, "_conversion"));
+                let (from, to) = (
+                    file(old, spoke, "_conversion"),
+                    file(new, spoke, "_conversion"),
+                );
                 add(from, to, r);
             }
         }
@@ -281,7 +291,11 @@ fn module_text(project: &Project) -> Result<(BTreeMap<PathBuf, String>, Vec<Frag
             }
         }
     };
-    for r in project.resources.iter().filter(|r| r.has_api() || r.controller) {
+    for r in project
+        .resources
+        .iter()
+        .filter(|r| r.has_api() || r.controller)
+    {
         let parts = ApiParts {
             types: true,
             controller: r.controller,
@@ -314,7 +328,11 @@ fn module_text(project: &Project) -> Result<(BTreeMap<PathBuf, String>, Vec<Frag
         }
     }
     // The files every project has (`src/api/mod.rs`...) are not the layout's.
-    for keep in ["src/api/mod.rs", "src/controllers/mod.rs", "src/webhooks/mod.rs"] {
+    for keep in [
+        "src/api/mod.rs",
+        "src/controllers/mod.rs",
+        "src/webhooks/mod.rs",
+    ] {
         files.remove(Path::new(keep));
     }
     Ok((files, fragments))
@@ -396,7 +414,10 @@ fn rewrite_paths(
     let crate_name = before.crate_name.as_str();
     let mut files = overlay.files_under(Path::new("src"))?;
     files.extend(overlay.files_under(Path::new("tests"))?);
-    for path in files.into_iter().filter(|p| p.extension().is_some_and(|e| e == "rs")) {
+    for path in files
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+    {
         let Some(text) = overlay.read(&path)? else {
             continue;
         };

@@ -219,7 +219,11 @@ pub fn render_fragments<C: Family>(ctx: &C) -> Result<Vec<(PathBuf, String, Stri
     let mut out = Vec::new();
     for t in &active {
         let marker = t.front.marker.clone().unwrap_or_default();
-        out.push((render_path(&tera, t, &ctx)?, marker, render(&tera, t, &ctx)?));
+        out.push((
+            render_path(&tera, t, &ctx)?,
+            marker,
+            render(&tera, t, &ctx)?,
+        ));
     }
     Ok(out)
 }

@@ -62,12 +62,12 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 }
 
 /// The first file where `got` and `want` differ, for a readable failure.
-fn first_difference(
-    got: &BTreeMap<PathBuf, Vec<u8>>,
-    want: &BTreeMap<PathBuf, Vec<u8>>,
-) -> String {
+fn first_difference(got: &BTreeMap<PathBuf, Vec<u8>>, want: &BTreeMap<PathBuf, Vec<u8>>) -> String {
     let only = |a: &BTreeMap<PathBuf, Vec<u8>>, b: &BTreeMap<PathBuf, Vec<u8>>| {
-        a.keys().filter(|k| !b.contains_key(*k)).cloned().collect::<Vec<_>>()
+        a.keys()
+            .filter(|k| !b.contains_key(*k))
+            .cloned()
+            .collect::<Vec<_>>()
     };
     let differ: Vec<_> = (got.iter())
         .filter(|(k, v)| want.get(*k).is_some_and(|w| w != *v))
@@ -131,18 +131,28 @@ fn a_multigroup_project_holds_one_kind_name_in_two_groups() {
     }
     // Both controllers run, both kinds' types are declared, both webhooks are served.
     let controllers = read(&dir, "src/controllers/mod.rs");
-    for line in ["ship::frigate::registration(),", "sea::frigate::registration(),"] {
+    for line in [
+        "ship::frigate::registration(),",
+        "sea::frigate::registration(),",
+    ] {
         assert!(controllers.contains(line), "{controllers}");
     }
     assert!(read(&dir, "src/api/mod.rs").contains("pub mod sea;"));
     let integration = read(&dir, "tests/integration.rs");
-    assert!(integration.contains("async fn frigate_v1()"), "{integration}");
+    assert!(
+        integration.contains("async fn frigate_v1()"),
+        "{integration}"
+    );
     assert!(
         integration.contains("async fn sea_frigate_v1()"),
         "{integration}"
     );
     let hooks = read(&dir, "config/webhook/manifests.yaml");
-    for name in ["mfrigate-v1.kb.io", "msea-frigate-v1.kb.io", "vsea-frigate-v1.kb.io"] {
+    for name in [
+        "mfrigate-v1.kb.io",
+        "msea-frigate-v1.kb.io",
+        "vsea-frigate-v1.kb.io",
+    ] {
         assert!(hooks.contains(&format!("name: {name}")), "{hooks}");
     }
     let check = run(&dir, &words("generate manifests --check"));
@@ -163,7 +173,11 @@ fn a_multigroup_project_holds_one_kind_name_in_two_groups() {
     let line = text[..text.find(field).unwrap()].lines().count() + 2;
     std::fs::write(
         dir.join(types),
-        text.replacen(field, &format!("{field}    pub bad: other_crate::Thing,\n"), 1),
+        text.replacen(
+            field,
+            &format!("{field}    pub bad: other_crate::Thing,\n"),
+            1,
+        ),
     )
     .unwrap();
     let refused = run(&dir, &words("generate crds"));
@@ -206,7 +220,10 @@ fn edit_multigroup_moves_a_project_there_and_back_as_init_lays_it_out() {
     let (_tmp, dir) = project(&[], KINDS);
     // The user's edits: to types, a controller, a webhook, and the module of a version.
     let edits = [
-        ("src/api/v1/frigate.rs", "\n/// Mine.\npub const CREW: u32 = 3;\n"),
+        (
+            "src/api/v1/frigate.rs",
+            "\n/// Mine.\npub const CREW: u32 = 3;\n",
+        ),
         ("src/controllers/sailor.rs", "\n// Reviewed.\n"),
         ("src/webhooks/v2/frigate_conversion.rs", "\n// Checked.\n"),
     ];
@@ -229,7 +246,10 @@ fn edit_multigroup_moves_a_project_there_and_back_as_init_lays_it_out() {
     }
     let got = files(&dir);
     assert!(got == want, "{}", first_difference(&got, &want));
-    assert!(!dir.join("src/api/v1").exists(), "an emptied folder is left");
+    assert!(
+        !dir.join("src/api/v1").exists(),
+        "an emptied folder is left"
+    );
     let check = run(&dir, &words("generate manifests --check"));
     assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
     // `update` replays the project as it now is: multigroup, up to date.
@@ -251,11 +271,16 @@ fn edit_multigroup_moves_a_project_there_and_back_as_init_lays_it_out() {
     let (_single_tmp, single) = project(&[], KINDS);
     let mut want = files(&single);
     for (rel, text) in edits {
-        want.get_mut(Path::new(rel)).unwrap().extend(text.as_bytes());
+        want.get_mut(Path::new(rel))
+            .unwrap()
+            .extend(text.as_bytes());
     }
     let got = files(&dir);
     assert!(got == want, "{}", first_difference(&got, &want));
-    assert!(!dir.join("src/api/ship").exists(), "an emptied folder is left");
+    assert!(
+        !dir.join("src/api/ship").exists(),
+        "an emptied folder is left"
+    );
     let check = run(&dir, &words("generate manifests --check"));
     assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
 }
