@@ -189,6 +189,12 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
             path: project.layout().api_type(&candidate),
             ..candidate
         };
+        if project.layout().group_module(&candidate) == project::layout::EXTERNAL_MODULE {
+            bail!(
+                "--group {group}: in the multigroup layout the group's module would be src/api/{}/, which holds the types of kinds from other projects' CRDs (create api --from-crd). Nothing was written.\n  e.g. --group fleet",
+                project::layout::EXTERNAL_MODULE
+            );
+        }
         check_other_versions(project, &candidate)?;
         check_crd_names(project, &candidate, &plural_named)?;
         check_file_names(&candidate, &kind_snake)?;

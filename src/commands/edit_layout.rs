@@ -47,6 +47,19 @@ pub fn run(root: &Path, multigroup: bool) -> Result<()> {
         r.path = layout.api_type(r);
     }
 
+    if let Some(r) = (after.resources.iter())
+        .find(|r| r.has_api() && layout.group_module(r) == project::layout::EXTERNAL_MODULE)
+    {
+        bail!(
+            "cannot move {} to the multigroup layout: the module of group {} ({} {}) would be src/api/{}/, which holds the types of kinds from other projects' CRDs (create api --from-crd). Nothing was written.\n  \
+             Keep the single-group layout, or move that kind to another group first.",
+            before.project_name,
+            r.group,
+            r.api_version(),
+            r.kind,
+            project::layout::EXTERNAL_MODULE
+        );
+    }
     let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);
     let mut report = Report::default();

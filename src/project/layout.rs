@@ -7,6 +7,11 @@
 use super::{Project, Resource};
 use crate::names;
 
+/// The module under `src/api/` that holds the types of kinds from other projects' CRDs
+/// (`create api --from-crd`): no group of the project's own kinds may have it in the
+/// multigroup layout.
+pub const EXTERNAL_MODULE: &str = "external";
+
 /// The layout of one project.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {

@@ -320,3 +320,31 @@ fn edit_multigroup_refuses_what_it_cannot_move_and_writes_nothing() {
     );
     assert_eq!(files(&dir), before);
 }
+
+#[test]
+fn the_group_external_is_refused_in_the_multigroup_layout() {
+    // `src/api/external/` holds the types of other projects' CRDs (`create api --from-crd`).
+    let (_tmp, dir) = project(&["--multigroup"], &[]);
+    let before = files(&dir);
+    let out = run(
+        &dir,
+        &words("create api --group external --version v1 --kind Frigate"),
+    );
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("src/api/external/") && out.stderr.contains("Nothing was written"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(files(&dir), before);
+    // Nor is a project holding it moved there.
+    let (_tmp, dir) = project(
+        &[],
+        &["create api --group external --version v1 --kind Frigate"],
+    );
+    let before = files(&dir);
+    let out = run(&dir, &["edit", "--multigroup"]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("src/api/external/"), "{}", out.stderr);
+    assert_eq!(files(&dir), before);
+}
