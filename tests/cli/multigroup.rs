@@ -319,6 +319,43 @@ fn edit_multigroup_refuses_what_it_cannot_move_and_writes_nothing() {
         out.stderr
     );
     assert_eq!(files(&dir), before);
+
+    // A registration the scaffold wrote, since changed: shown, not guessed at.
+    let (_tmp, dir) = project(&[], KINDS);
+    let controllers = read(&dir, "src/controllers/mod.rs");
+    let changed = controllers.replace(
+        "sailor::registration(),",
+        "sailor::registration().with_name(\"crew\"),",
+    );
+    assert_ne!(changed, controllers);
+    std::fs::write(dir.join("src/controllers/mod.rs"), changed).unwrap();
+    let before = files(&dir);
+    let out = run(&dir, &["edit", "--multigroup"]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("src/controllers/mod.rs")
+            && out.stderr.contains("sailor::registration(),")
+            && out.stderr.contains("Nothing was written"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(files(&dir), before);
+}
+
+#[test]
+fn a_module_file_holding_user_code_stays_and_is_named() {
+    let (_tmp, dir) = project(&[], &[KINDS[0]]);
+    append(
+        &dir,
+        "src/api/v1/mod.rs",
+        "\n/// Mine.\npub const FLEET: u8 = 1;\n",
+    );
+    let out = run(&dir, &["edit", "--multigroup"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("src/api/v1/mod.rs"), "{}", out.stderr);
+    assert!(read(&dir, "src/api/v1/mod.rs").contains("pub const FLEET"));
+    assert!(dir.join("src/api/ship/v1/frigate.rs").is_file());
+    assert!(!read(&dir, "src/api/v1/mod.rs").contains("mod frigate;"));
 }
 
 #[test]

@@ -275,6 +275,17 @@ fn contains_run(file: &str, wanted: &[&str]) -> bool {
 mod tests {
     use super::*;
 
+    #[test]
+    fn remove_text_takes_out_a_fragment_as_inserted_or_says_it_is_gone() {
+        let file = "pub mod ship;\n\n// API version v1.\n    pub mod v1;\n// +operator-rs:scaffold:versions\n";
+        assert_eq!(
+            remove_text(file, "// API version v1.\npub mod v1;\n").as_deref(),
+            Some("pub mod ship;\n\n// +operator-rs:scaffold:versions\n")
+        );
+        assert_eq!(remove_text(file, "pub mod v2;\n"), None);
+        assert_eq!(remove_text(file, "\n"), None);
+    }
+
     /// Insert a fragment that owns no entries.
     fn insert_text(file: &str, path: &Path, marker: &str, text: &str) -> Inserted {
         let fragment = Fragment {
