@@ -348,12 +348,13 @@ fn check_hub(
                 .collect();
             bail!(
                 "{kind}.{group} {v} is in PROJECT but no `#[derive(CustomResource)]` of the crate declares it (found: {}); conversion needs the types of every version it converts\n  \
-                 restore src/api/{v}/ (e.g. from version control), or re-scaffold it: operator-rs create api --group {} --version {v} --kind {kind} --controller=false --force",
+                 restore src/api/{}{v}/ (e.g. from version control), or re-scaffold it: operator-rs create api --group {} --version {v} --kind {kind} --controller=false --force",
                 if declared.is_empty() {
                     "none".to_string()
                 } else {
                     declared.join(", ")
                 },
+                project.layout().group_dir(hub),
                 hub.group
             );
         }
