@@ -30,8 +30,10 @@ fn updating() -> bool {
 /// and the default license). `reference-operator` takes tests/common's reference project (own
 /// kinds, deploy-image, a built-in kind, cluster-scoped, `--controller=false`; defaulting,
 /// validation and conversion webhooks), then webhooks on a built-in kind, `edit api`,
-/// `create api --from-crd` and `edit --namespaced`; `variants-operator` takes the flavours the
-/// reference project does not (tests/snapshots.rs's variants project).
+/// `create api --from-crd`, `edit --namespaced` and `edit --multigroup` (then the multigroup
+/// layout's own names: a kind of one name in a second group, deploy-image, with webhooks);
+/// `variants-operator` takes the flavours the reference project does not (tests/snapshots.rs's
+/// variants project).
 fn scenarios() -> Vec<(&'static str, Vec<String>)> {
     let create = |verb: &str, lines: &[&str]| -> Vec<String> {
         lines.iter().map(|l| format!("create {verb} {l}")).collect()
@@ -44,6 +46,9 @@ fn scenarios() -> Vec<(&'static str, Vec<String>)> {
             "edit api --group webapp --version v2 --kind Guestbook --deprecated",
             "create api --group cert-manager.io --version v1 --kind Certificate --from-crd crds/certificates.yaml",
             "edit --namespaced",
+            "edit --multigroup",
+            "create api --group fleet --version v1 --kind Guestbook --image nginx:1.27",
+            "create webhook --group fleet --version v1 --kind Guestbook --defaulting --programmatic-validation",
         ]
         .map(String::from),
     );
