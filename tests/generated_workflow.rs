@@ -672,11 +672,12 @@ fn an_all_external_projects_e2e_installs_the_crds_it_names() {
     assert!(left.is_empty(), "left on the cluster: {left:?}");
 }
 
-/// A multigroup project (`init --multigroup`) with one kind name in two groups of a version
-/// (ship's and sea's Frigate of v1, each with its controller, sea's with webhooks): it passes
-/// `cargo clippy --all-targets -- -D warnings` and `generate manifests --check`; on a real API
-/// server its two CRDs are installed side by side (server-side apply), each serving its own
-/// group, and each kind's sample is accepted (a server-side dry run).
+/// A project moved to the multigroup layout (`edit --multigroup`, after ship's Frigate of v1
+/// with a conversion spoke v2) that then gets one kind name in a second group of that version
+/// (sea's Frigate of v1, with webhooks): it passes `cargo clippy --all-targets -- -D warnings`
+/// and `generate manifests --check`; on a real API server its two Frigate CRDs are installed
+/// side by side (server-side apply), each serving its own group, and each kind's sample is
+/// accepted (a server-side dry run).
 #[test]
 fn a_multigroup_project_with_one_kind_name_in_two_groups_builds_and_installs() {
     use operator_rs_runtime::testing::envtest::Envtest;
@@ -692,10 +693,13 @@ fn a_multigroup_project_with_one_kind_name_in_two_groups_builds_and_installs() {
     std::fs::create_dir(&dir).unwrap();
     ok(
         &dir,
-        &words("init --domain example.com --repo github.com/acme/fleet-op --multigroup"),
+        &words("init --domain example.com --repo github.com/acme/fleet-op"),
     );
     for command in [
         "create api --group ship --version v1 --kind Frigate",
+        "create api --group ship --version v2 --kind Frigate --controller=false",
+        "create webhook --group ship --version v1 --kind Frigate --defaulting --conversion --spoke v2",
+        "edit --multigroup",
         "create api --group sea --version v1 --kind Frigate",
         "create webhook --group sea --version v1 --kind Frigate --defaulting --programmatic-validation",
     ] {
