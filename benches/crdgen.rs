@@ -104,6 +104,7 @@ fn project_file(dir: &Path) {
         commands: Vec::new(),
         k8s_openapi_feature: "v1_37".into(),
         namespaced: false,
+        sharded: false,
         resources: Vec::new(),
         crd: Default::default(),
     };

@@ -32,7 +32,8 @@ pub enum Command {
     /// Add to the project (`create api`).
     #[command(subcommand, after_help = CREATE_EXAMPLE)]
     Create(CreateCommand),
-    /// Change the project: the manager's scope (`edit --namespaced`), or what its types declare
+    /// Change the project: the manager's scope (`edit --namespaced`), sharding (`edit
+    /// --sharded`), or what its types declare
     /// (`edit api`: storage, served, deprecated versions).
     #[command(after_help = EDIT_EXAMPLE, args_conflicts_with_subcommands = true)]
     Edit(EditArgs),
@@ -101,7 +102,7 @@ each archive is checked against the index's SHA-512 and installed whole or not a
 
 const CREATE_EXAMPLE: &str =
     "Example:\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached";
-const EDIT_EXAMPLE: &str = "Examples:\n  operator-rs edit --namespaced          # Roles, and watches of the manager's own namespace\n  operator-rs edit --namespaced=false    # back to a cluster-scoped manager\n  operator-rs edit api --group batch --version v2 --kind CronJob --storage";
+const EDIT_EXAMPLE: &str = "Examples:\n  operator-rs edit --namespaced          # Roles, and watches of the manager's own namespace\n  operator-rs edit --namespaced=false    # back to a cluster-scoped manager\n  operator-rs edit --sharded             # every replica reconciles its own shard of the objects\n  operator-rs edit --sharded=false       # back to one active replica\n  operator-rs edit api --group batch --version v2 --kind CronJob --storage";
 const GENERATE_EXAMPLE: &str = "Examples:\n  operator-rs generate manifests\n  operator-rs generate crds --check   # in CI: exit 1 with a diff when stale";
 
 /// A working command line for the command that `args` (the process's arguments) names, to show
@@ -296,6 +297,13 @@ pub struct InitArgs {
     /// `--namespaced=false` (the default) is cluster-scoped, as `edit --namespaced=false` makes it.
     #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_value = "false", default_missing_value = "true", value_name = "BOOL")]
     pub namespaced: bool,
+    /// A sharded manager: every replica runs the controllers, each on its own part of the
+    /// objects (a Lease per replica, a consistent-hash ring of object uids, the API server's
+    /// `shardSelector` where it serves it); 3 replicas and a PodDisruptionBudget. The leader
+    /// Lease still elects one replica for singleton work. `--sharded=false` (the default): one
+    /// active replica, as `edit --sharded=false` makes it.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_value = "false", default_missing_value = "true", value_name = "BOOL")]
+    pub sharded: bool,
     /// Overwrite files that already exist.
     #[arg(long)]
     pub force: bool,
@@ -318,6 +326,9 @@ impl InitArgs {
         }
         if self.namespaced {
             w.push("--namespaced".into());
+        }
+        if self.sharded {
+            w.push("--sharded".into());
         }
         w
     }
@@ -522,6 +533,11 @@ pub struct EditArgs {
     /// RoleBindings, watches of its own namespace) or cluster-scoped (`--namespaced=false`).
     #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
     pub namespaced: Option<bool>,
+    /// Make the manager sharded (`--sharded`, `--sharded=true`: every replica reconciles its
+    /// own part of the objects; 3 replicas and a PodDisruptionBudget) or one active replica
+    /// (`--sharded=false`).
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub sharded: Option<bool>,
     /// Rewrite the scaffolded files the switch changes even where you edited them (your
     /// changes to them are lost; Rust files are never overwritten).
     #[arg(long)]

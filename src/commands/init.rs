@@ -96,6 +96,7 @@ fn scaffold(
         commands: Vec::new(),
         k8s_openapi_feature: crate::project::K8S_OPENAPI_FEATURE.into(),
         namespaced: args.namespaced,
+        sharded: args.sharded,
         resources: Vec::new(),
         // The options a user set stay (they are settings, not scaffolding).
         crd: existing.map(|p| p.crd).unwrap_or_default(),

@@ -44,6 +44,8 @@ impl Level {
                 "cliSource",
                 "commands",
                 "k8sOpenapiFeature",
+                "namespaced",
+                "sharded",
                 "resources",
                 "crd",
             ],
@@ -284,7 +286,8 @@ mod tests {
             scaffold: None,
             commands: vec!["init --domain d.io".into()],
             k8s_openapi_feature: "v1_37".into(),
-            namespaced: false,
+            namespaced: true,
+            sharded: true,
             crd: CrdSettings {
                 known_formats_only: true,
                 max_desc_len: Some(1),

@@ -32,6 +32,7 @@ pub fn project() -> Project {
         commands: Vec::new(),
         k8s_openapi_feature: "v1_37".into(),
         namespaced: false,
+        sharded: false,
         resources: Vec::new(),
         crd: Default::default(),
     }

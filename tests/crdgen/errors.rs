@@ -19,6 +19,7 @@ fn project() -> Project {
         commands: Vec::new(),
         k8s_openapi_feature: "v1_37".into(),
         namespaced: false,
+        sharded: false,
         resources: Vec::new(),
         crd: Default::default(),
     }
