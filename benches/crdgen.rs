@@ -105,6 +105,7 @@ fn project_file(dir: &Path) {
         k8s_openapi_feature: "v1_37".into(),
         namespaced: false,
         multigroup: false,
+        sharded: false,
         resources: Vec::new(),
         crd: Default::default(),
     };

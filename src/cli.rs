@@ -32,8 +32,8 @@ pub enum Command {
     /// Add to the project (`create api`).
     #[command(subcommand, after_help = CREATE_EXAMPLE)]
     Create(CreateCommand),
-    /// Change the project: the manager's scope (`edit --namespaced`), its layout (`edit
-    /// --multigroup`), or what its types declare
+    /// Change the project: the manager's scope (`edit --namespaced`), sharding (`edit
+    /// --sharded`), its layout (`edit --multigroup`), or what its types declare
     /// (`edit api`: storage, served, deprecated versions).
     #[command(after_help = EDIT_EXAMPLE, args_conflicts_with_subcommands = true)]
     Edit(EditArgs),
@@ -102,7 +102,7 @@ each archive is checked against the index's SHA-512 and installed whole or not a
 
 const CREATE_EXAMPLE: &str =
     "Example:\n  operator-rs create api --group cache --version v1alpha1 --kind Memcached";
-const EDIT_EXAMPLE: &str = "Examples:\n  operator-rs edit --namespaced          # Roles, and watches of the manager's own namespace\n  operator-rs edit --namespaced=false    # back to a cluster-scoped manager\n  operator-rs edit --multigroup          # src/api/<group>/<version>/: one kind name in two groups\n  operator-rs edit api --group batch --version v2 --kind CronJob --storage";
+const EDIT_EXAMPLE: &str = "Examples:\n  operator-rs edit --namespaced          # Roles, and watches of the manager's own namespace\n  operator-rs edit --namespaced=false    # back to a cluster-scoped manager\n  operator-rs edit --sharded             # every replica reconciles its own shard of the objects\n  operator-rs edit --sharded=false       # back to one active replica\n  operator-rs edit --multigroup          # src/api/<group>/<version>/: one kind name in two groups\n  operator-rs edit api --group batch --version v2 --kind CronJob --storage";
 const GENERATE_EXAMPLE: &str = "Examples:\n  operator-rs generate manifests\n  operator-rs generate crds --check   # in CI: exit 1 with a diff when stale";
 
 /// A working command line for the command that `args` (the process's arguments) names, to show
@@ -302,6 +302,13 @@ pub struct InitArgs {
     /// groups may each have a kind of one name. `edit --multigroup` moves a project there later.
     #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_value = "false", default_missing_value = "true", value_name = "BOOL")]
     pub multigroup: bool,
+    /// A sharded manager: every replica runs the controllers, each on its own part of the
+    /// objects (a Lease per replica, a consistent-hash ring of object uids, the API server's
+    /// `shardSelector` where it serves it); 3 replicas and a PodDisruptionBudget. The leader
+    /// Lease still elects one replica for singleton work. `--sharded=false` (the default): one
+    /// active replica, as `edit --sharded=false` makes it.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_value = "false", default_missing_value = "true", value_name = "BOOL")]
+    pub sharded: bool,
     /// Overwrite files that already exist.
     #[arg(long)]
     pub force: bool,
@@ -327,6 +334,9 @@ impl InitArgs {
         }
         if self.multigroup {
             w.push("--multigroup".into());
+        }
+        if self.sharded {
+            w.push("--sharded".into());
         }
         w
     }
@@ -535,8 +545,13 @@ pub struct EditArgs {
     /// `src/api/<group>/<version>/`, `src/controllers/<group>/`) or back to the single-group
     /// one (`--multigroup=false`): the kinds' files move with your edits, and the module
     /// declarations and paths the scaffold wrote follow them.
-    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", conflicts_with = "namespaced")]
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", conflicts_with_all = ["namespaced", "sharded"])]
     pub multigroup: Option<bool>,
+    /// Make the manager sharded (`--sharded`, `--sharded=true`: every replica reconciles its
+    /// own part of the objects; 3 replicas and a PodDisruptionBudget) or one active replica
+    /// (`--sharded=false`).
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub sharded: Option<bool>,
     /// Rewrite the scaffolded files the switch changes even where you edited them (your
     /// changes to them are lost; Rust files are never overwritten).
     #[arg(long)]

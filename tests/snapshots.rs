@@ -4,8 +4,9 @@
 //! every Rust file of a bare `init`; and every Rust file of a project of the variants the
 //! reference project does not take (a built-in kind of the core and of other groups, deploy-image
 //! kinds with a command, a digest, no port, cluster scope; a controller added to an existing kind;
-//! a plural of its own; each webhook type alone, on a cluster-scoped and on a built-in kind); and
-//! those of a multigroup project (`init --multigroup`) with one kind name in two groups.
+//! a plural of its own; each webhook type alone, on a cluster-scoped and on a built-in kind);
+//! those of a multigroup project (`init --multigroup`) with one kind name in two groups; and the
+//! files `init --sharded` changes.
 //! A template change shows up here as a reviewable diff (`cargo insta review`, or
 //! INSTA_UPDATE=always).
 
@@ -61,6 +62,54 @@ fn bare_project_files() {
     assert!(rust.len() >= 7, "{rust:?}");
     for rel in &rust {
         insta::assert_snapshot!(snapshot_name("bare", rel), read(&dir, rel));
+    }
+}
+
+/// A sharded project (`init --sharded`): the files sharding changes, and every other file of
+/// `init` byte-identical to the bare project's (sharding changes nothing else).
+#[test]
+fn sharded_project_files() {
+    let tmp = tempfile::Builder::new()
+        .prefix("operator-rs-test-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path().join("bare-operator");
+    std::fs::create_dir(&dir).unwrap();
+    let repo = "github.com/acme/bare-operator";
+    ok(
+        &dir,
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--repo",
+            repo,
+            "--sharded",
+        ],
+    );
+    let changed = [
+        "PROJECT",
+        "src/main.rs",
+        "config/manager/manager.yaml",
+        "config/manager/kustomization.yaml",
+        "config/manager/pdb.yaml",
+        "config/rbac/leader_election_role.yaml",
+        "README.md",
+    ];
+    for rel in changed.iter().filter(|r| **r != "README.md") {
+        let text = match *rel {
+            "PROJECT" => without_varying_record(&read(&dir, rel)),
+            _ => read(&dir, rel),
+        };
+        insta::assert_snapshot!(snapshot_name("sharded", rel), text);
+    }
+    let bare = init_project("bare-operator");
+    let bare = snapshot(&project_dir(&bare, "bare-operator"));
+    for (path, text) in snapshot(&dir) {
+        let rel = path.to_string_lossy();
+        if !changed.contains(&rel.as_ref()) && !rel.starts_with(".operator-rs") {
+            assert_eq!(bare.get(&path), Some(&text), "{rel}");
+        }
     }
 }
 

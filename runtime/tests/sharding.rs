@@ -1,7 +1,9 @@
 //! Sharded managers on a real control plane: replicas of `examples/sharded.rs`, each a process
 //! of its own under its own ServiceAccount, split the ConfigMaps of a namespace; the API
 //! server's audit log shows every object written by exactly one replica per ring generation
-//! through a scale-up 1 -> 3, a kill -9, a scale-up 2 -> 3 and a graceful stop 3 -> 2; with
+//! through a scale-up 1 -> 3, a kill -9, a scale-up 2 -> 3, a rolling restart (each replica in
+//! turn stopped gracefully and replaced by a new one, as a Deployment's rolling update does) and
+//! a graceful stop 3 -> 2; with
 //! `ShardedListAndWatch` on (the server filters, `shardSelector` in the replicas' watches) and
 //! off (the client filters, no selector sent).
 //!
@@ -27,9 +29,9 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, PostParams};
 use kube::{Client, ResourceExt};
-use operator_rs_runtime::shard::GENERATION_ANNOTATION;
 use operator_rs_runtime::shard::{DEFAULT_VNODES, Ring, fnv1a64};
 use operator_rs_runtime::testing::envtest::Envtest;
+use operator_rs_runtime::testing::shard_audit::{self, ShardWrites};
 
 use support::eventually_async;
 
@@ -99,20 +101,6 @@ metadata: {name: sharded}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: sharded}
 subjects: []
 ";
-
-/// The audit policy: the request bodies of ConfigMap writes, the URIs of their lists and watches.
-const AUDIT_POLICY: &str = r#"apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: ["RequestReceived"]
-rules:
-- level: Request
-  resources: [{group: "", resources: ["configmaps"]}]
-  verbs: ["patch", "update"]
-- level: Metadata
-  resources: [{group: "", resources: ["configmaps"]}]
-  verbs: ["list", "watch"]
-- level: None
-"#;
 
 /// One replica process.
 struct Replica {
@@ -234,21 +222,8 @@ async fn settle(
 /// Waits until each Lease of `members` publishes their ring's generation; how long it took.
 async fn published(leases: &Api<Lease>, members: &[&str]) -> Duration {
     let start = Instant::now();
-    let generation = format!("{:016x}", Ring::new(members, DEFAULT_VNODES).generation());
-    let done = eventually_async(Duration::from_secs(60), || async {
-        let Ok(list) = leases.list(&ListParams::default()).await else {
-            return false;
-        };
-        members.iter().all(|member| {
-            list.items.iter().any(|lease| {
-                lease
-                    .spec
-                    .as_ref()
-                    .and_then(|s| s.holder_identity.as_deref())
-                    == Some(member)
-                    && lease.annotations().get(GENERATION_ANNOTATION) == Some(&generation)
-            })
-        })
+    let done = eventually_async(Duration::from_secs(60), || {
+        shard_audit::ring_published(leases, members)
     })
     .await;
     assert!(done, "the ring of {members:?} was never published");
@@ -262,7 +237,7 @@ async fn scenario(server_side: bool) -> anyhow::Result<()> {
     }
     let scratch = tempfile::tempdir()?;
     let policy = scratch.path().join("audit-policy.yaml");
-    std::fs::write(&policy, AUDIT_POLICY)?;
+    std::fs::write(&policy, shard_audit::audit_policy("", "configmaps"))?;
     let audit_log: PathBuf = scratch.path().join("audit.log");
     let mut builder = Envtest::builder()
         .controller_manager(false)
@@ -295,7 +270,9 @@ async fn scenario(server_side: bool) -> anyhow::Result<()> {
     eprintln!("created {n} ConfigMaps in {:?}", started.elapsed());
 
     let mut kubeconfigs = BTreeMap::new();
-    for name in ["replica-0", "replica-1", "replica-2", "replica-3"] {
+    let names = ["replica-0", "replica-1", "replica-2", "replica-3"];
+    let successors = ["replica-4", "replica-5", "replica-6"];
+    for name in names.into_iter().chain(successors) {
         let access = env.service_account(&namespace, name, RBAC).await?;
         kubeconfigs.insert(name, access.kubeconfig().to_owned());
     }
@@ -378,19 +355,37 @@ async fn scenario(server_side: bool) -> anyhow::Result<()> {
             .all(|(name, owner)| after[name] == *owner || after[name] == "replica-3")
     );
 
+    // A rolling restart: each replica in turn stopped gracefully, then a new one (a new pod:
+    // a new identity) started, and every object reconciled by its owner before the next.
+    let restart = Instant::now();
+    let mut members = scaled.to_vec();
+    let mut running = vec![r0, r1, r3];
+    for (old, new) in scaled.into_iter().zip(successors) {
+        let replica = running.remove(0);
+        assert!(replica.stop(), "{old} exited non-zero after SIGTERM");
+        members.retain(|m| *m != old);
+        settle(&api, &members, &format!("rolling restart: {old} stopped")).await;
+        running.push(start(new));
+        members.push(new);
+        settle(&api, &members, &format!("rolling restart: {new} started")).await;
+    }
+    eprintln!("rolling restart of 3 replicas: {:?}", restart.elapsed());
+
     // Graceful stop 3 -> 2: its Lease goes at once, no waiting for it to expire.
+    let two = &successors[..2];
+    let last = running.pop().unwrap();
     let stopping = Instant::now();
-    assert!(r3.stop(), "replica-3 exited non-zero after SIGTERM");
-    published(&leases, &two).await;
+    assert!(last.stop(), "replica-6 exited non-zero after SIGTERM");
+    published(&leases, two).await;
     let handover = stopping.elapsed();
     assert!(
         handover < Duration::from_secs(LEASE_SECONDS),
         "a gracefully stopped replica's ranges were taken over after {handover:?}"
     );
-    settle(&api, &two, "graceful stop of replica-3").await;
+    settle(&api, two, "graceful stop of replica-6").await;
     eprintln!("graceful stop: new ring published after {handover:?}");
     assert!(
-        r0.stop() && r1.stop(),
+        running.into_iter().all(Replica::stop),
         "a replica exited non-zero after SIGTERM"
     );
 
@@ -423,12 +418,35 @@ fn metric(text: &str, name: &str) -> Option<f64> {
     })
 }
 
-/// Every ConfigMap written by exactly one replica per ring generation; the replicas' watches
-/// of ConfigMaps carry a `shardSelector` exactly when the server filters.
+/// Every ConfigMap written by exactly one replica per ring generation (each write attributed
+/// to the ring its writer last published: `testing::shard_audit`), stamped by that replica;
+/// the replicas' watches of ConfigMaps carry a `shardSelector` exactly when the server filters.
 fn audit(log: &Path, namespace: &str, server_side: bool) {
-    let text = std::fs::read_to_string(log).unwrap();
     let replicas = format!("system:serviceaccount:{namespace}:");
-    let mut writers: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    let writes = ShardWrites::read(log, "configmaps", &replicas).unwrap();
+    assert!(
+        !writes.writes.is_empty(),
+        "no write of a replica in the audit log"
+    );
+    for w in &writes.writes {
+        let owner = w.event["requestObject"]["data"]["shard-owner"].as_str();
+        assert_eq!(
+            owner,
+            Some(w.replica.trim_start_matches(&replicas)),
+            "{}",
+            w.event
+        );
+    }
+    let overlaps = writes.overlaps();
+    assert!(overlaps.is_empty(), "{}", overlaps.join("\n"));
+    // A generation is its members' ring: {0}, {0,1,2}, {0,1}, {0,1,3}, the rolling restart's
+    // six rings, then {4,5} (and {0,1} or {0,2} if one of the two joined first).
+    let generations = writes.generations();
+    assert!(
+        generations.len() >= 8,
+        "ring generations written in: {generations:?}"
+    );
+    let text = std::fs::read_to_string(log).unwrap();
     let (mut selected, mut unselected) = (0, BTreeSet::new());
     for line in text.lines() {
         let event: serde_json::Value = serde_json::from_str(line).unwrap();
@@ -436,54 +454,20 @@ fn audit(log: &Path, namespace: &str, server_side: bool) {
         if event["objectRef"]["namespace"] != namespace || !user.starts_with(&replicas) {
             continue;
         }
-        let code = event["responseStatus"]["code"].as_u64().unwrap_or(0);
-        match event["verb"].as_str().unwrap_or_default() {
-            "patch" | "update" if (200..300).contains(&code) => {
-                let name = event["objectRef"]["name"].as_str().unwrap_or_default();
-                let generation = event["requestObject"]["data"]["shard-generation"]
-                    .as_str()
-                    .unwrap_or_default();
-                let replica = user.trim_start_matches(&replicas).to_owned();
-                let owner = event["requestObject"]["data"]["shard-owner"].as_str();
-                assert_eq!(owner, Some(replica.as_str()), "{line}");
-                writers
-                    .entry((name.to_owned(), generation.to_owned()))
-                    .or_default()
-                    .insert(replica);
+        // Every watch (lists also go without: the controller's start check).
+        if event["verb"] == "watch" {
+            let uri = event["requestURI"].as_str().unwrap_or_default();
+            if uri.contains("shardSelector=") {
+                selected += 1;
+            } else {
+                unselected.insert(user.trim_start_matches(&replicas).to_owned());
             }
-            // Every watch (lists also go without: the controller's start check).
-            "watch" => {
-                let uri = event["requestURI"].as_str().unwrap_or_default();
-                if uri.contains("shardSelector=") {
-                    selected += 1;
-                } else {
-                    unselected.insert(user.trim_start_matches(&replicas).to_owned());
-                }
-            }
-            _ => {}
         }
     }
-    assert!(
-        !writers.is_empty(),
-        "no write of a replica in the audit log"
-    );
-    let generations: BTreeSet<&String> = writers.keys().map(|(_, g)| g).collect();
-    // A generation is its members' ring: {0}, {0,1,2}, {0,1}, {0,1,3}, then {0,1} again (and
-    // {0,1} or {0,2} if one of the two joined first).
-    assert!(
-        generations.len() >= 4,
-        "ring generations written in: {generations:?}"
-    );
-    for ((name, generation), who) in &writers {
-        assert_eq!(
-            who.len(),
-            1,
-            "{name} written in generation {generation} by {who:?}"
-        );
-    }
     eprintln!(
-        "audit: {} (object, generation) pairs, one writer each; {} generations; watches with shardSelector: {selected}, without (by): {unselected:?}",
-        writers.len(),
+        "audit: {} writes, {} (object, generation) pairs, one writer each; {} generations; watches with shardSelector: {selected}, without (by): {unselected:?}",
+        writes.writes.len(),
+        writes.writers().len(),
         generations.len()
     );
     if server_side {

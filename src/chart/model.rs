@@ -1,7 +1,8 @@
 //! The project's objects as the chart is built from them: read from what `config/` (the
 //! kustomize configuration `make deploy` applies) is built from (the CRDs `generate crds` writes,
 //! the RBAC of `config/rbac/kustomization.yaml`'s resources, the webhook configurations
-//! `generate webhooks` writes, the manager's container of `config/manager/manager.yaml`), and
+//! `generate webhooks` writes, the manager's container of `config/manager/manager.yaml` and the
+//! PodDisruptionBudget of `config/manager`'s kustomization), and
 //! changed as `config/default`'s kustomize transformers change them (names prefixed with the
 //! project's name, the `system` namespace made the release's), but on parsed objects.
 
@@ -59,6 +60,9 @@ pub struct Model {
     pub network_policies: Vec<Object>,
     /// The manager's Deployment of config/manager/manager.yaml.
     pub deployment: Object,
+    /// The manager's PodDisruptionBudget of config/manager's kustomization (a sharded
+    /// project's `pdb.yaml`), if it has one.
+    pub disruption_budget: Option<Object>,
 }
 
 impl Model {
@@ -164,6 +168,12 @@ pub fn read(tree: &dyn SourceTree, project: &Project) -> Result<Model> {
             manager.display()
         );
     };
+    let mut disruption_budget = None;
+    for f in kustomization_files(tree, "config/manager")? {
+        let mut found = documents(tree, &f)?.into_iter();
+        disruption_budget =
+            disruption_budget.or_else(|| found.find(|o| o.kind() == "PodDisruptionBudget"));
+    }
     Ok(Model {
         project_name: project.project_name.clone(),
         namespaced: project.namespaced,
@@ -178,6 +188,7 @@ pub fn read(tree: &dyn SourceTree, project: &Project) -> Result<Model> {
         monitor,
         network_policies,
         deployment,
+        disruption_budget,
     })
 }
 

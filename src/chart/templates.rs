@@ -267,6 +267,10 @@ pub fn build(model: &Model) -> (Vec<Template>, Values) {
         ])),
         &|_, n| n,
     );
+    // A sharded manager's PodDisruptionBudget: the same selector as the Deployment's.
+    if let Some(pdb) = &model.disruption_budget {
+        grouped("manager", std::slice::from_ref(pdb), None, &|_, n| n);
+    }
     if model.has_webhooks() {
         grouped(
             "webhook",

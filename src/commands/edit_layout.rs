@@ -172,7 +172,7 @@ pub fn run(root: &Path, multigroup: bool) -> Result<()> {
 
     rewrite_paths(&before, &after, &mut overlay, &mut report)?;
 
-    project::history::record_layout(&mut after, multigroup);
+    project::history::record_init_flag(&mut after, "--multigroup", multigroup);
     let project_name = after.project_name.clone();
     let emptied: Vec<PathBuf> = overlay.removed().iter().cloned().collect();
     ops::finish(

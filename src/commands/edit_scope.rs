@@ -1,16 +1,19 @@
-//! `operator-rs edit --namespaced[=BOOL]`: switch the manager between cluster-scoped and
-//! namespace-scoped (kubebuilder's `edit --namespaced`), as `init --namespaced` would have
+//! `operator-rs edit --namespaced[=BOOL] --sharded[=BOOL]`: switch the manager between
+//! cluster-scoped and namespace-scoped (kubebuilder's `edit --namespaced`), and between one
+//! active replica and a sharded manager, as `init --namespaced` / `init --sharded` would have
 //! scaffolded it.
 //!
-//! The files the switch owns are the scaffolded ones whose text depends on the scope (the
+//! The files a switch owns are the scaffolded ones whose text depends on the setting (the
 //! templates rendered both ways differ: `config/rbac/role_binding.yaml`, the editor and viewer
-//! roles, `src/main.rs`'s `Manager::new` line), plus PROJECT and the regenerated
-//! `config/rbac/role.yaml`. Each is rewritten only where it still reads as scaffolded: the whole
-//! file, or else the one passage the scope changes, found exactly once. A file edited there is
-//! refused (all listed, nothing written) unless `--force`; a Rust file is never overwritten whole.
-//! Everything is computed and checked first, then written in one transaction.
+//! roles, `src/main.rs`'s `Manager::new` line, `config/manager/`'s replicas and
+//! PodDisruptionBudget), plus PROJECT and the regenerated `config/rbac/role.yaml`. Each is
+//! rewritten only where it still reads as scaffolded: the whole file, or else the one passage
+//! the setting changes, found exactly once; a file only one setting has is added or removed
+//! (removed only as scaffolded). A file edited there is refused (all listed, nothing written)
+//! unless `--force`; a Rust file is never overwritten whole. Everything is computed and checked
+//! first, then written in one transaction.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
@@ -22,27 +25,77 @@ use crate::scaffold::context::{ApiContext, ApiParts, InitContext};
 use crate::scaffold::indent;
 use crate::workspace::{DiskTree, Overlay, SourceTree};
 
-/// `operator-rs edit --namespaced[=BOOL]`: switches the manager of the project under `root` to
-/// namespace-scoped or cluster-scoped (`force`: even over scaffolded files you edited).
-pub fn run(root: &Path, namespaced: bool, force: bool) -> Result<()> {
+/// The settings `edit` changes (`None`: kept as they are).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Change {
+    /// `--namespaced[=BOOL]`: the manager's scope.
+    pub namespaced: Option<bool>,
+    /// `--sharded[=BOOL]`: a sharded manager, or one active replica.
+    pub sharded: Option<bool>,
+}
+
+fn scope(namespaced: bool) -> &'static str {
+    if namespaced {
+        "namespace-scoped"
+    } else {
+        "cluster-scoped"
+    }
+}
+
+fn sharding(sharded: bool) -> &'static str {
+    if sharded {
+        "sharded (every replica reconciles its own shard of the objects)"
+    } else {
+        "not sharded (one active replica; the others wait on the leader election)"
+    }
+}
+
+/// What `init` takes to make `project`'s settings: its flags the settings add.
+fn init_flags(project: &Project) -> String {
+    let mut flags = String::new();
+    if project.namespaced {
+        flags.push_str(" --namespaced");
+    }
+    if project.sharded {
+        flags.push_str(" --sharded");
+    }
+    flags
+}
+
+/// `operator-rs edit --namespaced[=BOOL] --sharded[=BOOL]`: switches the manager of the project
+/// under `root` as `change` says (`force`: even over scaffolded files you edited).
+pub fn run(root: &Path, change: Change, force: bool) -> Result<()> {
     let before = Project::load(root)?;
-    let scope = |namespaced: bool| {
-        if namespaced {
-            "namespace-scoped"
-        } else {
-            "cluster-scoped"
-        }
-    };
-    if before.namespaced == namespaced {
-        crate::errln!(
-            "The manager of {} is already {}; nothing to change.",
+    let mut after = before.clone();
+    after.namespaced = change.namespaced.unwrap_or(before.namespaced);
+    after.sharded = change.sharded.unwrap_or(before.sharded);
+    // What the command changes, as the lines it ends with.
+    let mut said = Vec::new();
+    if let Some(namespaced) = change.namespaced {
+        let line = format!(
+            "The manager of {} is {}",
             before.project_name,
             scope(namespaced)
         );
+        said.push((before.namespaced != namespaced, line));
+    }
+    if let Some(sharded) = change.sharded {
+        let line = format!(
+            "The manager of {} is {}",
+            before.project_name,
+            sharding(sharded)
+        );
+        said.push((before.sharded != sharded, line));
+    }
+    if after == before {
+        for (_, line) in &said {
+            crate::errln!(
+                "{}; nothing to change.",
+                line.replacen(" is ", " is already ", 1)
+            );
+        }
         return Ok(());
     }
-    let mut after = before.clone();
-    after.namespaced = namespaced;
 
     let disk = DiskTree::new(root);
     let mut overlay = Overlay::new(&disk);
@@ -50,24 +103,33 @@ pub fn run(root: &Path, namespaced: bool, force: bool) -> Result<()> {
     let new = scoped_files(&after)?;
     let mut conflicts = Vec::new();
     let mut by_hand = Vec::new();
-    for (path, new_text) in &new {
-        let Some(old_text) = old.get(path) else {
-            continue;
-        };
-        if old_text == new_text {
-            continue;
-        }
-        let Some(current) = overlay.read(path)? else {
+    let paths: BTreeSet<&PathBuf> = old.keys().chain(new.keys()).collect();
+    for path in paths {
+        let current = overlay.read(path)?;
+        match (old.get(path), new.get(path), current) {
+            (Some(old_text), Some(new_text), _) if old_text == new_text => {}
             // A file the user removed (an editor role they did not want) stays removed.
-            continue;
-        };
-        match rewrite(&current, old_text, new_text) {
-            Some(text) => overlay.put(path.clone(), text),
-            None if path.extension().is_some_and(|e| e == "rs") => {
-                by_hand.push((path.clone(), passage(old_text, new_text)))
+            (Some(_), Some(_), None) | (Some(_), None, None) => {}
+            (Some(old_text), Some(new_text), Some(current)) => {
+                match rewrite(&current, old_text, new_text) {
+                    Some(text) => overlay.put(path.clone(), text),
+                    None if path.extension().is_some_and(|e| e == "rs") => {
+                        by_hand.push((path.clone(), passage(old_text, new_text)))
+                    }
+                    None if force => overlay.put(path.clone(), new_text.clone()),
+                    None => conflicts.push(path.clone()),
+                }
             }
-            None if force => overlay.put(path.clone(), new_text.clone()),
-            None => conflicts.push(path.clone()),
+            // A file only the new settings have (the PodDisruptionBudget).
+            (None, Some(new_text), None) => overlay.put(path.clone(), new_text.clone()),
+            (None, Some(new_text), Some(current)) if current == *new_text => {}
+            (None, Some(new_text), Some(_)) if force => overlay.put(path.clone(), new_text.clone()),
+            // A file only the old settings have: removed while it is as scaffolded.
+            (Some(old_text), None, Some(current)) if current == *old_text || force => {
+                overlay.remove(path.clone())
+            }
+            (None, Some(_), Some(_)) | (Some(_), None, Some(_)) => conflicts.push(path.clone()),
+            (None, None, _) => {}
         }
     }
     if !by_hand.is_empty() {
@@ -81,17 +143,25 @@ pub fn run(root: &Path, namespaced: bool, force: bool) -> Result<()> {
                 )
             })
             .collect();
+        let target: Vec<&str> = (change.namespaced.map(scope).into_iter())
+            .chain(change.sharded.map(sharding))
+            .collect();
         bail!(
             "cannot make the manager {}: these Rust files no longer hold the code the switch changes, \
              and operator-rs does not overwrite Rust files. Nothing was written.\n{}\n  \
              Make that change by hand (or put the scaffolded line back), then re-run this command.",
-            scope(namespaced),
+            target.join(" and "),
             steps.join("\n")
         );
     }
     conflicts.sort();
-    project::history::record_scope(&mut after, namespaced);
-    let project_name = after.project_name.clone();
+    let (namespaced, sharded) = (after.namespaced, after.sharded);
+    if namespaced != before.namespaced {
+        project::history::record_init_flag(&mut after, "--namespaced", namespaced);
+    }
+    if sharded != before.sharded {
+        project::history::record_init_flag(&mut after, "--sharded", sharded);
+    }
     ops::finish(
         root,
         Plan {
@@ -100,23 +170,37 @@ pub fn run(root: &Path, namespaced: bool, force: bool) -> Result<()> {
                 ..Report::default()
             },
             refusal_note: Some(format!(
-                "(They are the files whose text the manager's scope decides; see what `operator-rs init{}` writes.)",
-                if namespaced { " --namespaced" } else { "" }
+                "(They are the files whose text the manager's settings decide; see what `operator-rs init{}` writes.)",
+                init_flags(&after)
             )),
-            ..Plan::new(overlay, after)
+            ..Plan::new(overlay, after.clone())
         },
     )?;
-    crate::errln!(
-        "\nThe manager of {} is now {}.{}",
-        project_name,
-        scope(namespaced),
-        if namespaced {
-            " It watches its own namespace (POD_NAMESPACE), or those --watch-namespace (WATCH_NAMESPACE) names; \
-             each of those needs the manager's Role and RoleBinding (`namespace=` in the RBAC markers)."
-        } else {
-            " It watches every namespace unless --watch-namespace (WATCH_NAMESPACE) names some."
-        }
-    );
+    for (_, line) in said.iter().filter(|(changed, _)| *changed) {
+        crate::errln!("\n{}.", line.replacen(" is ", " is now ", 1));
+    }
+    if change.namespaced.is_some_and(|n| n != before.namespaced) {
+        crate::errln!(
+            "{}",
+            if after.namespaced {
+                "It watches its own namespace (POD_NAMESPACE), or those --watch-namespace (WATCH_NAMESPACE) names; \
+                 each of those needs the manager's Role and RoleBinding (`namespace=` in the RBAC markers)."
+            } else {
+                "It watches every namespace unless --watch-namespace (WATCH_NAMESPACE) names some."
+            }
+        );
+    }
+    if change.sharded.is_some_and(|s| s != before.sharded) {
+        crate::errln!(
+            "{}",
+            if after.sharded {
+                "config/manager deploys 3 replicas and a PodDisruptionBudget; each holds a Lease of its own \
+                 (config/rbac/leader_election_role.yaml grants it). Regenerate a Helm chart with `make chart`."
+            } else {
+                "config/manager deploys 1 replica, without the PodDisruptionBudget. Regenerate a Helm chart with `make chart`."
+            }
+        );
+    }
     Ok(())
 }
 

@@ -97,6 +97,7 @@ fn scaffold(
         k8s_openapi_feature: crate::project::K8S_OPENAPI_FEATURE.into(),
         namespaced: args.namespaced,
         multigroup: args.multigroup,
+        sharded: args.sharded,
         resources: Vec::new(),
         // The options a user set stay (they are settings, not scaffolding).
         crd: existing.map(|p| p.crd).unwrap_or_default(),

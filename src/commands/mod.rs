@@ -78,17 +78,24 @@ pub fn run(mut cli: Cli) -> Result<i32> {
         }) => edit_api::run(&root, &args).map(|_| 0),
         Command::Edit(EditArgs {
             command: None,
-            namespaced: Some(namespaced),
+            namespaced,
+            sharded,
             force,
             ..
-        }) => edit_scope::run(&root, namespaced, force).map(|_| 0),
+        }) if namespaced.is_some() || sharded.is_some() => {
+            let change = edit_scope::Change {
+                namespaced,
+                sharded,
+            };
+            edit_scope::run(&root, change, force).map(|_| 0)
+        }
         Command::Edit(EditArgs {
             command: None,
             multigroup: Some(multigroup),
             ..
         }) => edit_layout::run(&root, multigroup).map(|_| 0),
         Command::Edit(EditArgs { command: None, .. }) => anyhow::bail!(
-            "`operator-rs edit` needs something to change: --namespaced or --namespaced=false (the manager's scope), --multigroup or --multigroup=false (the layout), or a subcommand (`edit api`)\n  e.g. operator-rs edit --namespaced"
+            "`operator-rs edit` needs something to change: --namespaced or --namespaced=false (the manager's scope), --sharded or --sharded=false (one shard per replica, or one active replica), --multigroup or --multigroup=false (the layout), or a subcommand (`edit api`)\n  e.g. operator-rs edit --namespaced"
         ),
         Command::Generate(GenerateCommand::Crds(args)) => generate::run_crds(&root, &args),
         Command::Generate(GenerateCommand::Rbac(args)) => generate::run_rbac(&root, args.check),

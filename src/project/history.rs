@@ -39,24 +39,11 @@ pub fn record(project: &mut Project, words: &[String]) {
     }
 }
 
-/// Record `edit --namespaced=<namespaced>` as the `init` that makes that scope (`edit
-/// --namespaced` makes what `init --namespaced` makes, kinds included: tests/cli_namespaced.rs),
-/// so a replay scaffolds the project's scope from the start, and PROJECT reads as if it had been
-/// made so.
-pub fn record_scope(project: &mut Project, namespaced: bool) {
-    set_init_flag(project, "--namespaced", namespaced);
-}
-
-/// Record `edit --multigroup=<multigroup>` as the `init` that makes that layout (`edit
-/// --multigroup` lays the kinds out as `init --multigroup` and the same `create api`s do), as
-/// [`record_scope`] does the scope.
-pub fn record_layout(project: &mut Project, multigroup: bool) {
-    set_init_flag(project, "--multigroup", multigroup);
-}
-
-/// `flag` (a boolean flag of `init`) on or off in the recorded `init`, when the record is
-/// complete.
-fn set_init_flag(project: &mut Project, flag: &str, on: bool) {
+/// Record `edit --namespaced=<on>` (or `edit --sharded=<on>`: `flag` is `init`'s flag of that
+/// setting) as the `init` that makes that setting (`edit --namespaced` makes what `init
+/// --namespaced` makes, kinds included: tests/cli_namespaced.rs), so a replay scaffolds the
+/// project's settings from the start, and PROJECT reads as if it had been made so.
+pub fn record_init_flag(project: &mut Project, flag: &str, on: bool) {
     if !is_complete(project) {
         return;
     }
@@ -161,6 +148,10 @@ pub fn reconstruct(project: &Project, extras: &InitExtras) -> Vec<Vec<String>> {
     }
     if project.multigroup {
         init.push("--multigroup".into());
+    }
+    // Made sharded by `init --sharded` or `edit --sharded`: the same scaffold.
+    if project.sharded {
+        init.push("--sharded".into());
     }
     out.push(init);
     for r in &project.resources {
@@ -327,22 +318,36 @@ mod tests {
     }
 
     #[test]
-    fn the_managers_scope_is_recorded_in_the_init_that_makes_it() {
+    fn the_managers_settings_are_recorded_in_the_init_that_makes_them() {
         let mut p = project("");
         record(&mut p, &words(&["init", "--domain", "example.com"]));
         record(&mut p, &words(&["create", "webhook", "--group", "g"]));
-        record_scope(&mut p, true);
+        record_init_flag(&mut p, "--namespaced", true);
         assert_eq!(p.commands[0], "init --domain example.com --namespaced");
-        record_scope(&mut p, true);
+        record_init_flag(&mut p, "--namespaced", true);
         assert_eq!(p.commands[0], "init --domain example.com --namespaced");
-        record_scope(&mut p, false);
+        record_init_flag(&mut p, "--sharded", true);
+        assert_eq!(
+            p.commands[0],
+            "init --domain example.com --namespaced --sharded"
+        );
+        record_init_flag(&mut p, "--namespaced", false);
+        assert_eq!(p.commands[0], "init --domain example.com --sharded");
+        record_init_flag(&mut p, "--sharded", false);
+        assert_eq!(p.commands[0], "init --domain example.com");
+        // `--sharded=true` typed in a record is one with `--sharded`.
+        p.commands[0] = "init --domain example.com --sharded=true".into();
+        record_init_flag(&mut p, "--sharded", false);
         assert_eq!(p.commands[0], "init --domain example.com");
         assert_eq!(p.commands.len(), 2);
-        // A project made before commands were recorded: its PROJECT's scope.
+        // A project made before commands were recorded: its PROJECT's settings.
         let mut old = project("");
         old.namespaced = true;
         let lines = lines_of(&old, &InitExtras::default());
         assert!(lines[0].ends_with(" --namespaced"), "{lines:?}");
+        old.sharded = true;
+        let lines = lines_of(&old, &InitExtras::default());
+        assert!(lines[0].ends_with(" --namespaced --sharded"), "{lines:?}");
     }
 
     #[test]

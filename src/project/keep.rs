@@ -46,6 +46,7 @@ impl Level {
                 "k8sOpenapiFeature",
                 "namespaced",
                 "multigroup",
+                "sharded",
                 "resources",
                 "crd",
             ],
@@ -288,6 +289,7 @@ mod tests {
             k8s_openapi_feature: "v1_37".into(),
             namespaced: true,
             multigroup: true,
+            sharded: true,
             crd: CrdSettings {
                 known_formats_only: true,
                 max_desc_len: Some(1),

@@ -106,6 +106,11 @@ pub struct Project {
     /// Absent: the single-group layout.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub multigroup: bool,
+    /// A sharded manager (`init --sharded`, `edit --sharded`): every replica runs the
+    /// controllers on its own shard of the objects (the runtime's `Manager::sharded`), three
+    /// replicas and a PodDisruptionBudget. Absent (older files): one active replica.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sharded: bool,
     /// Every kind at every version the project has an API, a controller or webhooks for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
@@ -557,6 +562,7 @@ impl Project {
             k8s_openapi_feature: "v1_37".into(),
             namespaced: false,
             multigroup: false,
+            sharded: false,
             crd: Default::default(),
             resources,
         }
@@ -665,6 +671,18 @@ mod tests {
         let text = p.render().unwrap();
         assert!(text.contains("\nnamespaced: true\n"), "{text}");
         assert!(Project::parse(&text).unwrap().namespaced);
+    }
+
+    #[test]
+    fn records_a_sharded_manager_and_reads_files_without_the_key() {
+        let mut p = sample();
+        let text = p.render().unwrap();
+        assert!(!text.contains("\nsharded:"), "{text}");
+        assert!(!Project::parse(&text).unwrap().sharded);
+        p.sharded = true;
+        let text = p.render().unwrap();
+        assert!(text.contains("\nsharded: true\n"), "{text}");
+        assert!(Project::parse(&text).unwrap().sharded);
     }
 
     #[test]

@@ -58,6 +58,9 @@ pub struct InitContext {
     pub image_parts: ImageRef,
     /// A namespace-scoped manager (PROJECT's `namespaced`): Roles instead of ClusterRoles.
     pub namespaced: bool,
+    /// A sharded manager (PROJECT's `sharded`): `Manager::sharded()`, 3 replicas and a
+    /// PodDisruptionBudget.
+    pub sharded: bool,
 }
 
 impl Family for InitContext {
@@ -104,6 +107,7 @@ impl InitContext {
             image: MANAGER_IMAGE.to_string(),
             image_parts: ImageRef::parse(MANAGER_IMAGE),
             namespaced: project.namespaced,
+            sharded: project.sharded,
         }
     }
 }

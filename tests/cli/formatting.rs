@@ -120,3 +120,26 @@ fn long_names_render_rustfmt_clean() {
     );
     assert_rustfmt_clean(&project_dir(&tmp, project));
 }
+
+/// The manager's settings change `src/main.rs`'s `Manager::new` chain: each combination of
+/// `--namespaced` and `--sharded` renders rustfmt-clean (both at once break the chain as
+/// rustfmt does).
+#[test]
+fn every_manager_setting_renders_rustfmt_clean() {
+    for flags in [
+        &["--namespaced"][..],
+        &["--sharded"],
+        &["--namespaced", "--sharded"],
+    ] {
+        let tmp = tempfile::Builder::new()
+            .prefix("operator-rs-test-")
+            .tempdir()
+            .unwrap();
+        let dir = tmp.path().join("settings-op");
+        std::fs::create_dir(&dir).unwrap();
+        let mut init = vec!["init", "--domain", "example.com"];
+        init.extend_from_slice(flags);
+        ok(&dir, &init);
+        assert_rustfmt_clean(&dir);
+    }
+}

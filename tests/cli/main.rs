@@ -1,6 +1,8 @@
 //! The CLI's commands end to end on scaffolded projects, one test binary: `init` and `create api`
 //! (`commands`), `edit api` (`edit_api`), `create webhook` (`webhook`), rerunning commands
-//! (`rerun`), rustfmt-clean rendering (`formatting`) and the multigroup layout (`multigroup`).
+//! (`rerun`), rustfmt-clean rendering (`formatting`), the multigroup layout (`multigroup`) and
+//! sharded managers (`init --sharded`,
+//! `edit --sharded`: `sharded`).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -10,4 +12,5 @@ mod edit_api;
 mod formatting;
 mod multigroup;
 mod rerun;
+mod sharded;
 mod webhook;

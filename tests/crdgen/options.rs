@@ -28,6 +28,7 @@ fn project() -> Project {
         k8s_openapi_feature: "v1_37".into(),
         namespaced: false,
         multigroup: false,
+        sharded: false,
         resources: Vec::new(),
         crd: Default::default(),
     }

@@ -803,6 +803,7 @@ fn a_command_below_the_root_names_the_root() {
             "create api --group cache --version v1 --kind Memcached",
             "generate manifests",
             "edit --namespaced",
+            "edit --sharded",
             "update --dry-run",
         ] {
             let r = run(&dir.join(sub), &words(args));
@@ -830,59 +831,67 @@ fn a_command_below_the_root_names_the_root() {
     );
 }
 
-/// `init --namespaced` takes a value as `edit --namespaced` and `create api --namespaced` do:
-/// `=true`, `=false`, nothing (true); anything else is refused with the values.
+/// `init --namespaced` and `init --sharded` take a value as `edit --namespaced`, `edit
+/// --sharded` and `create api --namespaced` do: `=true`, `=false`, nothing (true); anything else
+/// is refused with the values.
 #[test]
 fn init_namespaced_takes_a_bool_as_edit_does() {
-    for (flag, namespaced) in [
-        ("--namespaced", true),
-        ("--namespaced=true", true),
-        ("--namespaced=false", false),
-    ] {
+    // (flag, PROJECT's key, a file and what it holds when the flag is on)
+    let settings = [
+        (
+            "--namespaced",
+            "\nnamespaced: true\n",
+            "config/rbac/role_binding.yaml",
+            "kind: RoleBinding",
+        ),
+        (
+            "--sharded",
+            "\nsharded: true\n",
+            "config/manager/manager.yaml",
+            "  replicas: 3\n",
+        ),
+    ];
+    for (setting, key, file, on) in settings {
+        for (value, set) in [("", true), ("=true", true), ("=false", false)] {
+            let flag = format!("{setting}{value}");
+            let tmp = tempfile::tempdir().unwrap();
+            ok(
+                tmp.path(),
+                &[
+                    "init",
+                    "--domain",
+                    "example.com",
+                    "--project-name",
+                    "ns-op",
+                    &flag,
+                ],
+            );
+            let project = read(tmp.path(), "PROJECT");
+            assert_eq!(project.contains(key), set, "{flag}: {project}");
+            let text = read(tmp.path(), file);
+            assert_eq!(text.contains(on), set, "{flag}: {text}");
+        }
         let tmp = tempfile::tempdir().unwrap();
-        ok(
-            tmp.path(),
-            &[
-                "init",
-                "--domain",
-                "example.com",
-                "--project-name",
-                "ns-op",
-                flag,
-            ],
-        );
-        let project = read(tmp.path(), "PROJECT");
-        assert_eq!(
-            project.contains("\nnamespaced: true\n"),
-            namespaced,
-            "{flag}: {project}"
-        );
-        let binding = read(tmp.path(), "config/rbac/role_binding.yaml");
-        assert_eq!(
-            binding.contains("kind: RoleBinding"),
-            namespaced,
-            "{flag}: {binding}"
-        );
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    for bad in ["--namespaced=maybe", "--namespaced=1", "--namespaced="] {
-        let r = run(tmp.path(), &["init", "--domain", "example.com", bad]);
-        assert_eq!(r.code, 2, "{bad}: {}", r.stderr);
-        assert!(
-            r.stderr.contains("[possible values: true, false]"),
-            "{bad}: {}",
-            r.stderr
-        );
-        assert!(
-            r.stderr.contains("e.g.") || r.stderr.contains("Example:"),
-            "{bad}: {}",
-            r.stderr
-        );
-        assert_eq!(
-            std::fs::read_dir(tmp.path()).unwrap().count(),
-            0,
-            "{bad} wrote"
-        );
+        for bad in ["=maybe", "=1", "="] {
+            let bad = format!("{setting}{bad}");
+            let r = run(tmp.path(), &["init", "--domain", "example.com", &bad]);
+            assert_eq!(r.code, 2, "{bad}: {}", r.stderr);
+            assert!(
+                r.stderr.contains("[possible values: true, false]"),
+                "{bad}: {}",
+                r.stderr
+            );
+            assert!(
+                r.stderr.contains("e.g.") || r.stderr.contains("Example:"),
+                "{bad}: {}",
+                r.stderr
+            );
+            assert_eq!(
+                std::fs::read_dir(tmp.path()).unwrap().count(),
+                0,
+                "{bad} wrote"
+            );
+        }
     }
 }
 
@@ -940,6 +949,7 @@ fn a_project_file_with_names_no_command_writes_is_refused() {
             "generate manifests",
             "create api --group web --version v1 --kind Site",
             "edit --namespaced",
+            "edit --sharded",
             "update --dry-run",
         ] {
             let r = run(&dir, &words(args));
@@ -1001,6 +1011,7 @@ fn a_project_file_from_a_newer_operator_rs_is_refused() {
             "create api --group web --version v1 --kind Site",
             "create webhook --group cache --version v1 --kind Memcached --defaulting",
             "edit --namespaced",
+            "edit --sharded",
             "update --dry-run",
         ] {
             let r = run(&dir, &words(args));

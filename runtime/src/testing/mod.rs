@@ -15,6 +15,8 @@
 //!   end-to-end tests (at scale and under faults too), like kubebuilder's `test/utils`.
 //! - [`samples`]: a project's `config/samples` as typed objects; whether one is reconciled.
 //! - [`crd_drift`]: the committed CRDs checked against the Rust types.
+//! - [`shard_audit`]: which replica of a sharded manager wrote which object in which ring
+//!   generation, from the API server's audit log.
 //! - [`scale`]: the scale lab's machinery (objects in parallel, time to `observedGeneration`,
 //!   memory from `/proc`, figures and the budgets of a project's `scale-budgets.yaml`).
 
@@ -28,5 +30,6 @@ pub mod operator;
 pub mod refusal;
 pub mod samples;
 pub mod scale;
+pub mod shard_audit;
 
 pub use mock::{ApiServerVerifier, Received, mock_context};
