@@ -161,6 +161,9 @@ fn records_kube_derive_output_of_external_types() {
 /// each file's kinds give what kube-derive gives. Those its tests expect to panic are refused.
 #[test]
 fn exact_agrees_with_static_on_kube_derives_own_tests() {
+    if crate::common::runs_elsewhere("crdgen_exact") {
+        return;
+    }
     let Some(tests) = kube_derive_tests() else {
         eprintln!(
             "SKIPPED exact_agrees_with_static_on_kube_derives_own_tests: kube-derive's sources are not in cargo's registry (vendored build?)"
@@ -297,6 +300,9 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
 /// naming its storage version it is an error case (tested in tests/crdgen/differential.rs).
 #[test]
 fn exact_agrees_with_static_on_every_fixture() {
+    if crate::common::runs_elsewhere("crdgen_exact") {
+        return;
+    }
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/crdgen");
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
@@ -316,6 +322,9 @@ fn exact_agrees_with_static_on_every_fixture() {
 /// PROJECT's `crd:` options (descriptions cut, known formats only) apply to `--exact` identically.
 #[test]
 fn exact_applies_crd_options() {
+    if crate::common::runs_elsewhere("crdgen_exact") {
+        return;
+    }
     let mut p = project();
     p.crd.max_desc_len = Some(12);
     p.crd.known_formats_only = true;
@@ -354,6 +363,9 @@ fn exact_refusal(dir: &tempfile::TempDir) -> String {
 /// `reexported` fixture above.
 #[test]
 fn exact_refuses_a_kind_other_crates_cannot_name() {
+    if crate::common::runs_elsewhere("crdgen_exact") {
+        return;
+    }
     let lib = "mod hidden;\npub use hidden::GhostSpec;\n";
     let dir = crate_of("hidden", &[("src/lib.rs", lib), ("src/hidden.rs", GHOST)]);
     let msg = exact_refusal(&dir);
@@ -369,6 +381,9 @@ fn exact_refuses_a_kind_other_crates_cannot_name() {
 /// public module (kube-rs's own `crd_derive_cel` example) makes a kind the harness cannot name.
 #[test]
 fn exact_refuses_a_kind_whose_spec_is_not_pub() {
+    if crate::common::runs_elsewhere("crdgen_exact") {
+        return;
+    }
     for (vis, shown) in [("", "private"), ("pub(crate) ", "`pub(crate)`")] {
         let spec = GHOST.replace("pub struct GhostSpec", &format!("{vis}struct GhostSpec"));
         let dir = crate_of(
@@ -390,6 +405,9 @@ fn exact_refuses_a_kind_whose_spec_is_not_pub() {
 /// library: refused at the kind before anything is built.
 #[test]
 fn exact_refuses_a_kind_of_the_binary_crate() {
+    if crate::common::runs_elsewhere("crdgen_exact") {
+        return;
+    }
     let main = format!("{GHOST}\nfn main() {{}}\n");
     let files = [
         ("src/lib.rs", "pub mod util {}\n"),
@@ -409,6 +427,9 @@ fn exact_refuses_a_kind_of_the_binary_crate() {
 /// case is a module of its own file.
 #[test]
 fn rustc_refuses_what_the_reader_refuses_as_the_compiler() {
+    if crate::common::runs_elsewhere("crdgen_exact") {
+        return;
+    }
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let cases = crdgen_cases::compiled::refused();
     let dir = tempfile::tempdir().unwrap();
