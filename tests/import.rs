@@ -147,16 +147,20 @@ fn crd_differences(name: &str, dir: &Path) -> Vec<String> {
     out
 }
 
-/// The rules of each role of role.yaml, by kind and name.
-fn roles(path: &Path) -> Vec<(String, String, Value)> {
+/// The rules of each role of role.yaml, by kind and `namespace/name`; a Role in no namespace is
+/// in the manager's, `own` (config/default puts it there: kubebuilder's `<project>-system`).
+fn roles(path: &Path, own: &str) -> Vec<(String, String, Value)> {
     let mut out: Vec<(String, String, Value)> = docs(path)
         .into_iter()
         .map(|d| {
-            (
-                d["kind"].as_str().unwrap_or("").to_string(),
-                d["metadata"]["name"].as_str().unwrap_or("").to_string(),
-                d["rules"].clone(),
-            )
+            let kind = d["kind"].as_str().unwrap_or("").to_string();
+            let namespace = match d["metadata"]["namespace"].as_str() {
+                Some(n) => n,
+                None if kind == "Role" => own,
+                None => "",
+            };
+            let name = d["metadata"]["name"].as_str().unwrap_or("");
+            (kind, format!("{namespace}/{name}"), d["rules"].clone())
         })
         .collect();
     out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
@@ -240,8 +244,12 @@ fn same_api(name: &str) -> (tempfile::TempDir, PathBuf, Vec<String>) {
         check.stdout, check.stderr
     );
     let mut diffs = crd_differences(name, &dir);
-    let go_roles = roles(&fixture(name).join("config/rbac/role.yaml"));
-    let rs_roles = roles(&dir.join("config/rbac/role.yaml"));
+    let project: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(fixture(name).join("PROJECT")).unwrap())
+            .unwrap();
+    let own = format!("{}-system", project["projectName"].as_str().unwrap());
+    let go_roles = roles(&fixture(name).join("config/rbac/role.yaml"), &own);
+    let rs_roles = roles(&dir.join("config/rbac/role.yaml"), &own);
     diffs.extend(keyed_differences("role.yaml", &go_roles, &rs_roles, true));
     let go_hooks = fixture(name).join("config/webhook/manifests.yaml");
     if go_hooks.exists() {
@@ -259,8 +267,8 @@ fn same_api(name: &str) -> (tempfile::TempDir, PathBuf, Vec<String>) {
 
 /// Asserts the imported `name` has the Go project's API; `except`: differences the import
 /// reports as not translated (each must be listed in IMPORT.md), matched by a text they contain.
-fn assert_same_api(name: &str, except: &[(&str, &str)]) {
-    let (_tmp, dir, diffs) = same_api(name);
+fn assert_same_api(name: &str, except: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let (tmp, dir, diffs) = same_api(name);
     let report = std::fs::read_to_string(dir.join("IMPORT.md")).unwrap();
     for (_, reported) in except {
         assert!(
@@ -278,6 +286,7 @@ fn assert_same_api(name: &str, except: &[(&str, &str)]) {
         diffs.len(),
         diffs.join("\n")
     );
+    (tmp, dir)
 }
 
 #[test]
@@ -287,7 +296,7 @@ fn project_v4_imports_with_the_same_crds_rbac_and_webhooks() {
     }
     // cert-manager's Issuer is an external kind (its Go types are in cert-manager's module):
     // its webhook is not imported, and IMPORT.md says so.
-    assert_same_api(
+    let _ = assert_same_api(
         "project-v4",
         &[(
             "MutatingWebhookConfiguration missuer-v1.kb.io",
@@ -301,7 +310,7 @@ fn getting_started_imports_with_the_same_crds_and_rbac() {
     if common::runs_elsewhere("import") {
         return;
     }
-    assert_same_api("getting-started", &[]);
+    let _ = assert_same_api("getting-started", &[]);
 }
 
 #[test]
@@ -312,8 +321,51 @@ fn cronjob_tutorial_imports_with_the_same_crds_rbac_and_webhooks() {
     // The schemas of the k8s.io/api types the spec and status embed are k8s-openapi's: they lack
     // the Go types' +listType/+mapType markers and defaults and follow Kubernetes 1.37; IMPORT.md
     // lists each such field. Everything of the project's own types must be the same.
-    assert_same_api(
+    let _ = assert_same_api(
         "cronjob-tutorial",
+        &[
+            (
+                ".properties.spec.properties.jobTemplate.",
+                "the schema of k8s.io/api/batch/v1.JobTemplateSpec",
+            ),
+            (
+                ".properties.status.properties.active.items.",
+                "the schema of k8s.io/api/core/v1.ObjectReference",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn project_v4_with_plugins_imports_with_the_same_crds_rbac_and_webhooks() {
+    if common::runs_elsewhere("import") {
+        return;
+    }
+    // Its manager is namespace-scoped, each RBAC marker naming the manager's namespace: one
+    // Role there, as controller-gen's.
+    let (_tmp, dir) = assert_same_api("project-v4-with-plugins", &[]);
+    // PROJECT's plugins are listed, deploy-image's kinds with the operator-rs command that
+    // scaffolds such a controller.
+    let report = std::fs::read_to_string(dir.join("IMPORT.md")).unwrap();
+    for line in [
+        "`PROJECT:12:3`: the plugin deploy-image.go.kubebuilder.io/v1-alpha",
+        "--kind Memcached --image memcached:1.6.26-alpine3.19 --image-container-port 11211 --image-container-command memcached,--memory-limit=64,-o,modern,-v --run-as-user 1001`",
+        "`PROJECT:30:3`: the plugin helm.kubebuilder.io/v2-alpha",
+        "the plugin grafana.kubebuilder.io/v1-alpha",
+        "the plugin autoupdate.kubebuilder.io/v1-alpha",
+    ] {
+        assert!(report.contains(line), "IMPORT.md lists {line:?}:\n{report}");
+    }
+}
+
+#[test]
+fn multiversion_tutorial_imports_with_the_same_crds_rbac_and_webhooks() {
+    if common::runs_elsewhere("import") {
+        return;
+    }
+    // As cronjob-tutorial's: the k8s.io/api types' schemas are k8s-openapi's.
+    let _ = assert_same_api(
+        "multiversion-tutorial",
         &[
             (
                 ".properties.spec.properties.jobTemplate.",

@@ -39,6 +39,10 @@ pub struct GoProjectFile {
     pub version: String,
     #[serde(default)]
     pub resources: Vec<GoResource>,
+    /// kubebuilder's optional plugins (`deploy-image.go.kubebuilder.io/v1-alpha`, `helm...`) and
+    /// their settings: each goes to the report ([`report_plugins`]).
+    #[serde(default)]
+    pub plugins: BTreeMap<String, serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -214,6 +218,8 @@ pub fn read(source: &Path) -> Result<Imported> {
         }
     }
 
+    report_plugins(&project, &text, &mut report);
+
     // The API packages, one per version directory (`api/<version>`, or `path` under the repo).
     let mut packages: BTreeMap<PathBuf, types::Package> = BTreeMap::new();
     for r in project.resources.iter().filter(|r| r.owns_api()) {
@@ -295,6 +301,68 @@ pub fn read(source: &Path) -> Result<Imported> {
         max_desc_len,
         report,
     })
+}
+
+/// Each plugin of PROJECT's `plugins:` in the report, at its line, with what operator-rs has in
+/// its place: the kinds deploy-image scaffolded are imported as any other (their Go controller's
+/// logic is reported with it); the others' files are not read.
+fn report_plugins(project: &GoProjectFile, text: &str, report: &mut Report) {
+    let line_of = |needle: &str| {
+        let needle = format!("{needle}:");
+        text.lines()
+            .position(|l| l.trim_start().starts_with(&needle))
+            .map(|i| i + 1)
+            .unwrap_or(1)
+    };
+    for (name, settings) in &project.plugins {
+        let at = go::At {
+            file: "PROJECT".into(),
+            line: line_of(name),
+            col: 3,
+        };
+        let plugin = name.split('/').next().unwrap_or(name);
+        let what = match plugin {
+            "deploy-image.go.kubebuilder.io" => {
+                let kinds: Vec<String> = settings["resources"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|r| {
+                        let o = &r["options"];
+                        let mut c = format!(
+                            "`operator-rs create api --group {} --version {} --kind {} --image {}",
+                            r["group"].as_str().unwrap_or(""),
+                            r["version"].as_str().unwrap_or(""),
+                            r["kind"].as_str().unwrap_or(""),
+                            o["image"].as_str().unwrap_or("")
+                        );
+                        for (key, flag) in [
+                            ("containerPort", "--image-container-port"),
+                            ("containerCommand", "--image-container-command"),
+                            ("runAsUser", "--run-as-user"),
+                        ] {
+                            if let Some(v) = o[key].as_str() {
+                                c.push_str(&format!(" {flag} {v}"));
+                            }
+                        }
+                        c + "`"
+                    })
+                    .collect();
+                format!(
+                    "the kinds are imported with their Go types and a stub controller; operator-rs's deploy-image flavour writes such a controller in Rust, as {} would in a new project",
+                    kinds.join(", ")
+                )
+            }
+            "helm.kubebuilder.io" => {
+                "dist/ is not imported: `operator-rs generate chart` writes the project's Helm chart (README: Helm chart)".to_string()
+            }
+            "grafana.kubebuilder.io" => {
+                "grafana/ is not imported: `operator-rs generate dashboards` writes the manager's dashboards".to_string()
+            }
+            _ => "its scaffolding is not imported (operator-rs has no such plugin); port what it made by hand".to_string(),
+        };
+        report.add(&at, format!("the plugin {name}"), what);
+    }
 }
 
 /// The `crd:` options the Makefile passes controller-gen: `maxDescLen` is kept (PROJECT's
