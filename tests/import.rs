@@ -6,6 +6,9 @@
 //! lints clean; and what import refuses, it refuses with the Go file:line, writing nothing.
 
 mod common;
+mod control_plane;
+#[path = "import/verdicts.rs"]
+mod verdicts;
 
 use std::path::{Path, PathBuf};
 
@@ -289,20 +292,39 @@ fn assert_same_api(name: &str, except: &[(&str, &str)]) -> (tempfile::TempDir, P
     (tmp, dir)
 }
 
+/// The differences of a fixture's import that IMPORT.md reports as not translated: (a text the
+/// difference contains, the text IMPORT.md has).
+fn known_differences(name: &str) -> &'static [(&'static str, &'static str)] {
+    match name {
+        // cert-manager's Issuer is an external kind (its Go types are in cert-manager's module):
+        // its webhook is not imported, and IMPORT.md says so.
+        "project-v4" => &[(
+            "MutatingWebhookConfiguration missuer-v1.kb.io",
+            "the external kind Issuer",
+        )],
+        // The schemas of the k8s.io/api types the spec and status embed are k8s-openapi's: they
+        // lack the Go types' +listType/+mapType markers and defaults and follow Kubernetes 1.37;
+        // IMPORT.md lists each such field. Everything of the project's own types is the same.
+        "cronjob-tutorial" | "multiversion-tutorial" => &[
+            (
+                ".properties.spec.properties.jobTemplate.",
+                "the schema of k8s.io/api/batch/v1.JobTemplateSpec",
+            ),
+            (
+                ".properties.status.properties.active.items.",
+                "the schema of k8s.io/api/core/v1.ObjectReference",
+            ),
+        ],
+        _ => &[],
+    }
+}
+
 #[test]
 fn project_v4_imports_with_the_same_crds_rbac_and_webhooks() {
     if common::runs_elsewhere("import") {
         return;
     }
-    // cert-manager's Issuer is an external kind (its Go types are in cert-manager's module):
-    // its webhook is not imported, and IMPORT.md says so.
-    let _ = assert_same_api(
-        "project-v4",
-        &[(
-            "MutatingWebhookConfiguration missuer-v1.kb.io",
-            "the external kind Issuer",
-        )],
-    );
+    let _ = assert_same_api("project-v4", known_differences("project-v4"));
 }
 
 #[test]
@@ -318,22 +340,7 @@ fn cronjob_tutorial_imports_with_the_same_crds_rbac_and_webhooks() {
     if common::runs_elsewhere("import") {
         return;
     }
-    // The schemas of the k8s.io/api types the spec and status embed are k8s-openapi's: they lack
-    // the Go types' +listType/+mapType markers and defaults and follow Kubernetes 1.37; IMPORT.md
-    // lists each such field. Everything of the project's own types must be the same.
-    let _ = assert_same_api(
-        "cronjob-tutorial",
-        &[
-            (
-                ".properties.spec.properties.jobTemplate.",
-                "the schema of k8s.io/api/batch/v1.JobTemplateSpec",
-            ),
-            (
-                ".properties.status.properties.active.items.",
-                "the schema of k8s.io/api/core/v1.ObjectReference",
-            ),
-        ],
-    );
+    let _ = assert_same_api("cronjob-tutorial", known_differences("cronjob-tutorial"));
 }
 
 #[test]
@@ -363,19 +370,9 @@ fn multiversion_tutorial_imports_with_the_same_crds_rbac_and_webhooks() {
     if common::runs_elsewhere("import") {
         return;
     }
-    // As cronjob-tutorial's: the k8s.io/api types' schemas are k8s-openapi's.
     let _ = assert_same_api(
         "multiversion-tutorial",
-        &[
-            (
-                ".properties.spec.properties.jobTemplate.",
-                "the schema of k8s.io/api/batch/v1.JobTemplateSpec",
-            ),
-            (
-                ".properties.status.properties.active.items.",
-                "the schema of k8s.io/api/core/v1.ObjectReference",
-            ),
-        ],
+        known_differences("multiversion-tutorial"),
     );
 }
 
@@ -938,4 +935,158 @@ fn an_imported_project_updates_like_any_other() {
         r.stdout,
         r.stderr
     );
+}
+
+/// Every fixture's import (each folder of fixtures/kubebuilder with a PROJECT).
+fn fixtures() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(fixture(""))
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            e.path()
+                .join("PROJECT")
+                .exists()
+                .then(|| e.file_name().to_string_lossy().into_owned())
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// The YAML documents of the `.yaml` files of `dir` but its kustomization.
+fn yaml_docs(dir: &Path) -> Vec<Value> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "yaml")
+                && p.file_name().is_some_and(|n| n != "kustomization.yaml")
+        })
+        .collect();
+    files.sort();
+    files.iter().flat_map(|f| docs(f)).collect()
+}
+
+/// Deletes the CRDs `names` and waits until they are gone.
+async fn remove_crds(client: &kube::Client, names: &[String]) {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let api: kube::Api<CustomResourceDefinition> = kube::Api::all(client.clone());
+    for name in names {
+        let _ = api.delete(name, &Default::default()).await;
+    }
+    for name in names {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while api.get_opt(name).await.unwrap().is_some() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the CRD {name} is not gone after 60 s"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// The API server's verdict on each case with the CRDs of `crds` installed (those of `names`
+/// removed first): the stored object (defaults filled in), or the refusal's message.
+fn verdicts_with(
+    cp: &control_plane::ControlPlane,
+    runtime: &tokio::runtime::Runtime,
+    names: &[String],
+    crds: &Path,
+    cases: &[verdicts::Case],
+) -> Vec<Result<Value, String>> {
+    let env = cp.envtest();
+    runtime.block_on(async {
+        let client = env.client().unwrap();
+        remove_crds(&client, names).await;
+        env.install_crds(crds)
+            .await
+            .unwrap_or_else(|e| panic!("installing {}: {e:#}", crds.display()));
+    });
+    let objects: Vec<Value> = cases.iter().map(|c| c.object.clone()).collect();
+    control_plane::dry_run_all(cp, &objects)
+        .into_iter()
+        .map(|v| v.map(verdicts::comparable))
+        .collect()
+}
+
+/// The API server judges the imported CRDs as it judges the Go project's: on the real control
+/// plane, each fixture's Go CRDs installed, then replaced by the imported ones, the samples and
+/// the boundary objects generated from the Go schema (every bounded, patterned, enumerated,
+/// required or defaulted field; `verdicts`) are dry-run, and every verdict (accepted with the
+/// same defaulted object, or refused with the same message) must be the same. The k8s.io/api
+/// types' subtrees IMPORT.md reports (`known_differences`) are left out.
+#[test]
+fn the_api_server_judges_imported_crds_as_the_go_ones() {
+    if common::runs_elsewhere("import") {
+        return;
+    }
+    let Some(assets) = control_plane::assets("the_api_server_judges_imported_crds_as_the_go_ones")
+    else {
+        return;
+    };
+    let cp = control_plane::start(&assets);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut failures = Vec::new();
+    for name in fixtures() {
+        let started = std::time::Instant::now();
+        let (_tmp, dir) = import(&name);
+        let go_crds = fixture(&name).join("config/crd/bases");
+        let samples = yaml_docs(&fixture(&name).join("config/samples"));
+        let skip: Vec<&str> = known_differences(&name).iter().map(|(t, _)| *t).collect();
+        let mut cases = Vec::new();
+        let mut names = Vec::new();
+        for crd in yaml_docs(&go_crds) {
+            names.push(crd["metadata"]["name"].as_str().unwrap().to_string());
+            for version in crd["spec"]["versions"].as_array().unwrap() {
+                cases.extend(verdicts::cases(&crd, version, &samples, &skip));
+            }
+        }
+        let go = verdicts_with(&cp, &runtime, &names, &go_crds, &cases);
+        let rs = verdicts_with(&cp, &runtime, &names, &dir.join("config/crd/bases"), &cases);
+        runtime.block_on(async { remove_crds(&cp.envtest().client().unwrap(), &names).await });
+        let accepted = go.iter().filter(|v| v.is_ok()).count();
+        let defaulted = cases
+            .iter()
+            .zip(&go)
+            .filter(|(c, v)| v.as_ref().is_ok_and(|v| v["spec"] != c.object["spec"]))
+            .count();
+        eprintln!(
+            "{name}: {} objects, {accepted} accepted ({defaulted} of them defaulted), {} refused, in {:.1} s",
+            cases.len(),
+            cases.len() - accepted,
+            started.elapsed().as_secs_f64()
+        );
+        assert!(
+            accepted > 0 && accepted < cases.len(),
+            "{name}: the cases are all accepted or all refused: {go:?}"
+        );
+        for ((case, g), r) in cases.iter().zip(&go).zip(&rs) {
+            eprintln!("  {}: {}", case.what, short_verdict(g));
+            if g != r {
+                failures.push(format!(
+                    "{name}: {}:\n  the Go CRD: {}\n  the imported: {}",
+                    case.what,
+                    short_verdict(g),
+                    short_verdict(r)
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} different verdicts:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+fn short_verdict(v: &Result<Value, String>) -> String {
+    match v {
+        Ok(o) => format!("accepted as {}", o["spec"]),
+        Err(e) => format!("refused: {e}"),
+    }
 }
