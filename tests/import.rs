@@ -1015,7 +1015,8 @@ fn verdicts_with(
 /// the boundary objects generated from the Go schema (every bounded, patterned, enumerated,
 /// required or defaulted field; `verdicts`) are dry-run, and every verdict (accepted with the
 /// same defaulted object, or refused with the same message) must be the same. The k8s.io/api
-/// types' subtrees IMPORT.md reports (`known_differences`) are left out.
+/// types' subtrees IMPORT.md reports (`known_differences`) are left out. Fixtures whose CRDs
+/// share no name are judged at once (most of the time is the API server's CRD set-up).
 #[test]
 fn the_api_server_judges_imported_crds_as_the_go_ones() {
     if common::runs_elsewhere("import") {
@@ -1026,62 +1027,102 @@ fn the_api_server_judges_imported_crds_as_the_go_ones() {
         return;
     };
     let cp = control_plane::start(&assets);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let mut failures = Vec::new();
+    // Fixtures sharing a CRD name (cronjob-tutorial's and multiversion-tutorial's are the same
+    // CRD) in one lane, in turn; the lanes at once.
+    let mut lanes: Vec<(std::collections::BTreeSet<String>, Vec<String>)> = Vec::new();
     for name in fixtures() {
-        let started = std::time::Instant::now();
-        let (_tmp, dir) = import(&name);
-        let go_crds = fixture(&name).join("config/crd/bases");
-        let samples = yaml_docs(&fixture(&name).join("config/samples"));
-        let skip: Vec<&str> = known_differences(&name).iter().map(|(t, _)| *t).collect();
-        let mut cases = Vec::new();
-        let mut names = Vec::new();
-        for crd in yaml_docs(&go_crds) {
-            names.push(crd["metadata"]["name"].as_str().unwrap().to_string());
-            for version in crd["spec"]["versions"].as_array().unwrap() {
-                cases.extend(verdicts::cases(&crd, version, &samples, &skip));
+        let crds: std::collections::BTreeSet<String> =
+            yaml_docs(&fixture(&name).join("config/crd/bases"))
+                .iter()
+                .map(|c| c["metadata"]["name"].as_str().unwrap().to_string())
+                .collect();
+        match lanes.iter_mut().find(|(used, _)| !used.is_disjoint(&crds)) {
+            Some((used, names)) => {
+                used.extend(crds);
+                names.push(name);
             }
-        }
-        let go = verdicts_with(&cp, &runtime, &names, &go_crds, &cases);
-        let rs = verdicts_with(&cp, &runtime, &names, &dir.join("config/crd/bases"), &cases);
-        runtime.block_on(async { remove_crds(&cp.envtest().client().unwrap(), &names).await });
-        let accepted = go.iter().filter(|v| v.is_ok()).count();
-        let defaulted = cases
-            .iter()
-            .zip(&go)
-            .filter(|(c, v)| v.as_ref().is_ok_and(|v| v["spec"] != c.object["spec"]))
-            .count();
-        eprintln!(
-            "{name}: {} objects, {accepted} accepted ({defaulted} of them defaulted), {} refused, in {:.1} s",
-            cases.len(),
-            cases.len() - accepted,
-            started.elapsed().as_secs_f64()
-        );
-        assert!(
-            accepted > 0 && accepted < cases.len(),
-            "{name}: the cases are all accepted or all refused: {go:?}"
-        );
-        for ((case, g), r) in cases.iter().zip(&go).zip(&rs) {
-            eprintln!("  {}: {}", case.what, short_verdict(g));
-            if g != r {
-                failures.push(format!(
-                    "{name}: {}:\n  the Go CRD: {}\n  the imported: {}",
-                    case.what,
-                    short_verdict(g),
-                    short_verdict(r)
-                ));
-            }
+            None => lanes.push((crds, vec![name])),
         }
     }
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let cp = &cp;
+        let handles: Vec<_> = lanes
+            .into_iter()
+            .map(|(_, names)| {
+                s.spawn(move || {
+                    let mut failures = Vec::new();
+                    for name in names {
+                        failures.extend(judge(cp, &name));
+                    }
+                    failures
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
     assert!(
         failures.is_empty(),
         "{} different verdicts:\n{}",
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// One fixture's verdicts, Go CRDs then imported ones: each difference.
+fn judge(cp: &control_plane::ControlPlane, name: &str) -> Vec<String> {
+    let started = std::time::Instant::now();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (_tmp, dir) = import(name);
+    let go_crds = fixture(name).join("config/crd/bases");
+    let samples = yaml_docs(&fixture(name).join("config/samples"));
+    let skip: Vec<&str> = known_differences(name).iter().map(|(t, _)| *t).collect();
+    let mut cases = Vec::new();
+    let mut names = Vec::new();
+    for crd in yaml_docs(&go_crds) {
+        names.push(crd["metadata"]["name"].as_str().unwrap().to_string());
+        for version in crd["spec"]["versions"].as_array().unwrap() {
+            cases.extend(verdicts::cases(&crd, version, &samples, &skip));
+        }
+    }
+    let go = verdicts_with(cp, &runtime, &names, &go_crds, &cases);
+    let rs = verdicts_with(cp, &runtime, &names, &dir.join("config/crd/bases"), &cases);
+    runtime.block_on(async { remove_crds(&cp.envtest().client().unwrap(), &names).await });
+    let accepted = go.iter().filter(|v| v.is_ok()).count();
+    let defaulted = cases
+        .iter()
+        .zip(&go)
+        .filter(|(c, v)| v.as_ref().is_ok_and(|v| v["spec"] != c.object["spec"]))
+        .count();
+    let mut record = format!(
+        "{name}: {} objects, {accepted} accepted ({defaulted} of them defaulted), {} refused, in {:.1} s\n",
+        cases.len(),
+        cases.len() - accepted,
+        started.elapsed().as_secs_f64()
+    );
+    let mut failures = Vec::new();
+    for ((case, g), r) in cases.iter().zip(&go).zip(&rs) {
+        record.push_str(&format!("  {}: {}\n", case.what, short_verdict(g)));
+        if g != r {
+            failures.push(format!(
+                "{name}: {}:\n  the Go CRD: {}\n  the imported: {}",
+                case.what,
+                short_verdict(g),
+                short_verdict(r)
+            ));
+        }
+    }
+    eprint!("{record}");
+    assert!(
+        accepted > 0 && accepted < cases.len(),
+        "{name}: the cases are all accepted or all refused:\n{record}"
+    );
+    failures
 }
 
 fn short_verdict(v: &Result<Value, String>) -> String {
