@@ -649,6 +649,16 @@ const (
 	Slow Mode = "Slow"
 )
 
+// Tier is a service level.
+// +k8s:enum
+type Tier string
+
+const (
+	// Gold is the best.
+	Gold Tier = "Gold"
+	Bronze Tier = "Bronze"
+)
+
 // Name is a DNS label.
 // +kubebuilder:validation:MaxLength=63
 // +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
@@ -673,6 +683,9 @@ type Port struct {
 
 // WidgetSpec defines the desired state of Widget.
 // +kubebuilder:validation:XValidation:rule="self.minReplicas <= self.maxReplicas",message="min at most max"
+// +kubebuilder:validation:AtLeastOneOf=owner;ratio
+// +kubebuilder:validation:ExactlyOneOf=target;tier
+// +kubebuilder:validation:AtMostOneOf=labels;template
 type WidgetSpec struct {
 	Common `json:",inline"`
 
@@ -681,7 +694,11 @@ type WidgetSpec struct {
 	// +optional
 	MinReplicas int32 `json:"minReplicas,omitempty"`
 	// maxReplicas is the most.
+	// +k8s:immutable
 	MaxReplicas int32 `json:"maxReplicas"`
+	// tier of service.
+	// +optional
+	Tier Tier `json:"tier,omitempty"`
 	// mode of the widget.
 	// +kubebuilder:default:=Fast
 	// +optional
@@ -689,6 +706,8 @@ type WidgetSpec struct {
 	// hosts served.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:UniqueItems=true
+	// +kubebuilder:validation:items:Enum=a;b
 	// +listType=set
 	Hosts []string `json:"hosts"`
 	// ports, by name.
@@ -719,6 +738,7 @@ type WidgetSpec struct {
 	// ratio kept.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:externalDocs:url="https://example.com/ratio",description="Ratios"
 	// +optional
 	Ratio *float64 `json:"ratio,omitempty"`
 	internal string `json:"-"`
@@ -832,9 +852,16 @@ fn every_field_and_marker_kind_becomes_the_schema_controller_gen_writes() {
         "Widget is the Schema for the widgets API."
     );
     let spec = at(root, "properties.spec");
+    // XValidation first, then AtMostOneOf, ExactlyOneOf and AtLeastOneOf, as controller-gen
+    // (v0.21) orders and writes them.
     assert_eq!(
         spec["x-kubernetes-validations"],
-        serde_json::json!([{"rule": "self.minReplicas <= self.maxReplicas", "message": "min at most max"}])
+        serde_json::json!([
+            {"rule": "self.minReplicas <= self.maxReplicas", "message": "min at most max"},
+            {"rule": "[has(self.labels),has(self.template)].filter(x,x==true).size() <= 1", "message": "at most one of the fields in [labels template] may be set"},
+            {"rule": "[has(self.target),has(self.tier)].filter(x,x==true).size() == 1", "message": "exactly one of the fields in [target tier] must be set"},
+            {"rule": "[has(self.owner),has(self.ratio)].filter(x,x==true).size() >= 1", "message": "at least one of the fields in [owner ratio] must be set"},
+        ])
     );
     let mut required: Vec<&str> = spec["required"]
         .as_array()
@@ -893,6 +920,32 @@ fn every_field_and_marker_kind_becomes_the_schema_controller_gen_writes() {
     assert!(p("template")["properties"]["spec"]["properties"]["containers"].is_object());
     assert_eq!(p("interval")["type"], "string");
     assert_eq!(p("ratio")["exclusiveMinimum"], true);
+    assert_eq!(
+        p("ratio")["externalDocs"],
+        serde_json::json!({"url": "https://example.com/ratio", "description": "Ratios"})
+    );
+    assert_eq!(
+        p("maxReplicas")["x-kubernetes-validations"],
+        serde_json::json!([{"rule": "self == oldSelf", "message": "field is immutable"}])
+    );
+    // +k8s:enum: the type's constants, sorted, as controller-gen writes them.
+    assert_eq!(
+        p("tier"),
+        serde_json::json!({"type": "string", "enum": ["Bronze", "Gold"], "description": "tier of service."})
+    );
+    // What has no Rust form is in IMPORT.md at its Go line.
+    let types_go = WIDGET_TYPES.lines().collect::<Vec<_>>();
+    let report = std::fs::read_to_string(dir.join("IMPORT.md")).unwrap();
+    for marker in [
+        "+kubebuilder:validation:UniqueItems=true",
+        "+kubebuilder:validation:items:Enum=a;b",
+    ] {
+        let line = types_go.iter().position(|l| l.ends_with(marker)).unwrap() + 1;
+        assert!(
+            report.contains(&format!("`api/v1/widget_types.go:{line}:")) && report.contains(marker),
+            "IMPORT.md lists {marker} at line {line}:\n{report}"
+        );
+    }
     assert!(spec["properties"].get("internal").is_none());
     // No `nullable` where Go has no +nullable (controller-gen's CRD).
     let text = std::fs::read_to_string(dir.join("config/crd/bases/toys.example.com_widgets.yaml"))
