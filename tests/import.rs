@@ -2,42 +2,23 @@
 //! kubebuilder's repository with both sides committed: the Go API and what controller-gen made
 //! of it): the imported project's `generate manifests` gives the same CRDs (semantically: only
 //! the controller-gen version annotation and whitespace inside descriptions are ignored), the
-//! same role.yaml rules and the same webhook configurations; the imported project builds and
-//! lints clean; and what import refuses, it refuses with the Go file:line, writing nothing.
+//! same role.yaml rules and the same webhook configurations; the API server judges objects by the
+//! imported CRDs as by the Go ones (on the real control plane); and what import refuses, it
+//! refuses with the Go file:line, writing nothing. The builds of imported projects are in
+//! tests/import_build.rs.
 
 mod common;
 mod control_plane;
+#[path = "import/fixtures.rs"]
+mod fixtures;
 #[path = "import/verdicts.rs"]
 mod verdicts;
 
 use std::path::{Path, PathBuf};
 
 use common::{Run, run};
+use fixtures::{fixture, fixtures, import};
 use serde_json::Value;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/kubebuilder")
-        .join(name)
-}
-
-/// Imports the fixture `name` into a new folder; returns it (kept in the TempDir).
-fn import(name: &str) -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join(name);
-    let source = fixture(name);
-    let r = run(
-        tmp.path(),
-        &[
-            "-C",
-            dir.to_str().unwrap(),
-            "import",
-            source.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(r.code, 0, "import {name} failed:\n{}", r.stderr);
-    (tmp, dir)
-}
 
 fn docs(path: &Path) -> Vec<Value> {
     let text =
@@ -417,55 +398,6 @@ fn project_v4_import_writes_its_report_and_records_its_commands() {
         hooks.contains("v1::sailor::defaulting().at_path(\"/custom-mutate-sailor\"),"),
         "{hooks}"
     );
-}
-
-/// Our README's "Coming from kubebuilder" block, run as written (one shell script) next to a
-/// copy of kubebuilder's getting-started project named as the block names it; then the imported
-/// project lints clean (`cargo fmt --check`, `cargo clippy --all-targets -- -D warnings`).
-#[test]
-fn the_readme_import_walk_builds_and_lints_clean() {
-    if common::runs_elsewhere("import") {
-        return;
-    }
-    let block = common::readme::sh_blocks(
-        &common::readme::our_readme(),
-        "### Coming from kubebuilder: `operator-rs import`",
-    )
-    .concat();
-    assert!(
-        block[1].starts_with("operator-rs import ../memcached-operator"),
-        "{block:?}"
-    );
-    let tmp = tempfile::tempdir().unwrap();
-    common::copy_dir(
-        &fixture("getting-started"),
-        &tmp.path().join("memcached-operator"),
-    );
-    assert_eq!(block[3], "cargo build", "{block:?}");
-    // The import and the check as one script (the first line's `cd` holds for the others).
-    common::readme::UserShell::new(tmp.path(), &[])
-        .run(&format!("set -e\n{}", block[..3].join("\n")));
-    let dir = tmp.path().join("memcached-operator-rs");
-    // The build with the versions this workspace built (no registry), then as written.
-    common::seed_lock(&dir);
-    common::readme::UserShell::new(&dir, &[]).run(&block[3]);
-    common::cargo(&dir, &["fmt", "--check"]);
-    common::cargo(&dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
-}
-
-/// kubebuilder's project-v4 (several kinds, versions, webhooks, a second controller of a kind,
-/// built-in kinds) and cronjob-tutorial (k8s.io/api types, an enum, defaults) build and lint
-/// clean as imported, in the shared build directory.
-#[test]
-fn imported_projects_build_and_lint_clean() {
-    if common::runs_elsewhere("import") {
-        return;
-    }
-    for name in ["project-v4", "cronjob-tutorial"] {
-        let (_tmp, dir) = import(name);
-        common::cargo(&dir, &["fmt", "--check"]);
-        common::cargo(&dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
-    }
 }
 
 fn snapshot_of(dir: &Path) -> Vec<PathBuf> {
@@ -988,22 +920,6 @@ fn an_imported_project_updates_like_any_other() {
         r.stdout,
         r.stderr
     );
-}
-
-/// Every fixture's import (each folder of fixtures/kubebuilder with a PROJECT).
-fn fixtures() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(fixture(""))
-        .unwrap()
-        .filter_map(|e| {
-            let e = e.ok()?;
-            e.path()
-                .join("PROJECT")
-                .exists()
-                .then(|| e.file_name().to_string_lossy().into_owned())
-        })
-        .collect();
-    names.sort();
-    names
 }
 
 /// The YAML documents of the `.yaml` files of `dir` but its kustomization.

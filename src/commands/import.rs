@@ -328,7 +328,25 @@ fn translate(
         put.insert(rel, text);
     }
     for (rel, text) in &imported.samples {
-        put.insert(rel.clone(), text.clone());
+        let text = match sample_with_a_spec(text) {
+            Some((filled, line)) => {
+                imported.report.add(
+                    &import::go::At { file: rel.clone(), line, col: 1 },
+                    "a sample with an empty `spec:` (null)",
+                    "written as `spec: {}`: the API server refuses a null spec where the CRD requires one (the Go project's CRD too); fill in the fields your kind needs",
+                );
+                filled
+            }
+            None => text.clone(),
+        };
+        put.insert(rel.clone(), text);
+    }
+    // The scaffolded integration tests wait for each kind's status to report its generation,
+    // which the imported controllers (stubs) never write: they wait for the controller's
+    // finalizer instead, until `apply` is ported.
+    let tests = PathBuf::from("tests/integration.rs");
+    if let Ok(text) = std::fs::read_to_string(stage.join(&tests)) {
+        put.insert(tests, integration_tests_of_stubs(&text)?);
     }
     // The Go project's config/ files the operator-rs layout has no counterpart of.
     for rel in config_files(&imported.source.join("config"), Path::new("config")) {
@@ -373,6 +391,78 @@ fn translate(
         )
     })?;
     Ok(())
+}
+
+/// A sample's text with `spec: {}` for a `spec:` that holds nothing but comments (kubebuilder's
+/// `spec:\n  # TODO(user): Add fields here`), and that line; None when its spec has a value.
+fn sample_with_a_spec(text: &str) -> Option<(String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines.iter().position(|l| l.trim_end() == "spec:")?;
+    let empty = lines[at + 1..]
+        .iter()
+        .take_while(|l| !l.starts_with("---"))
+        .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'));
+    if !empty {
+        return None;
+    }
+    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    out[at] = "spec: {}".into();
+    let mut text = out.join("\n");
+    text.push('\n');
+    Some((text, at + 1))
+}
+
+/// The scaffold's integration helpers waited on `status.observedGeneration`; an imported
+/// project's wait until the controller took the object in (its finalizer is on it).
+fn integration_tests_of_stubs(text: &str) -> Result<String> {
+    const RECONCILED: &str =
+        "/// Creates `obj` (in a namespace of its own) and waits until it is reconciled.
+async fn create_reconciled<K: Object>(obj: &K) -> anyhow::Result<K> {
+    Ok(operator()?.create_reconciled(obj).await?)
+}";
+    const TAKEN_IN: &str = "/// Creates `obj` (in a namespace of its own) and waits until its controller took it in (its
+/// finalizer is on it). The controllers `operator-rs import` made reconcile nothing yet, so no
+/// status reports the generation it reconciled: once a controller's `apply` writes
+/// `status.observedGeneration`, wait for that again, `operator()?.create_reconciled(obj)`.
+async fn create_reconciled<K: Object>(obj: &K) -> anyhow::Result<K> {
+    use kube::ResourceExt;
+    let operator = operator()?;
+    let namespace = operator.env().create_namespace(\"it\").await?;
+    let api = operator.api::<K>(&namespace)?;
+    let created = api.create(&Default::default(), obj).await?;
+    let taken_in = |o: Option<&K>| o.is_some_and(|o| !o.finalizers().is_empty());
+    let found = (operator.wait_for(&api, &created.name_any(), \"taken in\", taken_in)).await?;
+    Ok(found.expect(\"the object\"))
+}";
+    const NS_DELETION: &str =
+        "async fn namespace_deletion<K: Object>(obj: &K) -> anyhow::Result<()> {
+    Ok(operator()?.namespace_deletion(obj).await?)
+}";
+    const NS_DELETION_TAKEN_IN: &str =
+        "async fn namespace_deletion<K: Object>(obj: &K) -> anyhow::Result<()> {
+    use k8s_openapi::api::core::v1::Namespace;
+    use kube::ResourceExt;
+    let operator = operator()?;
+    if !operator.env().has_controller_manager() {
+        eprintln!(\"skipped: namespace deletion needs kube-controller-manager\");
+        return Ok(());
+    }
+    let found = create_reconciled(obj).await?;
+    let namespace = found.namespace().unwrap_or_default();
+    let namespaces = Api::<Namespace>::all(operator.client()?);
+    namespaces.delete(&namespace, &Default::default()).await?;
+    let gone = |n: Option<&Namespace>| n.is_none();
+    operator.wait_for(&namespaces, &namespace, \"deleted\", gone).await?;
+    Ok(())
+}";
+    if !text.contains(RECONCILED) || !text.contains(NS_DELETION) {
+        bail!(
+            "tests/integration.rs: the scaffold's create_reconciled/namespace_deletion helpers are not as import knows them (report this as a bug of operator-rs import)"
+        );
+    }
+    Ok(text
+        .replace(RECONCILED, TAKEN_IN)
+        .replace(NS_DELETION, NS_DELETION_TAKEN_IN))
 }
 
 /// `src/webhooks/mod.rs` with the Go project's `+kubebuilder:webhook` markers in place of the
@@ -474,4 +564,22 @@ fn collect(stage: &Path) -> Result<BTreeMap<PathBuf, String>> {
         }
     }
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// kubebuilder's samples leave `spec:` empty (null), which the API server refuses where the
+    /// CRD requires a spec; a spec with a value is kept as written.
+    #[test]
+    fn an_empty_sample_spec_becomes_an_empty_object() {
+        let go = "apiVersion: crew.testproject.org/v1\nkind: Admiral\nmetadata:\n  name: admiral-sample\nspec:\n  # TODO(user): Add fields here\n";
+        let (text, line) = sample_with_a_spec(go).expect("an empty spec");
+        assert_eq!(line, 5);
+        assert_eq!(text, go.replace("spec:\n", "spec: {}\n"));
+        let full = "kind: A\nspec:\n  # the size\n  size: 1\n";
+        assert_eq!(sample_with_a_spec(full), None);
+        assert_eq!(sample_with_a_spec("kind: A\n"), None);
+    }
 }
