@@ -364,15 +364,6 @@ fn translate(
             .report
             .markdown(&imported.source.display().to_string()),
     );
-    for (rel, text) in &mut put {
-        // The translated Rust as rustfmt lays it out (the project's `cargo fmt --check` holds);
-        // as written when rustfmt is not installed.
-        if rel.extension().is_some_and(|e| e == "rs")
-            && let Some(formatted) = crate::syntax::kube_attr::rustfmt_source(text, stage)
-        {
-            *text = formatted;
-        }
-    }
     for (rel, text) in &put {
         let full = stage.join(rel);
         if let Some(parent) = full.parent() {
@@ -380,6 +371,14 @@ fn translate(
         }
         std::fs::write(&full, text).with_context(|| format!("writing {}", full.display()))?;
     }
+    // The translated Rust as rustfmt lays it out (the project's `cargo fmt --check` holds), by
+    // one rustfmt for all files (one per file was most of the import's time); as written when
+    // rustfmt is not installed.
+    let rust: Vec<&PathBuf> = put
+        .keys()
+        .filter(|rel| rel.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    crate::syntax::kube_attr::rustfmt_files(stage, &rust);
     // Scaffolded controllers of kinds whose Go controller was not found keep the scaffold's
     // code, which reads the scaffold's status: they are replaced by stubs too.
     let _ = stubbed;
