@@ -321,7 +321,22 @@ fn cronjob_tutorial_imports_with_the_same_crds_rbac_and_webhooks() {
     if common::runs_elsewhere("import") {
         return;
     }
-    let _ = assert_same_api("cronjob-tutorial", known_differences("cronjob-tutorial"));
+    let (_tmp, dir) = assert_same_api("cronjob-tutorial", known_differences("cronjob-tutorial"));
+    // The webhook tests review the sample's spec (`{}` lacks the required schedule and
+    // jobTemplate, and does not deserialize).
+    // One sample of CronJob v1, Go's, which the kustomization names.
+    let samples: Vec<String> = std::fs::read_dir(dir.join("config/samples"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(samples.len(), 2, "{samples:?}");
+    let listing = std::fs::read_to_string(dir.join("config/samples/kustomization.yaml")).unwrap();
+    assert!(listing.contains("- batch_v1_cronjob.yaml\n"), "{listing}");
+    let tests = std::fs::read_to_string(dir.join("src/webhooks/v1/cron_job.rs")).unwrap();
+    assert!(
+        tests.contains("\"schedule\": \"*/1 * * * *\"") && !tests.contains("\"spec\": {},"),
+        "{tests}"
+    );
 }
 
 #[test]

@@ -341,6 +341,9 @@ fn translate(
         };
         put.insert(rel.clone(), text);
     }
+    for (rel, text) in webhook_tests_with_samples(stage, &imported.samples)? {
+        put.insert(rel, text);
+    }
     // The scaffolded integration tests wait for each kind's status to report its generation,
     // which the imported controllers (stubs) never write: they wait for the controller's
     // finalizer instead, until `apply` is ported.
@@ -371,6 +374,7 @@ fn translate(
         }
         std::fs::write(&full, text).with_context(|| format!("writing {}", full.display()))?;
     }
+    replace_scaffolded_samples(stage, &imported.samples)?;
     // The translated Rust as rustfmt lays it out (the project's `cargo fmt --check` holds), by
     // one rustfmt for all files (one per file was most of the import's time); as written when
     // rustfmt is not installed.
@@ -409,6 +413,97 @@ fn sample_with_a_spec(text: &str) -> Option<(String, usize)> {
     let mut text = out.join("\n");
     text.push('\n');
     Some((text, at + 1))
+}
+
+/// The Go project's samples in place of those `create api` scaffolded for the same kind version
+/// under another name (`batch_v1_cron_job.yaml` beside Go's `batch_v1_cronjob.yaml`): the
+/// scaffold's is removed and config/samples/kustomization.yaml names the Go one, so each kind
+/// version has one sample (the one the tests read).
+fn replace_scaffolded_samples(stage: &Path, samples: &[(PathBuf, String)]) -> Result<()> {
+    let kind_of = |text: &str| -> Option<(String, String)> {
+        let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(text).ok()?;
+        let d = docs.into_iter().find(|d| d["kind"].is_string())?;
+        Some((
+            d["apiVersion"].as_str()?.to_string(),
+            d["kind"].as_str()?.to_string(),
+        ))
+    };
+    let dir = stage.join("config/samples");
+    let kustomization = dir.join("kustomization.yaml");
+    let mut listing = std::fs::read_to_string(&kustomization).unwrap_or_default();
+    for (rel, text) in samples {
+        let (Some(go_kind), Some(go_name)) = (kind_of(text), rel.file_name()) else {
+            continue;
+        };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return Ok(());
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let shown = name.to_string_lossy().into_owned();
+            if name == go_name || shown == "kustomization.yaml" || !shown.ends_with(".yaml") {
+                continue;
+            }
+            let theirs = std::fs::read_to_string(e.path()).unwrap_or_default();
+            if kind_of(&theirs).as_ref() == Some(&go_kind)
+                && !samples.iter().any(|(r, _)| r.file_name() == Some(&name))
+            {
+                std::fs::remove_file(e.path())?;
+                listing = listing.replace(
+                    &format!("- {shown}\n"),
+                    &format!("- {}\n", go_name.to_string_lossy()),
+                );
+            }
+        }
+    }
+    if kustomization.exists() {
+        std::fs::write(&kustomization, listing)?;
+    }
+    Ok(())
+}
+
+/// The scaffolded webhook tests of each kind (`src/webhooks/**/<kind>.rs`) review an object
+/// whose spec is `{}`, which an imported spec with required fields does not deserialize from:
+/// they review the spec of the kind version's sample (config/samples) instead, where it has one.
+fn webhook_tests_with_samples(
+    stage: &Path,
+    samples: &[(PathBuf, String)],
+) -> Result<Vec<(PathBuf, String)>> {
+    const EMPTY: &str = "\"spec\": {},";
+    let mut specs: Vec<(String, String, serde_json::Value)> = Vec::new();
+    for (_, text) in samples {
+        let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(text).unwrap_or_default();
+        for d in docs {
+            let (Some(api_version), Some(kind)) = (d["apiVersion"].as_str(), d["kind"].as_str())
+            else {
+                continue;
+            };
+            let version = api_version.rsplit('/').next().unwrap_or(api_version);
+            let spec = &d["spec"];
+            // A spec json! takes as it is (no `\u` escapes, which Rust writes otherwise).
+            let json = spec.to_string();
+            if spec.as_object().is_some_and(|s| !s.is_empty()) && !json.contains("\\u") {
+                specs.push((version.to_string(), kind.to_string(), spec.clone()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for rel in config_files(&stage.join("src/webhooks"), Path::new("src/webhooks")) {
+        let Ok(text) = std::fs::read_to_string(stage.join(&rel)) else {
+            continue;
+        };
+        let found = specs
+            .iter()
+            .find(|(version, kind, _)| text.contains(&format!("::{version}::{kind} as Kind;")));
+        if let Some((_, _, spec)) = found
+            && text.contains(EMPTY)
+        {
+            let spec = serde_json::to_string_pretty(spec)?;
+            let spec = spec.replace('\n', "\n            ");
+            out.push((rel, text.replacen(EMPTY, &format!("\"spec\": {spec},"), 1)));
+        }
+    }
+    Ok(out)
 }
 
 /// The scaffold's integration helpers waited on `status.observedGeneration`; an imported
