@@ -344,6 +344,32 @@ fn translate(
     for (rel, text) in webhook_tests_with_samples(stage, &imported.samples)? {
         put.insert(rel, text);
     }
+    // A spoke whose Go conversion maps fields converts through JSON until it is ported: its
+    // round-trip tests are ignored, saying what to port (IMPORT.md lists it).
+    for (version, kind, at) in &imported.conversion_logic {
+        let rel = PathBuf::from(format!(
+            "src/webhooks/{version}/{}_conversion.rs",
+            crate::names::kind_snake(kind)
+        ));
+        let text = match put.get(&rel) {
+            Some(t) => t.clone(),
+            None => match std::fs::read_to_string(stage.join(&rel)) {
+                Ok(t) => t,
+                Err(_) => continue,
+            },
+        };
+        let ignore = format!(
+            "    #[ignore = \"the Go conversion ({at}) maps fields: port it to to_hub/from_hub, then remove this\"]\n"
+        );
+        let mut ignored = text.clone();
+        for test in [
+            "    fn round_trips_through_the_hub()",
+            "    async fn answers_a_conversion_review()",
+        ] {
+            ignored = ignored.replacen(test, &format!("{ignore}{test}"), 1);
+        }
+        put.insert(rel, ignored);
+    }
     // The scaffolded integration tests wait for each kind's status to report its generation,
     // which the imported controllers (stubs) never write: they wait for the controller's
     // finalizer instead, until `apply` is ported.
