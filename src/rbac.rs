@@ -34,7 +34,9 @@
 //! without `namespace=` grants in the manager's own namespace: its rules make the Role
 //! `manager-role` with no namespace in the file (config/default's NamespaceTransformer puts it in
 //! the manager's, where `config/rbac/role_binding.yaml` binds it), and every other Role gets a
-//! RoleBinding to the manager's ServiceAccount next to it.
+//! RoleBinding to the manager's ServiceAccount next to it. A marker naming the manager's own
+//! namespace (config/default's, as kubebuilder's `--namespaced` scaffold writes on every marker)
+//! grants in that Role too.
 //!
 //! In any project, a marker with `namespace=team-a` grants in `team-a`: a Role there and a
 //! RoleBinding beside it naming the ServiceAccount `controller-manager` with no namespace.
@@ -132,6 +134,15 @@ pub fn generate(tree: &dyn SourceTree, project: &Project) -> Result<GeneratorOut
         warnings.extend(m.warnings());
     }
     let scope = if project.namespaced {
+        // A marker naming the manager's own namespace (kubebuilder's `--namespaced` scaffold
+        // writes `namespace=<project>-system` on each) grants what one without `namespace=`
+        // does: a second Role `manager-role` there would be the same object as the first once
+        // config/default sets the namespace, which kustomize refuses.
+        if let Some(own) = manager_namespace(tree) {
+            for m in markers.iter_mut().filter(|m| m.namespace == own) {
+                m.namespace.clear();
+            }
+        }
         Scope::Namespaced(cluster_scoped_resources(project))
     } else {
         Scope::Cluster
@@ -809,6 +820,25 @@ fn kustomize_namespace_note(tree: &dyn SourceTree, roles: &[Role]) -> Option<Str
     })
 }
 
+/// The manager's namespace as config/default sets it: its NamespaceTransformer's namespace, or
+/// kustomize's `namespace:` field (projects made before the transformer).
+fn manager_namespace(tree: &dyn SourceTree) -> Option<String> {
+    let text = tree.read(Path::new(DEFAULT_KUSTOMIZATION)).ok()??;
+    let doc: serde_json::Value = serde_saphyr::from_str(&text).ok()?;
+    let transformers = doc["transformers"].as_array().into_iter().flatten();
+    let from_transformer = transformers.filter_map(|t| {
+        let t: serde_json::Value = match t {
+            serde_json::Value::String(s) => serde_saphyr::from_str(s).ok()?,
+            other => other.clone(),
+        };
+        (t["kind"] == "NamespaceTransformer")
+            .then(|| t["metadata"]["namespace"].as_str().map(str::to_string))?
+    });
+    from_transformer
+        .chain(doc["namespace"].as_str().map(str::to_string))
+        .next()
+}
+
 /// The kustomization `make deploy` renders.
 const DEFAULT_KUSTOMIZATION: &str = "config/default/kustomization.yaml";
 
@@ -1288,6 +1318,51 @@ rules:
                 )
             })
             .collect()
+    }
+
+    /// kubebuilder's `--namespaced` scaffold writes `namespace=<project>-system` on every marker
+    /// (kubebuilder's testdata/project-v4-with-plugins): in a namespace-scoped project those are
+    /// the manager's own Role, not a second `manager-role` in the namespace config/default puts
+    /// the first one in (kustomize refuses two objects with one id).
+    #[test]
+    fn markers_naming_the_managers_namespace_grant_in_its_own_role() {
+        let kustomizations = [
+            "namePrefix: op-\ntransformers:\n- |-\n  apiVersion: builtin\n  kind: NamespaceTransformer\n  metadata:\n    name: manager-namespace\n    namespace: op-system\n  unsetOnly: true\n",
+            "namePrefix: op-\nnamespace: op-system\n",
+        ];
+        let src = "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get,namespace=op-system\n\
+                   // +kubebuilder:rbac:groups=core,resources=pods,verbs=list\n\
+                   // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get,namespace=team-a\n";
+        for kustomization in kustomizations {
+            let tree = Mem::new(&[
+                ("src/controllers/x.rs", src),
+                ("config/default/kustomization.yaml", kustomization),
+            ]);
+            let mut p = project(vec![]);
+            p.namespaced = true;
+            let yaml = &generate(&tree, &p).unwrap().files[0].contents;
+            assert_eq!(
+                documents(yaml),
+                [
+                    "Role manager-role -",
+                    "Role manager-role team-a",
+                    "RoleBinding manager-rolebinding team-a"
+                ],
+                "{yaml}"
+            );
+            let (roles, _) = split_bindings(yaml);
+            let own = roles.split("---\n").nth(1).unwrap();
+            assert!(
+                own.contains("deployments") && own.contains("pods"),
+                "{yaml}"
+            );
+            // A cluster-scoped manager's Role in its namespace is no clash: it stays there.
+            let yaml = &generate(&tree, &project(vec![])).unwrap().files[0].contents;
+            assert!(
+                documents(yaml).contains(&"Role manager-role op-system".to_string()),
+                "{yaml}"
+            );
+        }
     }
 
     #[test]

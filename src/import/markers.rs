@@ -18,6 +18,9 @@ pub struct FieldRules {
     pub inner: Vec<String>,
     /// `x_kube(validation = ...)` rules.
     pub rules: Vec<String>,
+    /// The rules of `AtMostOneOf`, `ExactlyOneOf` and `AtLeastOneOf`, which controller-gen
+    /// writes after the others, in that order: (order, rule).
+    pub one_of: Vec<(u8, String)>,
     pub optional: Option<bool>,
     pub nullable: bool,
     /// Minimum and maximum (kept apart so that both go in one `range`).
@@ -213,6 +216,46 @@ pub fn rule(args_text: &str) -> Option<String> {
     Some(e)
 }
 
+/// The rule controller-gen v0.21 writes for `+kubebuilder:validation:AtMostOneOf=a;b` (`name`)
+/// and its place among them, or None for another marker or no fields.
+pub fn one_of_rule(name: &str, fields: &[String]) -> Option<(u8, String)> {
+    if fields.is_empty() {
+        return None;
+    }
+    let count = format!(
+        "[{}].filter(x,x==true).size()",
+        fields
+            .iter()
+            .map(|f| format!("has(self.{f})"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    // Go's `%v` of a []string: `[a b]`.
+    let listed = format!("[{}]", fields.join(" "));
+    let (order, rule, message) = match name {
+        "kubebuilder:validation:AtMostOneOf" => (
+            0,
+            format!("{count} <= 1"),
+            format!("at most one of the fields in {listed} may be set"),
+        ),
+        "kubebuilder:validation:ExactlyOneOf" => (
+            1,
+            format!("{count} == 1"),
+            format!("exactly one of the fields in {listed} must be set"),
+        ),
+        "kubebuilder:validation:AtLeastOneOf" => (
+            2,
+            format!("{count} >= 1"),
+            format!("at least one of the fields in {listed} must be set"),
+        ),
+        _ => return None,
+    };
+    Some((
+        order,
+        format!("Rule::new({}).message({})", lit(&rule), lit(&message)),
+    ))
+}
+
 /// Markers that mean nothing to a Rust project (deepcopy, registration, docs generation): `name`
 /// is the marker's name or its whole text.
 pub fn no_counterpart(name: &str) -> bool {
@@ -275,7 +318,7 @@ pub fn field_rules(markers: &[Marker], rules: &mut FieldRules, report: &mut Repo
             "kubebuilder:validation:Pattern" => {
                 rules.schemars.push(format!("regex(pattern = {})", lit(&unquote(&a))))
             }
-            "kubebuilder:validation:Enum" | "k8s:enum" => {
+            "kubebuilder:validation:Enum" => {
                 let values: Vec<Value> = split_top(&a, ';').iter().map(|s| value(s)).collect();
                 if !values.is_empty() {
                     rules.enum_values = Some(values);
@@ -308,6 +351,44 @@ pub fn field_rules(markers: &[Marker], rules: &mut FieldRules, report: &mut Repo
             "kubebuilder:validation:XIntOrString" => rules
                 .extend
                 .push(("x-kubernetes-int-or-string".into(), Value::Bool(true))),
+            // controller-gen (v0.21, the version kubebuilder's Makefile pins) writes each as a
+            // CEL rule with its message.
+            "kubebuilder:validation:AtMostOneOf"
+            | "kubebuilder:validation:ExactlyOneOf"
+            | "kubebuilder:validation:AtLeastOneOf" => {
+                let fields: Vec<String> = split_top(&a, ';')
+                    .into_iter()
+                    .map(|f| unquote(&f))
+                    .filter(|f| !f.is_empty())
+                    .collect();
+                if let Some(r) = one_of_rule(name, &fields) {
+                    rules.one_of.push(r);
+                }
+            }
+            "k8s:immutable" => rules
+                .rules
+                .push("Rule::new(\"self == oldSelf\").message(\"field is immutable\")".into()),
+            "kubebuilder:externalDocs" => {
+                let mut docs = serde_json::Map::new();
+                for (k, v) in args(arg) {
+                    let key = if k == "url" { "url" } else { "description" };
+                    if !v.is_empty() {
+                        docs.insert(key.into(), Value::String(v));
+                    }
+                }
+                rules.extend.push(("externalDocs".into(), Value::Object(docs)));
+            }
+            "kubebuilder:validation:UniqueItems" if v() != Value::Bool(true) => {}
+            "kubebuilder:validation:UniqueItems" => report.add(
+                &m.at,
+                format!("+{}", m.text),
+                "not translated: kube-apiserver refuses `uniqueItems: true` (the Go project's CRD cannot be installed with it); +listType=set makes the API server refuse duplicates",
+            ),
+            "k8s:enum" => report.add(
+                &m.at,
+                format!("+{}", m.text),
+                "k8s:enum marks a named string type (its constants are the values), not a field: controller-gen refuses it here; move it to the type",
+            ),
             "kubebuilder:validation:XValidation" => match rule(arg) {
                 Some(r) => rules.rules.push(r),
                 None => report.add(
@@ -414,7 +495,9 @@ impl FieldRules {
         if !schemars.is_empty() {
             attrs.push(format!("#[schemars({})]", schemars.join(", ")));
         }
-        for r in &self.rules {
+        let mut one_of = self.one_of.clone();
+        one_of.sort_by_key(|(order, _)| *order);
+        for r in self.rules.iter().chain(one_of.iter().map(|(_, r)| r)) {
             attrs.push(format!("#[x_kube(validation = {r})]"));
         }
         attrs
@@ -473,6 +556,88 @@ mod tests {
             split("kubebuilder:validation:items:Pattern=^a$"),
             ("kubebuilder:validation:items:Pattern", "^a$")
         );
+    }
+
+    fn attributes_of(markers_text: &[&str]) -> (Vec<String>, Vec<String>) {
+        let markers: Vec<Marker> = markers_text
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Marker {
+                text: t.to_string(),
+                at: super::super::go::At {
+                    file: "api/v1/x_types.go".into(),
+                    line: i + 1,
+                    col: 1,
+                },
+            })
+            .collect();
+        let mut rules = FieldRules::default();
+        let mut report = Report::default();
+        field_rules(&markers, &mut rules, &mut report);
+        (rules.attributes(true), report.lines())
+    }
+
+    /// controller-tools' markers (pkg/crd/markers, v0.21) without a kube-derive keyword of
+    /// their own, each as the rule or keyword controller-gen writes.
+    #[test]
+    fn one_of_immutable_and_external_docs_markers_become_what_controller_gen_writes() {
+        let (attrs, report) = attributes_of(&[
+            "kubebuilder:validation:ExactlyOneOf=git;image",
+            "kubebuilder:validation:XValidation:rule=\"self.a != 0\"",
+            "kubebuilder:validation:AtLeastOneOf=git;image;url",
+            "kubebuilder:validation:AtMostOneOf=git;image",
+        ]);
+        assert!(report.is_empty(), "{report:?}");
+        assert_eq!(
+            attrs,
+            [
+                "#[x_kube(validation = Rule::new(\"self.a != 0\"))]",
+                "#[x_kube(validation = Rule::new(\"[has(self.git),has(self.image)].filter(x,x==true).size() <= 1\").message(\"at most one of the fields in [git image] may be set\"))]",
+                "#[x_kube(validation = Rule::new(\"[has(self.git),has(self.image)].filter(x,x==true).size() == 1\").message(\"exactly one of the fields in [git image] must be set\"))]",
+                "#[x_kube(validation = Rule::new(\"[has(self.git),has(self.image),has(self.url)].filter(x,x==true).size() >= 1\").message(\"at least one of the fields in [git image url] must be set\"))]",
+            ]
+        );
+        let (attrs, report) = attributes_of(&[
+            "k8s:immutable",
+            "kubebuilder:externalDocs:url=\"https://example.com/r\",description=\"Sizing\"",
+            "kubebuilder:validation:UniqueItems=false",
+        ]);
+        assert!(report.is_empty(), "{report:?}");
+        assert_eq!(
+            attrs,
+            [
+                "#[schemars(extend(\"externalDocs\" = {\"description\": \"Sizing\", \"url\": \"https://example.com/r\"}))]",
+                "#[x_kube(validation = Rule::new(\"self == oldSelf\").message(\"field is immutable\"))]",
+            ]
+        );
+    }
+
+    /// What has no Rust form is reported at its Go line, never dropped.
+    #[test]
+    fn markers_without_a_rust_form_are_reported_at_their_line() {
+        let (attrs, report) = attributes_of(&[
+            "kubebuilder:validation:UniqueItems=true",
+            "k8s:enum",
+            "kubebuilder:validation:items:Enum=a;b",
+            "kubebuilder:validation:Frobnicate=3",
+        ]);
+        assert!(attrs.is_empty(), "{attrs:?}");
+        assert_eq!(report.len(), 4, "{report:?}");
+        for (i, marker) in [
+            "UniqueItems=true",
+            "+k8s:enum",
+            "items:Enum=a;b",
+            "Frobnicate=3",
+        ]
+        .iter()
+        .enumerate()
+        {
+            assert!(
+                report[i].starts_with(&format!("api/v1/x_types.go:{}:1: ", i + 1))
+                    && report[i].contains(marker),
+                "{report:?}"
+            );
+        }
     }
 
     #[test]

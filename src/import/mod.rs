@@ -39,6 +39,10 @@ pub struct GoProjectFile {
     pub version: String,
     #[serde(default)]
     pub resources: Vec<GoResource>,
+    /// kubebuilder's optional plugins (`deploy-image.go.kubebuilder.io/v1-alpha`, `helm...`) and
+    /// their settings: each goes to the report ([`report_plugins`]).
+    #[serde(default)]
+    pub plugins: BTreeMap<String, serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -134,6 +138,9 @@ pub struct Imported {
     pub storage: BTreeMap<(String, String), String>,
     /// controller-gen's `crd:maxDescLen=N` of the Makefile's `manifests` target.
     pub max_desc_len: Option<usize>,
+    /// The spokes (version, kind) whose Go `ConvertTo`/`ConvertFrom` map fields: their Rust
+    /// conversion (through JSON) cannot pass its round trip until that logic is ported.
+    pub conversion_logic: Vec<(String, String, go::At)>,
     pub report: Report,
 }
 
@@ -214,6 +221,8 @@ pub fn read(source: &Path) -> Result<Imported> {
         }
     }
 
+    report_plugins(&project, &text, &mut report);
+
     // The API packages, one per version directory (`api/<version>`, or `path` under the repo).
     let mut packages: BTreeMap<PathBuf, types::Package> = BTreeMap::new();
     for r in project.resources.iter().filter(|r| r.owns_api()) {
@@ -280,6 +289,7 @@ pub fn read(source: &Path) -> Result<Imported> {
         kinds.push((index, module, m.text));
     }
 
+    let conversion_logic = conversion_logic(&project, &packages, &mut report);
     let controllers = controllers::read(source, &project, &mut report)?;
     let webhook_markers = controllers::webhook_markers(source, &mut report)?;
     let samples = read_samples(source)?;
@@ -293,8 +303,110 @@ pub fn read(source: &Path) -> Result<Imported> {
         samples,
         storage,
         max_desc_len,
+        conversion_logic,
         report,
     })
+}
+
+/// The Go conversions (`ConvertTo`/`ConvertFrom` of an API package) in the report, each at its
+/// line; those whose code (not comments) reads or writes a `.Spec` or `.Status`, by spoke.
+fn conversion_logic(
+    project: &GoProjectFile,
+    packages: &BTreeMap<PathBuf, types::Package>,
+    report: &mut Report,
+) -> Vec<(String, String, go::At)> {
+    let mut out = Vec::new();
+    for r in project.resources.iter().filter(|r| r.owns_api()) {
+        let Some(pkg) = packages.get(&api_dir(project, r)) else {
+            continue;
+        };
+        for f in pkg.files.iter().flat_map(|f| f.funcs.iter()) {
+            let receiver = f.receiver.as_deref().unwrap_or("");
+            let receiver = receiver.rsplit(['*', ' ']).next().unwrap_or("");
+            if receiver != r.kind || !matches!(f.name.as_str(), "ConvertTo" | "ConvertFrom") {
+                continue;
+            }
+            report.add(
+                &f.at,
+                format!("the conversion logic {}.{}", r.kind, f.name),
+                format!(
+                    "not translated: src/webhooks/{}/{}_conversion.rs converts through JSON (`via_json`), which holds while both versions' fields are the same; port it to `to_hub`/`from_hub`",
+                    r.version,
+                    crate::names::kind_snake(&r.kind)
+                ),
+            );
+            let maps_fields = f.body.lines().any(|l| {
+                let l = l.trim();
+                !l.starts_with("//") && (l.contains(".Spec") || l.contains(".Status"))
+            });
+            if maps_fields && !out.iter().any(|(v, k, _)| *v == r.version && *k == r.kind) {
+                out.push((r.version.clone(), r.kind.clone(), f.at.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// Each plugin of PROJECT's `plugins:` in the report, at its line, with what operator-rs has in
+/// its place: the kinds deploy-image scaffolded are imported as any other (their Go controller's
+/// logic is reported with it); the others' files are not read.
+fn report_plugins(project: &GoProjectFile, text: &str, report: &mut Report) {
+    let line_of = |needle: &str| {
+        let needle = format!("{needle}:");
+        text.lines()
+            .position(|l| l.trim_start().starts_with(&needle))
+            .map(|i| i + 1)
+            .unwrap_or(1)
+    };
+    for (name, settings) in &project.plugins {
+        let at = go::At {
+            file: "PROJECT".into(),
+            line: line_of(name),
+            col: 3,
+        };
+        let plugin = name.split('/').next().unwrap_or(name);
+        let what = match plugin {
+            "deploy-image.go.kubebuilder.io" => {
+                let kinds: Vec<String> = settings["resources"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|r| {
+                        let o = &r["options"];
+                        let mut c = format!(
+                            "`operator-rs create api --group {} --version {} --kind {} --image {}",
+                            r["group"].as_str().unwrap_or(""),
+                            r["version"].as_str().unwrap_or(""),
+                            r["kind"].as_str().unwrap_or(""),
+                            o["image"].as_str().unwrap_or("")
+                        );
+                        for (key, flag) in [
+                            ("containerPort", "--image-container-port"),
+                            ("containerCommand", "--image-container-command"),
+                            ("runAsUser", "--run-as-user"),
+                        ] {
+                            if let Some(v) = o[key].as_str() {
+                                c.push_str(&format!(" {flag} {v}"));
+                            }
+                        }
+                        c + "`"
+                    })
+                    .collect();
+                format!(
+                    "the kinds are imported with their Go types and a stub controller; operator-rs's deploy-image flavour writes such a controller in Rust, as {} would in a new project",
+                    kinds.join(", ")
+                )
+            }
+            "helm.kubebuilder.io" => {
+                "dist/ is not imported: `operator-rs generate chart` writes the project's Helm chart (README: Helm chart)".to_string()
+            }
+            "grafana.kubebuilder.io" => {
+                "grafana/ is not imported: `operator-rs generate dashboards` writes the manager's dashboards".to_string()
+            }
+            _ => "its scaffolding is not imported (operator-rs has no such plugin); port what it made by hand".to_string(),
+        };
+        report.add(&at, format!("the plugin {name}"), what);
+    }
 }
 
 /// The `crd:` options the Makefile passes controller-gen: `maxDescLen` is kept (PROJECT's

@@ -461,10 +461,10 @@ impl Writer<'_> {
         out
     }
 
-    /// A named string type with `+kubebuilder:validation:Enum` (a Rust enum).
+    /// A named string type with `+kubebuilder:validation:Enum` or `+k8s:enum` (a Rust enum).
     fn is_enum(&self, name: &str) -> bool {
         matches!(self.pkg.find(name), Some((_, TypeDecl { body: TypeBody::Named(GoType::Ident(u)), comments, .. }))
-            if u == "string" && comments.markers.iter().any(|m| markers::split(&m.text).0 == "kubebuilder:validation:Enum"))
+            if u == "string" && comments.markers.iter().any(|m| is_enum_marker(&m.text)))
     }
 
     fn map(&mut self, ty: &GoType, file: &GoFile) -> Mapped {
@@ -599,18 +599,6 @@ impl Writer<'_> {
 
     fn write_named(&mut self, decl: &TypeDecl) {
         // Only enums are declared (other named types are inlined at their fields).
-        let values: Vec<serde_json::Value> = decl
-            .comments
-            .markers
-            .iter()
-            .find(|m| markers::split(&m.text).0 == "kubebuilder:validation:Enum")
-            .map(|m| {
-                markers::split_top(markers::split(&m.text).1, ';')
-                    .iter()
-                    .map(|s| markers::value(s))
-                    .collect()
-            })
-            .unwrap_or_default();
         let consts: Vec<&super::go::Const> = self
             .pkg
             .files
@@ -618,6 +606,29 @@ impl Writer<'_> {
             .flat_map(|f| f.consts.iter())
             .filter(|c| c.ty.as_deref() == Some(decl.name.as_str()))
             .collect();
+        let enum_marker = decl
+            .comments
+            .markers
+            .iter()
+            .find(|m| is_enum_marker(&m.text));
+        let values: Vec<serde_json::Value> = match enum_marker {
+            // `+k8s:enum`: the type's string constants, sorted by their JSON text, as
+            // controller-gen (v0.21) writes them.
+            Some(m) if markers::split(&m.text).0 == "k8s:enum" => {
+                let mut values: Vec<serde_json::Value> = consts
+                    .iter()
+                    .filter(|c| c.value.trim().starts_with(['"', '`']))
+                    .map(|c| serde_json::Value::String(markers::unquote(c.value.trim())))
+                    .collect();
+                values.sort_by_key(|v| v.to_string());
+                values
+            }
+            Some(m) => markers::split_top(markers::split(&m.text).1, ';')
+                .iter()
+                .map(|s| markers::value(s))
+                .collect(),
+            None => Vec::new(),
+        };
         let mut s = String::new();
         // The Go type's doc as a plain comment: a doc comment would be the schema's description
         // wherever the enum is used, where controller-gen writes the field's.
@@ -842,6 +853,14 @@ impl Writer<'_> {
         s.push_str(&format!("    pub {name}: {rust_ty},\n"));
         (s, kube_schema)
     }
+}
+
+/// `+kubebuilder:validation:Enum=a;b` or `+k8s:enum` (on a type: its constants are the values).
+fn is_enum_marker(text: &str) -> bool {
+    matches!(
+        markers::split(text).0,
+        "kubebuilder:validation:Enum" | "k8s:enum"
+    )
 }
 
 /// The k8s.io/api type a field's type is (through pointers and slices): its package and name.

@@ -4,7 +4,7 @@
 //! attribute alone is laid out as rustfmt lays it out, so a rustfmt-clean file stays clean.
 
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 
@@ -302,6 +302,23 @@ pub fn rustfmt_source(source: &str, config_dir: &Path) -> Option<String> {
         return None;
     }
     String::from_utf8(out.stdout).ok()
+}
+
+/// Formats the files `files` (relative to `dir`, whose rustfmt configuration applies) in place
+/// with one rustfmt; a file rustfmt cannot format, or every file when rustfmt is not installed,
+/// stays as it is.
+pub fn rustfmt_files(dir: &Path, files: &[&PathBuf]) {
+    if files.is_empty() {
+        return;
+    }
+    let _ = std::process::Command::new("rustfmt")
+        .args(["--edition", "2024", "--quiet"])
+        .args(files)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
 }
 
 /// `attr` (an attribute written `depth` blocks deep) laid out as rustfmt lays it out, using the

@@ -74,42 +74,70 @@ pub fn kubectl_with(
 
 /// Create `object` as a server-side dry run, with strict field validation as `kubectl create
 /// --dry-run=server` sends it: `Err` with the API server's message when it refuses.
-///
-/// In process (a kube client on a runtime of its own), not through kubectl: the API server tests
-/// send thousands of objects, and starting a kubectl for each was most of their CPU (about 85 s
-/// of the 130 s the binary took in CI).
 pub fn dry_run(cp: &ControlPlane, object: &serde_json::Value) -> Result<(), String> {
-    use kube::api::{DynamicObject, GroupVersionKind, PostParams, TypeMeta};
-    use kube::discovery::{Scope, pinned_kind};
+    let verdicts = dry_run_all(cp, std::slice::from_ref(object));
+    verdicts.into_iter().next().expect("one verdict").map(drop)
+}
+
+/// [`dry_run`] of each of `objects` in turn, with the object the API server would have stored
+/// (defaulted) when it accepts one.
+///
+/// In process (one kube client on a runtime of its own, each kind discovered once), not through
+/// kubectl: the API server tests send thousands of objects, and starting a kubectl for each was
+/// most of their CPU (about 85 s of the 130 s the binary took in CI).
+pub fn dry_run_all(
+    cp: &ControlPlane,
+    objects: &[serde_json::Value],
+) -> Vec<Result<serde_json::Value, String>> {
+    use kube::api::{ApiResource, DynamicObject, GroupVersionKind, PostParams, TypeMeta};
+    use kube::discovery::{ApiCapabilities, Scope, pinned_kind};
+    use std::collections::HashMap;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime");
     runtime.block_on(async {
-        let client = kube::Client::try_from(cp.env.config().clone()).map_err(|e| e.to_string())?;
-        let types: TypeMeta = serde_json::from_value(object.clone()).map_err(|e| e.to_string())?;
-        let gvk = GroupVersionKind::try_from(&types).map_err(|e| e.to_string())?;
-        let (resource, caps) = (pinned_kind(&client, &gvk).await).map_err(|e| e.to_string())?;
-        let namespace = (caps.scope == Scope::Namespaced).then(|| {
-            let given = object["metadata"]["namespace"].as_str();
-            given.unwrap_or("default").to_owned()
-        });
-        let path = <DynamicObject as kube::Resource>::url_path(&resource, namespace.as_deref());
-        let params = PostParams {
-            dry_run: true,
-            ..PostParams::default()
+        let client = match kube::Client::try_from(cp.env.config().clone()) {
+            Ok(c) => c,
+            Err(e) => return objects.iter().map(|_| Err(e.to_string())).collect(),
         };
-        let body = serde_json::to_vec(object).unwrap();
-        let mut request = kube::core::Request::new(path)
-            .create(&params, body)
-            .map_err(|e| e.to_string())?;
-        let strict = format!("{}&fieldValidation=Strict", request.uri());
-        *request.uri_mut() = strict.parse().expect("a URI");
-        match client.request_text(request).await {
-            Ok(_) => Ok(()),
-            Err(kube::Error::Api(status)) => Err(status.message),
-            Err(e) => Err(e.to_string()),
+        let mut kinds: HashMap<GroupVersionKind, (ApiResource, ApiCapabilities)> = HashMap::new();
+        let mut out = Vec::new();
+        for object in objects {
+            let verdict = async {
+                let types: TypeMeta =
+                    serde_json::from_value(object.clone()).map_err(|e| e.to_string())?;
+                let gvk = GroupVersionKind::try_from(&types).map_err(|e| e.to_string())?;
+                if !kinds.contains_key(&gvk) {
+                    let found = (pinned_kind(&client, &gvk).await).map_err(|e| e.to_string())?;
+                    kinds.insert(gvk.clone(), found);
+                }
+                let (resource, caps) = &kinds[&gvk];
+                let namespace = (caps.scope == Scope::Namespaced).then(|| {
+                    let given = object["metadata"]["namespace"].as_str();
+                    given.unwrap_or("default").to_owned()
+                });
+                let path =
+                    <DynamicObject as kube::Resource>::url_path(resource, namespace.as_deref());
+                let params = PostParams {
+                    dry_run: true,
+                    ..PostParams::default()
+                };
+                let body = serde_json::to_vec(object).unwrap();
+                let mut request = kube::core::Request::new(path)
+                    .create(&params, body)
+                    .map_err(|e| e.to_string())?;
+                let strict = format!("{}&fieldValidation=Strict", request.uri());
+                *request.uri_mut() = strict.parse().expect("a URI");
+                match client.request_text(request).await {
+                    Ok(text) => serde_json::from_str(&text).map_err(|e| e.to_string()),
+                    Err(kube::Error::Api(status)) => Err(status.message),
+                    Err(e) => Err(e.to_string()),
+                }
+            };
+            out.push(verdict.await);
         }
+        out
     })
 }
 
