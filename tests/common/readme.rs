@@ -32,7 +32,7 @@ pub const BLOCKS: &[(Readme, &str, Runs)] = &[
     (
         Readme::Ours,
         "### Coming from kubebuilder: `operator-rs import`",
-        Runs::In("tests/import.rs"),
+        Runs::In("tests/import_build.rs"),
     ),
     (
         Readme::Ours,
