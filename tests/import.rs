@@ -279,7 +279,7 @@ fn known_differences(name: &str) -> &'static [(&'static str, &'static str)] {
     match name {
         // cert-manager's Issuer is an external kind (its Go types are in cert-manager's module):
         // its webhook is not imported, and IMPORT.md says so.
-        "project-v4" => &[(
+        "project-v4" | "project-v4-multigroup" => &[(
             "MutatingWebhookConfiguration missuer-v1.kb.io",
             "the external kind Issuer",
         )],
@@ -359,6 +359,96 @@ fn project_v4_with_plugins_imports_with_the_same_crds_rbac_and_webhooks() {
     ] {
         assert!(report.contains(line), "IMPORT.md lists {line:?}:\n{report}");
     }
+}
+
+/// kubebuilder's multigroup project (`multigroup: true`: `api/<group>/<version>/`, a kind Bar
+/// in the groups foo and fiz, groups with dots and dashes, a built-in kind's controller and
+/// webhooks, a second controller of a kind, conversion) imported into operator-rs's multigroup
+/// layout: the same CRDs, role.yaml and webhook configurations, each file where the layout puts
+/// it, and PROJECT replays as `init --multigroup`, so `update` finds the project up to date.
+#[test]
+fn project_v4_multigroup_imports_into_the_multigroup_layout_with_the_same_api() {
+    if common::runs_elsewhere("import") {
+        return;
+    }
+    let (_tmp, dir) = assert_same_api(
+        "project-v4-multigroup",
+        known_differences("project-v4-multigroup"),
+    );
+    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(project.contains("\nmultigroup: true\n"), "{project}");
+    let recorded: Value = serde_saphyr::from_str(&project).unwrap();
+    let init = recorded["commands"][0].as_str().unwrap();
+    assert!(
+        init.starts_with("init ") && init.ends_with(" --multigroup"),
+        "{project}"
+    );
+    // Bar of foo and Bar of fiz, each in its group's modules.
+    for (file, has) in [
+        ("src/api/foo/v1/bar.rs", "group = \"foo.testproject.org\""),
+        ("src/api/fiz/v1/bar.rs", "group = \"fiz.testproject.org\""),
+        (
+            "src/api/foo_policy/v1/health_check_policy.rs",
+            "HealthCheckPolicySpec",
+        ),
+        ("src/api/example_com/v2/wordpress.rs", "version = \"v2\""),
+        (
+            "src/controllers/foo/bar.rs",
+            "pub const NAME: &str = \"foo-bar\";",
+        ),
+        (
+            "src/controllers/fiz/bar.rs",
+            "use crate::api::fiz::v1::Bar as Kind;",
+        ),
+        (
+            "src/controllers/apps/deployment.rs",
+            "pub const NAME: &str = \"apps-deployment\";",
+        ),
+        (
+            "src/controllers/crew/captain_backup.rs",
+            "pub const NAME: &str = \"crew-captain-backup\";",
+        ),
+        ("src/controllers/crew/mod.rs", "pub mod captain_backup;"),
+        (
+            "src/controllers/mod.rs",
+            "crew::captain_backup::registration(),",
+        ),
+        (
+            "src/controllers/mod.rs",
+            "pub mod cert_manager_certificate;",
+        ),
+        ("src/webhooks/mod.rs", "ship::v1::destroyer::defaulting()"),
+        ("src/webhooks/mod.rs", "core::v1::pod::validating()"),
+        (
+            "src/webhooks/example_com/v2/wordpress_conversion.rs",
+            "use crate::api::example_com::v2::Wordpress as Kind;",
+        ),
+    ] {
+        let text =
+            std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(text.contains(has), "{file} lacks {has:?}:\n{text}");
+    }
+    for gone in [
+        "src/api/v1",
+        "src/controllers/bar.rs",
+        "src/controllers/crew_captain_backup.rs",
+    ] {
+        assert!(
+            !dir.join(gone).exists(),
+            "{gone} is not in the multigroup layout"
+        );
+    }
+    let report = std::fs::read_to_string(dir.join("IMPORT.md")).unwrap();
+    assert!(
+        report.contains("`internal/controller/fiz/bar_controller.go:")
+            && report.contains("kept as a comment in src/controllers/fiz/bar.rs")
+            && report.contains(
+                "`PROJECT:162:5`: the apply configurations of Prawn sea-creatures/v1 (ssa: true)"
+            ),
+        "{report}"
+    );
+    // `update` replays the recorded commands (init --multigroup...) to the same project.
+    assert_up_to_date(&dir);
 }
 
 #[test]
@@ -540,27 +630,43 @@ fn a_type_with_no_schema_is_refused_at_its_go_line() {
     );
 }
 
+/// In the multigroup layout each group's kinds are in the group's Rust module: a group whose
+/// module is `external` (the types of other projects' CRDs) and two groups that are one module
+/// (`foo.policy`, `foo-policy`) are refused at their PROJECT line, nothing written.
 #[test]
-fn a_multigroup_project_with_one_kind_in_two_groups_is_refused() {
+fn a_multigroup_group_without_a_rust_module_of_its_own_is_refused() {
     if common::runs_elsewhere("import") {
         return;
     }
-    let src = edited("project-v4", "PROJECT", |t| {
-        let t = t.replacen(
-            "domain: testproject.org\n",
-            "domain: testproject.org\nmultigroup: true\n",
-            1,
-        );
-        // Sailor in a second group, beside crew's.
-        t.replacen(
-            "  group: crew\n  kind: Sailor\n  path: sigs.k8s.io/kubebuilder/testdata/project-v4/api/v1",
-            "  group: sea\n  kind: Captain\n  path: sigs.k8s.io/kubebuilder/testdata/project-v4/api/v1",
-            1,
-        )
+    let fiz = "  group: fiz\n  kind: Bar\n";
+    let src = edited("project-v4-multigroup", "PROJECT", |t| {
+        assert!(t.contains(fiz));
+        t.replacen(fiz, "  group: external\n  kind: Bar\n", 1)
+    });
+    let line = |src: &Path, group: &str| {
+        let text = std::fs::read_to_string(src.join("PROJECT")).unwrap();
+        let at = text.lines().position(|l| l == format!("  group: {group}"));
+        format!("PROJECT:{}:3: ", at.unwrap() + 1)
+    };
+    refused(
+        src.path(),
+        &[
+            &line(src.path(), "external"),
+            "the group \"external\" of Bar v1",
+            "src/api/external/ holds the types of kinds from other projects' CRDs",
+            "rename it in the Go project (e.g. group: fleet",
+        ],
+    );
+    let src = edited("project-v4-multigroup", "PROJECT", |t| {
+        t.replacen(fiz, "  group: foo-policy\n  kind: Bar\n", 1)
     });
     refused(
         src.path(),
-        &["multigroup", "Captain", "two groups", "not supported yet"],
+        &[
+            &line(src.path(), "foo-policy"),
+            "the groups \"foo.policy\" (HealthCheckPolicy v1) and \"foo-policy\" (Bar v1) are both the Rust module foo_policy",
+            "rename one of the groups",
+        ],
     );
 }
 
@@ -940,12 +1046,18 @@ fn an_imported_project_updates_like_any_other() {
         return;
     }
     let (_tmp, dir) = import("project-v4");
-    common::git(&dir, &["init", "-q"]);
-    common::git(&dir, &["add", "-A"]);
-    common::git(&dir, &["commit", "-qm", "import"]);
+    assert_up_to_date(&dir);
+}
+
+/// `update` (this binary's scaffold) finds the imported project in `dir` up to date: the replay
+/// of the commands its PROJECT records makes the files import wrote.
+fn assert_up_to_date(dir: &Path) {
+    common::git(dir, &["init", "-q"]);
+    common::git(dir, &["add", "-A"]);
+    common::git(dir, &["commit", "-qm", "import"]);
     let this = env!("CARGO_BIN_EXE_operator-rs");
     let r = run(
-        &dir,
+        dir,
         &["update", "--dry-run", "--no-check", "--from-binary", this],
     );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);

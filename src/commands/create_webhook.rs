@@ -83,10 +83,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
         let spoke_resource = project
             .find(&resource.group, spoke, &resource.kind)
             .expect("checked in plan");
-        let spoke_file = format!(
-            "{}/{kind_snake}_conversion.rs",
-            layout.webhook_dir(&resource, spoke)
-        );
+        let spoke_file = layout.conversion_file(&resource, spoke);
         let spoke_file = args.force || !exists(&overlay, &spoke_file)?;
         let ctx = WebhookContext::conversion(&project, &resource, spoke_resource, spoke_file);
         let more = crate::scaffold::plan(&ctx, args.force, &mut overlay)?;

@@ -120,6 +120,9 @@ fn run_commands(stage: &Path, imported: &mut Imported, replay: Replay<'_>) -> Re
     if p.namespaced {
         init.push("--namespaced".into());
     }
+    if p.multigroup {
+        init.push("--multigroup".into());
+    }
     replay(stage, &init)?;
 
     let project_file = PathBuf::from("PROJECT");
@@ -277,29 +280,26 @@ fn translate(
         project.render_over(Some(&previous))?,
     )?;
 
-    // The translated files over the scaffolded ones.
+    // The translated files over the scaffolded ones, where the project's layout puts them.
+    let layout = p.layout();
     let mut put: BTreeMap<PathBuf, String> = BTreeMap::new();
-    for (index, module, text) in &imported.kinds {
-        let r = &p.resources[*index];
-        put.insert(
-            PathBuf::from(format!("src/api/{}/{module}.rs", r.version)),
-            text.clone(),
-        );
+    for (index, _, text) in &imported.kinds {
+        let r = p.as_resource(&p.resources[*index]);
+        put.insert(PathBuf::from(layout.api_file(&r)), text.clone());
     }
-    let mut mod_rs =
-        std::fs::read_to_string(stage.join("src/controllers/mod.rs")).unwrap_or_default();
-    let mut stubbed = BTreeSet::new();
+    // Each stub over the kind's scaffolded controller, or in a module of its own, declared and
+    // registered at the scaffold's markers.
+    let current = |rel: &str, put: &BTreeMap<PathBuf, String>| -> String {
+        match put.get(Path::new(rel)) {
+            Some(t) => t.clone(),
+            None => std::fs::read_to_string(stage.join(rel)).unwrap_or_default(),
+        }
+    };
     for stub in &imported.controllers {
-        let r = stub.resource.map(|i| &p.resources[i]);
-        let module = if let Some(r) = r
-            && stub.name == r.kind.to_lowercase()
+        let place = &stub.place;
+        if let Some(parent) = &place.declared_in
+            && !stage.join(&place.file).exists()
         {
-            crate::names::kind_snake(&r.kind)
-        } else {
-            stub.module.clone()
-        };
-        let path = PathBuf::from(format!("src/controllers/{module}.rs"));
-        if !stage.join(&path).exists() && !mod_rs.is_empty() {
             let what = match stub.resource {
                 Some(_) => format!("The {} controller (imported).", stub.name),
                 None => format!(
@@ -307,22 +307,25 @@ fn translate(
                     stub.name
                 ),
             };
-            mod_rs = mod_rs.replace(
-                "// +operator-rs:scaffold:modules",
-                &format!("// {what}\npub mod {module};\n// +operator-rs:scaffold:modules"),
-            );
-            if stub.resource.is_some() {
-                mod_rs = mod_rs.replace(
-                    "        // +operator-rs:scaffold:controllers",
-                    &format!("        {module}::registration(),\n        // +operator-rs:scaffold:controllers"),
+            let text = current(parent, &put);
+            let all = "src/controllers/mod.rs";
+            if !text.is_empty() && !current(all, &put).is_empty() {
+                let module = &place.module;
+                let text = text.replace(
+                    "// +operator-rs:scaffold:modules",
+                    &format!("// {what}\npub mod {module};\n// +operator-rs:scaffold:modules"),
                 );
+                put.insert(PathBuf::from(parent), text);
+                if let Some(path) = &place.registered_as {
+                    let text = current(all, &put).replace(
+                        "        // +operator-rs:scaffold:controllers",
+                        &format!("        {path}::registration(),\n        // +operator-rs:scaffold:controllers"),
+                    );
+                    put.insert(PathBuf::from(all), text);
+                }
             }
         }
-        stubbed.insert(module);
-        put.insert(path, stub.text.clone());
-    }
-    if !mod_rs.is_empty() {
-        put.insert(PathBuf::from("src/controllers/mod.rs"), mod_rs);
+        put.insert(PathBuf::from(&place.file), stub.text.clone());
     }
     for (rel, text) in webhook_wiring(stage, imported)? {
         put.insert(rel, text);
@@ -341,16 +344,13 @@ fn translate(
         };
         put.insert(rel.clone(), text);
     }
-    for (rel, text) in webhook_tests_with_samples(stage, &imported.samples)? {
+    for (rel, text) in webhook_tests_with_samples(stage, &p, &imported.samples)? {
         put.insert(rel, text);
     }
     // A spoke whose Go conversion maps fields converts through JSON until it is ported: its
     // round-trip tests are ignored, saying what to port (IMPORT.md lists it).
-    for (version, kind, at) in &imported.conversion_logic {
-        let rel = PathBuf::from(format!(
-            "src/webhooks/{version}/{}_conversion.rs",
-            crate::names::kind_snake(kind)
-        ));
+    for (rel, at) in &imported.conversion_logic {
+        let rel = PathBuf::from(rel);
         let text = match put.get(&rel) {
             Some(t) => t.clone(),
             None => match std::fs::read_to_string(stage.join(&rel)) {
@@ -409,9 +409,6 @@ fn translate(
         .filter(|rel| rel.extension().is_some_and(|e| e == "rs"))
         .collect();
     crate::syntax::kube_attr::rustfmt_files(stage, &rust);
-    // Scaffolded controllers of kinds whose Go controller was not found keep the scaffold's
-    // code, which reads the scaffold's status: they are replaced by stubs too.
-    let _ = stubbed;
     replay(stage, &w(&["generate", "manifests"])).map_err(|e| {
         anyhow!(
             "{}\n  (in the project the import made from {}: report this as a bug of operator-rs import)",
@@ -488,15 +485,19 @@ fn replace_scaffolded_samples(stage: &Path, samples: &[(PathBuf, String)]) -> Re
     Ok(())
 }
 
-/// The scaffolded webhook tests of each kind (`src/webhooks/**/<kind>.rs`) review an object
-/// whose spec is `{}`, which an imported spec with required fields does not deserialize from:
-/// they review the spec of the kind version's sample (config/samples) instead, where it has one.
+/// The scaffolded webhook tests of each kind (`src/webhooks/**/<kind>.rs`, the conversion's
+/// `<kind>_conversion.rs`) review an object whose spec is `{}`, which an imported spec with
+/// required fields does not deserialize from: they review the spec of the kind version's sample
+/// (config/samples) instead, where it has one. A test's kind is its `use <type> as Kind;`, the
+/// type of the sample's group, version and kind where the project's layout puts it.
 fn webhook_tests_with_samples(
     stage: &Path,
+    project: &import::GoProjectFile,
     samples: &[(PathBuf, String)],
 ) -> Result<Vec<(PathBuf, String)>> {
     const EMPTY: &str = "\"spec\": {},";
-    let mut specs: Vec<(String, String, serde_json::Value)> = Vec::new();
+    let layout = project.layout();
+    let mut specs: Vec<(String, serde_json::Value)> = Vec::new();
     for (_, text) in samples {
         let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(text).unwrap_or_default();
         for d in docs {
@@ -504,12 +505,19 @@ fn webhook_tests_with_samples(
             else {
                 continue;
             };
-            let version = api_version.rsplit('/').next().unwrap_or(api_version);
+            let Some(r) = (project.resources.iter())
+                .filter(|r| r.owns_api() && r.kind == kind)
+                .map(|r| project.as_resource(r))
+                .find(|r| r.api_version() == api_version)
+            else {
+                continue;
+            };
             let spec = &d["spec"];
             // A spec json! takes as it is (no `\u` escapes, which Rust writes otherwise).
             let json = spec.to_string();
             if spec.as_object().is_some_and(|s| !s.is_empty()) && !json.contains("\\u") {
-                specs.push((version.to_string(), kind.to_string(), spec.clone()));
+                let used = format!("use {} as Kind;", layout.api_type(&r));
+                specs.push((used, spec.clone()));
             }
         }
     }
@@ -518,10 +526,8 @@ fn webhook_tests_with_samples(
         let Ok(text) = std::fs::read_to_string(stage.join(&rel)) else {
             continue;
         };
-        let found = specs
-            .iter()
-            .find(|(version, kind, _)| text.contains(&format!("::{version}::{kind} as Kind;")));
-        if let Some((_, _, spec)) = found
+        let found = specs.iter().find(|(used, _)| text.contains(used.as_str()));
+        if let Some((_, spec)) = found
             && text.contains(EMPTY)
         {
             let spec = serde_json::to_string_pretty(spec)?;

@@ -1,4 +1,4 @@
-//! The Go controllers (`internal/controller/*.go`) as compiling Rust stubs: the kind of
+//! The Go controllers (`internal/controller/**/*.go`) as compiling Rust stubs: the kind of
 //! `For(...)`, the kinds of `Owns(...)`, the name of `Named(...)`, the `+kubebuilder:rbac`
 //! markers copied as they are, and the Go `Reconcile` body kept as a comment; and the
 //! `+kubebuilder:webhook` markers of the Go webhooks (`internal/webhook/`).
@@ -11,17 +11,90 @@ use super::go::{self, At, GoFile, Marker};
 use super::report::Report;
 use super::{GoProjectFile, GoResource};
 
-/// One Go controller, as a Rust module of `src/controllers/`.
+/// One Go controller, as a Rust module of `src/controllers/` (of its group's folder in the
+/// multigroup layout).
 #[derive(Debug, Clone)]
 pub struct Stub {
-    /// The controller's name (`captain`, `captain-backup`).
+    /// The controller's name (`captain`, `captain-backup`; `crew-captain` in a multigroup
+    /// project, as kubebuilder names it there).
     pub name: String,
-    /// The Rust module (`captain_backup`).
-    pub module: String,
     /// The index in PROJECT's resources of the kind it reconciles; None for a controller of an
     /// external kind, kept as its RBAC markers only.
     pub resource: Option<usize>,
+    /// Where it goes in the operator-rs project.
+    pub place: Place,
     pub text: String,
+}
+
+/// Where a controller stub goes: the kind's controller file that `create api` scaffolds (the
+/// stub replaces it), or a module of its own, which the import declares (and registers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// The Rust file (`src/controllers/crew/captain_backup.rs`).
+    pub file: String,
+    /// The module's name in its parent (`captain_backup`).
+    pub module: String,
+    /// The `mod.rs` that declares the module (`src/controllers/crew/mod.rs`), where `create api`
+    /// does not: None for the kind's scaffolded controller.
+    pub declared_in: Option<String>,
+    /// The module's path from `src/controllers/mod.rs` (`crew::captain_backup`), whose
+    /// `registration()` the manager runs; None for a stub of RBAC markers only.
+    pub registered_as: Option<String>,
+}
+
+/// The place of the controller `name` of `r` (None: of an external kind, RBAC markers only):
+/// the kind's scaffolded controller file where the name is the kind's (`captain`, or
+/// `crew-captain` in a multigroup project), else a module named after the controller beside the
+/// controllers of its group (`src/controllers/crew/captain_backup.rs`), or at the top of
+/// `src/controllers/` where its group has no folder there.
+pub fn place(project: &GoProjectFile, r: Option<&GoResource>, name: &str) -> Place {
+    let layout = project.layout();
+    let top = |module: String, registered: bool| Place {
+        file: format!("src/controllers/{module}.rs"),
+        declared_in: Some("src/controllers/mod.rs".into()),
+        registered_as: registered.then(|| module.clone()),
+        module,
+    };
+    let Some(r) = r else {
+        return top(crate::names::module_name(name), false);
+    };
+    let res = project.as_resource(r);
+    let scaffolded = |o: &GoResource| o.has_controller() && (o.owns_api() || o.core);
+    let group_module = |o: &GoResource| layout.group_module(&project.as_resource(o));
+    // Its name in its group (kubebuilder names a multigroup project's controllers
+    // `<group>-<kind>`).
+    let short = match name.strip_prefix(&format!("{}-", r.group)) {
+        Some(short) if layout.multigroup => short,
+        _ => name,
+    };
+    let own = short == r.kind.to_lowercase();
+    if own
+        && (project.resources.iter())
+            .any(|o| scaffolded(o) && o.group == r.group && o.kind == r.kind)
+    {
+        return Place {
+            file: layout.controller_file(&res),
+            module: crate::names::kind_snake(&r.kind),
+            declared_in: None,
+            registered_as: None,
+        };
+    }
+    let module = if own {
+        crate::names::kind_snake(&r.kind)
+    } else {
+        crate::names::module_name(short)
+    };
+    let group_folder = !layout.multigroup
+        || (project.resources.iter()).any(|o| scaffolded(o) && group_module(o) == group_module(r));
+    if !group_folder {
+        return top(crate::names::module_name(name), true);
+    }
+    Place {
+        file: layout.controller_module_file(&res, &module),
+        declared_in: Some(layout.controllers_mod_file(&res)),
+        registered_as: Some(format!("{}{module}", layout.group_path(&res))),
+        module,
+    }
 }
 
 /// Reads every Go controller; those whose kind import cannot name go to the report.
@@ -106,7 +179,7 @@ fn rust_type(
         if r.core {
             return Some((builtin_path(path, name)?, Some(i)));
         }
-        return Some((format!("crate::api::{}::{name}", r.version), Some(i)));
+        return Some((project.layout().api_type(&project.as_resource(r)), Some(i)));
     }
     Some((builtin_path(path, name)?, None))
 }
@@ -167,11 +240,11 @@ fn stub(
     };
     let Some((kind_path, resource)) = rust_type(file, &pkg, &kind, project) else {
         let name = named.unwrap_or_else(|| kind.to_lowercase());
-        let module = name.replace(['-', '.'], "_");
+        let place = place(project, None, &name);
         report.add(
             &for_at,
             format!("the controller of {pkg}.{kind}"),
-            format!("its kind is external (another project's API): only its RBAC markers are kept, in src/controllers/{module}.rs; add the controller with `operator-rs create api --external-api-path ...` (README: Kinds this project does not own)"),
+            format!("its kind is external (another project's API): only its RBAC markers are kept, in {}; add the controller with `operator-rs create api --external-api-path ...` (README: Kinds this project does not own)", place.file),
         );
         let mut text = format!(
             "//! The RBAC of the Go controller of {pkg}.{kind} ({}), whose kind is another\n//! project's: the controller is not imported (see IMPORT.md); its markers keep role.yaml as\n//! the Go project's.\n",
@@ -190,8 +263,8 @@ fn stub(
         }
         return Some(Stub {
             name,
-            module,
             resource: None,
+            place,
             text,
         });
     };
@@ -209,7 +282,8 @@ fn stub(
         return None;
     };
     let name = named.unwrap_or_else(|| kind.to_lowercase());
-    let module = name.replace(['-', '.'], "_");
+    let r = &project.resources[resource];
+    let place = place(project, Some(r), &name);
     let reconcile = file
         .funcs
         .iter()
@@ -223,18 +297,20 @@ fn stub(
         report.add(
             &r.at,
             format!("the Reconcile logic of {receiver}"),
-            format!("kept as a comment in src/controllers/{module}.rs; port it to `apply` (and `cleanup`)"),
+            format!(
+                "kept as a comment in {}; port it to `apply` (and `cleanup`)",
+                place.file
+            ),
         );
     }
-    let r = &project.resources[resource];
     let finalizer = (!r.core).then(|| r.qualified_group());
     let text = render(
         file, &name, &kind, &kind_path, &owns, &rbac, reconcile, receiver, finalizer,
     );
     Some(Stub {
         name,
-        module,
         resource: Some(resource),
+        place,
         text,
     })
 }
@@ -351,4 +427,75 @@ pub fn webhook_markers(source: &Path, report: &mut Report) -> Result<Vec<Marker>
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(multigroup: bool) -> GoProjectFile {
+        let text = format!(
+            "domain: testproject.org\nlayout: [go.kubebuilder.io/v4]\nmultigroup: {multigroup}\nprojectName: p\nrepo: example.com/p\nversion: \"3\"\nresources:\n\
+             - {{group: crew, domain: testproject.org, version: v1, kind: Captain, api: {{namespaced: true}}, controllers: [{{name: captain}}, {{name: captain-backup}}]}}\n\
+             - {{group: sea-creatures, domain: testproject.org, version: v1, kind: Kraken, api: {{namespaced: true}}}}\n\
+             - {{group: apps, version: v1, kind: Deployment, core: true, controller: true}}\n"
+        );
+        serde_saphyr::from_str(&text).unwrap()
+    }
+
+    /// A Go controller's stub goes over the kind's scaffolded controller where its name is the
+    /// kind's (`crew-captain` in a multigroup project), else in a module of its own beside its
+    /// group's controllers (declared and registered), or at the top where its group has none.
+    #[test]
+    fn a_stub_goes_where_the_layout_puts_its_controller() {
+        let multi = project(true);
+        let [captain, kraken, deployment] = [0, 1, 2].map(|i| Some(&multi.resources[i]));
+        assert_eq!(
+            place(&multi, captain, "crew-captain"),
+            Place {
+                file: "src/controllers/crew/captain.rs".into(),
+                module: "captain".into(),
+                declared_in: None,
+                registered_as: None,
+            }
+        );
+        assert_eq!(
+            place(&multi, captain, "crew-captain-backup"),
+            Place {
+                file: "src/controllers/crew/captain_backup.rs".into(),
+                module: "captain_backup".into(),
+                declared_in: Some("src/controllers/crew/mod.rs".into()),
+                registered_as: Some("crew::captain_backup".into()),
+            }
+        );
+        assert_eq!(
+            place(&multi, deployment, "apps-deployment").file,
+            "src/controllers/apps/deployment.rs"
+        );
+        // Kraken's PROJECT entry has no controller: its group has no folder of controllers.
+        assert_eq!(
+            place(&multi, kraken, "sea-creatures-kraken"),
+            Place {
+                file: "src/controllers/sea_creatures_kraken.rs".into(),
+                module: "sea_creatures_kraken".into(),
+                declared_in: Some("src/controllers/mod.rs".into()),
+                registered_as: Some("sea_creatures_kraken".into()),
+            }
+        );
+        // An external kind's RBAC markers.
+        assert_eq!(
+            place(&multi, None, "cert-manager-certificate").file,
+            "src/controllers/cert_manager_certificate.rs"
+        );
+        let single = project(false);
+        let captain = Some(&single.resources[0]);
+        assert_eq!(
+            place(&single, captain, "captain").file,
+            "src/controllers/captain.rs"
+        );
+        assert_eq!(
+            place(&single, captain, "captain-backup").registered_as,
+            Some("captain_backup".into())
+        );
+    }
 }

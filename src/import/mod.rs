@@ -1,7 +1,8 @@
 //! `operator-rs import`'s reading of a kubebuilder go/v4 project: its PROJECT file, its API
-//! packages (`api/<version>/`), its controllers (`internal/controller/`) and webhooks
-//! (`internal/webhook/<version>/`), read with tree-sitter's Go grammar ([`go`]), the types
-//! translated to Rust ([`types`], [`markers`]), controllers to compiling stubs ([`controllers`]),
+//! packages (`api/<version>/`, `api/<group>/<version>/` in a multigroup project), its
+//! controllers (`internal/controller/[<group>/]`) and webhooks
+//! (`internal/webhook/[<group>/]<version>/`), read with tree-sitter's Go grammar ([`go`]), the
+//! types translated to Rust ([`types`], [`markers`]), controllers to compiling stubs ([`controllers`]),
 //! and what is left to the user listed with its Go file:line ([`report`]). This module only
 //! reads and translates; `commands::import` lays the project out and writes it.
 
@@ -17,6 +18,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
+use crate::project::Resource;
+use crate::project::layout::{EXTERNAL_MODULE, Layout};
 use report::Report;
 
 /// kubebuilder's PROJECT file, as far as the import reads it.
@@ -80,6 +83,9 @@ pub struct GoResource {
 pub struct GoApi {
     #[serde(default)]
     pub namespaced: bool,
+    /// Apply configurations generated for the kind (`create api --ssa`), which the report lists.
+    #[serde(default)]
+    pub ssa: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -122,6 +128,75 @@ impl GoResource {
     }
 }
 
+impl GoProjectFile {
+    /// The operator-rs layout the project is imported into: the multigroup one
+    /// (`src/api/<group>/<version>/`...) where PROJECT says `multigroup: true`, as kubebuilder's
+    /// `api/<group>/<version>/`.
+    pub fn layout(&self) -> Layout {
+        Layout {
+            multigroup: self.multigroup,
+        }
+    }
+
+    /// `r` as the imported project's PROJECT records it, as far as its paths go ([`Layout`]):
+    /// its group qualified with the project's domain (operator-rs has one), a built-in or
+    /// external kind's with its own.
+    pub fn as_resource(&self, r: &GoResource) -> Resource {
+        Resource {
+            group: r.group.clone(),
+            domain: match () {
+                _ if r.core => String::new(),
+                _ if r.external => r.domain.clone(),
+                _ => self.domain.clone(),
+            },
+            version: r.version.clone(),
+            kind: r.kind.clone(),
+            plural: r.plural(),
+            api: None,
+            controller: r.has_controller(),
+            core: r.core,
+            external: r.external,
+            from_crd: None,
+            external_crate: None,
+            namespaced: None,
+            path: String::new(),
+            deploy_image: None,
+            webhooks: None,
+        }
+    }
+
+    /// The line of `field` (`group: crew`, `ssa: true`) in the entry of `r` under PROJECT's
+    /// `resources:` (the `resources:` line when not found).
+    fn entry_line(&self, text: &str, r: &GoResource, field: &str) -> usize {
+        let lines: Vec<&str> = text.lines().collect();
+        let first = lines
+            .iter()
+            .position(|l| l.trim_end() == "resources:")
+            .unwrap_or(0);
+        let line = |l: &str| l.trim_start_matches("- ").trim().to_string();
+        let (kind, version) = (
+            format!("kind: {}", r.kind),
+            format!("version: {}", r.version),
+        );
+        // Each entry: from its `- ` line to the next one, or to the end of the list.
+        let mut start = first + 1;
+        while start < lines.len() && lines[start].starts_with("- ") {
+            let end = (start + 1..lines.len())
+                .find(|&j| !lines[j].starts_with(' '))
+                .unwrap_or(lines.len());
+            let entry = &lines[start..end];
+            if entry.iter().any(|l| line(l) == kind)
+                && entry.iter().any(|l| line(l) == version)
+                && let Some(at) = entry.iter().position(|l| line(l) == field)
+            {
+                return start + at + 1;
+            }
+            start = end;
+        }
+        first + 1
+    }
+}
+
 /// A kubebuilder project, read and translated.
 #[derive(Debug)]
 pub struct Imported {
@@ -138,9 +213,10 @@ pub struct Imported {
     pub storage: BTreeMap<(String, String), String>,
     /// controller-gen's `crd:maxDescLen=N` of the Makefile's `manifests` target.
     pub max_desc_len: Option<usize>,
-    /// The spokes (version, kind) whose Go `ConvertTo`/`ConvertFrom` map fields: their Rust
-    /// conversion (through JSON) cannot pass its round trip until that logic is ported.
-    pub conversion_logic: Vec<(String, String, go::At)>,
+    /// The spokes whose Go `ConvertTo`/`ConvertFrom` map fields, by their Rust conversion file
+    /// (`src/webhooks/[<group>/]<version>/<kind>_conversion.rs`): it (through JSON) cannot pass
+    /// its round trip until that logic is ported.
+    pub conversion_logic: Vec<(String, go::At)>,
     pub report: Report,
 }
 
@@ -203,7 +279,7 @@ pub fn read(source: &Path) -> Result<Imported> {
         ),
     }
     if project.multigroup {
-        refuse_multigroup(&project, &project_path, &line_of("multigroup"))?;
+        refuse_groups_without_a_module(&project, &text, &project_path)?;
     }
     let mut report = Report::default();
     for (i, other) in project.layout.iter().enumerate() {
@@ -222,6 +298,17 @@ pub fn read(source: &Path) -> Result<Imported> {
     }
 
     report_plugins(&project, &text, &mut report);
+    for r in (project.resources.iter()).filter(|r| r.api.as_ref().is_some_and(|a| a.ssa)) {
+        report.add(
+            &go::At {
+                file: "PROJECT".into(),
+                line: project.entry_line(&text, r, "ssa: true"),
+                col: 5,
+            },
+            format!("the apply configurations of {} {}/{} (ssa: true)", r.kind, r.group, r.version),
+            "not generated: server-side apply takes the Rust types as they are (kube's `Api::patch` with `Patch::Apply`); port the Go code that builds apply configurations to them",
+        );
+    }
 
     // The API packages, one per version directory (`api/<version>`, or `path` under the repo).
     let mut packages: BTreeMap<PathBuf, types::Package> = BTreeMap::new();
@@ -314,12 +401,13 @@ fn conversion_logic(
     project: &GoProjectFile,
     packages: &BTreeMap<PathBuf, types::Package>,
     report: &mut Report,
-) -> Vec<(String, String, go::At)> {
-    let mut out = Vec::new();
+) -> Vec<(String, go::At)> {
+    let mut out: Vec<(String, go::At)> = Vec::new();
     for r in project.resources.iter().filter(|r| r.owns_api()) {
         let Some(pkg) = packages.get(&api_dir(project, r)) else {
             continue;
         };
+        let file = (project.layout()).conversion_file(&project.as_resource(r), &r.version);
         for f in pkg.files.iter().flat_map(|f| f.funcs.iter()) {
             let receiver = f.receiver.as_deref().unwrap_or("");
             let receiver = receiver.rsplit(['*', ' ']).next().unwrap_or("");
@@ -330,17 +418,15 @@ fn conversion_logic(
                 &f.at,
                 format!("the conversion logic {}.{}", r.kind, f.name),
                 format!(
-                    "not translated: src/webhooks/{}/{}_conversion.rs converts through JSON (`via_json`), which holds while both versions' fields are the same; port it to `to_hub`/`from_hub`",
-                    r.version,
-                    crate::names::kind_snake(&r.kind)
+                    "not translated: {file} converts through JSON (`via_json`), which holds while both versions' fields are the same; port it to `to_hub`/`from_hub`"
                 ),
             );
             let maps_fields = f.body.lines().any(|l| {
                 let l = l.trim();
                 !l.starts_with("//") && (l.contains(".Spec") || l.contains(".Status"))
             });
-            if maps_fields && !out.iter().any(|(v, k, _)| *v == r.version && *k == r.kind) {
-                out.push((r.version.clone(), r.kind.clone(), f.at.clone()));
+            if maps_fields && !out.iter().any(|(known, _)| *known == file) {
+                out.push((file.clone(), f.at.clone()));
             }
         }
     }
@@ -437,23 +523,48 @@ fn controller_gen_options(source: &Path, report: &mut Report) -> Option<usize> {
     max
 }
 
-/// A multigroup project maps to today's layout (`src/api/<version>/<kind>.rs`) only when no two
-/// kinds of one version share a name; else it is refused, naming the clash.
-fn refuse_multigroup(project: &GoProjectFile, path: &Path, line: &usize) -> Result<()> {
-    let mut seen: BTreeMap<(String, String), String> = BTreeMap::new();
-    for r in project.resources.iter().filter(|r| r.owns_api()) {
-        let key = (r.version.clone(), r.kind.to_lowercase());
-        if let Some(group) = seen.insert(key, r.group.clone())
-            && group != r.group
-        {
+/// In the multigroup layout each group's kinds are in a Rust module of the group
+/// (`src/api/<group>/`, [`Layout::group_module`]): refused, at the group's line of PROJECT, a
+/// group whose module is the one of kinds from other projects' CRDs (`external`), and two
+/// groups that are one module in Rust (`sea-creatures` and `sea.creatures`), whose Go packages
+/// would be merged into one Rust module.
+fn refuse_groups_without_a_module(project: &GoProjectFile, text: &str, path: &Path) -> Result<()> {
+    let layout = project.layout();
+    let mut seen: BTreeMap<String, &GoResource> = BTreeMap::new();
+    for r in project.resources.iter().filter(|r| r.owns_api() || r.core) {
+        let module = layout.group_module(&project.as_resource(r));
+        let group = format!("group: {}", r.group);
+        let at = format!(
+            "{}:{}:3",
+            path.display(),
+            project.entry_line(text, r, &group)
+        );
+        if r.owns_api() && module == EXTERNAL_MODULE {
             bail!(
-                "{}:{line}:1: a multigroup project whose kind {} {} is in two groups ({group} and {}): operator-rs's layout (src/api/<version>/<kind>.rs) has one module per kind and version, so the multigroup layout is not supported yet\n  \
-                 rename one of the kinds, or wait for operator-rs's multigroup layout",
-                path.display(),
-                r.version,
+                "{at}: the group {:?} of {} {}: in operator-rs's multigroup layout a group's kinds are in the Rust module of the group (src/api/<group>/<version>/), and src/api/{EXTERNAL_MODULE}/ holds the types of kinds from other projects' CRDs (create api --from-crd)\n  \
+                 the group cannot be imported under this name: rename it in the Go project (e.g. group: fleet, api/fleet/{}/), then run operator-rs import again",
+                r.group,
                 r.kind,
-                r.group
+                r.version,
+                r.version
             );
+        }
+        match seen.get(&module) {
+            Some(other) if other.group != r.group => bail!(
+                "{at}: the groups {:?} ({} {}) and {:?} ({} {}) are both the Rust module {module} in operator-rs's multigroup layout (src/api/{module}/): their Go packages would be one Rust module, whose types may clash\n  \
+                 rename one of the groups in the Go project (e.g. group: {}-b), then run operator-rs import again",
+                other.group,
+                other.kind,
+                other.version,
+                r.group,
+                r.kind,
+                r.version,
+                r.group
+            ),
+            Some(_) => {}
+            None => {
+                seen.insert(module, r);
+            }
         }
     }
     Ok(())
@@ -492,7 +603,10 @@ pub fn read_package(source: &Path, dir: &Path) -> Result<types::Package> {
         let shown = dir.join(p.file_name().unwrap_or_default());
         files.push(go::read_file(&p, &shown)?);
     }
-    Ok(types::Package { files })
+    Ok(types::Package {
+        dir: dir.to_path_buf(),
+        files,
+    })
 }
 
 fn read_samples(source: &Path) -> Result<Vec<(PathBuf, String)>> {

@@ -1,5 +1,5 @@
 //! Go API types to Rust: a kind's root type, spec and status, and every type they reach, written
-//! as the Rust module of one kind version (`src/api/<version>/<kind>.rs`), with json tags as serde
+//! as the Rust module of one kind version (`src/api/[<group>/]<version>/<kind>.rs`), with json tags as serde
 //! attributes, Go types as their Rust (k8s-openapi) types, markers as attributes
 //! ([`super::markers`]) and Go doc comments as Rust doc comments.
 
@@ -12,9 +12,12 @@ use super::go::{Field, GoFile, GoType, TypeBody, TypeDecl, description};
 use super::markers::{self, FieldRules, lit};
 use super::report::Report;
 
-/// The Go files of one API package (`api/v1`), without tests and generated deepcopy code.
+/// The Go files of one API package (`api/v1`, `api/ship/v1`), without tests and generated
+/// deepcopy code.
 #[derive(Debug, Clone, Default)]
 pub struct Package {
+    /// The package's folder, relative to the Go project.
+    pub dir: std::path::PathBuf,
     pub files: Vec<GoFile>,
 }
 
@@ -64,12 +67,12 @@ pub fn kind_module(
 ) -> Result<KindModule> {
     let Some((file, root)) = pkg.find(&info.kind) else {
         bail!(
-            "no Go type {} in the package of {}/{}: PROJECT names the kind, its api/{}/ has no `type {} struct`\n  \
+            "no Go type {} in the package of {}/{}: PROJECT names the kind, its {}/ has no `type {} struct`\n  \
              add the type, or remove the kind from PROJECT, then run operator-rs import again",
             info.kind,
             info.group,
             info.version,
-            info.version,
+            pkg.dir.display(),
             info.kind
         );
     };

@@ -85,17 +85,36 @@ impl Layout {
     /// The file of a kind's controller: `src/controllers/frigate.rs`,
     /// `src/controllers/ship/frigate.rs`.
     pub fn controller_file(self, r: &Resource) -> String {
-        format!(
-            "src/controllers/{}{}.rs",
-            self.group_dir(r),
-            names::kind_snake(&r.kind)
-        )
+        self.controller_module_file(r, &names::kind_snake(&r.kind))
+    }
+
+    /// The file of a controller module `module` beside the controllers of `r`'s group (a
+    /// second controller of a kind, `captain_backup`): `src/controllers/captain_backup.rs`,
+    /// `src/controllers/crew/captain_backup.rs`.
+    pub fn controller_module_file(self, r: &Resource, module: &str) -> String {
+        format!("src/controllers/{}{module}.rs", self.group_dir(r))
+    }
+
+    /// The `mod.rs` that declares the controller modules of `r`'s group:
+    /// `src/controllers/mod.rs`, `src/controllers/ship/mod.rs`.
+    pub fn controllers_mod_file(self, r: &Resource) -> String {
+        format!("src/controllers/{}mod.rs", self.group_dir(r))
     }
 
     /// The folder of a version's webhooks of `r`'s group: `src/webhooks/v1`,
     /// `src/webhooks/ship/v1`.
     pub fn webhook_dir(self, r: &Resource, version: &str) -> String {
         format!("src/webhooks/{}{version}", self.group_dir(r))
+    }
+
+    /// The file of the conversion of `r`'s kind at the spoke `version`:
+    /// `src/webhooks/v2/frigate_conversion.rs`, `src/webhooks/ship/v2/frigate_conversion.rs`.
+    pub fn conversion_file(self, r: &Resource, version: &str) -> String {
+        format!(
+            "{}/{}_conversion.rs",
+            self.webhook_dir(r, version),
+            names::kind_snake(&r.kind)
+        )
     }
 }
 
@@ -135,6 +154,23 @@ mod tests {
         assert_eq!(single.controller_file(&r), "src/controllers/frigate.rs");
         assert_eq!(multi.controller_file(&r), "src/controllers/ship/frigate.rs");
         assert_eq!(multi.webhook_dir(&r, "v2"), "src/webhooks/ship/v2");
+        assert_eq!(
+            single.conversion_file(&r, "v2"),
+            "src/webhooks/v2/frigate_conversion.rs"
+        );
+        assert_eq!(
+            multi.conversion_file(&r, "v2"),
+            "src/webhooks/ship/v2/frigate_conversion.rs"
+        );
+        assert_eq!(
+            multi.controller_module_file(&r, "frigate_backup"),
+            "src/controllers/ship/frigate_backup.rs"
+        );
+        assert_eq!(single.controllers_mod_file(&r), "src/controllers/mod.rs");
+        assert_eq!(
+            multi.controllers_mod_file(&r),
+            "src/controllers/ship/mod.rs"
+        );
         // A group that is no Rust identifier as it is.
         assert_eq!(multi.group_module(&frigate("sea-going")), "sea_going");
         assert_eq!(multi.group_module(&frigate("crate")), "crate_");
