@@ -526,7 +526,9 @@ fn cargo_run_and_cargo_test_build_the_managers_dependencies_once() {
 /// the cluster of the current kubeconfig: here a real control plane): a project made with `init`
 /// and `create api`, then switched with `edit --namespaced`. Its manager runs in a namespace of
 /// its own under exactly the Roles of its config/rbac, reconciles the kind's sample there, and
-/// leaves the same object in another namespace untouched, with no 403 in its log.
+/// leaves the same object in another namespace untouched, with no 403 in its log. Its
+/// integration tests (`make test-integration`) pass too: their controllers watch only the
+/// namespaces the tests use, under config/rbac's Roles there.
 #[test]
 fn a_namespaced_projects_e2e_shows_its_manager_stays_in_its_namespace() {
     use operator_rs_runtime::testing::envtest::Envtest;
@@ -579,6 +581,31 @@ fn a_namespaced_projects_e2e_shows_its_manager_stays_in_its_namespace() {
     );
     assert!(
         output.contains("SKIPPED: deleting e2e-memcached-v1alpha1-ns-deletion-"),
+        "{output}"
+    );
+
+    // Its integration tests, as its README says (`make test-integration`): the controllers
+    // run namespace-scoped under exactly config/rbac's Roles, in the namespaces they watch.
+    let out = timed("make test-integration", || {
+        bash(&dir, "make test-integration", &vars)
+    });
+    let output = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "make test-integration failed:\n{output}"
+    );
+    assert!(
+        output.contains("test memcached_v1alpha1 ... ok"),
+        "{output}"
+    );
+    assert!(
+        output.contains(
+            "SKIPPED memcached_v1alpha1_ns_deletion: deleting a namespace of a namespace-scoped operator"
+        ),
         "{output}"
     );
 }

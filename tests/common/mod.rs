@@ -230,7 +230,9 @@ pub fn seed_lock(dir: &Path) {
 ///   (part of the metadata hash; the dev profile's 256 is a ceiling, not a count).
 /// - A vendored runtime that is this operator-rs's copy byte for byte is compiled once for all
 ///   of them: its files get one fixed modification time, so a build finds the units another
-///   project made fresh and never rebuilds them (the runtime compiled once, not once a project).
+///   project made fresh and never rebuilds them (the runtime compiled once, not once a project);
+///   its codegen-units setting comes from its content, so the units of another runtime (a build
+///   dir kept from before a runtime change) are never taken for its.
 /// - Any other vendored runtime (an old operator-rs's, or one a test changed) gets units of its
 ///   own, as the crate does.
 ///
@@ -250,7 +252,11 @@ pub fn share_units(dir: &Path) {
     }) else {
         return;
     };
-    let mut packages = vec![name];
+    use std::hash::{BuildHasher, DefaultHasher, Hash, Hasher, RandomState};
+    // A codegen-units setting is part of a unit's metadata hash: one of its own per value.
+    let units_of = |n: u64| 257 + n % (1 << 30);
+    let unique = units_of(RandomState::new().hash_one(parent));
+    let mut packages = vec![(name, unique)];
     let vendored = dir.join("vendor/operator-rs-runtime");
     if vendored.is_dir() {
         let files = snapshot(&vendored);
@@ -261,19 +267,22 @@ pub fn share_units(dir: &Path) {
                     .and_then(|f| f.set_modified(pinned))
                     .unwrap();
             }
+            // Pinned times never make a unit stale: units of their own per content keep a
+            // build dir's units of an earlier runtime from passing for this one's.
+            let mut content = DefaultHasher::new();
+            files.hash(&mut content);
+            packages.push(("operator-rs-runtime".to_owned(), units_of(content.finish())));
         } else {
-            packages.push("operator-rs-runtime".to_owned());
+            packages.push(("operator-rs-runtime".to_owned(), unique));
         }
     }
-    use std::hash::{BuildHasher, RandomState};
-    let unique = 257 + RandomState::new().hash_one(parent) % (1 << 30);
     let config = parent.join(".cargo/config.toml");
     let mut text = std::fs::read_to_string(&config).unwrap_or_default();
     let before = text.len();
-    for package in packages {
+    for (package, units) in packages {
         let section = format!("[profile.dev.package.{package}]");
         if !text.contains(&section) {
-            text.push_str(&format!("{section}\ncodegen-units = {unique}\n\n"));
+            text.push_str(&format!("{section}\ncodegen-units = {units}\n\n"));
         }
     }
     if text.len() != before {

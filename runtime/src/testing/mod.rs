@@ -27,9 +27,27 @@ pub mod local_webhooks;
 pub mod metrics;
 pub mod mock;
 pub mod operator;
+mod project;
 pub mod refusal;
 pub mod samples;
 pub mod scale;
 pub mod shard_audit;
 
 pub use mock::{ApiServerVerifier, Received, mock_context};
+
+/// Writes `line` (and a newline) to stderr past the test harness's capture, which shows what
+/// `eprintln!` prints only for failing tests: for a SKIPPED line, visible when the test passes.
+pub(crate) fn uncaptured(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
+}
+
+/// The running test's name (libtest names its thread after it), else `test`.
+pub(crate) fn current_test() -> String {
+    let thread = std::thread::current();
+    let name = thread
+        .name()
+        .filter(|name| *name != "main")
+        .unwrap_or("test");
+    name.to_owned()
+}

@@ -8,9 +8,18 @@
 //! create objects with [`Operator::client`] (an admin) and wait for the controllers' work with
 //! [`Operator::wait_for`], or with the steps most kinds' tests share: [`Operator::sample`],
 //! [`Operator::create_reconciled`], [`Operator::delete_gone`], [`Operator::namespace_deletion`].
+//!
+//! A namespace-scoped project (PROJECT's `namespaced: true`) runs as its README tells a user
+//! to deploy one that watches other namespaces than its own: the manager is
+//! [`Manager::namespaced`] with `--watch-namespace` naming a set of test namespaces made at
+//! start (one per resource of PROJECT, and two more), and the manager's Role
+//! (`config/rbac/role.yaml`'s) with its RoleBinding is in each of them. [`Operator::namespace`]
+//! hands them out in turn; a cluster-scoped operator's tests get a new namespace each.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
@@ -18,9 +27,10 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 
-use super::envtest::{Envtest, Error, Result};
-use super::samples;
+use super::envtest::{Envtest, Error, Result, kustomize, parse_documents};
+use super::{project, samples};
 use crate::controller::{Object, ScopedApi};
 use crate::manager::{Manager, ManagerArgs, Registration};
 
@@ -35,6 +45,20 @@ pub const NAMESPACE: &str = "operator-system";
 pub struct Operator {
     env: &'static Envtest,
     project: PathBuf,
+    namespaces: Namespaces,
+}
+
+/// Where the tests' objects go.
+#[derive(Debug)]
+enum Namespaces {
+    /// A cluster-scoped operator watches every namespace: each test gets a new one.
+    New,
+    /// A namespace-scoped operator watches these alone (never empty), its Role in each;
+    /// handed out in turn.
+    Watched {
+        names: Vec<String>,
+        next: AtomicUsize,
+    },
 }
 
 static OPERATOR: OnceLock<std::result::Result<Operator, String>> = OnceLock::new();
@@ -51,7 +75,7 @@ impl Operator {
     /// async fn memcached_becomes_ready() -> anyhow::Result<()> {
     ///     operator_rs_runtime::skip_unless_available!(Ok(()));
     ///     let operator = Operator::shared("memcached-operator", controllers, env!("CARGO_MANIFEST_DIR"))?;
-    ///     let namespace = operator.env().create_namespace("memcached").await?;
+    ///     let namespace = operator.namespace().await?;
     ///     // create a Memcached, then operator.wait_for(...)
     ///     # Ok(())
     /// }
@@ -90,28 +114,36 @@ impl Operator {
                 runtime.block_on(async move {
                     let manager = async {
                         env.install_crds(dir.join("config/crd/bases")).await?;
+                        let watched = watched_namespaces(env, &dir).await?;
+                        let rbac = kustomize(&dir.join("config/rbac"))?;
+                        let rbac = match &watched {
+                            Some(names) => with_manager_roles_in(&dir, &rbac, names)?,
+                            None => rbac,
+                        };
                         let access = env
-                            .service_account_from_kustomize(
-                                NAMESPACE,
-                                "controller-manager",
-                                dir.join("config/rbac"),
-                            )
+                            .service_account(NAMESPACE, "controller-manager", &rbac)
                             .await?;
-                        let args = Args::try_parse_from([
-                            "manager",
-                            "--metrics-bind-address=0",
-                            "--health-probe-bind-address=0",
-                        ])
-                        .expect("valid flags")
-                        .manager;
+                        let mut flags = vec![
+                            "manager".to_string(),
+                            "--metrics-bind-address=0".into(),
+                            "--health-probe-bind-address=0".into(),
+                        ];
+                        if let Some(names) = &watched {
+                            flags.push(format!("--watch-namespace={}", names.join(",")));
+                        }
+                        let args = Args::try_parse_from(flags).expect("valid flags").manager;
                         let client = access.client()?;
-                        Manager::with_client(name, args, client)
-                            .await
-                            .map_err(|e| Error::Operator(format!("{e:#}")))
+                        let manager = Manager::with_client(name, args, client).await;
+                        let manager = manager.map_err(|e| Error::Operator(format!("{e:#}")))?;
+                        let manager = match watched {
+                            Some(_) => manager.namespaced(),
+                            None => manager,
+                        };
+                        Ok::<_, Error>((manager, watched))
                     };
                     match manager.await {
-                        Ok(manager) => {
-                            let _ = started.send(Ok(()));
+                        Ok((manager, watched)) => {
+                            let _ = started.send(Ok(watched));
                             if let Err(error) = manager.run(controllers()).await {
                                 eprintln!("the operator under test stopped: {error:#}");
                             }
@@ -123,10 +155,21 @@ impl Operator {
                 });
             })
             .map_err(|e| Error::Operator(format!("starting its thread: {e}")))?;
-        ready
+        let watched = ready
             .recv()
             .map_err(|_| Error::Operator("its thread died while starting".into()))??;
-        Ok(Operator { env, project })
+        let namespaces = match watched {
+            Some(names) => Namespaces::Watched {
+                names,
+                next: AtomicUsize::new(0),
+            },
+            None => Namespaces::New,
+        };
+        Ok(Operator {
+            env,
+            project,
+            namespaces,
+        })
     }
 
     /// The control plane it runs on.
@@ -187,8 +230,22 @@ impl Operator {
         ))
     }
 
-    /// Creates `obj` in a new namespace of its own and waits until its status reports the
-    /// generation it has ([`samples::reconciled`]); returns it as then stored.
+    /// A namespace for a test's objects, which the controllers watch: a new one for a
+    /// cluster-scoped operator; for a namespace-scoped one (PROJECT's `namespaced: true`), the
+    /// next of those it watches, in turn (shared once each was handed out: give objects
+    /// distinct names).
+    pub async fn namespace(&self) -> Result<String> {
+        match &self.namespaces {
+            Namespaces::New => self.env.create_namespace("it").await,
+            Namespaces::Watched { names, next } => {
+                Ok(names[next.fetch_add(1, Ordering::Relaxed) % names.len()].clone())
+            }
+        }
+    }
+
+    /// Creates `obj` in a namespace of its own ([`Operator::namespace`]) and waits until its
+    /// status reports the generation it has ([`samples::reconciled`]); returns it as then
+    /// stored.
     ///
     /// ```no_run
     /// # async fn f(operator: &operator_rs_runtime::testing::operator::Operator) -> anyhow::Result<()> {
@@ -199,7 +256,7 @@ impl Operator {
     /// # Ok(()) }
     /// ```
     pub async fn create_reconciled<K: Object>(&self, obj: &K) -> Result<K> {
-        let namespace = self.env.create_namespace("it").await?;
+        let namespace = self.namespace().await?;
         let api = self.api::<K>(&namespace)?;
         let created = api.create(&PostParams::default(), obj).await;
         let created = created.map_err(|e| Error::api(format!("creating {}", obj.name_any()), e))?;
@@ -225,10 +282,22 @@ impl Operator {
 
     /// Creates `obj` in a namespace of its own, waits until it is reconciled, deletes the
     /// namespace and waits until it is gone (the controller's cleanup let it go). Without
-    /// kube-controller-manager (which empties deleted namespaces) it says so and returns.
+    /// kube-controller-manager (which empties deleted namespaces) it says so and returns; so
+    /// it does for a namespace-scoped operator, whose Role and RoleBinding in the namespace go
+    /// with it: its manager could not take its finalizers off there (nor could it on a
+    /// cluster, where its objects must be deleted before their namespace).
     pub async fn namespace_deletion<K: Object>(&self, obj: &K) -> Result<()> {
+        let test = super::current_test();
         if !self.env.has_controller_manager() {
-            eprintln!("skipped: namespace deletion needs kube-controller-manager");
+            super::uncaptured(&format!(
+                "SKIPPED {test}: namespace deletion needs kube-controller-manager"
+            ));
+            return Ok(());
+        }
+        if let Namespaces::Watched { .. } = self.namespaces {
+            super::uncaptured(&format!(
+                "SKIPPED {test}: deleting a namespace of a namespace-scoped operator: its Role and RoleBinding there go with the namespace, so its manager could not take its finalizers off (delete the objects first)"
+            ));
             return Ok(());
         }
         let found = self.create_reconciled(obj).await?;
@@ -243,6 +312,74 @@ impl Operator {
             .await?;
         Ok(())
     }
+}
+
+/// For a namespace-scoped project in `dir` (PROJECT's `namespaced: true`), the namespaces
+/// its manager under test watches, made now: one per resource of PROJECT (each kind's test
+/// has its own), and two more for tests of the user's own;
+/// `None` for a cluster-scoped project (or one without PROJECT).
+async fn watched_namespaces(env: &Envtest, dir: &Path) -> Result<Option<Vec<String>>> {
+    if !dir.join("PROJECT").is_file() {
+        return Ok(None);
+    }
+    let project = project::read(dir).map_err(Error::Operator)?;
+    if !project::namespaced(&project) {
+        return Ok(None);
+    }
+    let mut names = Vec::new();
+    for _ in 0..project::resources(&project) + 2 {
+        names.push(env.create_namespace("it").await?);
+    }
+    Ok(Some(names))
+}
+
+/// `rbac` (`config/rbac` rendered) with a copy of the manager's Roles, those
+/// `config/rbac/role.yaml` puts in the manager's namespace (`operator-rs generate rbac`'s),
+/// and of the RoleBindings of them, in each of `namespaces`: what the README tells a user to
+/// add for each namespace `--watch-namespace` names.
+fn with_manager_roles_in(dir: &Path, rbac: &str, namespaces: &[String]) -> Result<String> {
+    let in_managers = |doc: &Value| {
+        matches!(
+            doc["metadata"]["namespace"].as_str(),
+            None | Some("" | "system")
+        )
+    };
+    let role_file = dir.join("config/rbac/role.yaml");
+    let text = std::fs::read_to_string(&role_file)
+        .map_err(|e| Error::io(format!("reading {}", role_file.display()), e))?;
+    let roles: BTreeSet<String> = parse_documents(&role_file, &text)?
+        .iter()
+        .filter(|doc| doc["kind"] == "Role" && in_managers(doc))
+        .filter_map(|doc| doc["metadata"]["name"].as_str().map(String::from))
+        .collect();
+    let origin = PathBuf::from("kubectl kustomize config/rbac");
+    let documents = parse_documents(&origin, rbac)?;
+    let named = |doc: &Value, pointer: &str| {
+        doc.pointer(pointer)
+            .and_then(Value::as_str)
+            .is_some_and(|name| roles.contains(name))
+    };
+    let managers = documents.iter().filter(|doc| {
+        in_managers(doc)
+            && match doc["kind"].as_str() {
+                Some("Role") => named(doc, "/metadata/name"),
+                Some("RoleBinding") => {
+                    doc["roleRef"]["kind"] == "Role" && named(doc, "/roleRef/name")
+                }
+                _ => false,
+            }
+    });
+    let mut out = documents.clone();
+    for doc in managers {
+        for namespace in namespaces {
+            let mut copy = doc.clone();
+            copy["metadata"]["namespace"] = Value::from(namespace.as_str());
+            out.push(copy);
+        }
+    }
+    // JSON is YAML: one document per object.
+    let out: Vec<String> = out.iter().map(Value::to_string).collect();
+    Ok(out.join("\n---\n"))
 }
 
 /// The manager's flags alone.

@@ -226,7 +226,8 @@ impl<P: E2eProject> E2e<P> {
         let dir = Self::scratch().join(test_name());
         let kubeconfig = dir.join("manager.kubeconfig");
         let rbac = Path::new(P::PROJECT.dir).join("config/rbac");
-        let own = project_namespaced(Path::new(P::PROJECT.dir)).then(new_namespace_name);
+        let project = read_project(Path::new(P::PROJECT.dir));
+        let own = super::project::namespaced(&project).then(new_namespace_name);
         let (namespace, name) = (own.as_deref().unwrap_or(MANAGER_NAMESPACE), P::PROJECT.name);
         let account =
             ServiceAccountAccess::from_kustomize(&admin, namespace, name, &rbac, &kubeconfig).await;
@@ -676,20 +677,7 @@ pub fn crd_sources(dir: &Path) -> Vec<PathBuf> {
 ///
 /// When PROJECT cannot be read or is not YAML.
 fn read_project(dir: &Path) -> Value {
-    let path = dir.join("PROJECT");
-    let text = std::fs::read_to_string(&path);
-    let text = text.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("PROJECT: {e}"))
-}
-
-/// Whether the project in `dir` is namespace-scoped: its PROJECT's `namespaced: true`
-/// (`init --namespaced`, `edit --namespaced`).
-///
-/// # Panics
-///
-/// When PROJECT cannot be read or is not YAML.
-fn project_namespaced(dir: &Path) -> bool {
-    read_project(dir)["namespaced"].as_bool().unwrap_or(false)
+    super::project::read(dir).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The name of the running test (libtest names its thread after it; `e2e` elsewhere).

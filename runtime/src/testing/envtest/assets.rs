@@ -1,7 +1,6 @@
 //! Where the control plane's binaries are: `$KUBEBUILDER_ASSETS`, laid out as kubebuilder's
 //! `setup-envtest` lays it out (`etcd`, `kube-apiserver`, optionally `kube-controller-manager`).
 
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -64,17 +63,11 @@ pub(crate) fn available() -> bool {
     if std::env::var_os(ASSETS_VAR).is_some_and(|dir| !dir.is_empty()) {
         return true;
     }
-    let thread = std::thread::current();
-    let test = thread
-        .name()
-        .filter(|name| *name != "main")
-        .unwrap_or("test");
-    let line = format!(
+    let test = crate::testing::current_test();
+    crate::testing::uncaptured(&format!(
         "skipped {test}: {ASSETS_VAR} is not set; run `export {ASSETS_VAR}=$(operator-rs envtest)` \
-         (or setup-envtest's `use -p path`) to run it on a real control plane\n"
-    );
-    // `eprintln!` would be captured by the test harness and shown only for failing tests.
-    let _ = std::io::stderr().write_all(line.as_bytes());
+         (or setup-envtest's `use -p path`) to run it on a real control plane"
+    ));
     false
 }
 

@@ -60,6 +60,7 @@ use kube::api::{Api, PostParams};
 
 pub use assets::ASSETS_VAR;
 pub use crds::install_crds_with;
+pub(crate) use crds::parse_documents;
 pub use error::{Error, Result};
 pub(crate) use rbac::service_account_review as rbac_review;
 pub use rbac::{ClusterRbac, ServiceAccountAccess, kustomize};
