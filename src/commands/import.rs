@@ -551,14 +551,13 @@ async fn create_reconciled<K: Object>(obj: &K) -> anyhow::Result<K> {
 /// status reports the generation it reconciled: once a controller's `apply` writes
 /// `status.observedGeneration`, wait for that again, `operator()?.create_reconciled(obj)`.
 async fn create_reconciled<K: Object>(obj: &K) -> anyhow::Result<K> {
+    Ok(operator()?.create_until(obj, \"taken in\", taken_in).await?)
+}
+
+/// Whether the object is there with a finalizer on it.
+fn taken_in<K: Object>(obj: Option<&K>) -> bool {
     use kube::ResourceExt;
-    let operator = operator()?;
-    let namespace = operator.env().create_namespace(\"it\").await?;
-    let api = operator.api::<K>(&namespace)?;
-    let created = api.create(&Default::default(), obj).await?;
-    let taken_in = |o: Option<&K>| o.is_some_and(|o| !o.finalizers().is_empty());
-    let found = (operator.wait_for(&api, &created.name_any(), \"taken in\", taken_in)).await?;
-    Ok(found.expect(\"the object\"))
+    obj.is_some_and(|o| !o.finalizers().is_empty())
 }";
     const NS_DELETION: &str =
         "async fn namespace_deletion<K: Object>(obj: &K) -> anyhow::Result<()> {
@@ -566,20 +565,7 @@ async fn create_reconciled<K: Object>(obj: &K) -> anyhow::Result<K> {
 }";
     const NS_DELETION_TAKEN_IN: &str =
         "async fn namespace_deletion<K: Object>(obj: &K) -> anyhow::Result<()> {
-    use k8s_openapi::api::core::v1::Namespace;
-    use kube::ResourceExt;
-    let operator = operator()?;
-    if !operator.env().has_controller_manager() {
-        eprintln!(\"skipped: namespace deletion needs kube-controller-manager\");
-        return Ok(());
-    }
-    let found = create_reconciled(obj).await?;
-    let namespace = found.namespace().unwrap_or_default();
-    let namespaces = Api::<Namespace>::all(operator.client()?);
-    namespaces.delete(&namespace, &Default::default()).await?;
-    let gone = |n: Option<&Namespace>| n.is_none();
-    operator.wait_for(&namespaces, &namespace, \"deleted\", gone).await?;
-    Ok(())
+    Ok(operator()?.namespace_deletion_until(obj, \"taken in\", taken_in).await?)
 }";
     if !text.contains(RECONCILED) || !text.contains(NS_DELETION) {
         bail!(

@@ -256,17 +256,35 @@ impl Operator {
     /// # Ok(()) }
     /// ```
     pub async fn create_reconciled<K: Object>(&self, obj: &K) -> Result<K> {
+        self.create_until(obj, "reconciled", reconciled).await
+    }
+
+    /// Creates `obj` in a namespace of its own ([`Operator::namespace`]) and waits until
+    /// `done` holds for it (see [`Operator::wait_for`]; `what` names the state in the error);
+    /// returns it as then stored.
+    ///
+    /// ```no_run
+    /// # async fn f(operator: &operator_rs_runtime::testing::operator::Operator) -> anyhow::Result<()> {
+    /// # type Memcached = k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::ResourceExt;
+    /// let sample: Memcached = operator.sample()?;
+    /// let finalized = |o: Option<&Memcached>| o.is_some_and(|o| !o.finalizers().is_empty());
+    /// let taken_in = operator.create_until(&sample, "taken in", finalized).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn create_until<K: Object>(
+        &self,
+        obj: &K,
+        what: &str,
+        done: impl Fn(Option<&K>) -> bool,
+    ) -> Result<K> {
         let namespace = self.namespace().await?;
         let api = self.api::<K>(&namespace)?;
         let created = api.create(&PostParams::default(), obj).await;
         let created = created.map_err(|e| Error::api(format!("creating {}", obj.name_any()), e))?;
-        let reconciled = |obj: Option<&K>| {
-            let obj = serde_json::to_value(obj).unwrap_or_default();
-            samples::reconciled(&obj)
-        };
         let name = created.name_any();
-        let found = self.wait_for(&api, &name, "reconciled", reconciled);
-        Ok(found.await?.expect("a reconciled object exists"))
+        let found = self.wait_for(&api, &name, what, |o| o.is_some() && done(o));
+        Ok(found.await?.expect("a found object exists"))
     }
 
     /// Deletes `obj` and waits until it is gone (its cleanup ran and let it go).
@@ -287,6 +305,17 @@ impl Operator {
     /// with it: its manager could not take its finalizers off there (nor could it on a
     /// cluster, where its objects must be deleted before their namespace).
     pub async fn namespace_deletion<K: Object>(&self, obj: &K) -> Result<()> {
+        self.namespace_deletion_until(obj, "reconciled", reconciled)
+            .await
+    }
+
+    /// [`Operator::namespace_deletion`], the object created with [`Operator::create_until`].
+    pub async fn namespace_deletion_until<K: Object>(
+        &self,
+        obj: &K,
+        what: &str,
+        done: impl Fn(Option<&K>) -> bool,
+    ) -> Result<()> {
         let test = super::current_test();
         if !self.env.has_controller_manager() {
             super::uncaptured(&format!(
@@ -300,7 +329,7 @@ impl Operator {
             ));
             return Ok(());
         }
-        let found = self.create_reconciled(obj).await?;
+        let found = self.create_until(obj, what, done).await?;
         let namespace = found.namespace().unwrap_or_default();
         let namespaces = Api::<Namespace>::all(self.client()?);
         let deleted = namespaces
@@ -312,6 +341,11 @@ impl Operator {
             .await?;
         Ok(())
     }
+}
+
+/// Whether `obj`'s status reports the generation it has ([`samples::reconciled`]).
+fn reconciled<K: serde::Serialize>(obj: Option<&K>) -> bool {
+    samples::reconciled(&serde_json::to_value(obj).unwrap_or_default())
 }
 
 /// For a namespace-scoped project in `dir` (PROJECT's `namespaced: true`), the namespaces
