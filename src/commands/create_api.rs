@@ -165,25 +165,13 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
             );
         }
         let candidate = Resource {
-            group: group.to_string(),
-            domain: project.domain.clone(),
-            version: version.to_string(),
-            kind: kind.to_string(),
-            plural,
             api: Some(Api {
                 crd_version: "v1".into(),
                 namespaced: args.namespaced.unwrap_or(true),
                 storage: false,
             }),
             controller: args.controller,
-            core: false,
-            external: false,
-            from_crd: None,
-            external_crate: None,
-            namespaced: None,
-            path: String::new(),
-            deploy_image: None,
-            webhooks: None,
+            ..Resource::new(group, &project.domain, version, kind, plural)
         };
         let candidate = Resource {
             path: project.layout().api_type(&candidate),
