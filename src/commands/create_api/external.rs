@@ -171,7 +171,7 @@ pub fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateApiArgs) -> R
         .into());
     }
     if args.controller {
-        super::check_controller_slot(project, &resource, args.force)?;
+        super::check_controller_slot(project, tree, &resource, args.force)?;
     }
     Ok(resource)
 }

@@ -99,7 +99,7 @@ pub fn run(root: &Path, args: &CreateApiArgs, file: &Path) -> Result<()> {
         ),
     )?;
     if scaffold_controller {
-        super::check_controller_slot(&project, &resource, args.force)?;
+        super::check_controller_slot(&project, &DiskTree::new(root), &resource, args.force)?;
     }
     match project
         .resources
