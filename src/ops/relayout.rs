@@ -71,9 +71,9 @@ pub fn plan<'a>(disk: &'a DiskTree, before: &Project, multigroup: bool) -> Resul
             project::layout::EXTERNAL_MODULE
         );
     }
-    let mut overlay = Overlay::new(&disk);
+    let mut overlay = Overlay::new(disk);
     let mut report = Report::default();
-    let moves = moves(&before, &after)?;
+    let moves = moves(before, &after)?;
     let mut onto = Vec::new();
     let sources: BTreeSet<&String> = moves.iter().map(|m| &m.from).collect();
     for m in &moves {
@@ -105,7 +105,7 @@ pub fn plan<'a>(disk: &'a DiskTree, before: &Project, multigroup: bool) -> Resul
     }
 
     // The module files and declarations of each layout.
-    let (old_files, old_fragments) = module_text(&before)?;
+    let (old_files, old_fragments) = module_text(before)?;
     let (new_files, new_fragments) = module_text(&after)?;
     for (path, text) in &new_files {
         if overlay.read(path)?.is_none() {
@@ -180,7 +180,7 @@ pub fn plan<'a>(disk: &'a DiskTree, before: &Project, multigroup: bool) -> Resul
         }
     }
 
-    rewrite_paths(&before, &after, &mut overlay, &mut report)?;
+    rewrite_paths(before, &after, &mut overlay, &mut report)?;
 
     project::history::record_init_flag(&mut after, "--multigroup", multigroup);
     let emptied: Vec<PathBuf> = overlay.removed().iter().cloned().collect();

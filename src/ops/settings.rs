@@ -47,8 +47,8 @@ pub fn plan<'a>(
     target: &str,
     force: bool,
 ) -> Result<Plan<'a>> {
-    let mut overlay = Overlay::new(&disk);
-    let old = scoped_files(&before)?;
+    let mut overlay = Overlay::new(disk);
+    let old = scoped_files(before)?;
     let new = scoped_files(&after)?;
     let mut conflicts = Vec::new();
     let mut by_hand = Vec::new();
