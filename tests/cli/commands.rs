@@ -469,15 +469,8 @@ fn create_api_never_replaces_another_kinds_controller_module() {
             "src/controllers/crew",
         ),
     ] {
-        let tmp = tempfile::Builder::new()
-            .prefix("operator-rs-test-")
-            .tempdir()
-            .unwrap();
-        let dir = tmp.path().join(name);
-        std::fs::create_dir(&dir).unwrap();
-        let mut init = words("init --domain example.com");
-        init.extend(init_flags);
-        ok(&dir, &init);
+        let tmp = init_project_with(name, init_flags);
+        let dir = project_dir(&tmp, name);
         ok(
             &dir,
             &words("create api --group crew --version v1 --kind Captain"),

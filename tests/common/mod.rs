@@ -90,22 +90,21 @@ pub fn ok(dir: &Path, args: &[&str]) -> Run {
 
 /// A fresh project folder with `init` already run.
 pub fn init_project(name: &str) -> tempfile::TempDir {
+    init_project_with(name, &[])
+}
+
+/// [`init_project`] with `init_flags` added to `init` (`--multigroup`).
+pub fn init_project_with(name: &str, init_flags: &[&str]) -> tempfile::TempDir {
     let tmp = tempfile::Builder::new()
         .prefix("operator-rs-test-")
         .tempdir()
         .unwrap();
     let dir = tmp.path().join(name);
     std::fs::create_dir(&dir).unwrap();
-    ok(
-        &dir,
-        &[
-            "init",
-            "--domain",
-            "example.com",
-            "--repo",
-            &format!("github.com/acme/{name}"),
-        ],
-    );
+    let repo = format!("github.com/acme/{name}");
+    let mut init = vec!["init", "--domain", "example.com", "--repo", &repo];
+    init.extend(init_flags);
+    ok(&dir, &init);
     // Keep the TempDir alive; callers use `project_dir(&tmp, name)`.
     tmp
 }
