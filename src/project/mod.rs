@@ -663,13 +663,8 @@ mod tests {
         r.namespaced = Some(false);
         assert!(!scope(&r), "as recorded");
         let builtin = |group: &str, kind: &str| Resource {
-            api: None,
             core: true,
-            group: group.into(),
-            domain: String::new(),
-            version: "v1".into(),
-            kind: kind.into(),
-            ..owned.clone()
+            ..Resource::new(group, "", "v1", kind, "")
         };
         assert!(!scope(&builtin("core", "Node")), "k8s-openapi");
         assert!(scope(&builtin("apps", "Deployment")), "k8s-openapi");
