@@ -901,11 +901,6 @@ mod tests {
 
     fn resource(group: &str, domain: &str, kind: &str, plural: &str, controller: bool) -> Resource {
         Resource {
-            group: group.into(),
-            domain: domain.into(),
-            version: "v1".into(),
-            kind: kind.into(),
-            plural: plural.into(),
             api: (!domain.is_empty()).then(|| Api {
                 crd_version: "v1".into(),
                 namespaced: true,
@@ -913,13 +908,7 @@ mod tests {
             }),
             controller,
             core: domain.is_empty(),
-            external: false,
-            from_crd: None,
-            external_crate: None,
-            namespaced: None,
-            path: String::new(),
-            deploy_image: None,
-            webhooks: None,
+            ..Resource::new(group, domain, "v1", kind, plural)
         }
     }
 

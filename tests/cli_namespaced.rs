@@ -258,26 +258,7 @@ fn edit_namespaced_keeps_edits_elsewhere_and_refuses_edits_where_it_writes() {
 fn edit_namespaced_never_overwrites_rust_it_cannot_patch() {
     let tmp = project(&[]);
     let dir = project_dir(&tmp, NAME);
-    let main = dir.join("src/main.rs");
-    let text = std::fs::read_to_string(&main).unwrap().replace(
-        "let manager = Manager::new(NAME, cli.manager).await?;",
-        "let manager = Manager::new(NAME, cli.manager)\n        .await?;",
-    );
-    std::fs::write(&main, &text).unwrap();
-    let before = files(&dir);
-    for args in [
-        &["edit", "--namespaced"][..],
-        &["edit", "--namespaced", "--force"],
-    ] {
-        let r = run(&dir, args);
-        assert_ne!(r.code, 0);
-        assert!(
-            r.stderr.contains("src/main.rs") && r.stderr.contains(".namespaced()"),
-            "{}",
-            r.stderr
-        );
-        assert_eq!(files(&dir), before, "something was written");
-    }
+    edit_refuses_rust_it_cannot_patch(&dir, "--namespaced", ".namespaced()");
 }
 
 #[test]

@@ -29,7 +29,7 @@ pub fn run(root: &Path, args: &CreateApiArgs) -> Result<()> {
     let disk = DiskTree::new(root);
     let resource = match args.external_api_path {
         Some(_) => external::plan(&project, &disk, args)?,
-        None => plan_resource(&project, args)?,
+        None => plan_resource(&project, &disk, args)?,
     };
 
     // Record the resource: merge into the same GVK (a re-run), else append. The templates see the
@@ -110,7 +110,11 @@ fn merge_into(existing: &mut Resource, new: &Resource, scaffolds_controller: boo
 }
 
 /// Validate the flags against the names' rules and the project, and work out the resource.
-fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
+fn plan_resource(
+    project: &Project,
+    tree: &dyn SourceTree,
+    args: &CreateApiArgs,
+) -> Result<Resource> {
     let (group, version, kind) = args
         .gvk
         .values(|flag| format!("--{flag} {}", example(flag)))?;
@@ -165,25 +169,13 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
             );
         }
         let candidate = Resource {
-            group: group.to_string(),
-            domain: project.domain.clone(),
-            version: version.to_string(),
-            kind: kind.to_string(),
-            plural,
             api: Some(Api {
                 crd_version: "v1".into(),
                 namespaced: args.namespaced.unwrap_or(true),
                 storage: false,
             }),
             controller: args.controller,
-            core: false,
-            external: false,
-            from_crd: None,
-            external_crate: None,
-            namespaced: None,
-            path: String::new(),
-            deploy_image: None,
-            webhooks: None,
+            ..Resource::new(group, &project.domain, version, kind, plural)
         };
         let candidate = Resource {
             path: project.layout().api_type(&candidate),
@@ -243,7 +235,7 @@ fn plan_resource(project: &Project, args: &CreateApiArgs) -> Result<Resource> {
         check_scope_flag(args.namespaced, &resource, decided_by, example)?;
     }
     if args.controller {
-        check_controller_slot(project, &resource, args.force)?;
+        check_controller_slot(project, tree, &resource, args.force)?;
     }
     resource.deploy_image = deploy_image(args, &resource)?;
     Ok(resource)
@@ -469,8 +461,15 @@ fn check_rust_names(project: &Project, new: &Resource) -> Result<()> {
     Ok(())
 }
 
-/// One controller per kind: `src/controllers/<kind_snake>.rs`.
-fn check_controller_slot(project: &Project, new: &Resource, force: bool) -> Result<()> {
+/// One controller per kind: `src/controllers/<kind_snake>.rs` (`src/controllers/<group>/` in the
+/// multigroup layout), the file no other kind's controller has and no module of the project's
+/// holds already (`tree`: the project as it is).
+fn check_controller_slot(
+    project: &Project,
+    tree: &dyn SourceTree,
+    new: &Resource,
+    force: bool,
+) -> Result<()> {
     let layout = project.layout();
     let snake = names::kind_snake(&new.kind);
     let file = layout.controller_file(new);
@@ -513,6 +512,22 @@ fn check_controller_slot(project: &Project, new: &Resource, force: bool) -> Resu
                 }
             );
         }
+    }
+    // A module at that path that is no kind's scaffolded controller (a second controller of
+    // another kind, as `import` places them, or code of the user's): --force re-scaffolds this
+    // kind's files, never that one.
+    let scaffolded =
+        (project.resources.iter()).any(|r| r.controller && layout.controller_file(r) == file);
+    if !scaffolded && tree.read(Path::new(&file))?.is_some() {
+        bail!(
+            "cannot create a controller for {} {}: {file} is there already, a controller module that is no kind's scaffolded controller (PROJECT records none there: a second controller of another kind, or code of yours); the scaffold would replace it{}. Nothing was written.\n  \
+             Rename that module (the file, its `pub mod {}` line in {} and its registration), then re-run; or pass --controller=false",
+            new.api_version(),
+            new.kind,
+            if force { ", even with --force" } else { "" },
+            snake,
+            layout.controllers_mod_file(new)
+        );
     }
     Ok(())
 }

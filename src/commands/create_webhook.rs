@@ -62,10 +62,7 @@ pub fn run(root: &Path, args: &CreateWebhookArgs) -> Result<()> {
     let mut overlay = Overlay::new(&disk);
     let kind_snake = names::kind_snake(&resource.kind);
     let layout = project.layout();
-    let kind_file = format!(
-        "{}/{kind_snake}.rs",
-        layout.webhook_dir(&resource, &resource.version)
-    );
+    let kind_file = layout.webhook_file(&resource);
     // The kind's admission file holds the user's code: rendered once (or with --force), and
     // a later run only registers another webhook type.
     let types = WebhookTypes {

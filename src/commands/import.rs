@@ -13,7 +13,8 @@ use anyhow::{Context, Result, anyhow, bail};
 
 use crate::cli::ImportArgs;
 use crate::import::{self, GoResource, Imported, report};
-use crate::workspace::write_all;
+use crate::ops::{self, Existing, Plan};
+use crate::workspace::DiskTree;
 
 /// `operator-rs import`: makes an operator-rs project in `root` of the kubebuilder project
 /// `args` names; `replay` runs the commands that lay the project out.
@@ -35,15 +36,20 @@ pub fn run(root: &Path, args: &ImportArgs, replay: Replay<'_>) -> Result<()> {
     let mut imported = imported;
     crate::output::quietly(|| lay_out(&stage, &mut imported, replay))?;
     let files = collect(&stage)?;
-    crate::ops::finish::refuse_replacing_user_files(
+    let disk = DiskTree::new(root);
+    let changes = ops::finish(
         root,
-        &files,
-        &BTreeSet::new(),
-        &[],
-        args.force,
+        Plan {
+            // A folder that is no project yet: every file in it is the user's.
+            existing: Existing::User,
+            force: args.force,
+            // The translation's Rust is the user's `cargo build`'s to judge (IMPORT.md lists
+            // what was not translated); the summary below says what was written.
+            check_rust: false,
+            print: false,
+            ..Plan::tree(&disk, files, BTreeSet::new())
+        },
     )?;
-    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
-    let changes = write_all(root, &files, &BTreeSet::new())?;
     let elapsed = started.elapsed();
     crate::errln!(
         "imported {} ({} file{}) in {:.2} s",

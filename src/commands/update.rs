@@ -26,8 +26,9 @@ use crate::cli::{Cli, Command as CliCommand, UpdateArgs};
 use crate::project::history::{self, InitExtras};
 use crate::project::{self, Project, ScaffoldRecord};
 use crate::vendor;
-use crate::workspace::{DiskTree, Overlay, SourceTree, write_all};
+use crate::workspace::{DiskTree, Overlay, SourceTree};
 
+use crate::ops;
 use crate::ops::regenerate::{Crds, regenerate_into};
 use crate::ops::scaffold_record::{self, Conditions, Files};
 use merge::Outcome;
@@ -125,14 +126,28 @@ pub fn run(root: &Path, args: &UpdateArgs) -> Result<i32> {
         ancestor: scaffold_texts(&ancestor.files)?,
         new: scaffold_texts(&new_tree.files)?,
     };
-    let plan = plan(root, &project, &trees, &commands, record, &merge_dir)?;
+    let mut plan = plan(root, &project, &trees, &commands, record, &merge_dir)?;
     drop(scratch);
     report(root, &plan, args.dry_run);
     if args.dry_run {
         crate::errln!("\n--dry-run: nothing was written.");
         return Ok(0);
     }
-    let changes = write_all(root, &plan.writes, &plan.removals)?;
+    // The merge is the whole plan: written as it is (its conflict markers are the user's to
+    // resolve, so its Rust is not checked), reported above.
+    let disk = DiskTree::new(root);
+    let changes = ops::finish(
+        root,
+        ops::Plan {
+            check_rust: false,
+            print: false,
+            ..ops::Plan::tree(
+                &disk,
+                std::mem::take(&mut plan.writes),
+                std::mem::take(&mut plan.removals),
+            )
+        },
+    )?;
     if changes.is_empty() {
         crate::errln!(
             "\nThe project is up to date with operator-rs {}.",

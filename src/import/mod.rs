@@ -142,26 +142,16 @@ impl GoProjectFile {
     /// its group qualified with the project's domain (operator-rs has one), a built-in or
     /// external kind's with its own.
     pub fn as_resource(&self, r: &GoResource) -> Resource {
+        let domain = match () {
+            _ if r.core => "",
+            _ if r.external => &r.domain,
+            _ => &self.domain,
+        };
         Resource {
-            group: r.group.clone(),
-            domain: match () {
-                _ if r.core => String::new(),
-                _ if r.external => r.domain.clone(),
-                _ => self.domain.clone(),
-            },
-            version: r.version.clone(),
-            kind: r.kind.clone(),
-            plural: r.plural(),
-            api: None,
             controller: r.has_controller(),
             core: r.core,
             external: r.external,
-            from_crd: None,
-            external_crate: None,
-            namespaced: None,
-            path: String::new(),
-            deploy_image: None,
-            webhooks: None,
+            ..Resource::new(&r.group, domain, &r.version, &r.kind, r.plural())
         }
     }
 

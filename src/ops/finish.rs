@@ -8,11 +8,17 @@
 //!    PROJECT over its text;
 //! 3. regenerates the manifests into the overlay ([`regenerate_into`]);
 //! 4. in a folder that is no project yet, refuses replacing any file that is there (all listed);
-//! 5. checks the Rust about to be written ([`crate::scaffold::check`]);
-//! 6. writes every change at once, or nothing ([`write_all`]);
-//! 7. prints one line a changed file ([`print_changes`]).
+//! 5. checks the Rust about to be written ([`crate::scaffold::check`]), unless the plan is a
+//!    tree the command does not vouch for ([`Plan::check_rust`]: `update`'s merge, `import`'s
+//!    translation);
+//! 6. writes every change at once, or nothing ([`write_all`]), into the folder (made when it is
+//!    not there yet: `import`);
+//! 7. prints one line a changed file ([`print_changes`]), unless the command says what it did
+//!    its own way ([`Plan::print`]).
 //!
 //! Nothing reaches the disk before step 6, so a refusal at any step leaves the folder as it was.
+//! A command's plan may be a few files over the project (`create api`) or a whole tree
+//! (`import`'s staged project, `update`'s merge), put into the overlay file by file.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -57,6 +63,13 @@ pub struct Plan<'a> {
     pub kind: Option<String>,
     /// `--force`: replace the user's files.
     pub force: bool,
+    /// Whether the Rust about to be written is checked (it parses, no name twice): `false` for a
+    /// tree whose Rust the command does not make and vouch for (`update`'s merge may hold
+    /// conflict markers; `import`'s translation is checked by the user's `cargo build`).
+    pub check_rust: bool,
+    /// Whether [`finish`] prints one line a changed file; `false` when the command reports what
+    /// it did its own way (`import`'s summary, `update`'s report of merges and conflicts).
+    pub print: bool,
 }
 
 impl<'a> Plan<'a> {
@@ -80,7 +93,26 @@ impl<'a> Plan<'a> {
             refusal_note: None,
             kind: None,
             force: false,
+            check_rust: true,
+            print: true,
         }
+    }
+
+    /// A plan that writes the whole tree `files` (paths relative to the root) into `disk`'s
+    /// folder and removes `removals` there: PROJECT and the manifests are as the tree holds them.
+    pub fn tree(
+        disk: &'a crate::workspace::DiskTree,
+        files: BTreeMap<PathBuf, String>,
+        removals: BTreeSet<PathBuf>,
+    ) -> Plan<'a> {
+        let mut overlay = Overlay::new(disk);
+        for path in removals {
+            overlay.remove(path);
+        }
+        for (path, text) in files {
+            overlay.put(path, text);
+        }
+        Plan::files(overlay)
     }
 }
 
@@ -95,6 +127,8 @@ pub fn finish(root: &Path, plan: Plan<'_>) -> Result<Vec<(PathBuf, Verb)>> {
         refusal_note,
         kind,
         force,
+        check_rust,
+        print,
     } = plan;
     if existing == Existing::Project && !report.conflicts.is_empty() {
         anyhow::bail!("{}", refusal(&report.conflicts, refusal_note.as_deref()));
@@ -110,9 +144,16 @@ pub fn finish(root: &Path, plan: Plan<'_>) -> Result<Vec<(PathBuf, Verb)>> {
     if existing == Existing::User {
         refuse_replacing_user_files(root, &pending, &removals, &report.conflicts, force)?;
     }
-    crate::scaffold::check::check(&pending, &parsed, kind.as_deref())?;
+    if check_rust {
+        crate::scaffold::check::check(&pending, &parsed, kind.as_deref())?;
+    }
+    if !root.is_dir() {
+        std::fs::create_dir_all(root).map_err(|e| crate::workspace::with_path(root, e))?;
+    }
     let changes = write_all(root, &pending, &removals)?;
-    print_changes(&report, &changes);
+    if print {
+        print_changes(&report, &changes);
+    }
     Ok(changes)
 }
 
@@ -144,7 +185,7 @@ pub fn print_changes(report: &Report, changes: &[(PathBuf, Verb)]) {
 /// Refuse to replace or remove a file that was there before the command and that the command did
 /// not create (in a folder that is not yet a project, every file is the user's): list them all,
 /// with `known`, the ones found already. Nothing is refused with `force`.
-pub fn refuse_replacing_user_files(
+fn refuse_replacing_user_files(
     root: &Path,
     writes: &BTreeMap<PathBuf, String>,
     removals: &BTreeSet<PathBuf>,
@@ -267,5 +308,55 @@ mod tests {
             std::fs::read_to_string(dir.path().join("Makefile")).unwrap(),
             "all:\n"
         );
+    }
+
+    #[test]
+    fn a_whole_tree_goes_into_a_folder_made_for_it_its_rust_checked_unless_told() {
+        let parent = tempfile::tempdir().unwrap();
+        let root = parent.path().join("new-project");
+        let tree = || {
+            BTreeMap::from([
+                (
+                    PathBuf::from("PROJECT"),
+                    "domain: example.com\n".to_string(),
+                ),
+                (
+                    PathBuf::from("src/lib.rs"),
+                    "<<<<<<< ours\npub fn a() {}\n=======\n>>>>>>> theirs\n".to_string(),
+                ),
+            ])
+        };
+        let disk = DiskTree::new(&root);
+        // Checked (the default), the conflict markers are no Rust: refused, no folder made.
+        let refused = finish(&root, Plan::tree(&disk, tree(), BTreeSet::new())).unwrap_err();
+        let refused = crate::output::error_text(&refused);
+        assert!(refused.contains("src/lib.rs"), "{refused}");
+        assert!(!root.exists(), "a refused plan makes no folder");
+        // Unchecked (a merge the user resolves), the whole tree is written, the folder made.
+        let plan = Plan {
+            check_rust: false,
+            print: false,
+            ..Plan::tree(&disk, tree(), BTreeSet::new())
+        };
+        let written = finish(&root, plan).unwrap();
+        assert_eq!(
+            written,
+            [
+                (PathBuf::from("src/lib.rs"), Verb::Create),
+                (PathBuf::from("PROJECT"), Verb::Create)
+            ]
+        );
+        assert_eq!(files(&root), tree());
+        // A removal the tree names goes with it.
+        let plan = Plan {
+            check_rust: false,
+            ..Plan::tree(
+                &disk,
+                BTreeMap::new(),
+                BTreeSet::from([PathBuf::from("PROJECT")]),
+            )
+        };
+        finish(&root, plan).unwrap();
+        assert!(!root.join("PROJECT").exists());
     }
 }

@@ -107,6 +107,16 @@ impl Layout {
         format!("src/webhooks/{}{version}", self.group_dir(r))
     }
 
+    /// The file of the admission webhooks (defaulting, validation) of `r`'s kind at its version:
+    /// `src/webhooks/v1/frigate.rs`, `src/webhooks/ship/v1/frigate.rs`.
+    pub fn webhook_file(self, r: &Resource) -> String {
+        format!(
+            "{}/{}.rs",
+            self.webhook_dir(r, &r.version),
+            names::kind_snake(&r.kind)
+        )
+    }
+
     /// The file of the conversion of `r`'s kind at the spoke `version`:
     /// `src/webhooks/v2/frigate_conversion.rs`, `src/webhooks/ship/v2/frigate_conversion.rs`.
     pub fn conversion_file(self, r: &Resource, version: &str) -> String {
@@ -124,21 +134,8 @@ mod tests {
 
     fn frigate(group: &str) -> Resource {
         Resource {
-            group: group.into(),
-            domain: "example.com".into(),
-            version: "v1".into(),
-            kind: "Frigate".into(),
-            plural: "frigates".into(),
-            api: None,
             controller: true,
-            core: false,
-            external: false,
-            from_crd: None,
-            external_crate: None,
-            namespaced: None,
-            path: String::new(),
-            deploy_image: None,
-            webhooks: None,
+            ..Resource::new(group, "example.com", "v1", "Frigate", "frigates")
         }
     }
 
@@ -154,6 +151,8 @@ mod tests {
         assert_eq!(single.controller_file(&r), "src/controllers/frigate.rs");
         assert_eq!(multi.controller_file(&r), "src/controllers/ship/frigate.rs");
         assert_eq!(multi.webhook_dir(&r, "v2"), "src/webhooks/ship/v2");
+        assert_eq!(single.webhook_file(&r), "src/webhooks/v1/frigate.rs");
+        assert_eq!(multi.webhook_file(&r), "src/webhooks/ship/v1/frigate.rs");
         assert_eq!(
             single.conversion_file(&r, "v2"),
             "src/webhooks/v2/frigate_conversion.rs"

@@ -255,29 +255,49 @@ pub struct DeployImage {
 }
 
 impl Resource {
-    /// The PROJECT entry of a built-in kind (`core: true`; the core group as `core`, as
-    /// kubebuilder writes it), with or without a controller.
-    pub fn of_builtin(b: &crate::builtin::BuiltinKind, controller: bool) -> Self {
+    /// The kind `kind` of `group` (qualified with `domain`; empty for a built-in group) at
+    /// `version`, its resource `plural`, with nothing else recorded yet: no CRD, no controller,
+    /// neither built-in nor external, no Rust path. The one constructor; a command sets the
+    /// rest over it (`Resource { controller: true, ..Resource::new(..) }`).
+    pub fn new(
+        group: impl Into<String>,
+        domain: impl Into<String>,
+        version: impl Into<String>,
+        kind: impl Into<String>,
+        plural: impl Into<String>,
+    ) -> Self {
         Self {
-            group: if b.group.is_empty() {
-                CORE_GROUP.into()
-            } else {
-                b.group.to_string()
-            },
-            domain: String::new(),
-            version: b.version.to_string(),
-            kind: b.kind.to_string(),
-            plural: b.plural.to_string(),
+            group: group.into(),
+            domain: domain.into(),
+            version: version.into(),
+            kind: kind.into(),
+            plural: plural.into(),
             api: None,
-            controller,
-            core: true,
+            controller: false,
+            core: false,
             external: false,
             from_crd: None,
             external_crate: None,
             namespaced: None,
-            path: b.rust_path.clone(),
+            path: String::new(),
             deploy_image: None,
             webhooks: None,
+        }
+    }
+
+    /// The PROJECT entry of a built-in kind (`core: true`; the core group as `core`, as
+    /// kubebuilder writes it), with or without a controller.
+    pub fn of_builtin(b: &crate::builtin::BuiltinKind, controller: bool) -> Self {
+        let group = if b.group.is_empty() {
+            CORE_GROUP
+        } else {
+            b.group
+        };
+        Self {
+            controller,
+            core: true,
+            path: b.rust_path.clone(),
+            ..Self::new(group, "", b.version, b.kind, b.plural)
         }
     }
 
@@ -577,25 +597,20 @@ mod tests {
         Project {
             repo: "github.com/acme/memcached-operator".into(),
             ..Project::for_tests(vec![Resource {
-                group: "cache".into(),
-                domain: "example.com".into(),
-                version: "v1alpha1".into(),
-                kind: "Memcached".into(),
-                plural: "memcacheds".into(),
                 api: Some(Api {
                     crd_version: "v1".into(),
                     namespaced: true,
                     storage: true,
                 }),
                 controller: true,
-                core: false,
-                external: false,
-                from_crd: None,
-                external_crate: None,
-                namespaced: None,
                 path: "crate::api::v1alpha1::Memcached".into(),
-                deploy_image: None,
-                webhooks: None,
+                ..Resource::new(
+                    "cache",
+                    "example.com",
+                    "v1alpha1",
+                    "Memcached",
+                    "memcacheds",
+                )
             }])
         }
     }
@@ -648,13 +663,8 @@ mod tests {
         r.namespaced = Some(false);
         assert!(!scope(&r), "as recorded");
         let builtin = |group: &str, kind: &str| Resource {
-            api: None,
             core: true,
-            group: group.into(),
-            domain: String::new(),
-            version: "v1".into(),
-            kind: kind.into(),
-            ..owned.clone()
+            ..Resource::new(group, "", "v1", kind, "")
         };
         assert!(!scope(&builtin("core", "Node")), "k8s-openapi");
         assert!(scope(&builtin("apps", "Deployment")), "k8s-openapi");

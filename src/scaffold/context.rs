@@ -778,34 +778,20 @@ resources:
     #[test]
     fn controller_flavours_are_exclusive() {
         let builtin = Resource {
-            group: "apps".into(),
-            domain: String::new(),
-            version: "v1".into(),
-            kind: "Deployment".into(),
-            plural: "deployments".into(),
-            api: None,
+            controller: true,
             core: true,
-            external: false,
-            from_crd: None,
             path: "k8s_openapi::api::apps::v1::Deployment".into(),
-            deploy_image: None,
-            ..memcached()
+            ..Resource::new("apps", "", "v1", "Deployment", "deployments")
         };
         let plain = Resource {
             deploy_image: None,
             ..memcached()
         };
         let external = Resource {
-            group: "cert-manager".into(),
-            domain: "io".into(),
-            version: "v1".into(),
-            kind: "Certificate".into(),
-            plural: "certificates".into(),
-            api: None,
+            controller: true,
             external: true,
             path: "kcr_cert_manager_io::v1::certificates::Certificate".into(),
-            deploy_image: None,
-            ..memcached()
+            ..Resource::new("cert-manager", "io", "v1", "Certificate", "certificates")
         };
         let c = ApiContext::new(&project(), &external, ALL);
         assert!(c.builtin && c.external && !c.resource && !c.controller.resource_controller);

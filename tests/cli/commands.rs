@@ -455,6 +455,62 @@ fn create_api_records_versions_and_storage() {
     assert!(r.stderr.contains("--namespaced=true"), "{}", r.stderr);
 }
 
+/// A second controller of a kind (as `import` places one: `captain_backup` beside `captain`)
+/// holds the file another kind's controller would get: `create api` for that kind refuses it,
+/// with and without --force, in either layout, naming the file and what to do, and writes
+/// nothing; the kind's types alone (`--controller=false`) are still made.
+#[test]
+fn create_api_never_replaces_another_kinds_controller_module() {
+    for (name, init_flags, controllers) in [
+        ("second-single", &[][..], "src/controllers"),
+        (
+            "second-multi",
+            &["--multigroup"][..],
+            "src/controllers/crew",
+        ),
+    ] {
+        let tmp = init_project_with(name, init_flags);
+        let dir = project_dir(&tmp, name);
+        ok(
+            &dir,
+            &words("create api --group crew --version v1 --kind Captain"),
+        );
+        // Captain's second controller, declared beside its first.
+        let second = format!("{controllers}/captain_backup.rs");
+        let text = read(&dir, &format!("{controllers}/captain.rs"));
+        std::fs::write(dir.join(&second), &text).unwrap();
+        let module_file = dir.join(format!("{controllers}/mod.rs"));
+        let mut modules = std::fs::read_to_string(&module_file).unwrap();
+        modules.push_str("pub mod captain_backup;\n");
+        std::fs::write(&module_file, modules).unwrap();
+        let before = snapshot(&dir);
+        let line = "create api --group crew --version v1 --kind CaptainBackup";
+        for force in ["", " --force"] {
+            let r = run(&dir, &words(&format!("{line}{force}")));
+            assert_ne!(r.code, 0, "{name}{force}: accepted");
+            for needle in [
+                second.as_str(),
+                "pub mod captain_backup",
+                "--controller=false",
+                "Nothing was written",
+            ] {
+                assert!(
+                    r.stderr.contains(needle),
+                    "{name}{force}: no {needle:?} in\n{}",
+                    r.stderr
+                );
+            }
+            assert_eq!(
+                snapshot(&dir),
+                before,
+                "{name}{force}: something was written"
+            );
+        }
+        ok(&dir, &words(&format!("{line} --controller=false")));
+        assert_eq!(read(&dir, &second), text, "{name}: the second controller");
+    }
+}
+
 #[test]
 fn create_api_for_a_builtin_kind_uses_the_k8s_openapi_type() {
     let tmp = init_project("builtin");

@@ -90,22 +90,21 @@ pub fn ok(dir: &Path, args: &[&str]) -> Run {
 
 /// A fresh project folder with `init` already run.
 pub fn init_project(name: &str) -> tempfile::TempDir {
+    init_project_with(name, &[])
+}
+
+/// [`init_project`] with `init_flags` added to `init` (`--multigroup`).
+pub fn init_project_with(name: &str, init_flags: &[&str]) -> tempfile::TempDir {
     let tmp = tempfile::Builder::new()
         .prefix("operator-rs-test-")
         .tempdir()
         .unwrap();
     let dir = tmp.path().join(name);
     std::fs::create_dir(&dir).unwrap();
-    ok(
-        &dir,
-        &[
-            "init",
-            "--domain",
-            "example.com",
-            "--repo",
-            &format!("github.com/acme/{name}"),
-        ],
-    );
+    let repo = format!("github.com/acme/{name}");
+    let mut init = vec!["init", "--domain", "example.com", "--repo", &repo];
+    init.extend(init_flags);
+    ok(&dir, &init);
     // Keep the TempDir alive; callers use `project_dir(&tmp, name)`.
     tmp
 }
@@ -133,6 +132,38 @@ pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         }
     }
     out
+}
+
+/// `edit <flag>` (`--namespaced`, `--sharded`) in the project `dir`, once its src/main.rs no
+/// longer holds the scaffolded `Manager::new` line as written: refused with and without
+/// `--force` (a Rust file is never overwritten whole), naming src/main.rs and the `call` to add
+/// by hand (`.namespaced()`), nothing written.
+pub fn edit_refuses_rust_it_cannot_patch(dir: &Path, flag: &str, call: &str) {
+    let main = dir.join("src/main.rs");
+    let text = std::fs::read_to_string(&main).unwrap().replace(
+        "let manager = Manager::new(NAME, cli.manager).await?;",
+        "let manager = Manager::new(NAME, cli.manager)\n        .await?;",
+    );
+    std::fs::write(&main, &text).unwrap();
+    // The project's files, but the lock and transaction folder operator-rs keeps.
+    let files = || {
+        let mut files = snapshot(dir);
+        files.retain(|p, _| !p.starts_with(".operator-rs"));
+        files
+    };
+    let before = files();
+    for args in [&["edit", flag][..], &["edit", flag, "--force"]] {
+        let r = run(dir, args);
+        assert_ne!(r.code, 0, "{args:?}");
+        assert!(
+            r.stderr.contains("src/main.rs")
+                && r.stderr.contains(call)
+                && r.stderr.contains("Nothing was written"),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert_eq!(files(), before, "{args:?}: something was written");
+    }
 }
 
 pub fn read(dir: &Path, rel: &str) -> String {

@@ -418,25 +418,13 @@ fn versions3_storage_from_project() {
     let mut project = project();
     for (version, storage) in [("v1alpha1", false), ("v1beta1", true), ("v1", false)] {
         project.resources.push(operator_rs::project::Resource {
-            group: "ver".into(),
-            domain: "example.com".into(),
-            version: version.into(),
-            kind: "Shop".into(),
-            plural: "shops".into(),
             api: Some(operator_rs::project::Api {
                 crd_version: "v1".into(),
                 namespaced: true,
                 storage,
             }),
-            controller: false,
-            core: false,
-            external: false,
-            from_crd: None,
-            external_crate: None,
-            namespaced: None,
             path: format!("crate::versions3::{version}::Shop"),
-            deploy_image: None,
-            webhooks: None,
+            ..operator_rs::project::Resource::new("ver", "example.com", version, "Shop", "shops")
         });
     }
     let dir = fixture_crate("versions3");

@@ -145,21 +145,12 @@ pub fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateApiArgs) -> R
         .or(recorded.map(Resource::namespaced))
         .unwrap_or(true);
     let resource = Resource {
-        group: group.to_string(),
-        domain: domain.to_string(),
-        version: version.to_string(),
-        kind: kind.to_string(),
-        plural,
-        api: None,
         controller: args.controller,
-        core: false,
         external: true,
-        from_crd: None,
         external_crate: external_crate.map(|c| format!("{}@{}", c.name, c.version)),
         namespaced: Some(namespaced),
         path: path.text,
-        deploy_image: None,
-        webhooks: None,
+        ..Resource::new(group, domain, version, kind, plural)
     };
     // One entry per kind: an owned or built-in kind of the same group, version and kind (or
     // an owned kind of the same group and kind) is not external.
@@ -180,7 +171,7 @@ pub fn plan(project: &Project, tree: &dyn SourceTree, args: &CreateApiArgs) -> R
         .into());
     }
     if args.controller {
-        super::check_controller_slot(project, &resource, args.force)?;
+        super::check_controller_slot(project, tree, &resource, args.force)?;
     }
     Ok(resource)
 }
@@ -506,21 +497,11 @@ mod tests {
     #[test]
     fn the_dependency_is_one_line_after_the_table_s_last_entry() {
         let mut r = Resource {
-            group: "cert-manager".into(),
-            domain: "io".into(),
-            version: "v1".into(),
-            kind: "Certificate".into(),
-            plural: "certificates".into(),
-            api: None,
             controller: true,
-            core: false,
             external: true,
-            from_crd: None,
             external_crate: Some("kcr_cert_manager_io@0.2".into()),
-            namespaced: None,
             path: "kcr_cert_manager_io::v1::certificates::Certificate".into(),
-            deploy_image: None,
-            webhooks: None,
+            ..Resource::new("cert-manager", "io", "v1", "Certificate", "certificates")
         };
         let out = with_dependency(CARGO, &r).unwrap().unwrap();
         assert_eq!(

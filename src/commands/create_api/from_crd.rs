@@ -71,17 +71,8 @@ pub fn run(root: &Path, args: &CreateApiArgs, file: &Path) -> Result<()> {
     let had_controller = existing.as_ref().is_some_and(|r| r.controller);
     let scaffold_controller = args.controller && (!had_controller || args.force);
     let resource = Resource {
-        group: group.to_string(),
-        domain: String::new(),
-        version: version.to_string(),
-        kind: kind.to_string(),
-        plural: selected.plural.clone(),
-        api: None,
         controller: args.controller || had_controller,
-        core: false,
         external: true,
-        external_crate: None,
-        namespaced: None,
         from_crd: Some(FromCrd {
             file: recorded,
             sha256,
@@ -95,8 +86,8 @@ pub fn run(root: &Path, args: &CreateApiArgs, file: &Path) -> Result<()> {
             names::kind_snake(kind),
             selected.root_type()
         ),
-        deploy_image: None,
         webhooks: existing.as_ref().and_then(|r| r.webhooks.clone()),
+        ..Resource::new(group, "", version, kind, selected.plural.clone())
     };
     super::check_scope_flag(
         args.namespaced,
@@ -108,7 +99,7 @@ pub fn run(root: &Path, args: &CreateApiArgs, file: &Path) -> Result<()> {
         ),
     )?;
     if scaffold_controller {
-        super::check_controller_slot(&project, &resource, args.force)?;
+        super::check_controller_slot(&project, &DiskTree::new(root), &resource, args.force)?;
     }
     match project
         .resources
