@@ -53,13 +53,15 @@ fn old_binary(commit: &str) -> Option<PathBuf> {
     );
     let started = std::time::Instant::now();
     let out = common::as_user(&mut Command::new(env!("CARGO")))
-        // Old commits build the CLI only with the runtime feature on, as their workspace did.
+        // Old commits build the CLI only with the runtime feature on, as their workspace did;
+        // and k8s-openapi (the largest crate of the tree) with `schemars`, as this workspace's
+        // tests build it: the old build then finds it compiled (dea212f's CLI has it without).
         .args([
             "build",
             "--bin",
             "operator-rs",
             "--features",
-            "operator-rs-runtime/runtime",
+            "operator-rs-runtime/runtime,k8s-openapi/schemars",
         ])
         .current_dir(&src)
         // Their binaries in a folder of their own, their compiled units in the shared build
