@@ -90,8 +90,11 @@ pub fn harness_manifest(extra: &str) -> String {
         (runtime["features"].as_table().unwrap().values()).flat_map(|v| v.as_array().unwrap())
     {
         if let Some((dep, f)) = feature.as_str().unwrap().split_once('/') {
-            deps.get_mut(dep.trim_end_matches('?'))
-                .unwrap()
+            let dep = dep.trim_end_matches('?');
+            (deps.get_mut(dep))
+                .unwrap_or_else(|| {
+                    panic!("runtime/Cargo.toml: feature {feature} names {dep}, not a dependency")
+                })
                 .2
                 .insert(f.to_owned());
         }
