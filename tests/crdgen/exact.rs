@@ -1,8 +1,10 @@
 //! `generate crds --exact` (through the compiler) agrees with the static reader, byte for byte.
-//! Builds a harness crate with kube-derive in `target/crdgen-exact` (a few minutes the first time).
+//! Builds a harness crate with kube-derive in `target/crdgen-exact`, its dependencies the units
+//! the workspace's build compiled ([`harness_manifest`]): only the crate itself compiles.
 
 use crate::crdgen_cases;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use operator_rs::crdgen;
@@ -30,13 +32,85 @@ fn project() -> Project {
     }
 }
 
-/// The manifest of the harness crates (one set of dependencies: every build shares
-/// `target/crdgen-exact`): k8s-openapi and schemars as the workspace and generated projects
-/// build them, so CI compiles them once.
-pub const HARNESS_MANIFEST: &str = "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n\n[dependencies]\n\
-         kube = { version = \"5.0.0\", default-features = false, features = [\"derive\"] }\n\
-         k8s-openapi = { version = \"0.29.0\", default-features = false, features = [\"std\", \"schemars\", \"v1_37\"] }\n\
-         serde = { version = \"1\", features = [\"derive\"] }\nserde_json = \"1\"\nschemars = \"1.2\"\n";
+/// The manifest of the harness crates (every build shares the workspace's build directory):
+/// a dependency on every crate this workspace declares (both packages' dependencies and
+/// dev-dependencies, the runtime's optional ones with every feature on), each with the
+/// features the workspace turns on. Cargo then resolves every crate of the harness's tree,
+/// proc-macros and build scripts included, to the features `cargo test --workspace
+/// --all-features` builds it with, so the harness compiles its own crate only: a smaller
+/// manifest (kube with `derive`, k8s-openapi, serde, serde_json, schemars) unified syn,
+/// serde_json, base64 and jiff to other features, and k8s-openapi, serde and every proc-macro
+/// compiled a second time. Those already built cost cargo a freshness check each.
+/// `extra` is more dependency lines (TOML), merged in.
+pub fn harness_manifest(extra: &str) -> String {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |rel: &str| -> toml::Table {
+        toml::from_str(&std::fs::read_to_string(repo.join(rel)).unwrap()).unwrap()
+    };
+    let (cli, runtime) = (read("Cargo.toml"), read("runtime/Cargo.toml"));
+    // name -> (version requirement, default features, features)
+    let mut deps: BTreeMap<String, (String, bool, BTreeSet<String>)> = BTreeMap::new();
+    let mut declare = |table: Option<&toml::Value>| {
+        for (name, spec) in table.and_then(toml::Value::as_table).into_iter().flatten() {
+            let (version, default, features) = match spec {
+                toml::Value::String(v) => (v.clone(), true, Vec::new()),
+                spec => {
+                    if spec.get("path").is_some() {
+                        continue; // the runtime: its dependencies are declared below
+                    }
+                    let features = (spec.get("features").and_then(toml::Value::as_array))
+                        .into_iter()
+                        .flatten()
+                        .map(|f| f.as_str().unwrap().to_owned())
+                        .collect();
+                    let default =
+                        spec.get("default-features") != Some(&toml::Value::Boolean(false));
+                    (
+                        spec["version"].as_str().unwrap().to_owned(),
+                        default,
+                        features,
+                    )
+                }
+            };
+            let entry = deps
+                .entry(name.clone())
+                .or_insert((version, false, BTreeSet::new()));
+            entry.1 |= default;
+            entry.2.extend(features);
+        }
+    };
+    let extra: toml::Table = toml::from_str(extra).unwrap();
+    for table in [&cli, &runtime] {
+        declare(table.get("dependencies"));
+        declare(table.get("dev-dependencies"));
+    }
+    declare(Some(&toml::Value::Table(extra)));
+    // The runtime's features, all on (`--all-features`): `dep/feature` turns a feature of `dep` on.
+    for feature in
+        (runtime["features"].as_table().unwrap().values()).flat_map(|v| v.as_array().unwrap())
+    {
+        if let Some((dep, f)) = feature.as_str().unwrap().split_once('/') {
+            let dep = dep.trim_end_matches('?');
+            (deps.get_mut(dep))
+                .unwrap_or_else(|| {
+                    panic!("runtime/Cargo.toml: feature {feature} names {dep}, not a dependency")
+                })
+                .2
+                .insert(f.to_owned());
+        }
+    }
+    let mut manifest = String::from(
+        "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n\n[dependencies]\n",
+    );
+    for (name, (version, default, features)) in deps {
+        let features: Vec<String> = features.iter().map(|f| format!("{f:?}")).collect();
+        manifest.push_str(&format!(
+            "{name} = {{ version = {version:?}, default-features = {default}, features = [{}] }}\n",
+            features.join(", ")
+        ));
+    }
+    manifest
+}
 
 /// The dependencies `fixtures/crdgen/external_types.rs` adds: the crates whose types schemars
 /// gives a schema behind its features. With them, schemars and so k8s-openapi (the largest crate
@@ -87,7 +161,7 @@ fn agree_with(names: &[&str], project: &Project, checks: bool) {
 
 /// [`agree_with`] on the crate whose `src/` is laid out in `root`.
 fn agree_in(root: &Path, project: &Project, checks: bool) {
-    let exact = exact_in(root, project, checks, HARNESS_MANIFEST);
+    let exact = exact_in(root, project, checks, &harness_manifest(""));
     let tree = DiskTree::new(root);
     let stat = if checks {
         crdgen::generate(&tree, project)
@@ -141,7 +215,7 @@ fn records_kube_derive_output_of_external_types() {
     )
     .unwrap();
     std::fs::write(root.join("src/lib.rs"), "pub mod external_types;\n").unwrap();
-    let manifest = HARNESS_MANIFEST.replace("schemars = \"1.2\"\n", EXTERNAL_TYPES_DEPENDENCIES);
+    let manifest = harness_manifest(EXTERNAL_TYPES_DEPENDENCIES);
     let exact = exact_in(root, &project(), false, &manifest);
     let crds: Vec<_> = (exact.files.iter())
         .filter(|f| f.path.starts_with("config/crd/bases"))
@@ -423,7 +497,7 @@ fn exact_refuses_a_kind_of_the_binary_crate() {
 /// rustc's verdict on what the static reader refuses as the compiler would
 /// (`tests/crdgen/cases/compiled.rs`): each such case fails to compile at the line our refusal
 /// names (kube-derive's "Unsupported shape" at the item below its derive), and each case refused
-/// only because its meaning depends on the build compiles. One crate, one `cargo check`: each
+/// only because its meaning depends on the build compiles. One crate, one `cargo build`: each
 /// case is a module of its own file.
 #[test]
 fn rustc_refuses_what_the_reader_refuses_as_the_compiler() {
@@ -435,7 +509,7 @@ fn rustc_refuses_what_the_reader_refuses_as_the_compiler() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::create_dir_all(root.join("src")).unwrap();
-    std::fs::write(root.join("Cargo.toml"), HARNESS_MANIFEST).unwrap();
+    std::fs::write(root.join("Cargo.toml"), harness_manifest("")).unwrap();
     std::fs::copy(repo.join("Cargo.lock"), root.join("Cargo.lock")).unwrap();
     let mut lib = String::new();
     for c in &cases {
@@ -447,8 +521,13 @@ fn rustc_refuses_what_the_reader_refuses_as_the_compiler() {
         .unwrap();
     }
     std::fs::write(root.join("src/lib.rs"), lib).unwrap();
-    let out = std::process::Command::new(env!("CARGO"))
-        .args(["check", "--quiet", "--message-format=short"])
+    // `build`, not `check`: a check compiles every dependency again in check mode (metadata
+    // only), where a build finds the workspace's compiled units; rustc stops at the same errors.
+    // As a user's shell runs it: with the test process's CARGO_PKG_* and OUT_DIR, ring's build
+    // script (it watches them) ran again and ring, rustls, kube's client and the runtime compiled
+    // again, here and then in the workspace's next build.
+    let out = crate::common::as_user(&mut std::process::Command::new(env!("CARGO")))
+        .args(["build", "--quiet", "--message-format=short"])
         .current_dir(root)
         .env("CARGO_TARGET_DIR", repo.join("target/crdgen-exact"))
         .env("CARGO_BUILD_BUILD_DIR", workspace_build_dir())
@@ -476,4 +555,46 @@ fn rustc_refuses_what_the_reader_refuses_as_the_compiler() {
         }
     }
     assert!(wrong.is_empty(), "{}\n{stderr}", wrong.join("\n"));
+}
+
+/// The harness's manifest ([`harness_manifest`]) resolves every crate to the units `cargo test
+/// --workspace --all-features` built in the workspace's build directory: a build of it compiles
+/// its own crate only. (An empty library: the `--exact` builds above add kube-derive's output.)
+#[test]
+fn the_harness_compiles_no_dependency_again() {
+    if crate::common::runs_elsewhere("crdgen_exact") {
+        return;
+    }
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/lib.rs"), "").unwrap();
+    std::fs::write(root.join("Cargo.toml"), harness_manifest("")).unwrap();
+    std::fs::copy(repo.join("Cargo.lock"), root.join("Cargo.lock")).unwrap();
+    let out = crate::common::as_user(&mut std::process::Command::new(env!("CARGO")))
+        .args(["build", "--offline", "--message-format=json"])
+        .current_dir(root)
+        .env("CARGO_TARGET_DIR", root.join("target"))
+        .env("CARGO_BUILD_BUILD_DIR", workspace_build_dir())
+        .env_remove("CARGO_MANIFEST_DIR")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let compiled: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["fresh"] == false)
+        .filter_map(|m| m["package_id"].as_str().map(str::to_owned))
+        .filter(|id| !id.starts_with("path+"))
+        .collect();
+    assert!(
+        compiled.is_empty(),
+        "the harness compiled dependencies the workspace's build had not (other features?):\n{}",
+        compiled.join("\n")
+    );
 }

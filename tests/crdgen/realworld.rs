@@ -106,7 +106,7 @@ fn records_kube_derive_output() {
     let modules: Vec<&str> = CORPUS.iter().map(|(m, _)| *m).collect();
     let dir = corpus_crate(&modules);
     let root = dir.path();
-    std::fs::write(root.join("Cargo.toml"), crate::exact::HARNESS_MANIFEST).unwrap();
+    std::fs::write(root.join("Cargo.toml"), crate::exact::harness_manifest("")).unwrap();
     std::fs::copy(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock"),
         root.join("Cargo.lock"),
