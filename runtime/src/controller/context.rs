@@ -172,6 +172,30 @@ impl<K: Object> Context<K> {
         }
     }
 
+    /// Records an event on `obj` once this reconcile is done, in the background (at most a few
+    /// at a time), for events nothing waits for, like the default `cleanup`'s `Deleting`: a
+    /// deletion of many objects then waits only for their finalizers. A failure is logged.
+    pub(crate) fn publish_later(&self, obj: &K, type_: EventType, reason: &str, note: String) {
+        let event = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(note),
+            action: "Reconcile".into(),
+            secondary: None,
+        };
+        self.events.publish_later(event, obj.object_ref(&()));
+    }
+
+    /// Starts sending what [`Context::publish_later`] queued.
+    pub(crate) fn send_later(&self) {
+        self.events.send_later();
+    }
+
+    /// Marks a reconcile in flight until the guard drops (queued events wait for none).
+    pub(crate) fn busy(&self) -> super::events::Busy {
+        self.events.busy()
+    }
+
     /// Records an event on `obj`, and fails if it cannot.
     pub async fn try_publish(
         &self,

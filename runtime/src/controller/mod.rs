@@ -131,7 +131,9 @@ pub trait Reconciler: Send + Sync + 'static {
     /// object goes away; the finalizer is removed once it returns `Ok`, so it must not depend
     /// on optional writes. Runs only for a controller with a [`Controller::finalizer`].
     ///
-    /// By default it records a `Deleting` event (which may fail without blocking anything).
+    /// By default it records a `Deleting` event, sent once the finalizer is removed, in the
+    /// background (so a deletion waits only for the finalizer; the event may fail without
+    /// blocking anything).
     fn cleanup(
         &self,
         obj: Arc<Self::Kind>,
@@ -139,7 +141,7 @@ pub trait Reconciler: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Action>> + Send {
         async move {
             let note = format!("Deleting {}", obj.name_any());
-            ctx.publish(&obj, EventType::Normal, "Deleting", note).await;
+            ctx.publish_later(&obj, EventType::Normal, "Deleting", note);
             Ok(Action::await_change())
         }
     }
@@ -443,6 +445,7 @@ impl<R: Reconciler> ReconcileLoop<R> {
     /// backoff reset on success.
     pub async fn reconcile(&self, obj: Arc<R::Kind>, ctx: &Context<R::Kind>) -> Result<Action> {
         let mut timer = ctx.metrics().reconcile_started();
+        let busy = ctx.busy();
         let key = ObjectRef::from_obj(obj.as_ref());
         let work = self.finalized(obj, ctx);
         let result = match ctx.reconcile_timeout() {
@@ -460,6 +463,9 @@ impl<R: Reconciler> ReconcileLoop<R> {
             Ok(_) => ctx.reset_failures(&key),
             Err(_) => timer.set_error(),
         }
+        // Events queued for after the reconcile (a finalizer removed, say).
+        drop(busy);
+        ctx.send_later();
         result
     }
 
