@@ -101,6 +101,19 @@ impl<K: Object> Context<K> {
         self.runtime.shard.as_ref()
     }
 
+    /// The labels to give an object this controller creates for `owner` (with `owner` as its
+    /// controller owner): in a sharded manager, `owner`'s bucket
+    /// ([`crate::shard::BUCKET_LABEL`]), so the replica reconciling `owner` watches it by a
+    /// label selector, not the whole stream; none otherwise.
+    ///
+    /// An owned object without it (made before, or by another client) is labelled by that
+    /// replica once it sees it: one write (it needs `patch` on the owned kind).
+    pub fn owned_labels(&self, owner: &K) -> std::collections::BTreeMap<String, String> {
+        (self.shard())
+            .map(|shard| shard.owned_labels(owner))
+            .unwrap_or_default()
+    }
+
     /// The field manager of this operator's server-side applies.
     pub fn field_manager(&self) -> &str {
         &self.runtime.field_manager

@@ -51,6 +51,7 @@ mod conditions;
 mod context;
 mod error;
 mod events;
+mod relabel;
 mod scope;
 mod triggers;
 mod watch;
@@ -225,17 +226,28 @@ impl<R: Reconciler> Controller<R> {
                     let apis = C::Scope::watched(ctx.client.clone(), &ctx.namespaces);
                     watch::watch_all(apis, &config, store)
                 }
-                // Owned objects follow their controller owner's shard (filtered here: the
-                // server cannot select on an owner's uid).
+                // Owned objects follow their controller owner's shard: selected on the server
+                // by their owner's bucket label, filtered here by the owner's exact hash; those
+                // without the label are labelled by the replica of their owner.
                 Some(shard) => {
                     let (client, namespaces) = (ctx.client.clone(), ctx.namespaces.clone());
+                    tokio::spawn(relabel::unlabelled::<R::Kind, C>(
+                        client.clone(),
+                        namespaces.clone(),
+                        config.clone(),
+                        shard.clone(),
+                        ctx.shutdown.clone(),
+                    ));
                     let hash_shard = shard.clone();
                     crate::shard::watch::restarting(
                         shard.watched(),
                         move |ranges| {
-                            if ranges.is_empty() {
+                            let Some(buckets) = ranges.bucket_selector() else {
                                 return crate::shard::watch::nothing();
-                            }
+                            };
+                            let own = config.label_selector.as_deref();
+                            let selector = crate::shard::bucket::and(own, &buckets);
+                            let config = config.clone().labels(&selector);
                             let apis = C::Scope::watched(client.clone(), &namespaces);
                             watch::watch_all(apis, &config, store.clone())
                         },
