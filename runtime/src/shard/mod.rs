@@ -17,7 +17,7 @@
 //! [`Shard`] is the handle the controllers use; the manager runs the replica's membership loop
 //! ([`crate::manager::Manager::sharded`]).
 
-pub mod bucket;
+pub(crate) mod bucket;
 mod handover;
 mod hash;
 mod membership;
