@@ -153,8 +153,7 @@ async fn main() -> anyhow::Result<()> {
 async fn floor_deletes_all(api: &Api<DynamicObject>) -> anyhow::Result<Duration> {
     hold_all(api).await?;
     let started = Instant::now();
-    api.delete_collection(&DeleteParams::default(), &ListParams::default())
-        .await?;
+    delete_collection(api).await;
     release_all(api).await?;
     until_none_left(api).await?;
     Ok(started.elapsed())
@@ -185,26 +184,34 @@ async fn manager_deletes_all(
     let controller = Controller::new("things", Hold).finalizer(HOLD);
     let run = tokio::spawn(manager.run(vec![controller.registration()]));
     loop {
-        let held = (api
-            .list_metadata(&ListParams::default())
-            .await?
-            .items
-            .iter())
-        .filter(|o| o.finalizers().iter().any(|f| f == HOLD))
-        .count();
+        let listed = api.list_metadata(&ListParams::default()).await;
+        let held = (listed.iter().flat_map(|list| &list.items))
+            .filter(|o| o.finalizers().iter().any(|f| f == HOLD))
+            .count();
         if held == n {
             break;
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     let started = Instant::now();
-    api.delete_collection(&DeleteParams::default(), &ListParams::default())
-        .await?;
+    delete_collection(api).await;
     until_none_left(api).await?;
     let took = started.elapsed();
     shutdown.trigger();
     run.await??;
     Ok(took)
+}
+
+/// Deletes every object of `api`, again until a collection deletion completes: kube-apiserver
+/// cuts a request at a minute (`--request-timeout`), and 10,000 objects marked one at a time
+/// (`--delete-collection-workers=1`) on a loaded machine can take longer.
+async fn delete_collection(api: &Api<DynamicObject>) {
+    while let Err(error) = api
+        .delete_collection(&DeleteParams::default(), &ListParams::default())
+        .await
+    {
+        eprintln!("collection deletion: {error}; again");
+    }
 }
 
 /// Polls until `api` lists no object.
@@ -365,6 +372,10 @@ fn cpu_seconds() -> Vec<(String, f64)> {
     let me = std::process::id();
     let mut used = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        // Processes only (not `self`, `thread-self`).
+        if entry.file_name().to_string_lossy().parse::<u32>().is_err() {
+            continue;
+        }
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
             continue;
         };
