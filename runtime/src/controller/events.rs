@@ -9,8 +9,8 @@
 //!
 //! An event nothing waits for (the default `cleanup`'s `Deleting`) is queued
 //! ([`Events::publish_later`]) and sent in the background, as client-go's recorder sends every
-//! event: at most [`LATER_IN_FLIGHT`] at a time, each once no reconcile of the controller is in
-//! flight (or after [`LATER_MAX_DELAY`]). Deleting many objects then waits only for their
+//! event: at most [`LATER_IN_FLIGHT`] at a time, each once no reconcile of the controller has
+//! run for [`LATER_QUIET`] (or after [`LATER_MAX_DELAY`]). Deleting many objects then waits only for their
 //! finalizers' removal (the writes a deletion needs), not for as many Event writes competing
 //! with them on the API server; the events follow. At most [`LATER_QUEUE`] wait (like
 //! client-go's queue of 1,000, more are dropped, with a warning).
@@ -37,7 +37,11 @@ pub const SERIES_TTL: SignedDuration = SignedDuration::from_mins(6);
 
 /// How many queued events ([`Events::publish_later`]) are sent at once.
 pub(crate) const LATER_IN_FLIGHT: usize = 2;
-/// How long a queued event waits for the controller to be idle at most.
+/// How long the controller must have had no reconcile in flight before a queued event is sent:
+/// during a mass deletion a reconcile starts every few milliseconds, so the events wait for its
+/// end; after a single deletion the event follows within this.
+pub(crate) const LATER_QUIET: Duration = Duration::from_millis(200);
+/// How long a queued event waits for the controller to be quiet at most.
 pub(crate) const LATER_MAX_DELAY: Duration = Duration::from_secs(300);
 /// How many events may wait in the queue.
 pub(crate) const LATER_QUEUE: usize = 20_000;
@@ -60,8 +64,8 @@ struct Inner {
     reporter: Reporter,
     recent: Mutex<HashMap<u64, Recent>>,
     later: Mutex<Later>,
-    /// Reconciles in flight ([`Events::busy`]).
-    busy: watch::Sender<usize>,
+    /// Reconciles in flight ([`Events::busy`]), and when one last started or ended.
+    busy: watch::Sender<(usize, Instant)>,
 }
 
 /// The events queued by [`Events::publish_later`], oldest first (with when), how many tasks
@@ -78,7 +82,7 @@ pub(crate) struct Busy(Events);
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        self.0.0.busy.send_modify(|n| *n = n.saturating_sub(1));
+        (self.0.0.busy).send_modify(|(n, at)| (*n, *at) = (n.saturating_sub(1), Instant::now()));
     }
 }
 
@@ -89,13 +93,13 @@ impl Events {
             reporter,
             recent: Mutex::default(),
             later: Mutex::default(),
-            busy: watch::channel(0).0,
+            busy: watch::channel((0, Instant::now())).0,
         }))
     }
 
     /// Marks a reconcile in flight until the guard drops.
     pub(crate) fn busy(&self) -> Busy {
-        self.0.busy.send_modify(|n| *n += 1);
+        (self.0.busy).send_modify(|(n, at)| (*n, *at) = (*n + 1, Instant::now()));
         Busy(self.clone())
     }
 
@@ -130,6 +134,25 @@ impl Events {
         }
     }
 
+    /// Waits until no reconcile has been in flight for [`LATER_QUIET`], or `deadline`.
+    async fn quiet(&self, deadline: Instant) {
+        let mut busy = self.0.busy.subscribe();
+        loop {
+            let (in_flight, since) = *busy.borrow_and_update();
+            let now = Instant::now();
+            let quiet_for = now.saturating_duration_since(since);
+            if now >= deadline || (in_flight == 0 && quiet_for >= LATER_QUIET) {
+                return;
+            }
+            let mut wait = deadline - now;
+            if in_flight == 0 {
+                wait = wait.min(LATER_QUIET - quiet_for);
+            }
+            // A reconcile starting or ending wakes it; else the quiet period or the deadline.
+            let _ = tokio::time::timeout(wait, busy.changed()).await;
+        }
+    }
+
     /// Publishes queued events until none is left.
     async fn sender(&self) {
         loop {
@@ -144,9 +167,7 @@ impl Events {
             let Some((queued, event, regarding)) = next else {
                 return;
             };
-            let mut busy = self.0.busy.subscribe();
-            let wait = LATER_MAX_DELAY.saturating_sub(queued.elapsed());
-            let _ = tokio::time::timeout(wait, busy.wait_for(|n| *n == 0)).await;
+            self.quiet(queued + LATER_MAX_DELAY).await;
             if let Err(error) = self.publish(&event, &regarding).await {
                 let object = regarding.name.unwrap_or_default();
                 warn!(%error, object, reason = event.reason, "cannot publish event");
