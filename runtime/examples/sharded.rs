@@ -1,6 +1,8 @@
 //! A sharded controller: run it three times and the replicas split the ConfigMaps labelled
 //! `shard-example=true` between them, each stamping those it reconciles with its identity and
-//! ring generation; stop or kill one and the others take its share over.
+//! ring generation, and keeping for each an owned ConfigMap `<name>-owned` (labelled
+//! `shard-example-owned=true` and with its owner's bucket, `Context::owned_labels`) stamped the
+//! same; stop or kill one and the others take its share over.
 //!
 //! `POD_NAME=a cargo run -p operator-rs-runtime --example sharded -- --metrics-bind-address=0
 //! --health-probe-bind-address=0` (then `b`, `c`, with `--health-probe-bind-address=0` each)
@@ -13,8 +15,9 @@ use std::time::Duration;
 
 use clap::Parser;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::ResourceExt;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, ObjectMeta, Patch, PatchParams};
+use kube::runtime::reflector::ObjectRef;
+use kube::{Resource, ResourceExt};
 use operator_rs_runtime::controller::{
     Action, Context, Controller, Reconciler, Result, WatchConfig,
 };
@@ -63,9 +66,42 @@ impl Reconciler for Stamp {
             )
             .await?;
         }
+        // Its owned ConfigMap, created (or updated) by this replica with the same stamp.
+        let namespace = obj.namespace().unwrap_or_default();
+        let name = format!("{}-owned", obj.name_any());
+        let cached = ctx.owned(&ObjectRef::<ConfigMap>::new(&name).within(&namespace))?;
+        let data = cached
+            .and_then(|child| child.data.clone())
+            .unwrap_or_default();
+        let stamped = |key: &str, value: &str| data.get(key).map(String::as_str) == Some(value);
+        if !(stamped("shard-owner", &owner) && stamped("shard-generation", &generation)) {
+            let mut labels = ctx.owned_labels(&obj);
+            labels.insert(OWNED_LABEL.into(), "true".into());
+            let child = ConfigMap {
+                metadata: ObjectMeta {
+                    name: Some(name.clone()),
+                    namespace: Some(namespace.clone()),
+                    labels: Some(labels),
+                    owner_references: obj.controller_owner_ref(&()).map(|owner| vec![owner]),
+                    ..ObjectMeta::default()
+                },
+                data: Some(
+                    [("shard-owner", owner), ("shard-generation", generation)]
+                        .map(|(k, v)| (k.to_owned(), v))
+                        .into(),
+                ),
+                ..ConfigMap::default()
+            };
+            let api: Api<ConfigMap> = Api::namespaced(ctx.client(), &namespace);
+            api.patch(&name, &ctx.apply_params(), &Patch::Apply(&child))
+                .await?;
+        }
         Ok(Action::requeue(Duration::from_secs(300)))
     }
 }
+
+/// The label of the owned ConfigMaps (the owned watch selects them by it).
+pub const OWNED_LABEL: &str = "shard-example-owned";
 
 /// The controllers of this operator.
 pub fn controllers() -> Vec<Registration> {
@@ -73,6 +109,7 @@ pub fn controllers() -> Vec<Registration> {
     vec![
         Controller::new("stamp", Stamp)
             .watching(labelled)
+            .owns::<ConfigMap>(WatchConfig::default().labels(&format!("{OWNED_LABEL}=true")))
             .registration(),
     ]
 }

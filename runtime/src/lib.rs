@@ -137,8 +137,9 @@
 //!
 //! use clap::Parser;
 //! use k8s_openapi::api::core::v1::ConfigMap;
-//! use kube::ResourceExt;
-//! use kube::api::{Api, Patch, PatchParams};
+//! use kube::api::{Api, ObjectMeta, Patch, PatchParams};
+//! use kube::runtime::reflector::ObjectRef;
+//! use kube::{Resource, ResourceExt};
 //! use operator_rs_runtime::controller::{
 //!     Action, Context, Controller, Reconciler, Result, WatchConfig,
 //! };
@@ -187,9 +188,42 @@
 //!             )
 //!             .await?;
 //!         }
+//!         // Its owned ConfigMap, created (or updated) by this replica with the same stamp.
+//!         let namespace = obj.namespace().unwrap_or_default();
+//!         let name = format!("{}-owned", obj.name_any());
+//!         let cached = ctx.owned(&ObjectRef::<ConfigMap>::new(&name).within(&namespace))?;
+//!         let data = cached
+//!             .and_then(|child| child.data.clone())
+//!             .unwrap_or_default();
+//!         let stamped = |key: &str, value: &str| data.get(key).map(String::as_str) == Some(value);
+//!         if !(stamped("shard-owner", &owner) && stamped("shard-generation", &generation)) {
+//!             let mut labels = ctx.owned_labels(&obj);
+//!             labels.insert(OWNED_LABEL.into(), "true".into());
+//!             let child = ConfigMap {
+//!                 metadata: ObjectMeta {
+//!                     name: Some(name.clone()),
+//!                     namespace: Some(namespace.clone()),
+//!                     labels: Some(labels),
+//!                     owner_references: obj.controller_owner_ref(&()).map(|owner| vec![owner]),
+//!                     ..ObjectMeta::default()
+//!                 },
+//!                 data: Some(
+//!                     [("shard-owner", owner), ("shard-generation", generation)]
+//!                         .map(|(k, v)| (k.to_owned(), v))
+//!                         .into(),
+//!                 ),
+//!                 ..ConfigMap::default()
+//!             };
+//!             let api: Api<ConfigMap> = Api::namespaced(ctx.client(), &namespace);
+//!             api.patch(&name, &ctx.apply_params(), &Patch::Apply(&child))
+//!                 .await?;
+//!         }
 //!         Ok(Action::requeue(Duration::from_secs(300)))
 //!     }
 //! }
+//!
+//! /// The label of the owned ConfigMaps (the owned watch selects them by it).
+//! pub const OWNED_LABEL: &str = "shard-example-owned";
 //!
 //! /// The controllers of this operator.
 //! pub fn controllers() -> Vec<Registration> {
@@ -197,6 +231,7 @@
 //!     vec![
 //!         Controller::new("stamp", Stamp)
 //!             .watching(labelled)
+//!             .owns::<ConfigMap>(WatchConfig::default().labels(&format!("{OWNED_LABEL}=true")))
 //!             .registration(),
 //!     ]
 //! }

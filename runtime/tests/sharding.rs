@@ -5,7 +5,10 @@
 //! turn stopped gracefully and replaced by a new one, as a Deployment's rolling update does) and
 //! a graceful stop 3 -> 2; with
 //! `ShardedListAndWatch` on (the server filters, `shardSelector` in the replicas' watches) and
-//! off (the client filters, no selector sent).
+//! off (the client filters, no selector sent). Owned objects follow their owner: each replica
+//! keeps an owned ConfigMap per object it reconciles, labelled with the owner's bucket, and
+//! watches them by a label selector of its buckets, moved at each handover; owned ConfigMaps
+//! made before, without the label, are labelled by their owner's replica.
 //!
 //! Slow (two control planes, minutes on 2 cores): CI runs it in a lane of its own
 //! (`OPERATOR_RS_TESTS_ELSEWHERE=sharding` skips it elsewhere). 300 objects; 3,000 with
@@ -28,8 +31,8 @@ use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, PostParams};
-use kube::{Client, ResourceExt};
-use operator_rs_runtime::shard::{DEFAULT_VNODES, Ring, fnv1a64};
+use kube::{Client, Resource, ResourceExt};
+use operator_rs_runtime::shard::{BUCKET_LABEL, DEFAULT_VNODES, Ring, bucket, fnv1a64};
 use operator_rs_runtime::testing::envtest::Envtest;
 use operator_rs_runtime::testing::shard_audit::{self, ShardWrites};
 
@@ -91,7 +94,7 @@ kind: Role
 metadata: {name: sharded}
 rules:
 - {apiGroups: [coordination.k8s.io], resources: [leases], verbs: [get, list, watch, create, patch, delete]}
-- {apiGroups: [''], resources: [configmaps], verbs: [get, list, watch, patch]}
+- {apiGroups: [''], resources: [configmaps], verbs: [get, list, watch, create, patch]}
 - {apiGroups: [''], resources: [events], verbs: [create, patch]}
 - {apiGroups: [events.k8s.io], resources: [events], verbs: [create, patch]}
 ---
@@ -174,27 +177,56 @@ impl Drop for Replica {
 }
 
 /// Whether every ConfigMap is stamped by its owner in the ring of `members`, with that ring's
-/// generation; the owners by name.
+/// generation, and so is its owned ConfigMap (`<name>-owned`), which carries its bucket, as
+/// does every ConfigMap made for it before (`<name>-extra`); the owners by name.
 async fn settled(api: &Api<ConfigMap>, members: &[&str]) -> Option<BTreeMap<String, String>> {
     let ring = Ring::new(members, DEFAULT_VNODES);
     let generation = format!("{:016x}", ring.generation());
-    let list = api
-        .list(&ListParams::default().labels("shard-example=true"))
-        .await
-        .ok()?;
-    let mut owners = BTreeMap::new();
-    for map in list.items {
-        let uid = map.uid()?;
+    let list = api.list(&ListParams::default()).await.ok()?;
+    let by_name: BTreeMap<String, &ConfigMap> =
+        list.items.iter().map(|m| (m.name_any(), m)).collect();
+    let stamped = |map: &ConfigMap, owner: &str| {
         let data = map.data.clone().unwrap_or_default();
-        let owner = ring.owner(fnv1a64(&uid))?;
-        if data.get("shard-owner").map(String::as_str) != Some(owner)
-            || data.get("shard-generation") != Some(&generation)
+        data.get("shard-owner").map(String::as_str) == Some(owner)
+            && data.get("shard-generation") == Some(&generation)
+    };
+    let mut owners = BTreeMap::new();
+    for map in &list.items {
+        if map.labels().get("shard-example").map(String::as_str) != Some("true") {
+            continue;
+        }
+        let hash = fnv1a64(&map.uid()?);
+        let owner = ring.owner(hash)?;
+        let owned = by_name.get(&format!("{}-owned", map.name_any()))?;
+        let labelled = |child: &ConfigMap| child.labels().get(BUCKET_LABEL) == Some(&bucket(hash));
+        if !stamped(map, owner) || !stamped(owned, owner) || !labelled(owned) {
+            return None;
+        }
+        if let Some(extra) = by_name.get(&format!("{}-extra", map.name_any()))
+            && !labelled(extra)
         {
             return None;
         }
         owners.insert(map.name_any(), owner.to_owned());
     }
     Some(owners)
+}
+
+/// Children of `parents` (every third), owned by them (controller), made by another client
+/// and without a bucket label: their owners' replicas label them.
+async fn extras(api: &Api<ConfigMap>, parents: &[ConfigMap]) -> anyhow::Result<usize> {
+    let made: Vec<()> = futures::stream::iter(parents.iter().step_by(3))
+        .map(|parent| async move {
+            let mut child = support::config_map(&format!("{}-extra", parent.name_any()), &[]);
+            let label = (example::OWNED_LABEL.to_owned(), "true".to_owned());
+            child.metadata.labels = Some([label].into());
+            child.metadata.owner_references = Some(vec![parent.controller_owner_ref(&()).unwrap()]);
+            api.create(&PostParams::default(), &child).await.map(drop)
+        })
+        .buffer_unordered(16)
+        .try_collect()
+        .await?;
+    Ok(made.len())
 }
 
 /// Waits until [`settled`] with `members`; how long it took.
@@ -254,20 +286,24 @@ async fn scenario(server_side: bool) -> anyhow::Result<()> {
 
     let n = objects();
     let started = Instant::now();
-    futures::stream::iter(0..n)
+    let parents: Vec<ConfigMap> = futures::stream::iter(0..n)
         .map(|i| {
             let api = api.clone();
             async move {
                 let mut map = support::config_map(&format!("object-{i}"), &[]);
                 map.metadata.labels =
                     Some([("shard-example".to_owned(), "true".to_owned())].into());
-                api.create(&PostParams::default(), &map).await.map(drop)
+                api.create(&PostParams::default(), &map).await
             }
         })
         .buffer_unordered(16)
-        .try_collect::<Vec<()>>()
+        .try_collect()
         .await?;
-    eprintln!("created {n} ConfigMaps in {:?}", started.elapsed());
+    let unlabelled = extras(&api, &parents).await?;
+    eprintln!(
+        "created {n} ConfigMaps and {unlabelled} owned by them without a bucket label in {:?}",
+        started.elapsed()
+    );
 
     let mut kubeconfigs = BTreeMap::new();
     let names = ["replica-0", "replica-1", "replica-2", "replica-3"];
@@ -383,14 +419,97 @@ async fn scenario(server_side: bool) -> anyhow::Result<()> {
         "a gracefully stopped replica's ranges were taken over after {handover:?}"
     );
     settle(&api, two, "graceful stop of replica-6").await;
+
+    // Each replica's owned watch (its selector, as the audit log shows it) receives the owned
+    // ConfigMaps of its buckets only: about half of them each, all of those of its owners.
+    let final_ring = Ring::new(&successors[..2], DEFAULT_VNODES);
+    let children = api
+        .list(&ListParams::default().labels(&format!("{}=true", example::OWNED_LABEL)))
+        .await?
+        .items;
+    let parent_hash: BTreeMap<String, u64> = (parents.iter())
+        .map(|p| (p.name_any(), fnv1a64(&p.uid().unwrap())))
+        .collect();
+    let mut received_total = 0;
+    for member in &successors[..2] {
+        let ranges = final_ring.owned(member);
+        let selector = owned_selector(&ranges);
+        let received = api
+            .list(&ListParams::default().labels(&selector))
+            .await?
+            .items;
+        let names: BTreeSet<String> = received.iter().map(|c| c.name_any()).collect();
+        let buckets = ranges.buckets();
+        for child in &children {
+            let name = child.name_any();
+            let parent = (name.strip_suffix("-owned")).or_else(|| name.strip_suffix("-extra"));
+            let hash = parent_hash[parent.unwrap()];
+            let in_bucket = buckets.contains(&bucket(hash));
+            assert_eq!(names.contains(&child.name_any()), in_bucket, "{child:?}");
+            assert!(
+                !ranges.contains(hash) || in_bucket,
+                "{member} misses {child:?}"
+            );
+        }
+        eprintln!(
+            "{member}'s owned watch receives {} of {} owned ConfigMaps",
+            received.len(),
+            children.len()
+        );
+        assert!(
+            received.len() * 10 <= children.len() * 7,
+            "{member}: {}",
+            received.len()
+        );
+        received_total += received.len();
+    }
+    assert!(
+        received_total * 10 <= children.len() * 11,
+        "{received_total} received"
+    );
+
     eprintln!("graceful stop: new ring published after {handover:?}");
     assert!(
         running.into_iter().all(Replica::stop),
         "a replica exited non-zero after SIGTERM"
     );
 
-    audit(&audit_log, &namespace, server_side);
+    audit(&audit_log, &namespace, server_side, &final_ring);
     Ok(())
+}
+
+/// The label selector of a replica's owned watch for `ranges`.
+fn owned_selector(ranges: &operator_rs_runtime::shard::Ranges) -> String {
+    let buckets = ranges.bucket_selector().unwrap();
+    format!("{}=true,{buckets}", example::OWNED_LABEL)
+}
+
+/// The value of the query parameter `key` of `uri`, percent-decoded (`+` as a space).
+fn query_param(uri: &str, key: &str) -> Option<String> {
+    let query = uri.split_once('?')?.1;
+    let raw = query
+        .split('&')
+        .find_map(|p| p.strip_prefix(&format!("{key}=")))?;
+    let bytes = raw.as_bytes();
+    let (mut out, mut i) = (Vec::new(), 0);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok()?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// `GET /metrics` over plain HTTP (`--metrics-secure=false`).
@@ -421,15 +540,27 @@ fn metric(text: &str, name: &str) -> Option<f64> {
 /// Every ConfigMap written by exactly one replica per ring generation (each write attributed
 /// to the ring its writer last published: `testing::shard_audit`), stamped by that replica;
 /// the replicas' watches of ConfigMaps carry a `shardSelector` exactly when the server filters.
-fn audit(log: &Path, namespace: &str, server_side: bool) {
+fn audit(log: &Path, namespace: &str, server_side: bool, final_ring: &Ring) {
     let replicas = format!("system:serviceaccount:{namespace}:");
     let writes = ShardWrites::read(log, "configmaps", &replicas).unwrap();
     assert!(
         !writes.writes.is_empty(),
         "no write of a replica in the audit log"
     );
+    let mut labelled = 0;
     for w in &writes.writes {
-        let owner = w.event["requestObject"]["data"]["shard-owner"].as_str();
+        let body = &w.event["requestObject"];
+        if body.get("data").is_none() && w.object.ends_with("-extra") {
+            // The label of an owned ConfigMap made without it, by its owner's replica.
+            assert!(
+                body["metadata"]["labels"][BUCKET_LABEL].is_string(),
+                "{}",
+                w.event
+            );
+            labelled += 1;
+            continue;
+        }
+        let owner = body["data"]["shard-owner"].as_str();
         assert_eq!(
             owner,
             Some(w.replica.trim_start_matches(&replicas)),
@@ -437,6 +568,7 @@ fn audit(log: &Path, namespace: &str, server_side: bool) {
             w.event
         );
     }
+    assert!(labelled > 0, "no owned ConfigMap was labelled");
     let overlaps = writes.overlaps();
     assert!(overlaps.is_empty(), "{}", overlaps.join("\n"));
     // A generation is its members' ring: {0}, {0,1,2}, {0,1}, {0,1,3}, the rolling restart's
@@ -448,6 +580,8 @@ fn audit(log: &Path, namespace: &str, server_side: bool) {
     );
     let text = std::fs::read_to_string(log).unwrap();
     let (mut selected, mut unselected) = (0, BTreeSet::new());
+    // Each replica's owned watches' label selectors, in order.
+    let mut owned_watches: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for line in text.lines() {
         let event: serde_json::Value = serde_json::from_str(line).unwrap();
         let user = event["user"]["username"].as_str().unwrap_or_default();
@@ -455,8 +589,21 @@ fn audit(log: &Path, namespace: &str, server_side: bool) {
             continue;
         }
         // Every watch (lists also go without: the controller's start check).
-        if event["verb"] == "watch" {
-            let uri = event["requestURI"].as_str().unwrap_or_default();
+        let uri = event["requestURI"].as_str().unwrap_or_default();
+        let labels = query_param(uri, "labelSelector").unwrap_or_default();
+        if event["verb"] == "watch"
+            && event["stage"] == "ResponseStarted"
+            && labels.starts_with(example::OWNED_LABEL)
+            && !labels.contains('!')
+        {
+            let replica = user.trim_start_matches(&replicas).to_owned();
+            owned_watches
+                .entry(replica)
+                .or_default()
+                .push(labels.clone());
+        }
+        // The reconciled kind's watches (the owned kind's are selected by label).
+        if event["verb"] == "watch" && labels.starts_with("shard-example=true") {
             if uri.contains("shardSelector=") {
                 selected += 1;
             } else {
@@ -464,11 +611,33 @@ fn audit(log: &Path, namespace: &str, server_side: bool) {
             }
         }
     }
+    // The owned watch follows the ring: replica-0 alone watched every labelled object, then its
+    // buckets in each ring it joined; the last two replicas' last ones, theirs in the last ring.
+    let ring_of = |members: &[&str]| Ring::new(members, DEFAULT_VNODES);
+    let watched = |replica: &str| owned_watches.get(replica).cloned().unwrap_or_default();
+    let alone = format!("{}=true,{BUCKET_LABEL}", example::OWNED_LABEL);
+    assert!(
+        watched("replica-0").contains(&alone),
+        "{:?}",
+        watched("replica-0")
+    );
+    for members in [
+        &["replica-0", "replica-1", "replica-2"][..],
+        &["replica-0", "replica-1"],
+    ] {
+        let expected = owned_selector(&ring_of(members).owned("replica-0"));
+        assert!(watched("replica-0").contains(&expected), "{members:?}");
+    }
+    for member in final_ring.members() {
+        let expected = owned_selector(&final_ring.owned(member));
+        assert_eq!(watched(member).last(), Some(&expected), "{member}");
+    }
     eprintln!(
-        "audit: {} writes, {} (object, generation) pairs, one writer each; {} generations; watches with shardSelector: {selected}, without (by): {unselected:?}",
+        "audit: {} writes ({labelled} labels), {} (object, generation) pairs, one writer each; {} generations; watches with shardSelector: {selected}, without (by): {unselected:?}; owned watches: {}",
         writes.writes.len(),
         writes.writers().len(),
-        generations.len()
+        generations.len(),
+        owned_watches.values().map(Vec::len).sum::<usize>()
     );
     if server_side {
         // Only replica-0, alone at first, watched without one: it owned the whole space.

@@ -101,6 +101,19 @@ impl<K: Object> Context<K> {
         self.runtime.shard.as_ref()
     }
 
+    /// The labels to give an object this controller creates for `owner` (with `owner` as its
+    /// controller owner): in a sharded manager, `owner`'s bucket
+    /// ([`crate::shard::BUCKET_LABEL`]), so the replica reconciling `owner` watches it by a
+    /// label selector, not the whole stream; none otherwise.
+    ///
+    /// An owned object without it (made before, or by another client) is labelled by that
+    /// replica once it sees it: one write (it needs `patch` on the owned kind).
+    pub fn owned_labels(&self, owner: &K) -> std::collections::BTreeMap<String, String> {
+        (self.shard())
+            .map(|shard| shard.owned_labels(owner))
+            .unwrap_or_default()
+    }
+
     /// The field manager of this operator's server-side applies.
     pub fn field_manager(&self) -> &str {
         &self.runtime.field_manager
@@ -170,6 +183,30 @@ impl<K: Object> Context<K> {
         if let Err(error) = self.try_publish(obj, type_, reason, note).await {
             warn!(%error, object = %ObjectRef::from_obj(obj), reason, "cannot publish event");
         }
+    }
+
+    /// Records an event on `obj` once this reconcile is done, in the background (at most a few
+    /// at a time), for events nothing waits for, like the default `cleanup`'s `Deleting`: a
+    /// deletion of many objects then waits only for their finalizers. A failure is logged.
+    pub(crate) fn publish_later(&self, obj: &K, type_: EventType, reason: &str, note: String) {
+        let event = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(note),
+            action: "Reconcile".into(),
+            secondary: None,
+        };
+        self.events.publish_later(event, obj.object_ref(&()));
+    }
+
+    /// Starts sending what [`Context::publish_later`] queued.
+    pub(crate) fn send_later(&self) {
+        self.events.send_later();
+    }
+
+    /// Marks a reconcile in flight until the guard drops (queued events wait for none).
+    pub(crate) fn busy(&self) -> super::events::Busy {
+        self.events.busy()
     }
 
     /// Records an event on `obj`, and fails if it cannot.

@@ -51,6 +51,7 @@ mod conditions;
 mod context;
 mod error;
 mod events;
+mod relabel;
 mod scope;
 mod triggers;
 mod watch;
@@ -131,7 +132,9 @@ pub trait Reconciler: Send + Sync + 'static {
     /// object goes away; the finalizer is removed once it returns `Ok`, so it must not depend
     /// on optional writes. Runs only for a controller with a [`Controller::finalizer`].
     ///
-    /// By default it records a `Deleting` event (which may fail without blocking anything).
+    /// By default it records a `Deleting` event, sent once the finalizer is removed, in the
+    /// background (so a deletion waits only for the finalizer; the event may fail without
+    /// blocking anything).
     fn cleanup(
         &self,
         obj: Arc<Self::Kind>,
@@ -139,7 +142,7 @@ pub trait Reconciler: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Action>> + Send {
         async move {
             let note = format!("Deleting {}", obj.name_any());
-            ctx.publish(&obj, EventType::Normal, "Deleting", note).await;
+            ctx.publish_later(&obj, EventType::Normal, "Deleting", note);
             Ok(Action::await_change())
         }
     }
@@ -223,17 +226,28 @@ impl<R: Reconciler> Controller<R> {
                     let apis = C::Scope::watched(ctx.client.clone(), &ctx.namespaces);
                     watch::watch_all(apis, &config, store)
                 }
-                // Owned objects follow their controller owner's shard (filtered here: the
-                // server cannot select on an owner's uid).
+                // Owned objects follow their controller owner's shard: selected on the server
+                // by their owner's bucket label, filtered here by the owner's exact hash; those
+                // without the label are labelled by the replica of their owner.
                 Some(shard) => {
                     let (client, namespaces) = (ctx.client.clone(), ctx.namespaces.clone());
+                    tokio::spawn(relabel::unlabelled::<R::Kind, C>(
+                        client.clone(),
+                        namespaces.clone(),
+                        config.clone(),
+                        shard.clone(),
+                        ctx.shutdown.clone(),
+                    ));
                     let hash_shard = shard.clone();
                     crate::shard::watch::restarting(
                         shard.watched(),
                         move |ranges| {
-                            if ranges.is_empty() {
+                            let Some(buckets) = ranges.bucket_selector() else {
                                 return crate::shard::watch::nothing();
-                            }
+                            };
+                            let own = config.label_selector.as_deref();
+                            let selector = crate::shard::bucket::and(own, &buckets);
+                            let config = config.clone().labels(&selector);
                             let apis = C::Scope::watched(client.clone(), &namespaces);
                             watch::watch_all(apis, &config, store.clone())
                         },
@@ -443,6 +457,7 @@ impl<R: Reconciler> ReconcileLoop<R> {
     /// backoff reset on success.
     pub async fn reconcile(&self, obj: Arc<R::Kind>, ctx: &Context<R::Kind>) -> Result<Action> {
         let mut timer = ctx.metrics().reconcile_started();
+        let busy = ctx.busy();
         let key = ObjectRef::from_obj(obj.as_ref());
         let work = self.finalized(obj, ctx);
         let result = match ctx.reconcile_timeout() {
@@ -460,6 +475,9 @@ impl<R: Reconciler> ReconcileLoop<R> {
             Ok(_) => ctx.reset_failures(&key),
             Err(_) => timer.set_error(),
         }
+        // Events queued for after the reconcile (a finalizer removed, say).
+        drop(busy);
+        ctx.send_later();
         result
     }
 

@@ -86,7 +86,7 @@ async fn adds_the_finalizer_before_anything_else() {
 }
 
 #[tokio::test]
-async fn cleanup_removes_the_finalizer_even_when_the_event_is_forbidden() {
+async fn cleanup_removes_the_finalizer_then_sends_its_event_even_when_it_is_forbidden() {
     let obj = object(&[FINALIZER], true);
     let reply = serde_json::to_value(&obj).unwrap();
     let (result, _) = reconcile(
@@ -94,9 +94,7 @@ async fn cleanup_removes_the_finalizer_even_when_the_event_is_forbidden() {
         Some(FINALIZER),
         obj,
         async |server| {
-            // The namespace is being terminated: events can no longer be created in it.
-            let event = server.event(403).await;
-            assert_eq!(event.body["reason"], "Deleting");
+            // The finalizer first: the event is sent once the reconcile is done.
             let patch = server.patch(PATH, reply).await;
             assert_eq!(
                 patch.body,
@@ -105,6 +103,9 @@ async fn cleanup_removes_the_finalizer_even_when_the_event_is_forbidden() {
                     {"op": "remove", "path": "/metadata/finalizers/0"},
                 ])
             );
+            // The namespace is being terminated: events can no longer be created in it.
+            let event = server.event(403).await;
+            assert_eq!(event.body["reason"], "Deleting");
         },
     )
     .await;
@@ -119,8 +120,8 @@ async fn an_object_gone_while_its_finalizer_is_removed_is_done() {
         Some(FINALIZER),
         obj,
         async |server| {
-            server.event(201).await;
             server.fail(Method::PATCH, PATH, 404).await;
+            server.event(201).await;
         },
     )
     .await;

@@ -10,10 +10,14 @@
 //! - `watch`: the controllers' watches narrowed on the server (`shardSelector`) where it
 //!   serves it (found out with a canary: this replica's own Lease), always filtered on the
 //!   client with the same hash; owned objects follow their controller owner's uid.
+//! - [`bucket`]: objects a controller creates carry their owner's bucket as a label
+//!   ([`BUCKET_LABEL`]), so each replica watches its owned kinds by a label selector of its
+//!   buckets.
 //!
 //! [`Shard`] is the handle the controllers use; the manager runs the replica's membership loop
 //! ([`crate::manager::Manager::sharded`]).
 
+pub(crate) mod bucket;
 mod handover;
 mod hash;
 mod membership;
@@ -36,6 +40,7 @@ use tokio::sync::{RwLock, RwLockReadGuard, watch as channel};
 
 use crate::shutdown::Shutdown;
 
+pub use bucket::{BUCKET_LABEL, bucket};
 pub use hash::{fnv1a64, mixed};
 pub use membership::{GENERATION_ANNOTATION, OPERATOR_LABEL, RING_ANNOTATION};
 pub use ring::{DEFAULT_VNODES, Ranges, Ring};
@@ -215,6 +220,17 @@ impl Shard {
             (ShardKey::Namespace, Some(namespace)) => Some(mixed(namespace)),
             _ => meta.uid.as_deref().map(fnv1a64),
         }
+    }
+
+    /// The labels of an object a controller creates for `owner` (its controller owner), so
+    /// that the replica reconciling `owner` watches it: [`BUCKET_LABEL`], `owner`'s bucket.
+    pub fn owned_labels<K: Resource>(
+        &self,
+        owner: &K,
+    ) -> std::collections::BTreeMap<String, String> {
+        (self.hash_of(owner).into_iter())
+            .map(|hash| (BUCKET_LABEL.to_owned(), bucket(hash)))
+            .collect()
     }
 
     /// Where an owned object is: its controller owner's uid (a namespace key: its namespace).
