@@ -701,7 +701,7 @@ impl Writer<'_> {
         let mut body = String::new();
         let mut needs_kube_schema = !type_rules.rules.is_empty();
         for f in fields {
-            let (text, kube_schema) = self.field(f, &file, optional_struct);
+            let (text, kube_schema) = self.field(f, &file, optional_struct, &decl.name);
             needs_kube_schema |= kube_schema;
             body.push_str(&text);
         }
@@ -726,7 +726,7 @@ impl Writer<'_> {
                 "#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, {schema})]\n"
             ));
         }
-        for a in type_rules.attributes(false) {
+        for a in type_rules.attributes(None) {
             s.push_str(&a);
             s.push('\n');
         }
@@ -734,8 +734,68 @@ impl Writer<'_> {
         self.out.push(s);
     }
 
+    /// A newtype of a list's items (`WidgetSpecHostsItem(String)`) that carries what the
+    /// field's `+kubebuilder:validation:items:` markers ask of them beyond schemars' `inner(...)`
+    /// (an enum, a format, `multipleOf`, a CEL rule...): its name.
+    fn item_newtype(
+        &mut self,
+        at: &super::go::At,
+        (owner, json): (&str, &str),
+        item: &str,
+        rules: &FieldRules,
+    ) -> String {
+        let base = format!(
+            "{owner}{}Item",
+            heck::ToUpperCamelCase::to_upper_camel_case(json)
+        );
+        let mut name = base.clone();
+        let mut n = 1;
+        while self.declared.contains(&name) || self.pkg.find(&name).is_some() {
+            n += 1;
+            name = format!("{base}{n}");
+        }
+        self.declared.insert(name.clone());
+        if matches!(item, "IntOrString" | "Quantity") {
+            self.report.add(
+                at,
+                format!("the items of {owner}.{json}"),
+                format!("k8s-openapi's schema of {item} under the `items:` markers' keywords: its description, and no `anyOf: [{{type: integer}}, {{type: string}}]` beside `x-kubernetes-int-or-string` (controller-gen writes the anyOf, no description); the API server takes the same values"),
+            );
+        }
+        let attrs = rules.item_attributes(item);
+        let schema = if attrs.iter().any(|a| a.starts_with("#[x_kube")) {
+            self.kube_schema.insert(name.clone());
+            "KubeSchema"
+        } else {
+            "JsonSchema"
+        };
+        let mut s = format!(
+            "// An item of `{json}`, with what its Go markers (`+kubebuilder:validation:items:`) ask of it.\n#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, {schema})]\n"
+        );
+        for a in &attrs {
+            s.push_str(a);
+            s.push('\n');
+        }
+        if schema == "KubeSchema" {
+            // kube-derive's `KubeSchema` takes a struct with named fields only: one, transparent.
+            s.push_str(&format!(
+                "#[serde(transparent)]\npub struct {name} {{\n    pub value: {item},\n}}\n"
+            ));
+        } else {
+            s.push_str(&format!("pub struct {name}(pub {item});\n"));
+        }
+        self.out.push(s);
+        name
+    }
+
     /// One field's Rust text, and whether it needs `KubeSchema` on its struct.
-    fn field(&mut self, f: &Field, file: &GoFile, optional_struct: bool) -> (String, bool) {
+    fn field(
+        &mut self,
+        f: &Field,
+        file: &GoFile,
+        optional_struct: bool,
+        owner: &str,
+    ) -> (String, bool) {
         let tag = f.json.as_deref();
         let json = tag.map(json_name).unwrap_or("");
         if json == "-" {
@@ -792,6 +852,29 @@ impl Writer<'_> {
         }
         let is_pointer = matches!(f.ty, GoType::Pointer(_));
         let is_list = ty.starts_with("Vec<");
+        let ty = match rules.items.take() {
+            Some(items) if !is_list => {
+                self.report.add(
+                    &f.at,
+                    format!("the items: markers of {owner}.{json}"),
+                    "not translated: the field is not a list (controller-gen refuses `+kubebuilder:validation:items:` markers on it); put them on the field's own markers, without `items:`",
+                );
+                let _ = items;
+                ty
+            }
+            Some(items)
+                if items.fits_inner(&ty["Vec<".len()..ty.len() - 1])
+                    || items.item_attributes("").is_empty() =>
+            {
+                rules.items = Some(items);
+                ty
+            }
+            Some(items) => {
+                let item = &ty["Vec<".len()..ty.len() - 1];
+                format!("Vec<{}>", self.item_newtype(&f.at, (owner, json), item, &items))
+            }
+            None => ty,
+        };
         let is_map = ty.starts_with("BTreeMap<");
         let omit = tag_has(tag, "omitempty") || tag_has(tag, "omitzero");
         let optional = match rules.optional {
@@ -848,7 +931,7 @@ impl Writer<'_> {
             ty.clone()
         };
         s.push_str(&format!("    #[serde({})]\n", serde.join(", ")));
-        let attrs = rules.attributes(is_list);
+        let attrs = rules.attributes(ty.strip_prefix("Vec<").and_then(|t| t.strip_suffix('>')));
         let kube_schema = attrs.iter().any(|a| a.starts_with("#[x_kube"));
         for a in attrs {
             s.push_str(&format!("    {a}\n"));
