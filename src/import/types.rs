@@ -818,29 +818,25 @@ impl Writer<'_> {
                 return (String::new(), false);
             }
         };
-        let (ty, special) = match ty.as_str() {
-            "RawExtension" => (
-                "serde_json::Value".to_string(),
-                vec![
-                    ("type".to_string(), serde_json::json!("object")),
-                    (
-                        "x-kubernetes-preserve-unknown-fields".to_string(),
-                        serde_json::json!(true),
-                    ),
-                ],
-            ),
-            "JSON" => (
-                "serde_json::Value".to_string(),
-                vec![(
-                    "x-kubernetes-preserve-unknown-fields".to_string(),
-                    serde_json::json!(true),
-                )],
-            ),
-            _ => (ty, Vec::new()),
+        // `runtime.RawExtension` and `apiextensionsv1.JSON` are a `serde_json::Value` with
+        // the keywords of controller-gen's schema of them: on the field, or on its items (a
+        // newtype of the items says them, as `items:` markers').
+        let (ty, special, on_items) = match ty.as_str() {
+            "Vec<RawExtension>" | "Vec<JSON>" => {
+                let item = &ty["Vec<".len()..ty.len() - 1];
+                ("Vec<serde_json::Value>".to_string(), opaque(item), true)
+            }
+            "RawExtension" | "JSON" => ("serde_json::Value".to_string(), opaque(&ty), false),
+            _ => (ty, Vec::new(), false),
+        };
+        let target = if on_items {
+            rules.items.get_or_insert_with(Default::default)
+        } else {
+            &mut rules
         };
         for (k, v) in special {
-            if !rules.extend.iter().any(|(e, _)| *e == k) {
-                rules.extend.insert(0, (k, v));
+            if !target.extend.iter().any(|(e, _)| *e == k) {
+                target.extend.insert(0, (k, v));
             }
         }
         if let Some((path, name)) = k8s_api_type(&f.ty, file) {
@@ -871,7 +867,10 @@ impl Writer<'_> {
             }
             Some(items) => {
                 let item = &ty["Vec<".len()..ty.len() - 1];
-                format!("Vec<{}>", self.item_newtype(&f.at, (owner, json), item, &items))
+                format!(
+                    "Vec<{}>",
+                    self.item_newtype(&f.at, (owner, json), item, &items)
+                )
             }
             None => ty,
         };
@@ -938,6 +937,19 @@ impl Writer<'_> {
         }
         s.push_str(&format!("    pub {name}: {rust_ty},\n"));
         (s, kube_schema)
+    }
+}
+
+/// The keywords of controller-gen's schema of `runtime.RawExtension` (`RawExtension`) or
+/// `apiextensionsv1.JSON` (`JSON`), which are a `serde_json::Value` in Rust.
+fn opaque(ty: &str) -> Vec<(String, serde_json::Value)> {
+    let preserve = (
+        "x-kubernetes-preserve-unknown-fields".to_string(),
+        serde_json::json!(true),
+    );
+    match ty {
+        "RawExtension" => vec![("type".to_string(), serde_json::json!("object")), preserve],
+        _ => vec![preserve],
     }
 }
 
