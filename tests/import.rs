@@ -298,12 +298,10 @@ fn known_differences(name: &str) -> &'static [(&'static str, &'static str)] {
         ],
         // IntOrString items under `items:` markers are a newtype of k8s-openapi's IntOrString:
         // its description, no anyOf (the same values pass); IMPORT.md says so.
-        "items" => &[
-            (
-                ".properties.spec.properties.surges.items.",
-                "k8s-openapi's schema of IntOrString under the `items:` markers' keywords",
-            ),
-        ],
+        "items" => &[(
+            ".properties.spec.properties.surges.items.",
+            "k8s-openapi's schema of IntOrString under the `items:` markers' keywords",
+        )],
         _ => &[],
     }
 }
@@ -320,7 +318,10 @@ fn every_items_marker_imports_to_the_crd_controller_gen_writes() {
     }
     let (_tmp, dir) = assert_same_api("items", known_differences("items"));
     let report = std::fs::read_to_string(dir.join("IMPORT.md")).unwrap();
-    assert!(!report.contains("+kubebuilder:validation:items:"), "{report}");
+    assert!(
+        !report.contains("+kubebuilder:validation:items:"),
+        "{report}"
+    );
 }
 
 #[test]
