@@ -1034,13 +1034,12 @@ fn every_field_and_marker_kind_becomes_the_schema_controller_gen_writes() {
     let types_go = WIDGET_TYPES.lines().collect::<Vec<_>>();
     let report = std::fs::read_to_string(dir.join("IMPORT.md")).unwrap();
     assert_eq!(hosts["items"]["enum"], serde_json::json!(["a", "b"]));
-    for marker in ["+kubebuilder:validation:UniqueItems=true"] {
-        let line = types_go.iter().position(|l| l.ends_with(marker)).unwrap() + 1;
-        assert!(
-            report.contains(&format!("`api/v1/widget_types.go:{line}:")) && report.contains(marker),
-            "IMPORT.md lists {marker} at line {line}:\n{report}"
-        );
-    }
+    let marker = "+kubebuilder:validation:UniqueItems=true";
+    let line = types_go.iter().position(|l| l.ends_with(marker)).unwrap() + 1;
+    assert!(
+        report.contains(&format!("`api/v1/widget_types.go:{line}:")) && report.contains(marker),
+        "IMPORT.md lists {marker} at line {line}:\n{report}"
+    );
     assert!(spec["properties"].get("internal").is_none());
     // No `nullable` where Go has no +nullable (controller-gen's CRD).
     let text = std::fs::read_to_string(dir.join("config/crd/bases/toys.example.com_widgets.yaml"))
