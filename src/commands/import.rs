@@ -102,11 +102,11 @@ fn w(s: &[&str]) -> Vec<String> {
 
 /// The project in `stage`: the commands that make it, then the translated files over them.
 fn lay_out(stage: &Path, imported: &mut Imported, replay: Replay<'_>) -> Result<()> {
-    // The commands record no scaffold as they run; PROJECT records it once, from a replay of
-    // them all, as `update` replays them.
+    // The commands record no scaffold as they run; PROJECT records it once, the digest of the
+    // tree they made here: what `update`'s replay of them makes.
     crate::ops::scaffold_record::replaying(|| run_commands(stage, imported, replay))?;
     let mut project = crate::project::Project::load(stage)?;
-    crate::ops::scaffold_record::stamp(stage, &mut project);
+    crate::ops::scaffold_record::stamp_made(stage, &mut project);
     translate(stage, imported, project, replay)
 }
 

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use tree_sitter::{Node, Parser};
 
 /// A place in a Go file, 1-based, as `file:line:col` in messages.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct At {
     pub file: PathBuf,
     pub line: usize,

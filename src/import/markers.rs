@@ -10,12 +10,11 @@ use super::report::Report;
 /// What the markers of one field (or of the named types it goes through) ask of it.
 #[derive(Debug, Default, Clone)]
 pub struct FieldRules {
-    /// `schemars(...)` arguments (`range(min = 1)`, `length(max = 3)`, `regex(pattern = ..)`).
-    pub schemars: Vec<String>,
+    /// `+kubebuilder:validation:Pattern` (`regex(pattern = ..)`) and `+kubebuilder:title`.
+    pub pattern: Option<String>,
+    pub title: Option<String>,
     /// `extend("key" = json)` pairs.
     pub extend: Vec<(String, Value)>,
-    /// `inner(...)` arguments for the items of a list.
-    pub inner: Vec<String>,
     /// `x_kube(validation = ...)` rules.
     pub rules: Vec<String>,
     /// The rules of `AtMostOneOf`, `ExactlyOneOf` and `AtLeastOneOf`, which controller-gen
@@ -28,11 +27,9 @@ pub struct FieldRules {
     pub max: Option<String>,
     pub min_len: Option<String>,
     pub max_len: Option<String>,
-    pub items_min: Option<String>,
-    pub items_max: Option<String>,
-    pub items_min_len: Option<String>,
-    pub items_max_len: Option<String>,
-    pub items_pattern: Option<String>,
+    /// What the `+kubebuilder:validation:items:*` markers ask of a list's items (each
+    /// validation marker has an `items:` twin in controller-tools, applied to `items`).
+    pub items: Option<Box<FieldRules>>,
     /// `+kubebuilder:validation:Enum` values (a named string type's enum).
     pub enum_values: Option<Vec<Value>>,
 }
@@ -281,6 +278,25 @@ pub fn no_counterpart(name: &str) -> bool {
 pub fn field_rules(markers: &[Marker], rules: &mut FieldRules, report: &mut Report) {
     for m in markers {
         let (name, arg) = split(&m.text);
+        match name.strip_prefix(ITEMS_PREFIX) {
+            // controller-tools makes an `items:` twin of every validation marker, applied to the
+            // items' schema: read as that marker, into the items' rules.
+            Some(rest) => {
+                let name = format!("kubebuilder:validation:{rest}");
+                let items = rules.items.get_or_insert_with(Default::default);
+                marker_rule(m, &name, arg, items, report);
+            }
+            None => marker_rule(m, name, arg, rules, report),
+        }
+    }
+}
+
+/// `+kubebuilder:validation:items:` (controller-tools' `ValidationItemsPrefix`).
+const ITEMS_PREFIX: &str = "kubebuilder:validation:items:";
+
+/// One marker (`name`, `arg`: its split text) into `rules`.
+fn marker_rule(m: &Marker, name: &str, arg: &str, rules: &mut FieldRules, report: &mut Report) {
+    {
         let v = || value(arg);
         let a = arg.trim().to_string();
         match name {
@@ -316,7 +332,7 @@ pub fn field_rules(markers: &[Marker], rules: &mut FieldRules, report: &mut Repo
             "kubebuilder:validation:MinItems" => rules.min_len = Some(a),
             "kubebuilder:validation:MaxItems" => rules.max_len = Some(a),
             "kubebuilder:validation:Pattern" => {
-                rules.schemars.push(format!("regex(pattern = {})", lit(&unquote(&a))))
+                rules.pattern = Some(unquote(&a))
             }
             "kubebuilder:validation:Enum" => {
                 let values: Vec<Value> = split_top(&a, ';').iter().map(|s| value(s)).collect();
@@ -399,7 +415,7 @@ pub fn field_rules(markers: &[Marker], rules: &mut FieldRules, report: &mut Repo
             },
             "kubebuilder:default" | "default" => rules.extend.push(("default".into(), v())),
             "kubebuilder:example" => rules.extend.push(("example".into(), v())),
-            "kubebuilder:title" => rules.schemars.push(format!("title = {}", lit(&unquote(&a)))),
+            "kubebuilder:title" => rules.title = Some(unquote(&a)),
             "listType" | "k8s:listType" => rules
                 .extend
                 .push(("x-kubernetes-list-type".into(), Value::String(a))),
@@ -419,11 +435,6 @@ pub fn field_rules(markers: &[Marker], rules: &mut FieldRules, report: &mut Repo
             "mapType" | "structType" | "k8s:mapType" | "k8s:structType" => rules
                 .extend
                 .push(("x-kubernetes-map-type".into(), Value::String(a))),
-            "kubebuilder:validation:items:Minimum" => rules.items_min = Some(a),
-            "kubebuilder:validation:items:Maximum" => rules.items_max = Some(a),
-            "kubebuilder:validation:items:MinLength" => rules.items_min_len = Some(a),
-            "kubebuilder:validation:items:MaxLength" => rules.items_max_len = Some(a),
-            "kubebuilder:validation:items:Pattern" => rules.items_pattern = Some(unquote(&a)),
             _ if no_counterpart(&m.text) => {}
             _ => report.add(
                 &m.at,
@@ -435,48 +446,103 @@ pub fn field_rules(markers: &[Marker], rules: &mut FieldRules, report: &mut Repo
 }
 
 impl FieldRules {
-    /// The attribute lines of a field (or a newtype) with these rules; `kube_schema` says the
-    /// struct derives `KubeSchema` (needed for `x_kube`).
-    pub fn attributes(&self, is_list: bool) -> Vec<String> {
-        let mut attrs = Vec::new();
-        let mut schemars = self.schemars.clone();
-        if self.min.is_some() || self.max.is_some() {
-            let parts: Vec<String> = [("min", &self.min), ("max", &self.max)]
+    /// schemars' validation arguments of these rules (`range`, `length`, `regex`), which
+    /// `inner(...)` takes too.
+    fn validation(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let bounds = |name: &str, min: &Option<String>, max: &Option<String>| {
+            let parts: Vec<String> = [("min", min), ("max", max)]
                 .iter()
                 .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k} = {}", number(v))))
                 .collect();
-            schemars.push(format!("range({})", parts.join(", ")));
-        }
-        if self.min_len.is_some() || self.max_len.is_some() {
-            let parts: Vec<String> = [("min", &self.min_len), ("max", &self.max_len)]
-                .iter()
-                .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k} = {v}")))
-                .collect();
-            schemars.push(format!("length({})", parts.join(", ")));
-        }
-        let mut inner = self.inner.clone();
-        if is_list {
-            if self.items_min.is_some() || self.items_max.is_some() {
-                let parts: Vec<String> = [("min", &self.items_min), ("max", &self.items_max)]
-                    .iter()
-                    .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k} = {}", number(v))))
-                    .collect();
-                inner.push(format!("range({})", parts.join(", ")));
+            (!parts.is_empty()).then(|| format!("{name}({})", parts.join(", ")))
+        };
+        out.extend(bounds("range", &self.min, &self.max));
+        out.extend(bounds("length", &self.min_len, &self.max_len));
+        out.extend((self.pattern.iter()).map(|p| format!("regex(pattern = {})", lit(p))));
+        out
+    }
+
+    /// Whether schemars' `inner(...)` says all of these rules for a list's items of the Rust
+    /// type `item`: bounds, lengths and a pattern, on items of a type whose schema has a
+    /// `type` schemars checks them against (a string or a number; schemars drops them on
+    /// others). The rest go on a newtype of the items ([`FieldRules::item_attributes`]).
+    pub fn fits_inner(&self, item: &str) -> bool {
+        let scalar = matches!(
+            item,
+            "String" | "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" | "f32" | "f64"
+        );
+        scalar
+            && self.extend.is_empty()
+            && self.rules.is_empty()
+            && self.one_of.is_empty()
+            && self.enum_values.is_none()
+            && self.items.is_none()
+            && self.title.is_none()
+    }
+
+    /// The attributes of a newtype of a list's items (of the Rust type `item`) that carries
+    /// these rules: every keyword as schemars' `extend(...)`, which writes it whatever the
+    /// item's schema (controller-gen applies an `items:` marker to the items' schema as it is),
+    /// and the CEL rules as `x_kube` (the newtype derives `KubeSchema`).
+    pub fn item_attributes(&self, item: &str) -> Vec<String> {
+        let list = item.starts_with("Vec<");
+        let (min_len, max_len) = if list {
+            ("minItems", "maxItems")
+        } else {
+            ("minLength", "maxLength")
+        };
+        let mut extend: Vec<(String, Value)> = Vec::new();
+        for (key, v) in [
+            ("minimum", &self.min),
+            ("maximum", &self.max),
+            (min_len, &self.min_len),
+            (max_len, &self.max_len),
+        ] {
+            if let Some(v) = v {
+                extend.push((key.into(), value(v)));
             }
-            if self.items_min_len.is_some() || self.items_max_len.is_some() {
-                let parts: Vec<String> =
-                    [("min", &self.items_min_len), ("max", &self.items_max_len)]
-                        .iter()
-                        .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k} = {v}")))
-                        .collect();
-                inner.push(format!("length({})", parts.join(", ")));
-            }
-            if let Some(p) = &self.items_pattern {
-                inner.push(format!("regex(pattern = {})", lit(p)));
+        }
+        for (key, v) in [("pattern", &self.pattern), ("title", &self.title)] {
+            if let Some(v) = v {
+                extend.push((key.into(), Value::String(v.clone())));
             }
         }
-        if !inner.is_empty() {
-            schemars.push(format!("inner({})", inner.join(", ")));
+        extend.extend(self.extend.iter().cloned());
+        if let Some(values) = &self.enum_values {
+            extend.push(("enum".into(), Value::Array(values.clone())));
+        }
+        let mut attrs = Vec::new();
+        if !extend.is_empty() {
+            attrs.push(format!("#[schemars({})]", extend_arg(&extend)));
+        }
+        attrs.extend(self.rule_attributes());
+        attrs
+    }
+
+    /// The `x_kube` attributes of the CEL rules: XValidation, then the one-of rules in
+    /// controller-gen's order.
+    fn rule_attributes(&self) -> Vec<String> {
+        let mut one_of = self.one_of.clone();
+        one_of.sort_by_key(|(order, _)| *order);
+        (self.rules.iter().chain(one_of.iter().map(|(_, r)| r)))
+            .map(|r| format!("#[x_kube(validation = {r})]"))
+            .collect()
+    }
+
+    /// The attribute lines of a field (or a newtype) with these rules; the items' rules when
+    /// `item` is the Rust type of the items of a list and schemars' `inner(...)` says them.
+    pub fn attributes(&self, item: Option<&str>) -> Vec<String> {
+        let mut attrs = Vec::new();
+        let mut schemars: Vec<String> = (self.title.iter())
+            .map(|t| format!("title = {}", lit(t)))
+            .collect();
+        schemars.extend(self.validation());
+        if let (Some(item), Some(items)) = (item, self.items.as_deref())
+            && items.fits_inner(item)
+            && !items.validation().is_empty()
+        {
+            schemars.push(format!("inner({})", items.validation().join(", ")));
         }
         let mut extend = self.extend.clone();
         if let Some(values) = &self.enum_values {
@@ -486,22 +552,23 @@ impl FieldRules {
             extend.push(("nullable".into(), Value::Bool(true)));
         }
         if !extend.is_empty() {
-            let pairs: Vec<String> = extend
-                .iter()
-                .map(|(k, v)| format!("{} = {}", lit(k), json_tokens(v)))
-                .collect();
-            schemars.push(format!("extend({})", pairs.join(", ")));
+            schemars.push(extend_arg(&extend));
         }
         if !schemars.is_empty() {
             attrs.push(format!("#[schemars({})]", schemars.join(", ")));
         }
-        let mut one_of = self.one_of.clone();
-        one_of.sort_by_key(|(order, _)| *order);
-        for r in self.rules.iter().chain(one_of.iter().map(|(_, r)| r)) {
-            attrs.push(format!("#[x_kube(validation = {r})]"));
-        }
+        attrs.extend(self.rule_attributes());
         attrs
     }
+}
+
+/// schemars' `extend("key" = json, ...)`.
+fn extend_arg(pairs: &[(String, Value)]) -> String {
+    let pairs: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| format!("{} = {}", lit(k), json_tokens(v)))
+        .collect();
+    format!("extend({})", pairs.join(", "))
 }
 
 /// A marker's number as a Rust literal of the field's type is inferred: `1` stays `1`.
@@ -574,7 +641,7 @@ mod tests {
         let mut rules = FieldRules::default();
         let mut report = Report::default();
         field_rules(&markers, &mut rules, &mut report);
-        (rules.attributes(true), report.lines())
+        (rules.attributes(Some("String")), report.lines())
     }
 
     /// controller-tools' markers (pkg/crd/markers, v0.21) without a kube-derive keyword of
@@ -612,13 +679,57 @@ mod tests {
         );
     }
 
+    /// Every validation marker's `items:` twin (controller-tools' `ValidationItemsPrefix`) is
+    /// read as that marker, for the items: bounds, lengths and a pattern of scalar items as
+    /// schemars' `inner(...)`, everything else as the keywords of a newtype of the items.
+    #[test]
+    fn items_markers_are_the_items_rules() {
+        let markers: Vec<Marker> = [
+            "kubebuilder:validation:items:Minimum=2",
+            "kubebuilder:validation:items:Maximum=10",
+            "kubebuilder:validation:items:Pattern=`^[a-z]+$`",
+            "kubebuilder:validation:items:Enum=Fast;Slow",
+            "kubebuilder:validation:items:Format=email",
+            "kubebuilder:validation:items:MinItems=1",
+            "kubebuilder:validation:items:XValidation:rule=\"self.size() > 1\"",
+        ]
+        .iter()
+        .map(|t| Marker {
+            text: t.to_string(),
+            at: super::super::go::At::default(),
+        })
+        .collect();
+        let mut rules = FieldRules::default();
+        let mut report = Report::default();
+        field_rules(&markers[..3], &mut rules, &mut report);
+        assert!(report.lines().is_empty(), "{:?}", report.lines());
+        assert_eq!(
+            rules.attributes(Some("String")),
+            ["#[schemars(inner(range(min = 2, max = 10), regex(pattern = \"^[a-z]+$\")))]"]
+        );
+        // Not a scalar item: schemars' `inner` would drop them; a newtype says them.
+        assert!(!rules.items.as_ref().unwrap().fits_inner("IntOrString"));
+        let mut rules = FieldRules::default();
+        field_rules(&markers[3..], &mut rules, &mut report);
+        assert!(report.lines().is_empty(), "{:?}", report.lines());
+        let items = rules.items.as_ref().unwrap();
+        assert!(!items.fits_inner("String"));
+        assert_eq!(
+            items.item_attributes("Vec<String>"),
+            [
+                "#[schemars(extend(\"minItems\" = 1, \"format\" = \"email\", \"enum\" = [\"Fast\", \"Slow\"]))]",
+                "#[x_kube(validation = Rule::new(\"self.size() > 1\"))]",
+            ]
+        );
+    }
+
     /// What has no Rust form is reported at its Go line, never dropped.
     #[test]
     fn markers_without_a_rust_form_are_reported_at_their_line() {
         let (attrs, report) = attributes_of(&[
             "kubebuilder:validation:UniqueItems=true",
             "k8s:enum",
-            "kubebuilder:validation:items:Enum=a;b",
+            "kubebuilder:validation:items:UniqueItems=true",
             "kubebuilder:validation:Frobnicate=3",
         ]);
         assert!(attrs.is_empty(), "{attrs:?}");
@@ -626,7 +737,7 @@ mod tests {
         for (i, marker) in [
             "UniqueItems=true",
             "+k8s:enum",
-            "items:Enum=a;b",
+            "items:UniqueItems=true",
             "Frobnicate=3",
         ]
         .iter()

@@ -701,7 +701,7 @@ impl Writer<'_> {
         let mut body = String::new();
         let mut needs_kube_schema = !type_rules.rules.is_empty();
         for f in fields {
-            let (text, kube_schema) = self.field(f, &file, optional_struct);
+            let (text, kube_schema) = self.field(f, &file, optional_struct, &decl.name);
             needs_kube_schema |= kube_schema;
             body.push_str(&text);
         }
@@ -726,7 +726,7 @@ impl Writer<'_> {
                 "#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, {schema})]\n"
             ));
         }
-        for a in type_rules.attributes(false) {
+        for a in type_rules.attributes(None) {
             s.push_str(&a);
             s.push('\n');
         }
@@ -734,8 +734,68 @@ impl Writer<'_> {
         self.out.push(s);
     }
 
+    /// A newtype of a list's items (`WidgetSpecHostsItem(String)`) that carries what the
+    /// field's `+kubebuilder:validation:items:` markers ask of them beyond schemars' `inner(...)`
+    /// (an enum, a format, `multipleOf`, a CEL rule...): its name.
+    fn item_newtype(
+        &mut self,
+        at: &super::go::At,
+        (owner, json): (&str, &str),
+        item: &str,
+        rules: &FieldRules,
+    ) -> String {
+        let base = format!(
+            "{owner}{}Item",
+            heck::ToUpperCamelCase::to_upper_camel_case(json)
+        );
+        let mut name = base.clone();
+        let mut n = 1;
+        while self.declared.contains(&name) || self.pkg.find(&name).is_some() {
+            n += 1;
+            name = format!("{base}{n}");
+        }
+        self.declared.insert(name.clone());
+        if matches!(item, "IntOrString" | "Quantity") {
+            self.report.add(
+                at,
+                format!("the items of {owner}.{json}"),
+                format!("k8s-openapi's schema of {item} under the `items:` markers' keywords: its description, and no `anyOf: [{{type: integer}}, {{type: string}}]` beside `x-kubernetes-int-or-string` (controller-gen writes the anyOf, no description); the API server takes the same values"),
+            );
+        }
+        let attrs = rules.item_attributes(item);
+        let schema = if attrs.iter().any(|a| a.starts_with("#[x_kube")) {
+            self.kube_schema.insert(name.clone());
+            "KubeSchema"
+        } else {
+            "JsonSchema"
+        };
+        let mut s = format!(
+            "// An item of `{json}`, with what its Go markers (`+kubebuilder:validation:items:`) ask of it.\n#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, {schema})]\n"
+        );
+        for a in &attrs {
+            s.push_str(a);
+            s.push('\n');
+        }
+        if schema == "KubeSchema" {
+            // kube-derive's `KubeSchema` takes a struct with named fields only: one, transparent.
+            s.push_str(&format!(
+                "#[serde(transparent)]\npub struct {name} {{\n    pub value: {item},\n}}\n"
+            ));
+        } else {
+            s.push_str(&format!("pub struct {name}(pub {item});\n"));
+        }
+        self.out.push(s);
+        name
+    }
+
     /// One field's Rust text, and whether it needs `KubeSchema` on its struct.
-    fn field(&mut self, f: &Field, file: &GoFile, optional_struct: bool) -> (String, bool) {
+    fn field(
+        &mut self,
+        f: &Field,
+        file: &GoFile,
+        optional_struct: bool,
+        owner: &str,
+    ) -> (String, bool) {
         let tag = f.json.as_deref();
         let json = tag.map(json_name).unwrap_or("");
         if json == "-" {
@@ -758,29 +818,25 @@ impl Writer<'_> {
                 return (String::new(), false);
             }
         };
-        let (ty, special) = match ty.as_str() {
-            "RawExtension" => (
-                "serde_json::Value".to_string(),
-                vec![
-                    ("type".to_string(), serde_json::json!("object")),
-                    (
-                        "x-kubernetes-preserve-unknown-fields".to_string(),
-                        serde_json::json!(true),
-                    ),
-                ],
-            ),
-            "JSON" => (
-                "serde_json::Value".to_string(),
-                vec![(
-                    "x-kubernetes-preserve-unknown-fields".to_string(),
-                    serde_json::json!(true),
-                )],
-            ),
-            _ => (ty, Vec::new()),
+        // `runtime.RawExtension` and `apiextensionsv1.JSON` are a `serde_json::Value` with
+        // the keywords of controller-gen's schema of them: on the field, or on its items (a
+        // newtype of the items says them, as `items:` markers').
+        let (ty, special, on_items) = match ty.as_str() {
+            "Vec<RawExtension>" | "Vec<JSON>" => {
+                let item = &ty["Vec<".len()..ty.len() - 1];
+                ("Vec<serde_json::Value>".to_string(), opaque(item), true)
+            }
+            "RawExtension" | "JSON" => ("serde_json::Value".to_string(), opaque(&ty), false),
+            _ => (ty, Vec::new(), false),
+        };
+        let target = if on_items {
+            rules.items.get_or_insert_with(Default::default)
+        } else {
+            &mut rules
         };
         for (k, v) in special {
-            if !rules.extend.iter().any(|(e, _)| *e == k) {
-                rules.extend.insert(0, (k, v));
+            if !target.extend.iter().any(|(e, _)| *e == k) {
+                target.extend.insert(0, (k, v));
             }
         }
         if let Some((path, name)) = k8s_api_type(&f.ty, file) {
@@ -792,6 +848,32 @@ impl Writer<'_> {
         }
         let is_pointer = matches!(f.ty, GoType::Pointer(_));
         let is_list = ty.starts_with("Vec<");
+        let ty = match rules.items.take() {
+            Some(items) if !is_list => {
+                self.report.add(
+                    &f.at,
+                    format!("the items: markers of {owner}.{json}"),
+                    "not translated: the field is not a list (controller-gen refuses `+kubebuilder:validation:items:` markers on it); put them on the field's own markers, without `items:`",
+                );
+                let _ = items;
+                ty
+            }
+            Some(items)
+                if items.fits_inner(&ty["Vec<".len()..ty.len() - 1])
+                    || items.item_attributes("").is_empty() =>
+            {
+                rules.items = Some(items);
+                ty
+            }
+            Some(items) => {
+                let item = &ty["Vec<".len()..ty.len() - 1];
+                format!(
+                    "Vec<{}>",
+                    self.item_newtype(&f.at, (owner, json), item, &items)
+                )
+            }
+            None => ty,
+        };
         let is_map = ty.starts_with("BTreeMap<");
         let omit = tag_has(tag, "omitempty") || tag_has(tag, "omitzero");
         let optional = match rules.optional {
@@ -848,13 +930,26 @@ impl Writer<'_> {
             ty.clone()
         };
         s.push_str(&format!("    #[serde({})]\n", serde.join(", ")));
-        let attrs = rules.attributes(is_list);
+        let attrs = rules.attributes(ty.strip_prefix("Vec<").and_then(|t| t.strip_suffix('>')));
         let kube_schema = attrs.iter().any(|a| a.starts_with("#[x_kube"));
         for a in attrs {
             s.push_str(&format!("    {a}\n"));
         }
         s.push_str(&format!("    pub {name}: {rust_ty},\n"));
         (s, kube_schema)
+    }
+}
+
+/// The keywords of controller-gen's schema of `runtime.RawExtension` (`RawExtension`) or
+/// `apiextensionsv1.JSON` (`JSON`), which are a `serde_json::Value` in Rust.
+fn opaque(ty: &str) -> Vec<(String, serde_json::Value)> {
+    let preserve = (
+        "x-kubernetes-preserve-unknown-fields".to_string(),
+        serde_json::json!(true),
+    );
+    match ty {
+        "RawExtension" => vec![("type".to_string(), serde_json::json!("object")), preserve],
+        _ => vec![preserve],
     }
 }
 

@@ -372,6 +372,38 @@ pub fn stamp(root: &Path, project: &mut Project) {
     }
 }
 
+/// [`stamp`] for a project whose recorded commands this process has just run in `root`, all of
+/// them, from an empty folder and as a replay ([`replaying`]: `import` lays a project out so):
+/// the tree they made is the one [`replay`] makes of them, so the digest is taken from it
+/// instead of from running them again. Where this process runs them otherwise than a replay
+/// does (a license year other than the recorded one, an injected fault: a replay pins or drops
+/// both), it replays them as [`stamp`] does.
+pub fn stamp_made(root: &Path, project: &mut Project) {
+    let year = recorded_year(root, project);
+    let as_a_replay = year == license_year() && std::env::var_os("OPERATOR_RS_FAULT").is_none();
+    if in_replay() || !as_a_replay || !history::is_complete(project) {
+        return stamp(root, project);
+    }
+    let made = (|| -> Result<String> {
+        let mut files = Files::new();
+        read_tree(root, Path::new(""), &mut files)?;
+        files.remove(Path::new(".operator-rs.lock"));
+        let digest = digest(&files);
+        pristine::put(&digest, &files);
+        Ok(digest)
+    })();
+    match made {
+        Ok(digest) => {
+            project.scaffold = Some(ScaffoldRecord {
+                fingerprint: release::scaffold_fingerprint().to_string(),
+                digest,
+                license_year: Some(year),
+            })
+        }
+        Err(_) => stamp(root, project),
+    }
+}
+
 /// Where operator-rs keeps what it builds or computes once (old binaries `update` builds, the
 /// pristine trees of [`stamp`]): `$OPERATOR_RS_CACHE`, else the user's cache folder.
 pub fn cache_dir() -> Result<PathBuf> {

@@ -1,22 +1,34 @@
 //! kubebuilder's projects in fixtures/kubebuilder (copied from kubebuilder's repository, both
-//! sides committed), and their import into a new folder, for the import test binaries.
+//! sides committed) and ours in fixtures/import-grammar, and their import into a new folder,
+//! for the import test binaries.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 
 use crate::common::run;
 
-/// The fixture `name`'s folder.
-pub fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/kubebuilder")
-        .join(name)
+/// The folders of fixtures: kubebuilder's projects, then ours (fixtures/import-grammar: Go
+/// grammar kubebuilder's lack, with the CRD controller-gen writes for it).
+fn roots() -> [PathBuf; 2] {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    [here.join("kubebuilder"), here.join("import-grammar")]
 }
 
-/// Every fixture (each folder of fixtures/kubebuilder with a PROJECT), by name.
+/// The fixture `name`'s folder.
+pub fn fixture(name: &str) -> PathBuf {
+    let [kubebuilder, grammar] = roots();
+    match grammar.join(name) {
+        ours if !name.is_empty() && ours.join("PROJECT").exists() => ours,
+        _ => kubebuilder.join(name),
+    }
+}
+
+/// Every fixture (each folder of fixtures/kubebuilder and fixtures/import-grammar with a
+/// PROJECT), by name.
 pub fn fixtures() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(fixture(""))
-        .unwrap()
+    let mut names: Vec<String> = roots()
+        .iter()
+        .flat_map(|root| std::fs::read_dir(root).unwrap())
         .filter_map(|e| {
             let e = e.ok()?;
             e.path()
