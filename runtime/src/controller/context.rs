@@ -189,13 +189,7 @@ impl<K: Object> Context<K> {
     /// at a time), for events nothing waits for, like the default `cleanup`'s `Deleting`: a
     /// deletion of many objects then waits only for their finalizers. A failure is logged.
     pub(crate) fn publish_later(&self, obj: &K, type_: EventType, reason: &str, note: String) {
-        let event = Event {
-            type_,
-            reason: reason.into(),
-            note: Some(note),
-            action: "Reconcile".into(),
-            secondary: None,
-        };
+        let event = reconcile_event(type_, reason, note);
         self.events.publish_later(event, obj.object_ref(&()));
     }
 
@@ -217,13 +211,7 @@ impl<K: Object> Context<K> {
         reason: &str,
         note: String,
     ) -> Result<()> {
-        let event = Event {
-            type_,
-            reason: reason.into(),
-            note: Some(note),
-            action: "Reconcile".into(),
-            secondary: None,
-        };
+        let event = reconcile_event(type_, reason, note);
         self.events.publish(&event, &obj.object_ref(&())).await?;
         Ok(())
     }
@@ -245,4 +233,15 @@ fn type_name<C>() -> &'static str {
     let name = std::any::type_name::<C>();
     let name = name.split('<').next().unwrap_or(name);
     name.rsplit("::").next().unwrap_or(name)
+}
+
+/// An event of a reconcile (its action `Reconcile`).
+fn reconcile_event(type_: EventType, reason: &str, note: String) -> Event {
+    Event {
+        type_,
+        reason: reason.into(),
+        note: Some(note),
+        action: "Reconcile".into(),
+        secondary: None,
+    }
 }
